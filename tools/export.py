@@ -1,0 +1,428 @@
+"""Export PyTorch modules to safetensors files for vit.h, with their config in the metadata.
+
+    python3 tools/export.py SPEC OUT.safetensors [--num-classes N] [--image-size S]
+                            [--seed S] [--dtype F32|F16|BF16]
+
+SPEC names a module to build:
+    torchvision:vit_b_16                    a torchvision builder (vit_b_32, vit_l_16, vit_l_32, vit_h_14)
+    torchvision:VisionTransformer:image_size=32,patch_size=8,...   a torchvision class with arguments
+    nn:MultiheadAttention:embed_dim=24,num_heads=4,batch_first=True
+    reference:seed001.VisionTransformer:image_size=32,...          a class of tools/reference.py
+--num-classes 0 replaces a ViT's head by nn.Identity (vit.h then returns features).
+--seed re-draws every parameter (see randomize); without it the module keeps its own init.
+
+The file is plain safetensors (STYLE.md section 7), written here so the tools
+need only torch and numpy. The JSON header is padded with spaces so the data
+section starts 64-byte aligned, and each tensor starts at a 64-byte aligned
+offset (zeros between tensors): vit.h can use the tensors in place.
+Tensor names are the module's own state_dict() names.
+
+This file is also the tools' library: the importers (make_fixtures.py,
+roundtrip.py, check_fixtures.py) get spec building, random weights and "what
+does PyTorch compute for this module" from here, so all of them agree.
+"""
+
+import argparse
+import ast
+import inspect
+import json
+import math
+import struct
+import sys
+
+import numpy as np
+import torch
+import torchvision.models.vision_transformer as tv
+from torch import nn
+
+import reference as R
+
+ALIGN = 64
+
+# safetensors dtype -> (torch dtype, little-endian numpy dtype of the stored bits)
+DTYPES = {
+    "F32": (torch.float32, "<f4"),
+    "F16": (torch.float16, "<f2"),
+    "BF16": (torch.bfloat16, "<u2"),  # numpy has no bfloat16: carried as raw 16-bit words
+}
+
+
+class ExportError(ValueError):
+    """A module that vit.h cannot represent, or a bad spec; the message says which and why."""
+
+
+# ---- safetensors ----
+
+def _align(n):
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _tensor_bytes(t, dtype):
+    torch_dtype, np_dtype = DTYPES[dtype]
+    t = t.detach().cpu().contiguous().to(torch_dtype)
+    if dtype == "BF16":
+        t = t.view(torch.int16)
+    return t.numpy().astype(np_dtype, copy=False).tobytes()
+
+
+def write_safetensors(path, tensors, metadata, dtype="F32"):
+    """Write {name: tensor} with string metadata; every tensor starts 64-byte aligned in the file."""
+    if dtype not in DTYPES:
+        raise ExportError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    header = {"__metadata__": metadata}
+    blobs, end = [], 0
+    for name, t in tensors.items():
+        data = _tensor_bytes(t, dtype)
+        begin = _align(end)
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [begin, begin + len(data)]}
+        blobs.append((begin, data))
+        end = begin + len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (_align(8 + len(text)) - 8 - len(text))
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        pos = 0
+        for begin, data in blobs:
+            f.write(b"\0" * (begin - pos))
+            f.write(data)
+            pos = begin + len(data)
+
+
+def load_safetensors(path):
+    """Read a safetensors file: ({name: float32 ndarray}, metadata dict). Any of DTYPES is widened to float32."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    start = 8 + n
+    tensors = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        if info["dtype"] not in DTYPES or start + end > len(blob):
+            raise ExportError(f"{path}: tensor {name!r}: bad dtype {info['dtype']!r} or data past end of file")
+        a = np.frombuffer(blob[start + begin:start + end], dtype=DTYPES[info["dtype"]][1])
+        if info["dtype"] == "BF16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        tensors[name] = a.astype(np.float32).reshape(info["shape"])
+    return tensors, metadata
+
+
+# ---- what a module is, for vit.h ----
+
+def _out(linear):
+    """Classes of a head: 0 when it was replaced by nn.Identity (feature extraction)."""
+    return 0 if isinstance(linear, nn.Identity) else linear.out_features
+
+
+def _patch(conv, image_size):
+    return dict(image_size=image_size, patch_size=conv.kernel_size[0], in_channels=conv.in_channels,
+                hidden_dim=conv.out_channels)
+
+
+def _vit_torchvision(m):
+    if not isinstance(m.conv_proj, nn.Conv2d):
+        raise ExportError("torchvision VisionTransformer with a conv stem (conv_stem_configs) is not supported")
+    heads = {} if isinstance(m.heads, nn.Identity) else dict(m.heads.named_children())
+    return dict(_patch(m.conv_proj, m.image_size), num_layers=len(m.encoder.layers),
+                num_heads=m.encoder.layers[0].num_heads, mlp_dim=m.mlp_dim, num_classes=_out(heads.get("head", nn.Identity())),
+                representation_size=_out(heads.get("pre_logits", nn.Identity())), ln_eps=m.encoder.ln.eps,
+                act="gelu", pool="cls", attn_quirk=False)
+
+
+def _vit_seed001(m):
+    p = m.patchify
+    # The seed keeps image_size // patch_size only; image_size is rebuilt from it.
+    return dict(_patch(p.conv_proj, p.new_size * p.conv_proj.kernel_size[0]), num_layers=len(m.encoder),
+                num_heads=m.encoder[0].attention.num_heads, mlp_dim=m.encoder[0].mlp.layers[0].out_features,
+                num_classes=_out(m.final), representation_size=0, ln_eps=m.ln.eps, act="relu", pool="cls",
+                attn_quirk=False)
+
+
+def _pe_seed004(pe):
+    side = math.isqrt(pe.positions.shape[0] - 1)
+    return _patch(pe.projection[0], side * pe.projection[0].kernel_size[0])
+
+
+def _vit_seed004(m):
+    embed, encoder, head = m
+    block = encoder[0]
+    return dict(_pe_seed004(embed), num_layers=len(encoder), num_heads=block[0].fn[1].num_heads,
+                mlp_dim=block[1].fn[1][0].out_features, num_classes=_out(head[2]), representation_size=0,
+                ln_eps=head[1].eps, act="gelu", pool="mean", attn_quirk=True)
+
+
+def _mha(embed_dim, num_heads, quirk):
+    if embed_dim % num_heads:
+        raise ExportError(f"embed_dim {embed_dim} is not a multiple of num_heads {num_heads}")
+    return dict(embed_dim=embed_dim, num_heads=num_heads, attn_quirk=quirk)
+
+
+def _mha_nn(m):
+    refuse = [why for why, bad in [
+        ("batch_first=True is required (vit.h takes (B, N, C))", not m.batch_first),
+        ("kdim/vdim must equal embed_dim", not m._qkv_same_embed_dim),
+        ("bias=True is required", m.in_proj_bias is None),
+        ("add_bias_kv is not supported", m.bias_k is not None),
+        ("add_zero_attn is not supported", m.add_zero_attn)] if bad]
+    if refuse:
+        raise ExportError("nn.MultiheadAttention: " + "; ".join(refuse))
+    return _mha(m.embed_dim, m.num_heads, False)
+
+
+def _mlp(first, second, act):
+    return dict(in_dim=first.in_features, hidden_dim=first.out_features, out_dim=second.out_features, act=act)
+
+
+def _block(ln, num_heads, mlp_first, act, quirk):
+    return dict(hidden_dim=ln.normalized_shape[0], num_heads=num_heads, mlp_dim=mlp_first.out_features,
+                ln_eps=ln.eps, act=act, attn_quirk=quirk)
+
+
+def _aft(m, variant):
+    meta = dict(variant=variant, max_seqlen=m.wbias.shape[0] if variant != "simple" else 0,
+                dim=m.to_q.in_features, hidden_dim=m.hidden_dim)  # AFTSimple has no position bias: max_seqlen 0
+    if variant == "local":
+        meta["s"] = m.s
+    return meta
+
+
+# exact type -> (kind, naming, hyperparameters). Exact, not isinstance: seed002.Model subclasses seed002.MLP.
+DESCRIBE = {
+    tv.VisionTransformer: ("vit", "torchvision", _vit_torchvision),
+    R.seed001.VisionTransformer: ("vit", "seed001", _vit_seed001),
+    R.seed004.ViT: ("vit", "seed004", _vit_seed004),
+    R.seed000.SDPA: ("sdpa", "seed000", lambda m: {}),
+    R.seed000.MultiHeadedAttention: ("mha", "seed000", lambda m: _mha(m.proj_query.in_features, m.heads, False)),
+    nn.MultiheadAttention: ("mha", "nn", _mha_nn),
+    R.seed004.MultiHeadAttention: ("mha", "seed004", lambda m: _mha(m.emb_size, m.num_heads, True)),
+    # seed 000's MLP has seed 001's layout (layers.0, ReLU, layers.2), so it shares its naming.
+    R.seed000.MLP: ("mlp", "seed001", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
+    R.seed001.MLP: ("mlp", "seed001", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
+    tv.MLPBlock: ("mlp", "torchvision", lambda m: _mlp(m[0], m[3], "gelu")),
+    R.seed004.FeedForwardBlock: ("mlp", "seed004", lambda m: _mlp(m[0], m[3], "gelu")),
+    R.seed002.MLP: ("mlp", "seed002", lambda m: _mlp(m.mlp[0], m.mlp[2], "relu")),
+    tv.EncoderBlock: ("encoder_block", "torchvision", lambda m: _block(m.ln_1, m.num_heads, m.mlp[0], "gelu", False)),
+    R.seed001.EncoderBlock: ("encoder_block", "seed001",
+                             lambda m: _block(m.ln_1, m.attention.num_heads, m.mlp.layers[0], "relu", False)),
+    R.seed004.TransformerEncoderBlock: ("encoder_block", "seed004",
+                                        lambda m: _block(m[0].fn[0], m[0].fn[1].num_heads, m[1].fn[1][0], "gelu", True)),
+    R.seed000.PatchifyLayer: ("patch_embed", "seed000", lambda m: dict(
+        _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False)),
+    R.seed001.PatchifyLayer: ("patch_embed", "seed001", lambda m: dict(
+        _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False)),
+    R.seed004.PatchEmbedding: ("patch_embed", "seed004", lambda m: dict(_pe_seed004(m), class_token=True, pos_embed=True)),
+    R.seed002.ScaledDotSelfAttention: ("sdsa", "seed002", lambda m: dict(n_embd=m.key.in_features)),
+    R.seed002.Model: ("seed002_classifier", "seed002", lambda m: dict(
+        n_embd=m.attn.key.in_features, seq_len=m.fc.in_features // m.attn.key.in_features,
+        num_classes=m.fc.out_features)),
+    R.seed000.SqueezeExcitation: ("se", "seed000", lambda m: dict(
+        in_channels=m.fc1.in_channels, squeeze_channels=m.fc1.out_channels)),
+    R.seed003.EMSA: ("emsa", "seed003", lambda m: dict(
+        d_model=m.d_model, d_k=m.d_k, d_v=m.d_v, h=m.h, H=m.H, W=m.W, ratio=m.ratio,
+        apply_transform=m.apply_transform)),
+    R.seed003.ShuffleAttention: ("shuffle", "seed003", lambda m: dict(channel=m.channel, G=m.G)),
+    R.seed003.SpatialGroupEnhance: ("sge", "seed003", lambda m: dict(groups=m.groups)),
+    R.seed003.AFTFull: ("aft", "seed003", lambda m: _aft(m, "full")),
+    R.seed003.AFTSimple: ("aft", "seed003", lambda m: _aft(m, "simple")),
+    R.seed003.AFTLocal: ("aft", "seed003", lambda m: _aft(m, "local")),
+    R.seed003.OutlookAttention: ("outlook", "seed003", lambda m: dict(
+        dim=m.v.in_features, num_heads=m.num_heads, kernel_size=m.kernel_size, padding=m.padding,
+        stride=m.stride, qkv_bias=m.v.bias is not None, scale=float(m.scale))),
+}
+
+
+def _str(v):
+    """Metadata values are strings: ints in decimal, floats as repr (1e-06), booleans as 1/0."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def describe(module):
+    """(kind, naming, metadata) of a module, metadata as the strings written to the file."""
+    cls = type(module)
+    if cls not in DESCRIBE:
+        raise ExportError(f"{cls.__module__}.{cls.__qualname__}: no vit.h kind for this class; "
+                          f"known: {', '.join(sorted(c.__qualname__ for c in DESCRIBE))}")
+    kind, naming, params = DESCRIBE[cls]
+    meta = {"format": "vit.h", "format_version": "1", "kind": kind, "naming": naming,
+            "class": f"{cls.__module__}.{cls.__qualname__}"}
+    meta.update((k, _str(v)) for k, v in params(module).items())
+    return kind, naming, meta
+
+
+def export_module(module, path, kind=None, dtype="F32", **overrides):
+    """Write module's weights and inferred config to path; returns the metadata.
+
+    kind, when given, must be the inferred one (a guard for callers).
+    overrides replace inferred hyperparameters, e.g. image_size for a seed 001
+    model whose image size was not a multiple of the patch size.
+    """
+    found, _, meta = describe(module)
+    if kind is not None and kind != found:
+        raise ExportError(f"{type(module).__qualname__} exports as kind {found!r}, not {kind!r}")
+    for key, value in overrides.items():
+        if key not in meta or key in ("format", "format_version", "kind", "naming", "class"):
+            raise ExportError(f"cannot override {key!r} for kind {found!r}")
+        meta[key] = _str(value)
+    # Floating-point entries only: integer buffers (e.g. BatchNorm's num_batches_tracked) are not weights.
+    tensors = {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
+    write_safetensors(path, tensors, dict(sorted(meta.items())), dtype)
+    return meta
+
+
+# ---- weights and forward passes, as the tests see them ----
+
+NORMS = (nn.LayerNorm, nn.GroupNorm, nn.InstanceNorm2d, nn.BatchNorm2d)
+POSITIONAL = {"class_token", "cls_token", "pos_embedding", "positions", "wbias"}  # wbias: AFT's pairwise position bias
+
+
+def randomize(module, seed):
+    """Re-draw every parameter from a generator seeded with `seed`, in module order.
+
+    Library inits leave zeros and ones (torchvision's head is all zeros, norms
+    start at weight 1, bias 0), which would hide a C kernel that drops a term.
+    Norm weights 1 + 0.1 N(0,1); biases 0.1 N(0,1); class tokens and position
+    embeddings 0.5 N(0,1); other weights N(0,1) / sqrt(fan_in), fan_in being the
+    product of the dims after the first, so activations stay O(1) at any width.
+    """
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for owner in module.modules():
+            for name, p in owner.named_parameters(recurse=False):
+                z = torch.randn(p.shape, generator=g)
+                if name in POSITIONAL:
+                    z = 0.5 * z
+                elif name.endswith("bias"):
+                    z = 0.1 * z
+                elif isinstance(owner, NORMS):
+                    z = 1 + 0.1 * z
+                else:
+                    z = z / math.sqrt(math.prod(p.shape[1:]))
+                p.copy_(z)
+    return module
+
+
+def round_weights(module, dtype):
+    """Round parameters to dtype and back, so PyTorch computes with what an F16/BF16 file holds."""
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(p.to(DTYPES[dtype][0]).float())
+    return module
+
+
+SELF_ATTENTION_QKV = (nn.MultiheadAttention, R.seed000.MultiHeadedAttention, R.seed003.EMSA)
+
+
+def reference_forward(module, x):
+    """What vit.h must compute for input x: modules taking (query, key, value) get x, x, x; tuples give [0]."""
+    out = module(x, x, x) if type(module) in SELF_ATTENTION_QKV else module(x)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _head(model):
+    """(parent, attribute) holding a whole ViT's classification head."""
+    if isinstance(model, tv.VisionTransformer):
+        return model, "heads"
+    if isinstance(model, R.seed001.VisionTransformer):
+        return model, "final"
+    if isinstance(model, R.seed004.ViT):
+        return model[2], "2"
+    raise ExportError(f"{type(model).__qualname__} is not a whole ViT")
+
+
+def drop_head(model):
+    """Replace the head by nn.Identity: the model then returns its features (seed 001's `heads = Identity`)."""
+    parent, attr = _head(model)
+    setattr(parent, attr, nn.Identity())
+    return model
+
+
+def features(model, x):
+    """A ViT's pre-head representation: the LayerNorm'd class token, or (seed 004) the LayerNorm'd token mean."""
+    parent, attr = _head(model)
+    head = getattr(parent, attr)
+    setattr(parent, attr, nn.Identity())
+    try:
+        return model(x)
+    finally:
+        setattr(parent, attr, head)
+
+
+# ---- specs ----
+
+def _value(text):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _set_arg(spec, factory, kwargs, names, value, flag):
+    """Pass value under the first of names that factory takes (torchvision and seed 004 spell them differently)."""
+    params = inspect.signature(factory).parameters
+    name = next((n for n in names if n in params), None)
+    if name is None and any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        name = names[0]  # torchvision builders take **kwargs
+    if name is None:
+        raise ExportError(f"{flag} does not apply to {spec}")
+    kwargs[name] = value
+
+
+def build(spec, num_classes=None, image_size=None):
+    """Build the module a SPEC names (see the module docstring), in eval mode."""
+    prefix, _, rest = spec.partition(":")
+    name, _, args = rest.partition(":")
+    roots = {"torchvision": tv, "nn": nn, "reference": R}
+    if prefix not in roots or not name:
+        raise ExportError(f"spec {spec!r}: expected torchvision:NAME, nn:NAME or reference:NAME, then :arg=value,...")
+    factory = roots[prefix]
+    for part in name.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise ExportError(f"spec {spec!r}: {prefix} has no {name!r}")
+    kwargs = {}
+    for item in filter(None, args.split(",")):
+        key, eq, text = item.partition("=")
+        if not eq:
+            raise ExportError(f"spec {spec!r}: argument {item!r} is not key=value")
+        kwargs[key.strip()] = _value(text.strip())
+    if image_size is not None:
+        _set_arg(spec, factory, kwargs, ("image_size", "img_size"), image_size, "--image-size")
+    if num_classes:
+        _set_arg(spec, factory, kwargs, ("num_classes", "n_classes"), num_classes, "--num-classes")
+    module = factory(**kwargs)
+    if num_classes == 0:
+        drop_head(module)
+    return module.eval()
+
+
+def add_build_args(parser):
+    parser.add_argument("spec", help="torchvision:vit_b_16, torchvision:VisionTransformer:k=v,..., "
+                                     "nn:MultiheadAttention:k=v,..., reference:seed001.VisionTransformer:k=v,...")
+    parser.add_argument("--num-classes", type=int, help="classes of a ViT's head; 0 removes the head (features)")
+    parser.add_argument("--image-size", type=int, help="image size of a ViT or patch embedding")
+    parser.add_argument("--dtype", default="F32", choices=list(DTYPES), help="stored dtype (default F32)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_build_args(parser)
+    parser.add_argument("out", help="output .safetensors path")
+    parser.add_argument("--seed", type=int, help="re-draw all parameters with this seed (default: keep the init)")
+    args = parser.parse_args(argv)
+    try:
+        module = build(args.spec, args.num_classes, args.image_size)
+        if args.seed is not None:
+            randomize(module, args.seed)
+        meta = export_module(module, args.out, dtype=args.dtype)
+    except (ExportError, TypeError) as e:
+        parser.exit(2, f"export.py: error: {e}\n")
+    count = sum(p.numel() for p in module.state_dict().values())
+    print(f"wrote {args.out}: kind={meta['kind']} naming={meta['naming']}, {count} weights as {args.dtype}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
