@@ -1,0 +1,152 @@
+"""Write the golden fixtures the C tests compare vit.h against.
+
+    build/venv/bin/python tools/make_fixtures.py [--out tests/fixtures] [--big DIR]
+
+For each case NAME: NAME.safetensors (tools/export.py), NAME.in.npy (float32
+input), NAME.out.npy (PyTorch's output, eval mode, no grad, one thread) and,
+for whole ViTs, NAME.feat.npy (the representation before the head). MANIFEST
+has one line per case:
+
+    NAME TOL [feat] [weights=FILE]
+
+TOL is `module` (C passes when max|diff| <= 1e-5 * max(1, max|ref|)) or
+`model` (1e-4 * ...); `feat` says NAME.feat.npy exists; `weights=FILE` names
+the weights when they are not NAME.safetensors.
+
+Everything is seeded from the case name, so a rerun with the same torch
+writes byte-identical files (tools/check_fixtures.py verifies this in CI).
+Sizes are small and odd on purpose (not multiples of 8, batch > 1), to reach
+the SIMD kernels' scalar tails.
+
+--big DIR writes instead a randomized torchvision vit_b_16 (~350 MB, keep it
+under build/, never commit it) with B=1 and B=3 cases sharing its weights.
+"""
+
+import argparse
+import os
+import sys
+import zlib
+from typing import Callable, NamedTuple
+
+import numpy as np
+import torch
+import torchvision.models.vision_transformer as tv
+from torch import nn
+
+import reference as R
+from export import describe, export_module, features, randomize, reference_forward, round_weights
+
+
+class Case(NamedTuple):
+    factory: Callable[[], nn.Module]
+    shape: tuple
+    dtype: str = "F32"  # as stored in the .safetensors; PyTorch then computes with rounded weights
+
+
+CASES = {
+    "sdpa_a": Case(R.seed000.SDPA, (2, 7, 9)),
+    "sdpa_b": Case(R.seed000.SDPA, (1, 13, 16)),
+    "mha_sep": Case(lambda: R.seed000.MultiHeadedAttention(heads=3, d_model=24), (2, 9, 24)),
+    "mha_sep1": Case(lambda: R.seed000.MultiHeadedAttention(heads=1, d_model=7), (1, 5, 7)),
+    # 4 heads: PyTorch's fused fast path; 5 heads (odd): its plain path.
+    "mha_nn": Case(lambda: nn.MultiheadAttention(24, 4, batch_first=True), (3, 5, 24)),
+    "mha_nn2": Case(lambda: nn.MultiheadAttention(20, 5, batch_first=True), (2, 11, 20)),
+    "mha_004": Case(lambda: R.seed004.MultiHeadAttention(emb_size=24, num_heads=3), (2, 7, 24)),
+    "mha_004b": Case(lambda: R.seed004.MultiHeadAttention(emb_size=18, num_heads=2), (1, 10, 18)),
+    "mlp_relu": Case(lambda: R.seed001.MLP(20, 37), (2, 5, 20)),
+    "mlp_gelu": Case(lambda: tv.MLPBlock(20, 37, 0.0), (2, 5, 20)),
+    "mlp_004": Case(lambda: R.seed004.FeedForwardBlock(12, expansion=3), (3, 4, 12)),
+    "block_tv": Case(lambda: tv.EncoderBlock(num_heads=3, hidden_dim=24, mlp_dim=40, dropout=0.0,
+                                         attention_dropout=0.0), (2, 9, 24)),
+    "block_001": Case(lambda: R.seed001.EncoderBlock(3, 24, 40), (3, 9, 24)),
+    "block_004": Case(lambda: R.seed004.TransformerEncoderBlock(emb_size=24, num_heads=3), (2, 9, 24)),
+    "patch_000": Case(lambda: R.seed000.PatchifyLayer(image_size=20, patch_size=5, hidden_dim=16), (2, 3, 20, 20)),
+    "patch_004": Case(lambda: R.seed004.PatchEmbedding(3, 5, 16, 20), (2, 3, 20, 20)),
+    "vit_tv": Case(lambda: tv.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=3, hidden_dim=48, mlp_dim=96, num_classes=10),
+        (3, 3, 32, 32)),
+    "vit_tv_rep": Case(lambda: tv.VisionTransformer(
+        image_size=24, patch_size=6, num_layers=2, num_heads=3, hidden_dim=48, mlp_dim=96, num_classes=7,
+        representation_size=20), (2, 3, 24, 24)),
+    "vit_001": Case(lambda: R.seed001.VisionTransformer(32, 8, 2, 4, 32, 64, 10), (2, 3, 32, 32)),
+    "vit_004": Case(lambda: R.seed004.ViT(
+        in_channels=3, patch_size=8, emb_size=48, img_size=32, depth=2, n_classes=10, num_heads=3),
+        (2, 3, 32, 32)),
+}
+
+
+def _seed(name):
+    """A per-case seed that does not depend on the case's position in the list."""
+    return zlib.crc32(name.encode())
+
+
+def _input(name, shape):
+    return torch.randn(shape, generator=torch.Generator().manual_seed(_seed(name) + 1))
+
+
+def _save(path, tensor):
+    np.save(path, np.ascontiguousarray(tensor.detach().numpy(), dtype=np.float32))
+
+
+def write_case(out, name, module, x, weights=None, dtype="F32"):
+    """Write one case's files (weights too unless shared) and return its MANIFEST line."""
+    kind = describe(module)[0]
+    if weights is None:
+        # Export before the forward pass: seed 003's AFTLocal zeroes part of its
+        # weights during forward, and the C side must do that zeroing itself.
+        export_module(module, os.path.join(out, f"{name}.safetensors"), dtype=dtype)
+    _save(os.path.join(out, f"{name}.in.npy"), x)
+    with torch.no_grad():
+        _save(os.path.join(out, f"{name}.out.npy"), reference_forward(module, x))
+        if kind == "vit":
+            _save(os.path.join(out, f"{name}.feat.npy"), features(module, x))
+    line = [name, "model" if kind == "vit" else "module"]
+    if kind == "vit":
+        line.append("feat")
+    if weights is not None:
+        line.append(f"weights={weights}")
+    return " ".join(line)
+
+
+def generate(out, cases=CASES):
+    """Write every small case into directory out, with its MANIFEST."""
+    torch.set_num_threads(1)
+    os.makedirs(out, exist_ok=True)
+    lines = []
+    for name, case in cases.items():
+        module = randomize(case.factory().eval(), _seed(name))
+        if case.dtype != "F32":
+            round_weights(module, case.dtype)
+        lines.append(write_case(out, name, module, _input(name, case.shape), dtype=case.dtype))
+    with open(os.path.join(out, "MANIFEST"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def generate_big(out):
+    """torchvision vit_b_16 with random weights, B=1 and B=3, sharing one weights file."""
+    torch.set_num_threads(1)
+    os.makedirs(out, exist_ok=True)
+    module = randomize(tv.vit_b_16().eval(), _seed("vit_b16"))
+    export_module(module, os.path.join(out, "vit_b16.safetensors"))
+    lines = [write_case(out, f"vit_b16_b{b}", module, _input(f"vit_b16_b{b}", (b, 3, 224, 224)),
+                        weights="vit_b16.safetensors") for b in (1, 3)]
+    with open(os.path.join(out, "MANIFEST"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parser.add_argument("--out", default=os.path.join(root, "tests", "fixtures"), help="default: tests/fixtures")
+    parser.add_argument("--big", metavar="DIR", help="write only the vit_b_16 cases, into DIR (under build/)")
+    args = parser.parse_args(argv)
+    if args.big:
+        generate_big(args.big)
+        print(f"wrote vit_b_16 fixtures to {args.big}")
+    else:
+        generate(args.out)
+        print(f"wrote {len(CASES)} cases to {args.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
