@@ -41,6 +41,7 @@ class Case(NamedTuple):
     factory: Callable[[], nn.Module]
     shape: tuple
     dtype: str = "F32"  # as stored in the .safetensors; PyTorch then computes with rounded weights
+    weights: str = None  # cases naming the same weights share one module and WEIGHTS.safetensors
 
 
 CASES = {
@@ -74,6 +75,9 @@ CASES = {
         (2, 3, 32, 32)),
 }
 
+# --big: torchvision's vit_b_16 (random weights), B=1 and B=3 on one weights file
+BIG_CASES = {f"vit_b16_b{b}": Case(tv.vit_b_16, (b, 3, 224, 224), weights="vit_b16") for b in (1, 3)}
+
 
 def _seed(name):
     """A per-case seed that does not depend on the case's position in the list."""
@@ -88,48 +92,37 @@ def _save(path, tensor):
     np.save(path, np.ascontiguousarray(tensor.detach().numpy(), dtype=np.float32))
 
 
-def write_case(out, name, module, x, weights=None, dtype="F32"):
-    """Write one case's files (weights too unless shared) and return its MANIFEST line."""
+def _case_files(out, name, module, x):
+    """Write NAME.in.npy, NAME.out.npy and, for a whole ViT, NAME.feat.npy; return the kind."""
     kind = describe(module)[0]
-    if weights is None:
-        # Export before the forward pass: seed 003's AFTLocal zeroes part of its
-        # weights during forward, and the C side must do that zeroing itself.
-        export_module(module, os.path.join(out, f"{name}.safetensors"), dtype=dtype)
     _save(os.path.join(out, f"{name}.in.npy"), x)
     with torch.no_grad():
         _save(os.path.join(out, f"{name}.out.npy"), reference_forward(module, x))
         if kind == "vit":
             _save(os.path.join(out, f"{name}.feat.npy"), features(module, x))
-    line = [name, "model" if kind == "vit" else "module"]
-    if kind == "vit":
-        line.append("feat")
-    if weights is not None:
-        line.append(f"weights={weights}")
-    return " ".join(line)
+    return kind
 
 
 def generate(out, cases=CASES):
-    """Write every small case into directory out, with its MANIFEST."""
+    """Write cases into directory out, with their MANIFEST."""
     torch.set_num_threads(1)
     os.makedirs(out, exist_ok=True)
-    lines = []
+    modules, lines = {}, []
     for name, case in cases.items():
-        module = randomize(case.factory().eval(), _seed(name))
-        if case.dtype != "F32":
-            round_weights(module, case.dtype)
-        lines.append(write_case(out, name, module, _input(name, case.shape), dtype=case.dtype))
-    with open(os.path.join(out, "MANIFEST"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
-def generate_big(out):
-    """torchvision vit_b_16 with random weights, B=1 and B=3, sharing one weights file."""
-    torch.set_num_threads(1)
-    os.makedirs(out, exist_ok=True)
-    module = randomize(tv.vit_b_16().eval(), _seed("vit_b16"))
-    export_module(module, os.path.join(out, "vit_b16.safetensors"))
-    lines = [write_case(out, f"vit_b16_b{b}", module, _input(f"vit_b16_b{b}", (b, 3, 224, 224)),
-                        weights="vit_b16.safetensors") for b in (1, 3)]
+        weights = case.weights or name
+        if weights not in modules:
+            module = randomize(case.factory().eval(), _seed(weights))
+            if case.dtype != "F32":
+                round_weights(module, case.dtype)
+            # Export before any forward pass: seed 003's AFTLocal zeroes part of
+            # its weights during forward, and the C side must do that itself.
+            export_module(module, os.path.join(out, f"{weights}.safetensors"), dtype=case.dtype)
+            modules[weights] = module
+        kind = _case_files(out, name, modules[weights], _input(name, case.shape))
+        line = [name, "model" if kind == "vit" else "module"]
+        line += ["feat"] if kind == "vit" else []
+        line += [f"weights={weights}.safetensors"] if case.weights else []
+        lines.append(" ".join(line))
     with open(os.path.join(out, "MANIFEST"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -140,12 +133,9 @@ def main(argv=None):
     parser.add_argument("--out", default=os.path.join(root, "tests", "fixtures"), help="default: tests/fixtures")
     parser.add_argument("--big", metavar="DIR", help="write only the vit_b_16 cases, into DIR (under build/)")
     args = parser.parse_args(argv)
-    if args.big:
-        generate_big(args.big)
-        print(f"wrote vit_b_16 fixtures to {args.big}")
-    else:
-        generate(args.out)
-        print(f"wrote {len(CASES)} cases to {args.out}")
+    out, cases = (args.big, BIG_CASES) if args.big else (args.out, CASES)
+    generate(out, cases)
+    print(f"wrote {len(cases)} cases to {out}")
 
 
 if __name__ == "__main__":
