@@ -73,6 +73,55 @@ CASES = {
     "vit_004": Case(lambda: R.seed004.ViT(
         in_channels=3, patch_size=8, emb_size=48, img_size=32, depth=2, n_classes=10, num_heads=3),
         (2, 3, 32, 32)),
+    # Stored as F16 / BF16: the C loader widens them; PyTorch ran with the rounded weights.
+    "mlp_f16": Case(lambda: R.seed001.MLP(20, 37), (2, 5, 20), dtype="F16"),
+    "mlp_bf16": Case(lambda: R.seed001.MLP(20, 37), (2, 5, 20), dtype="BF16"),
+    # seed 000 channel attention, (B, C, H, W)
+    "se_a": Case(lambda: R.seed000.SqueezeExcitation(16, 4), (2, 16, 5, 7)),
+    "se_b": Case(lambda: R.seed000.SqueezeExcitation(7), (3, 7, 6, 5)),
+    "se_c": Case(lambda: R.seed000.SqueezeExcitation(13, 5), (1, 13, 9, 9)),
+    # seed 002, (B, N, C); the classifier takes (B, seq_len, n_embd), the MLP (B, 784)
+    "sdsa_a": Case(lambda: R.seed002.ScaledDotSelfAttention(49), (2, 16, 49)),
+    "sdsa_b": Case(lambda: R.seed002.ScaledDotSelfAttention(9), (3, 5, 9)),
+    "sdsa_c": Case(lambda: R.seed002.ScaledDotSelfAttention(20), (1, 11, 20)),
+    "cls002_a": Case(R.seed002.Model, (3, 16, 49)),
+    "cls002_b": Case(lambda: R.seed002.Model(n_embd=9, seq_len=5), (2, 5, 9)),
+    "cls002_c": Case(lambda: R.seed002.Model(n_embd=12, seq_len=7), (1, 7, 12)),
+    # The baseline is fixed at 784-784-10 (2.5 MB as F32): one F16 weights file for three batch sizes
+    # keeps tests/fixtures under 4 MB.
+    "mlp002_b1": Case(R.seed002.MLP, (1, 784), dtype="F16", weights="mlp002"),
+    "mlp002_b2": Case(R.seed002.MLP, (2, 784), dtype="F16", weights="mlp002"),
+    "mlp002_b5": Case(R.seed002.MLP, (5, 784), dtype="F16", weights="mlp002"),
+    # seed 003, EMSA on (B, H*W, C); apply_transform is forced off when h == 1
+    "emsa_r1t": Case(lambda: R.seed003.EMSA(12, 5, 3, 3, H=3, W=5, ratio=1), (2, 15, 12)),
+    "emsa_r1": Case(lambda: R.seed003.EMSA(10, 4, 6, 2, H=4, W=3, ratio=1, apply_transform=False), (3, 12, 10)),
+    "emsa_r2": Case(lambda: R.seed003.EMSA(10, 4, 6, 2, H=5, W=7, ratio=2, apply_transform=False), (2, 35, 10)),
+    "emsa_r3t": Case(lambda: R.seed003.EMSA(9, 3, 3, 3, H=7, W=6, ratio=3), (3, 42, 9)),
+    "emsa_h1": Case(lambda: R.seed003.EMSA(8, 8, 8, 1, H=4, W=5, ratio=2), (1, 20, 8)),
+    # seed 003, (B, C, H, W)
+    "shuffle_a": Case(lambda: R.seed003.ShuffleAttention(24, G=3), (2, 24, 5, 7)),
+    "shuffle_b": Case(lambda: R.seed003.ShuffleAttention(16, G=8), (3, 16, 4, 3)),
+    "shuffle_c": Case(lambda: R.seed003.ShuffleAttention(30, G=5), (1, 30, 6, 6)),
+    "sge_a": Case(lambda: R.seed003.SpatialGroupEnhance(4), (2, 12, 5, 7)),
+    "sge_b": Case(lambda: R.seed003.SpatialGroupEnhance(3), (3, 15, 4, 6)),
+    "sge_c": Case(lambda: R.seed003.SpatialGroupEnhance(8), (2, 8, 7, 5)),
+    # seed 003 AFT, (B, T, dim) with T <= max_seqlen
+    "aft_full_a": Case(lambda: R.seed003.AFTFull(11, 12, 16), (2, 9, 12)),
+    "aft_full_b": Case(lambda: R.seed003.AFTFull(7, 10, 5), (3, 7, 10)),
+    "aft_full_c": Case(lambda: R.seed003.AFTFull(20, 6, 13), (1, 13, 6)),
+    "aft_simple_a": Case(lambda: R.seed003.AFTSimple(11, 12, 16), (2, 9, 12)),
+    "aft_simple_b": Case(lambda: R.seed003.AFTSimple(7, 10, 5), (3, 7, 10)),
+    "aft_simple_c": Case(lambda: R.seed003.AFTSimple(20, 6, 13), (1, 13, 6)),
+    "aft_local_a": Case(lambda: R.seed003.AFTLocal(11, 12, 16, s=3), (2, 9, 12)),
+    "aft_local_b": Case(lambda: R.seed003.AFTLocal(7, 10, 5, s=1), (3, 7, 10)),
+    "aft_local_c": Case(lambda: R.seed003.AFTLocal(20, 6, 13, s=5), (2, 13, 6)),
+    "aft_local_d": Case(lambda: R.seed003.AFTLocal(9, 8, 8), (2, 9, 8)),  # default s=256: no weight zeroed
+    # seed 003 outlook attention, (B, H, W, C)
+    "outlook_s1": Case(lambda: R.seed003.OutlookAttention(12, 3), (2, 5, 7, 12)),
+    "outlook_s2": Case(lambda: R.seed003.OutlookAttention(10, 2, stride=2), (2, 7, 9, 10)),
+    "outlook_s2b": Case(lambda: R.seed003.OutlookAttention(8, 1, stride=2, qkv_bias=True), (1, 6, 8, 8)),
+    "outlook_k5": Case(lambda: R.seed003.OutlookAttention(6, 2, kernel_size=5, padding=2, qk_scale=0.25),
+                       (2, 6, 5, 6)),
 }
 
 # --big: torchvision's vit_b_16 (random weights), B=1 and B=3 on one weights file
