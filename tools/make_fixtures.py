@@ -13,8 +13,9 @@ TOL is `module` (C passes when max|diff| <= 1e-5 * max(1, max|ref|)) or
 `model` (1e-4 * ...); `feat` says NAME.feat.npy exists; `weights=FILE` names
 the weights when they are not NAME.safetensors.
 
-Everything is seeded from the case name, so a rerun with the same torch
-writes byte-identical files (tools/check_fixtures.py verifies this in CI).
+Weights are seeded from the case name (or the shared weights' name), inputs
+from the case name, so a rerun with the same torch writes byte-identical
+files (tools/check_fixtures.py verifies this, for CI).
 Sizes are small and odd on purpose (not multiples of 8, batch > 1), to reach
 the SIMD kernels' scalar tails.
 
