@@ -1,0 +1,2472 @@
+/* vit.h - v0.1.0 - ViT and attention in C - MIT or public domain
+
+   QUICK START
+     #define VIT_IMPLEMENTATION      // in exactly one .c file
+     #include "vit.h"
+     vit_model m; vit_model_load_file(&m, "model.safetensors");  // then vit_model_forward()
+
+   BUILD OPTIONS (define before including the implementation)
+     VIT_MALLOC / VIT_FREE   replace malloc/free (both or neither)
+     VIT_ASSERT              internal invariants only (default: assert)
+     VIT_STATIC              every function private to the implementing file
+     VIT_NO_STDIO            no file API (loaders from memory remain)
+     VIT_NO_PNG              leave out stb_image_write and the PNG writers
+     VIT_NO_SIMD             every kernel runs its scalar _ref version
+     Compile with -mavx2 -mfma (or -march=native: AVX-512 where present) on
+     x86; AArch64 gets NEON through SIMDe with no flag. -fopenmp adds threads.
+     SIMDe (<simde/...>) must be on the include path unless VIT_NO_SIMD.
+
+   MEMORY
+     The library calls malloc only in vit_arena_init_alloc. A forward pass
+     never allocates: it takes tensors from a caller's activation arena and
+     rewinds per layer. An arena made with a NULL buffer only counts bytes;
+     vit_model_memory() runs the real forward code in that mode, so the size it
+     reports is the size the forward uses. A tensor lives as long as its arena,
+     and every function that creates tensors takes that arena first.
+
+   ERRORS
+     Fallible functions return vit_result (VIT_OK = 0). vit_result_string()
+     names a code; vit_last_error() gives the specific, thread-local message,
+     e.g. "m.safetensors: tensor 'encoder.ln.weight' has shape [48], expected
+     [64] (hidden_dim=64)". Bad input never aborts; on failure outputs are
+     left untouched.
+
+   SHAPES
+     Row-major float32, outermost first, exactly as PyTorch prints them.
+     Letters: B batch, N tokens, C channels, NH heads, HS head size, H/W
+     spatial size. Images are (B, C, H, W); token sequences (B, N, C).
+
+   SIMD AND THREADS
+     Every kernel vit_k_<op> has a scalar twin vit_k_<op>_ref that is its
+     specification; tests hold them equal. Kernels are written once against
+     SIMDe: AVX-512 or AVX2+FMA natively on x86, NEON on ARM, portable C
+     elsewhere. OpenMP, when enabled, splits only independent outer loops, so
+     results are bit-identical for any thread count.
+
+   WEIGHTS FORMAT
+     safetensors: 8-byte little-endian header length, JSON header, raw data.
+     tools/export.py writes the module's own state_dict names, and puts the
+     module kind and hyperparameters in "__metadata__" (format="vit.h",
+     kind, naming, ...). F32 is used in place; F16 and BF16 are converted.
+
+   LIMITATIONS
+     Little-endian hosts only. Inference only; dropout is identity.
+     Tensors have at most VIT_MAX_DIMS dimensions and no strides.
+*/
+#ifndef VIT_H_INCLUDED
+#define VIT_H_INCLUDED
+
+#define VIT_VERSION_MAJOR 0
+#define VIT_VERSION_MINOR 1
+#define VIT_VERSION_PATCH 0
+#define VIT_VERSION_STRING "0.1.0"
+
+#ifdef VIT_STATIC
+#define VITDEF static
+#else
+#define VITDEF extern
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef VIT_MAX_DIMS
+#define VIT_MAX_DIMS 4
+#endif
+#ifndef VIT_ALIGN
+#define VIT_ALIGN 64
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- public types ---- */
+
+typedef enum vit_result {
+    VIT_OK = 0,
+    VIT_ERR_ARG,         /* a NULL pointer or an impossible parameter */
+    VIT_ERR_OOM,         /* an arena or malloc ran out */
+    VIT_ERR_IO,          /* open/read/write failed */
+    VIT_ERR_FORMAT,      /* the file is not what it claims to be */
+    VIT_ERR_SHAPE,       /* a tensor or input has the wrong shape */
+    VIT_ERR_DTYPE,       /* a tensor has an unsupported element type */
+    VIT_ERR_MISSING,     /* a required tensor or metadata key is absent */
+    VIT_ERR_UNSUPPORTED, /* valid input this build cannot handle */
+    VIT_ERR_NONFINITE,   /* NaN or Inf in an input */
+    VIT_ERR_OVERFLOW     /* a size computation overflowed */
+} vit_result;
+
+typedef struct vit_arena {
+    unsigned char *base; /* NULL: counting mode, nothing is stored */
+    size_t size;         /* capacity in bytes */
+    size_t used;         /* bytes handed out, including alignment */
+    size_t peak;         /* largest `used` ever seen */
+    int owned;           /* 1 when base came from vit_arena_init_alloc */
+} vit_arena;
+
+typedef struct vit_tensor {
+    float *data;                  /* contiguous, row-major */
+    int32_t ndim;                 /* 1..VIT_MAX_DIMS */
+    int32_t shape[VIT_MAX_DIMS];  /* outermost first */
+    const char *name;             /* weight name, or NULL */
+} vit_tensor;
+
+typedef enum vit_act { VIT_ACT_GELU = 0, VIT_ACT_RELU = 1 } vit_act;
+typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1 } vit_pool;
+
+/* Scaled dot-product attention on x, x, x. */
+typedef struct vit_sdpa_params {
+    float scale;        /* 0: 1/sqrt(C) */
+    vit_tensor *attn;   /* [out] optional: receives (B, N, N) probabilities */
+} vit_sdpa_params;
+
+typedef struct vit_mha_params {
+    int32_t dim;        /* C, embedding size */
+    int32_t heads;      /* NH; C % NH == 0 */
+    int32_t quirk;      /* 1: seed 004's softmax(QK^T) / sqrt(C) */
+    vit_tensor *attn;   /* [out] optional: receives (B, NH, N, N) probabilities */
+} vit_mha_params;
+
+/* Any of the three PyTorch layouts is brought to this one at load time. */
+typedef struct vit_mha_weights {
+    vit_tensor qkv_w;   /* (3C, C): rows q, then k, then v (nn.MultiheadAttention) */
+    vit_tensor qkv_b;   /* (3C) */
+    vit_tensor out_w;   /* (C, C) */
+    vit_tensor out_b;   /* (C) */
+} vit_mha_weights;
+
+typedef struct vit_mlp_params {
+    int32_t in_dim;     /* input features */
+    int32_t hidden_dim; /* after fc1 */
+    int32_t out_dim;    /* after fc2 */
+    vit_act act;        /* between fc1 and fc2 */
+} vit_mlp_params;
+
+typedef struct vit_mlp_weights {
+    vit_tensor fc1_w;   /* (hidden, in) */
+    vit_tensor fc1_b;   /* (hidden) */
+    vit_tensor fc2_w;   /* (out, hidden) */
+    vit_tensor fc2_b;   /* (out) */
+} vit_mlp_weights;
+
+typedef struct vit_block_params {
+    int32_t dim;        /* C */
+    int32_t heads;      /* NH */
+    int32_t mlp_dim;    /* MLP hidden size */
+    float ln_eps;       /* LayerNorm epsilon: 1e-6 torchvision, 1e-5 seeds */
+    vit_act act;        /* MLP activation */
+    int32_t quirk;      /* seed 004 attention, see vit_mha_params */
+    vit_tensor *attn;   /* [out] optional: receives (B, NH, N, N) probabilities */
+} vit_block_params;
+
+typedef struct vit_block_weights {
+    vit_tensor ln1_w, ln1_b;  /* (C) */
+    vit_mha_weights attn;
+    vit_tensor ln2_w, ln2_b;  /* (C) */
+    vit_mlp_weights mlp;
+} vit_block_weights;
+
+typedef struct vit_patch_params {
+    int32_t image_size;   /* H = W of the input */
+    int32_t patch_size;   /* P: conv kernel = stride */
+    int32_t in_channels;  /* input channels */
+    int32_t dim;          /* C, output features per token */
+    int32_t class_token;  /* 1: prepend the class token */
+    int32_t pos_embed;    /* 1: add the position embedding */
+} vit_patch_params;
+
+typedef struct vit_patch_weights {
+    vit_tensor conv_w;    /* (C, in_channels, P, P) */
+    vit_tensor conv_b;    /* (C) */
+    vit_tensor cls;       /* (C) class token */
+    vit_tensor pos;       /* (N + class_token, C) */
+} vit_patch_weights;
+
+typedef struct vit_config {
+    int32_t image_size;          /* input H = W */
+    int32_t patch_size;          /* P */
+    int32_t in_channels;         /* 3 for RGB, 1 for Fashion-MNIST */
+    int32_t dim;                 /* C, hidden size */
+    int32_t depth;               /* number of encoder blocks */
+    int32_t heads;               /* NH */
+    int32_t mlp_dim;             /* MLP hidden size */
+    int32_t num_classes;         /* 0: no head, the model returns features */
+    int32_t representation_size; /* torchvision pre_logits (Linear+tanh), 0 = none */
+    float ln_eps;                /* LayerNorm epsilon */
+    vit_act act;                 /* MLP activation */
+    vit_pool pool;               /* class token (torchvision, seed 001) or mean (seed 004) */
+    int32_t quirk;               /* seed 004's attention scaling, see vit_mha_params */
+} vit_config;
+
+typedef enum vit_kind {
+    VIT_KIND_VIT = 0,    /* a whole ViT: vit_config */
+    VIT_KIND_SDPA,       /* seed 000 attention(x, x, x) */
+    VIT_KIND_MHA,        /* multi-head self-attention */
+    VIT_KIND_MLP,        /* two linears with an activation */
+    VIT_KIND_BLOCK,      /* pre-LN encoder block */
+    VIT_KIND_PATCH       /* patchify / patch embedding */
+} vit_kind;
+
+typedef struct vit_model {
+    vit_kind kind;             /* what the file holds */
+    char naming[16];           /* weight naming scheme: torchvision, seed001, ... */
+    vit_config cfg;            /* VIT_KIND_VIT */
+    vit_sdpa_params sdpa;      /* VIT_KIND_SDPA */
+    vit_mha_params mha;        /* VIT_KIND_MHA */
+    vit_mlp_params mlp;        /* VIT_KIND_MLP */
+    vit_block_params block;    /* VIT_KIND_BLOCK */
+    vit_patch_params patch;    /* VIT_KIND_PATCH, and the ViT's embedding */
+    /* weights: views into the file or into `arena` */
+    vit_patch_weights patch_w; /* VIT_KIND_VIT, VIT_KIND_PATCH */
+    vit_block_weights *blocks; /* VIT_KIND_VIT: depth entries; BLOCK: 1 */
+    vit_mha_weights mha_w;     /* VIT_KIND_MHA */
+    vit_mlp_weights mlp_w;     /* VIT_KIND_MLP */
+    vit_tensor norm_w, norm_b; /* final LayerNorm (C) */
+    vit_tensor pre_w, pre_b;   /* pre_logits (R, C), (R) */
+    vit_tensor head_w, head_b; /* (num_classes, C or R), (num_classes) */
+    int64_t n_params;          /* number of weights */
+    vit_arena arena;           /* converted weights, block table, names */
+    vit_arena file_buf;        /* the file, when read rather than mapped */
+    void *map;                 /* the file's mmap, or NULL */
+    size_t map_size;           /* bytes of `map` */
+} vit_model;
+
+typedef struct vit_forward_opts {
+    int32_t features;   /* 1: return the pre-head representation (B, C) */
+    vit_tensor *attn;   /* [out] optional: depth tensors receiving each block's
+                           (B, NH, N, N) probabilities, valid until the arena
+                           is rewound */
+} vit_forward_opts;
+
+/* ---- core: version, errors, log ---- */
+
+VITDEF const char *vit_version(void);
+VITDEF const char *vit_result_string(vit_result r);
+/* The calling thread's message for the last failure ("" if none). */
+VITDEF const char *vit_last_error(void);
+typedef void (*vit_log_fn)(void *user, const char *msg);
+/* Optional: receive informational messages. Call before other threads start. */
+VITDEF void vit_set_log(vit_log_fn fn, void *user);
+
+/* ---- arena ---- */
+
+/* Wrap a caller-owned buffer; buf == NULL makes a counting arena. */
+VITDEF void vit_arena_init(vit_arena *a, void *buf, size_t size);
+/* One VIT_MALLOC of `size` bytes, aligned to VIT_ALIGN. */
+VITDEF vit_result vit_arena_init_alloc(vit_arena *a, size_t size);
+/* `bytes` aligned to VIT_ALIGN, or NULL with VIT_ERR_OOM set. A counting
+   arena returns a non-NULL pointer that must never be dereferenced. */
+VITDEF void *vit_arena_alloc(vit_arena *a, size_t bytes);
+VITDEF int vit_arena_counting(const vit_arena *a);
+VITDEF size_t vit_arena_mark(const vit_arena *a);
+VITDEF void vit_arena_rewind(vit_arena *a, size_t mark);
+VITDEF void vit_arena_reset(vit_arena *a);
+VITDEF void vit_arena_free(vit_arena *a);
+
+/* ---- tensor ---- */
+
+/* t gets ndim dims from shape[] and uninitialised storage from a.
+   Fails with VIT_ERR_OVERFLOW/ARG on bad dims, VIT_ERR_OOM when full. */
+VITDEF vit_result vit_tensor_init(vit_arena *a, vit_tensor *t, int32_t ndim, const int32_t *shape);
+VITDEF size_t vit_tensor_numel(const vit_tensor *t);
+/* A view of index i along the outermost dimension. */
+VITDEF vit_tensor vit_tensor_view(const vit_tensor *t, int32_t i);
+/* Writes "[2,3,4]" into buf (always terminated). */
+VITDEF const char *vit_tensor_shape_str(const vit_tensor *t, char *buf, size_t n);
+
+/* ---- kernels ---- */
+/* Raw pointers; no allocation, no error codes. Output first, then inputs,
+   then sizes. In-place (y == x) is allowed where noted. */
+
+/* y (M, N) = x (M, K) . w (N, K)^T + b (N); b may be NULL. nn.Linear layout. */
+VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N);
+VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const float *b, int M, int K, int N);
+/* Row softmax of x (rows, n) into y; in place allowed. Subtracts the row max. */
+VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n);
+VITDEF void vit_k_softmax_ref(float *y, const float *x, int rows, int n);
+/* LayerNorm over the last dim of x (rows, C) with w, b (C); in place allowed. */
+VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps);
+VITDEF void vit_k_layernorm_ref(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps);
+/* Elementwise on n values; in place allowed. GELU is the exact erf form. */
+VITDEF void vit_k_gelu(float *y, const float *x, int n);
+VITDEF void vit_k_gelu_ref(float *y, const float *x, int n);
+VITDEF void vit_k_relu(float *y, const float *x, int n);
+VITDEF void vit_k_relu_ref(float *y, const float *x, int n);
+VITDEF void vit_k_sigmoid(float *y, const float *x, int n);
+VITDEF void vit_k_sigmoid_ref(float *y, const float *x, int n);
+VITDEF void vit_k_tanh(float *y, const float *x, int n);
+VITDEF void vit_k_tanh_ref(float *y, const float *x, int n);
+/* y = a + b, n values; y may alias a or b. */
+VITDEF void vit_k_add(float *y, const float *a, const float *b, int n);
+VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
+/* Convolution with kernel = stride = P, no padding, as patch tokens:
+   y (B, (H/P)*(W/P), D) = conv(x (B, Cin, H, W), w (D, Cin, P, P)) + b (D).
+   The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
+/* Multi-head attention core for B sequences of N tokens.
+   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS); ld >= NH*HS.
+   out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
+   Scores are scale * q.k; probabilities are softmax(scores) * post.
+   The fast version needs vt: scratch of B*NH*HS*N floats. */
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
+
+/* ---- modules ---- */
+/* Each takes its outputs (and scratch) from arena a, checks shapes and
+   params first, and with a counting arena only sizes itself. */
+
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out);
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out);
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out);
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out);
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out);
+
+/* ---- model ---- */
+
+/* Load a safetensors file written by tools/export.py (any kind). On failure
+   m is zeroed and vit_last_error() names the problem. */
+VITDEF vit_result vit_model_load_file(vit_model *m, const char *path);
+/* Same from memory. F32 tensors are used in place: `data` must outlive m. */
+VITDEF vit_result vit_model_load_memory(vit_model *m, const void *data, size_t size);
+VITDEF void vit_model_free(vit_model *m);
+/* Run whatever m holds on x. ViT: x (B, in_channels, H, W) -> out (B,
+   num_classes) or (B, C) with opts->features. Modules: see the module.
+   out lives in act until act is rewound. opts may be NULL. */
+VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out);
+/* Bytes an activation arena needs for vit_model_forward on x's shape. */
+VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
+VITDEF const char *vit_kind_name(vit_kind k);
+
+/* ---- I/O: npy, PNG ---- */
+
+/* float32 C-order .npy (versions 1-3) into a tensor from a. */
+VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t size, vit_tensor *t);
+#ifndef VIT_NO_STDIO
+VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t);
+VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VIT_H_INCLUDED */
+
+/* ======================================================================== */
+/*                            IMPLEMENTATION                                */
+/* ======================================================================== */
+#ifdef VIT_IMPLEMENTATION
+#ifndef VIT_IMPLEMENTATION_INCLUDED
+#define VIT_IMPLEMENTATION_INCLUDED
+
+#include <math.h>
+#include <string.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#if defined(VIT_MALLOC) != defined(VIT_FREE)
+#error "define both VIT_MALLOC and VIT_FREE, or neither"
+#endif
+#ifndef VIT_MALLOC
+#define VIT_MALLOC(sz) malloc(sz)
+#define VIT_FREE(p) free(p)
+#endif
+#ifndef VIT_ASSERT
+#include <assert.h>
+#define VIT_ASSERT(c) assert(c)
+#endif
+
+/* ---- SIMDe and OpenMP setup ---- */
+
+#ifndef VIT_NO_SIMD
+#include <simde/x86/avx2.h>
+#include <simde/x86/fma.h>
+#if defined(SIMDE_X86_AVX512F_NATIVE)
+#include <simde/x86/avx512.h>
+#endif
+#endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if !defined(VIT_NO_STDIO) && (defined(__unix__) || defined(__APPLE__))
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+#define VIT__HAVE_MMAP 1
+#endif
+
+#if defined(__cplusplus)
+#define VIT__TLS thread_local
+#elif defined(_MSC_VER)
+#define VIT__TLS __declspec(thread)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define VIT__TLS _Thread_local
+#else
+#define VIT__TLS __thread
+#endif
+
+#ifdef _OPENMP
+#define VIT__PRAGMA(x) _Pragma(#x)
+#define VIT__OMP_FOR VIT__PRAGMA(omp parallel for schedule(static))
+#define VIT__OMP_FOR_DYN VIT__PRAGMA(omp parallel for schedule(dynamic, 1))
+#else
+#define VIT__OMP_FOR
+#define VIT__OMP_FOR_DYN
+#endif
+
+/* ---- private helpers: vectors ---- */
+/* About a dozen helpers make a fast kernel read line for line like its
+   reference. VIT__VW floats per vector: 16 with native AVX-512, else 8
+   (AVX2 on x86; two NEON registers on ARM; plain C arrays elsewhere). */
+
+#ifndef VIT_NO_SIMD
+static float vit__h8_sum(simde__m256 a) {
+    simde__m128 lo = simde_mm256_castps256_ps128(a), hi = simde_mm256_extractf128_ps(a, 1);
+    lo = simde_mm_add_ps(lo, hi);
+    lo = simde_mm_add_ps(lo, simde_mm_movehl_ps(lo, lo));
+    lo = simde_mm_add_ss(lo, simde_mm_movehdup_ps(lo));
+    return simde_mm_cvtss_f32(lo);
+}
+static float vit__h8_max(simde__m256 a) {
+    simde__m128 lo = simde_mm256_castps256_ps128(a), hi = simde_mm256_extractf128_ps(a, 1);
+    lo = simde_mm_max_ps(lo, hi);
+    lo = simde_mm_max_ps(lo, simde_mm_movehl_ps(lo, lo));
+    lo = simde_mm_max_ss(lo, simde_mm_movehdup_ps(lo));
+    return simde_mm_cvtss_f32(lo);
+}
+#if defined(SIMDE_X86_AVX512F_NATIVE)
+#define VIT__VW 16
+typedef simde__m512 vit__vf;
+#define vit__v_load(p) simde_mm512_loadu_ps(p)
+#define vit__v_store(p, v) simde_mm512_storeu_ps(p, v)
+#define vit__v_set1(s) simde_mm512_set1_ps(s)
+#define vit__v_zero() simde_mm512_setzero_ps()
+#define vit__v_add(a, b) simde_mm512_add_ps(a, b)
+#define vit__v_sub(a, b) simde_mm512_sub_ps(a, b)
+#define vit__v_mul(a, b) simde_mm512_mul_ps(a, b)
+#define vit__v_div(a, b) simde_mm512_div_ps(a, b)
+#define vit__v_fma(a, b, c) simde_mm512_fmadd_ps(a, b, c) /* a*b + c */
+#define vit__v_max(a, b) simde_mm512_max_ps(a, b)
+#define vit__v_min(a, b) simde_mm512_min_ps(a, b)
+#define vit__v_floor(a) simde_mm512_roundscale_ps(a, SIMDE_MM_FROUND_TO_NEG_INF)
+#define vit__v_as_i(a) simde_mm512_castps_si512(a)
+#define vit__v_as_f(a) simde_mm512_castsi512_ps(a)
+#define vit__v_shl23(i) simde_mm512_slli_epi32(i, 23)
+/* SIMDe 0.7 has no 512-bit reductions: fold to 256 bits first. */
+#define vit__v_hsum(a) vit__h8_sum(simde_mm256_add_ps(simde_mm512_castps512_ps256(a), simde_mm512_castps512_ps256(simde_mm512_shuffle_f32x4(a, a, 0xEE))))
+#define vit__v_hmax(a) vit__h8_max(simde_mm256_max_ps(simde_mm512_castps512_ps256(a), simde_mm512_castps512_ps256(simde_mm512_shuffle_f32x4(a, a, 0xEE))))
+#define vit__v_abs(a) simde_mm512_abs_ps(a)
+/* x >= 0 ? a : b */
+#define vit__v_select_ge0(x, a, b) simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(x, simde_mm512_setzero_ps(), SIMDE_CMP_GE_OQ), b, a)
+#else
+#define VIT__VW 8
+typedef simde__m256 vit__vf;
+#define vit__v_load(p) simde_mm256_loadu_ps(p)
+#define vit__v_store(p, v) simde_mm256_storeu_ps(p, v)
+#define vit__v_set1(s) simde_mm256_set1_ps(s)
+#define vit__v_zero() simde_mm256_setzero_ps()
+#define vit__v_add(a, b) simde_mm256_add_ps(a, b)
+#define vit__v_sub(a, b) simde_mm256_sub_ps(a, b)
+#define vit__v_mul(a, b) simde_mm256_mul_ps(a, b)
+#define vit__v_div(a, b) simde_mm256_div_ps(a, b)
+#define vit__v_fma(a, b, c) simde_mm256_fmadd_ps(a, b, c) /* a*b + c */
+#define vit__v_max(a, b) simde_mm256_max_ps(a, b)
+#define vit__v_min(a, b) simde_mm256_min_ps(a, b)
+#define vit__v_floor(a) simde_mm256_floor_ps(a)
+#define vit__v_as_i(a) simde_mm256_castps_si256(a)
+#define vit__v_as_f(a) simde_mm256_castsi256_ps(a)
+#define vit__v_shl23(i) simde_mm256_slli_epi32(i, 23)
+#define vit__v_hsum(a) vit__h8_sum(a)
+#define vit__v_hmax(a) vit__h8_max(a)
+#define vit__v_abs(a) simde_mm256_andnot_ps(simde_mm256_set1_ps(-0.0f), a)
+/* x >= 0 ? a : b */
+#define vit__v_select_ge0(x, a, b) simde_mm256_blendv_ps(b, a, simde_mm256_cmp_ps(x, simde_mm256_setzero_ps(), SIMDE_CMP_GE_OQ))
+#endif
+
+/* exp(x) for a vector: Cephes' expf. n = round(x / ln2), r = x - n*ln2 in
+   two parts (exact high part), degree-6 polynomial on |r| <= ln2/2, then
+   scale by 2^n through the exponent bits. Relative error about 1.2e-7
+   (2 ulp) against libm's expf; inputs below -87.3 give 0 (true value
+   < 1e-38), above 88 are clamped. */
+static vit__vf vit__v_exp(vit__vf x) {
+    vit__vf fx, r, y, r2;
+    x = vit__v_min(x, vit__v_set1(88.0f)); /* keeps 2^fx finite */
+    x = vit__v_max(x, vit__v_set1(-87.3365478515625f));
+    fx = vit__v_floor(vit__v_fma(x, vit__v_set1(1.44269504088896341f), vit__v_set1(0.5f)));
+    r = vit__v_fma(fx, vit__v_set1(-0.693359375f), x);
+    r = vit__v_fma(fx, vit__v_set1(2.12194440e-4f), r);
+    r2 = vit__v_mul(r, r);
+    y = vit__v_set1(1.9875691500e-4f);
+    y = vit__v_fma(y, r, vit__v_set1(1.3981999507e-3f));
+    y = vit__v_fma(y, r, vit__v_set1(8.3334519073e-3f));
+    y = vit__v_fma(y, r, vit__v_set1(4.1665795894e-2f));
+    y = vit__v_fma(y, r, vit__v_set1(1.6666665459e-1f));
+    y = vit__v_fma(y, r, vit__v_set1(5.0000001201e-1f));
+    y = vit__v_fma(y, r2, vit__v_add(r, vit__v_set1(1.0f)));
+    /* 2^fx: adding 1.5*2^23 + 127 puts fx + 127 in the low mantissa bits
+       (fx is integral, -126..127); shifting by 23 moves it to the exponent. */
+    return vit__v_mul(y, vit__v_as_f(vit__v_shl23(vit__v_as_i(vit__v_add(fx, vit__v_set1(12583039.0f))))));
+}
+#endif /* !VIT_NO_SIMD */
+
+/* ---- private helpers: errors ---- */
+
+static VIT__TLS char vit__err[512];
+static vit_log_fn vit__log_fn;
+static void *vit__log_user;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static vit_result vit__fail(vit_result r, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(vit__err, sizeof vit__err, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* a*b into *out unless it overflows size_t (stb's mul2sizes_valid). */
+static int vit__mul_ok(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > SIZE_MAX / a) return 0;
+    *out = a * b;
+    return 1;
+}
+
+static int vit__add_ok(size_t a, size_t b, size_t *out) {
+    if (b > SIZE_MAX - a) return 0;
+    *out = a + b;
+    return 1;
+}
+
+/* ---- core: version, errors, log ---- */
+
+VITDEF const char *vit_version(void) { return VIT_VERSION_STRING; }
+
+VITDEF const char *vit_result_string(vit_result r) {
+    switch (r) {
+    case VIT_OK: return "ok";
+    case VIT_ERR_ARG: return "invalid argument";
+    case VIT_ERR_OOM: return "out of memory";
+    case VIT_ERR_IO: return "i/o error";
+    case VIT_ERR_FORMAT: return "bad file format";
+    case VIT_ERR_SHAPE: return "shape mismatch";
+    case VIT_ERR_DTYPE: return "unsupported dtype";
+    case VIT_ERR_MISSING: return "missing tensor or key";
+    case VIT_ERR_UNSUPPORTED: return "unsupported";
+    case VIT_ERR_NONFINITE: return "non-finite value";
+    case VIT_ERR_OVERFLOW: return "size overflow";
+    }
+    return "unknown error";
+}
+
+VITDEF const char *vit_last_error(void) { return vit__err; }
+
+VITDEF void vit_set_log(vit_log_fn fn, void *user) {
+    vit__log_fn = fn;
+    vit__log_user = user;
+}
+
+/* ---- arena ---- */
+
+VITDEF void vit_arena_init(vit_arena *a, void *buf, size_t size) {
+    memset(a, 0, sizeof *a);
+    a->size = SIZE_MAX;
+    if (buf) {
+        /* Align the start so that aligned offsets are aligned addresses. */
+        size_t skip = (VIT_ALIGN - (uintptr_t)buf % VIT_ALIGN) % VIT_ALIGN;
+        a->base = (unsigned char *)buf + (skip < size ? skip : size);
+        a->size = skip < size ? size - skip : 0;
+    }
+}
+
+VITDEF vit_result vit_arena_init_alloc(vit_arena *a, size_t size) {
+    size_t total;
+    unsigned char *raw, *p;
+    memset(a, 0, sizeof *a);
+    /* Room to align the start, plus the original pointer stored below it. */
+    if (!vit__add_ok(size, VIT_ALIGN + sizeof(void *), &total))
+        return vit__fail(VIT_ERR_OVERFLOW, "arena of %zu bytes: size overflows", size);
+    raw = (unsigned char *)VIT_MALLOC(total);
+    if (!raw) return vit__fail(VIT_ERR_OOM, "arena: malloc of %zu bytes failed", total);
+    p = raw + sizeof(void *);
+    p += (VIT_ALIGN - ((uintptr_t)p % VIT_ALIGN)) % VIT_ALIGN;
+    memcpy(p - sizeof(void *), &raw, sizeof raw);
+    a->base = p;
+    a->size = size;
+    a->owned = 1;
+    return VIT_OK;
+}
+
+VITDEF int vit_arena_counting(const vit_arena *a) { return a->base == NULL; }
+
+VITDEF void *vit_arena_alloc(vit_arena *a, size_t bytes) {
+    size_t start = (a->used + (VIT_ALIGN - 1)) / VIT_ALIGN * VIT_ALIGN, end;
+    if (start < a->used || !vit__add_ok(start, bytes, &end) || end > a->size) {
+        vit__fail(VIT_ERR_OOM, "arena full: needed %zu bytes, %zu available", bytes,
+                  a->size > a->used ? a->size - a->used : (size_t)0);
+        return NULL;
+    }
+    a->used = end;
+    if (end > a->peak) a->peak = end;
+    /* Counting arenas hand out fake, aligned, non-NULL addresses. */
+    return a->base ? (void *)(a->base + start) : (void *)(uintptr_t)(VIT_ALIGN + start);
+}
+
+VITDEF size_t vit_arena_mark(const vit_arena *a) { return a->used; }
+VITDEF void vit_arena_rewind(vit_arena *a, size_t mark) { if (mark <= a->used) a->used = mark; }
+VITDEF void vit_arena_reset(vit_arena *a) { a->used = 0; }
+
+VITDEF void vit_arena_free(vit_arena *a) {
+    if (a->owned && a->base) {
+        void *raw;
+        memcpy(&raw, a->base - sizeof(void *), sizeof raw);
+        VIT_FREE(raw);
+    }
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- tensor ---- */
+
+VITDEF vit_result vit_tensor_init(vit_arena *a, vit_tensor *t, int32_t ndim, const int32_t *shape) {
+    size_t n = 1, bytes;
+    int32_t i;
+    if (!a || !t || ndim < 1 || ndim > VIT_MAX_DIMS || !shape)
+        return vit__fail(VIT_ERR_ARG, "tensor: ndim %d outside 1..%d", (int)ndim, VIT_MAX_DIMS);
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 1) return vit__fail(VIT_ERR_SHAPE, "tensor: dimension %d is %d", (int)i, (int)shape[i]);
+        if (!vit__mul_ok(n, (size_t)shape[i], &n))
+            return vit__fail(VIT_ERR_OVERFLOW, "tensor: element count overflows");
+    }
+    if (!vit__mul_ok(n, sizeof(float), &bytes)) return vit__fail(VIT_ERR_OVERFLOW, "tensor: byte size overflows");
+    t->data = (float *)vit_arena_alloc(a, bytes);
+    if (!t->data) return VIT_ERR_OOM;
+    t->ndim = ndim;
+    for (i = 0; i < VIT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
+    t->name = NULL;
+    return VIT_OK;
+}
+
+VITDEF size_t vit_tensor_numel(const vit_tensor *t) {
+    size_t n = 1;
+    int32_t i;
+    for (i = 0; i < t->ndim; i++) n *= (size_t)t->shape[i];
+    return n;
+}
+
+VITDEF vit_tensor vit_tensor_view(const vit_tensor *t, int32_t i) {
+    vit_tensor v;
+    int32_t d;
+    memset(&v, 0, sizeof v);
+    VIT_ASSERT(t->ndim >= 2 && i >= 0 && i < t->shape[0]);
+    v.ndim = t->ndim - 1;
+    for (d = 0; d < VIT_MAX_DIMS; d++) v.shape[d] = d + 1 < t->ndim ? t->shape[d + 1] : 1;
+    v.data = t->data + (size_t)i * vit_tensor_numel(&v);
+    v.name = t->name;
+    return v;
+}
+
+VITDEF const char *vit_tensor_shape_str(const vit_tensor *t, char *buf, size_t n) {
+    size_t used = 0;
+    int32_t i;
+    if (!n) return buf;
+    buf[0] = 0;
+    used += (size_t)snprintf(buf, n, "[");
+    for (i = 0; i < t->ndim && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, i ? ",%d" : "%d", (int)t->shape[i]);
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_t d0, int32_t d1, int32_t d2, int32_t d3) {
+    int32_t s[4];
+    s[0] = d0; s[1] = d1; s[2] = d2; s[3] = d3;
+    return vit_tensor_init(a, t, ndim, s);
+}
+
+/* ---- kernels: matrix multiply ---- */
+/* Every dense layer and both attention products go through one GEMM in
+   "dot-product" form: y[m][n] = alpha * sum_k x[m][k] w[n][k] + b[n], with
+   w in nn.Linear's (N, K) layout, so weights are used where they lie in the
+   file (no packing, zero-copy loads). Each output is accumulated the same
+   way whatever tile or thread computes it: VIT__VW partial sums over
+   k = 0, VW, 2VW..., then their horizontal sum, then the scalar tail. That
+   keeps results bit-identical for any thread count. Against the plain
+   left-to-right _ref sum the difference is rounding only: |fast - ref| <=
+   ~K * 2^-24 * sum_k |x w|. */
+
+static void vit__gemm_nt_ref(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                             const float *b, int M, int K, int N, float alpha) {
+    int m, n, k;
+    for (m = 0; m < M; m++)
+        for (n = 0; n < N; n++) {
+            float s = 0.0f;
+            for (k = 0; k < K; k++) s += x[(size_t)m * ldx + k] * w[(size_t)n * ldw + k];
+            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+        }
+}
+
+VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+    vit__gemm_nt_ref(y, N, x, K, w, K, b, M, K, N, 1.0f);
+}
+
+#ifndef VIT_NO_SIMD
+/* Edge tiles (mr < 4 or nr < 4): same arithmetic per output as the 4x4 tile. */
+static void vit__gemm_edge(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                           const float *b, int mr, int nr, int K, float alpha) {
+    int i, j, k;
+    for (i = 0; i < mr; i++)
+        for (j = 0; j < nr; j++) {
+            const float *xi = x + (size_t)i * ldx, *wj = w + (size_t)j * ldw;
+            vit__vf acc = vit__v_zero();
+            float s;
+            for (k = 0; k + VIT__VW <= K; k += VIT__VW) acc = vit__v_fma(vit__v_load(xi + k), vit__v_load(wj + k), acc);
+            s = vit__v_hsum(acc);
+            for (; k < K; k++) s += xi[k] * wj[k];
+            y[(size_t)i * ldy + j] = alpha * s + (b ? b[j] : 0.0f);
+        }
+}
+
+/* 4 rows of x against 4 rows of w: 16 independent accumulators hide the
+   FMA latency; each step loads 8 vectors for 16 FMAs. */
+static void vit__gemm_4x4(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                          const float *b, int K, float alpha) {
+    const float *x0 = x, *x1 = x + ldx, *x2 = x + 2 * (size_t)ldx, *x3 = x + 3 * (size_t)ldx;
+    const float *w0 = w, *w1 = w + ldw, *w2 = w + 2 * (size_t)ldw, *w3 = w + 3 * (size_t)ldw;
+    vit__vf c00 = vit__v_zero(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    vit__vf c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
+    float acc[4][4];
+    int k, i, j;
+    for (k = 0; k + VIT__VW <= K; k += VIT__VW) {
+        vit__vf a0 = vit__v_load(x0 + k), a1 = vit__v_load(x1 + k), a2 = vit__v_load(x2 + k), a3 = vit__v_load(x3 + k);
+        vit__vf bw = vit__v_load(w0 + k);
+        c00 = vit__v_fma(a0, bw, c00); c10 = vit__v_fma(a1, bw, c10); c20 = vit__v_fma(a2, bw, c20); c30 = vit__v_fma(a3, bw, c30);
+        bw = vit__v_load(w1 + k);
+        c01 = vit__v_fma(a0, bw, c01); c11 = vit__v_fma(a1, bw, c11); c21 = vit__v_fma(a2, bw, c21); c31 = vit__v_fma(a3, bw, c31);
+        bw = vit__v_load(w2 + k);
+        c02 = vit__v_fma(a0, bw, c02); c12 = vit__v_fma(a1, bw, c12); c22 = vit__v_fma(a2, bw, c22); c32 = vit__v_fma(a3, bw, c32);
+        bw = vit__v_load(w3 + k);
+        c03 = vit__v_fma(a0, bw, c03); c13 = vit__v_fma(a1, bw, c13); c23 = vit__v_fma(a2, bw, c23); c33 = vit__v_fma(a3, bw, c33);
+    }
+    acc[0][0] = vit__v_hsum(c00); acc[0][1] = vit__v_hsum(c01); acc[0][2] = vit__v_hsum(c02); acc[0][3] = vit__v_hsum(c03);
+    acc[1][0] = vit__v_hsum(c10); acc[1][1] = vit__v_hsum(c11); acc[1][2] = vit__v_hsum(c12); acc[1][3] = vit__v_hsum(c13);
+    acc[2][0] = vit__v_hsum(c20); acc[2][1] = vit__v_hsum(c21); acc[2][2] = vit__v_hsum(c22); acc[2][3] = vit__v_hsum(c23);
+    acc[3][0] = vit__v_hsum(c30); acc[3][1] = vit__v_hsum(c31); acc[3][2] = vit__v_hsum(c32); acc[3][3] = vit__v_hsum(c33);
+    for (i = 0; i < 4; i++)
+        for (j = 0; j < 4; j++) {
+            const float *xi = x + (size_t)i * ldx, *wj = w + (size_t)j * ldw;
+            float s = acc[i][j];
+            int kk;
+            for (kk = k; kk < K; kk++) s += xi[kk] * wj[kk];
+            y[(size_t)i * ldy + j] = alpha * s + (b ? b[j] : 0.0f);
+        }
+}
+
+/* Columns [n0, n1) for all M rows, in 4x4 tiles. */
+static void vit__gemm_nt_cols(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                              const float *b, int M, int K, int n0, int n1, float alpha) {
+    int m, n;
+    for (m = 0; m < M; m += 4) {
+        int mr = M - m < 4 ? M - m : 4;
+        for (n = n0; n < n1; n += 4) {
+            int nr = n1 - n < 4 ? n1 - n : 4;
+            float *yt = y + (size_t)m * ldy + n;
+            const float *xt = x + (size_t)m * ldx, *wt = w + (size_t)n * ldw, *bt = b ? b + n : NULL;
+            if (mr == 4 && nr == 4) vit__gemm_4x4(yt, ldy, xt, ldx, wt, ldw, bt, K, alpha);
+            else vit__gemm_edge(yt, ldy, xt, ldx, wt, ldw, bt, mr, nr, K, alpha);
+        }
+    }
+}
+
+/* Threads take blocks of NB weight rows (about 128 KiB, so a block stays in
+   L2 while every row of x passes over it). */
+static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                         const float *b, int M, int K, int N, float alpha, int threaded) {
+    int nb = (32768 / (K > 0 ? K : 1)) & ~3, nblocks, i;
+    if (nb < 4) nb = 4;
+    if (nb > 256) nb = 256;
+    nblocks = (N + nb - 1) / nb;
+    if (!threaded || nblocks < 2 || (double)M * K * N < 65536.0) {
+        vit__gemm_nt_cols(y, ldy, x, ldx, w, ldw, b, M, K, 0, N, alpha);
+        return;
+    }
+    VIT__OMP_FOR_DYN
+    for (i = 0; i < nblocks; i++) {
+        int n0 = i * nb, n1 = n0 + nb < N ? n0 + nb : N;
+        vit__gemm_nt_cols(y, ldy, x, ldx, w, ldw, b, M, K, n0, n1, alpha);
+    }
+}
+#else
+static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                         const float *b, int M, int K, int N, float alpha, int threaded) {
+    int m;
+    (void)threaded;
+    VIT__OMP_FOR
+    for (m = 0; m < M; m++)
+        vit__gemm_nt_ref(y + (size_t)m * ldy, ldy, x + (size_t)m * ldx, ldx, w, ldw, b, 1, K, N, alpha);
+}
+#endif
+
+VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1);
+}
+
+/* ---- kernels: softmax ---- */
+/* The row max is subtracted first, so exp never overflows and the largest
+   term is exactly 1: the sum is >= 1 and the division is safe. */
+
+VITDEF void vit_k_softmax_ref(float *y, const float *x, int rows, int n) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *yr = y + (size_t)r * n, mx = xr[0], sum = 0.0f;
+        for (i = 1; i < n; i++) mx = xr[i] > mx ? xr[i] : mx;
+        for (i = 0; i < n; i++) { yr[i] = expf(xr[i] - mx); sum += yr[i]; }
+        for (i = 0; i < n; i++) yr[i] /= sum;
+    }
+}
+
+#ifndef VIT_NO_SIMD
+/* One row; vit__v_exp is within ~2 ulp of expf, the sum differs from the
+   reference by rounding order only. */
+static void vit__softmax_row(float *y, const float *x, int n) {
+    int i = 0;
+    float mx = x[0], sum, inv;
+    vit__vf vmx, vsum = vit__v_zero();
+    if (n >= VIT__VW) {
+        vmx = vit__v_load(x);
+        for (i = VIT__VW; i + VIT__VW <= n; i += VIT__VW) vmx = vit__v_max(vmx, vit__v_load(x + i));
+        mx = vit__v_hmax(vmx);
+    }
+    for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    vmx = vit__v_set1(mx);
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+        vit__vf e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
+        vit__v_store(y + i, e);
+        vsum = vit__v_add(vsum, e);
+    }
+    sum = vit__v_hsum(vsum);
+    if (i < n) {
+        /* The tail goes through the same vector exp, so every element of a
+           row sees the same approximation. */
+        float e[VIT__VW];
+        int j, rem = n - i;
+        for (j = 0; j < VIT__VW; j++) e[j] = j < rem ? x[i + j] - mx : -1e30f;
+        vit__v_store(e, vit__v_exp(vit__v_load(e)));
+        for (j = 0; j < rem; j++) { y[i + j] = e[j]; sum += e[j]; }
+    }
+    inv = 1.0f / sum;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_mul(vit__v_load(y + i), vit__v_set1(inv)));
+    for (; i < n; i++) y[i] *= inv;
+}
+
+VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) {
+    int r;
+    VIT__OMP_FOR
+    for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, x + (size_t)r * n, n);
+}
+#else
+VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) { vit_k_softmax_ref(y, x, rows, n); }
+#endif
+
+/* ---- kernels: layernorm ---- */
+/* Two passes (mean, then the mean of squared deviations) rather than
+   E[x^2] - E[x]^2, which cancels badly when |mean| >> std. Biased
+   variance, as torch.nn.LayerNorm. */
+
+VITDEF void vit_k_layernorm_ref(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * C;
+        float *yr = y + (size_t)r * C, mean = 0.0f, var = 0.0f, rstd;
+        for (i = 0; i < C; i++) mean += xr[i];
+        mean /= (float)C;
+        for (i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= (float)C;
+        rstd = 1.0f / sqrtf(var + eps);
+        for (i = 0; i < C; i++) yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
+    }
+}
+
+#ifndef VIT_NO_SIMD
+static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps) {
+    int i;
+    float mean, var, rstd;
+    vit__vf acc = vit__v_zero(), vm, vr;
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
+    mean = vit__v_hsum(acc);
+    for (; i < C; i++) mean += x[i];
+    mean /= (float)C;
+    vm = vit__v_set1(mean);
+    acc = vit__v_zero();
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
+        vit__vf d = vit__v_sub(vit__v_load(x + i), vm);
+        acc = vit__v_fma(d, d, acc);
+    }
+    var = vit__v_hsum(acc);
+    for (; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
+    var /= (float)C;
+    rstd = 1.0f / sqrtf(var + eps);
+    vr = vit__v_set1(rstd);
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
+        vit__vf d = vit__v_mul(vit__v_sub(vit__v_load(x + i), vm), vr);
+        vit__v_store(y + i, vit__v_fma(d, vit__v_load(w + i), vit__v_load(b + i)));
+    }
+    for (; i < C; i++) y[i] = (x[i] - mean) * rstd * w[i] + b[i];
+}
+
+VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
+    int r;
+    VIT__OMP_FOR
+    for (r = 0; r < rows; r++) vit__layernorm_row(y + (size_t)r * C, x + (size_t)r * C, w, b, C, eps);
+}
+#else
+VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
+    vit_k_layernorm_ref(y, x, w, b, rows, C, eps);
+}
+#endif
+
+/* ---- kernels: activations and add ---- */
+/* GELU is the exact form x/2 (1 + erf(x/sqrt2)) of torch.nn.GELU(). The fast
+   path writes 1 + erf(z) = erfc(|z|) for z < 0 and 2 - erfc(|z|) otherwise,
+   with Abramowitz & Stegun 7.1.26 for erfc (absolute error <= 1.5e-7), so
+   the negative tail keeps its small values instead of cancelling:
+   |fast - ref| <= 1.5e-7 * |x| / 2 + rounding. */
+
+VITDEF void vit_k_gelu_ref(float *y, const float *x, int n) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+}
+VITDEF void vit_k_relu_ref(float *y, const float *x, int n) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+VITDEF void vit_k_sigmoid_ref(float *y, const float *x, int n) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+VITDEF void vit_k_tanh_ref(float *y, const float *x, int n) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = tanhf(x[i]);
+}
+VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+#ifndef VIT_NO_SIMD
+static vit__vf vit__v_gelu(vit__vf x) {
+    vit__vf z = vit__v_mul(vit__v_abs(x), vit__v_set1(0.70710678118654752f));
+    vit__vf t = vit__v_div(vit__v_set1(1.0f), vit__v_fma(z, vit__v_set1(0.3275911f), vit__v_set1(1.0f)));
+    vit__vf p = vit__v_set1(1.061405429f), q;
+    p = vit__v_fma(p, t, vit__v_set1(-1.453152027f));
+    p = vit__v_fma(p, t, vit__v_set1(1.421413741f));
+    p = vit__v_fma(p, t, vit__v_set1(-0.284496736f));
+    p = vit__v_fma(p, t, vit__v_set1(0.254829592f));
+    p = vit__v_mul(p, t);
+    q = vit__v_mul(p, vit__v_exp(vit__v_mul(vit__v_sub(vit__v_zero(), z), z))); /* erfc(|z|) */
+    q = vit__v_select_ge0(x, vit__v_sub(vit__v_set1(2.0f), q), q);
+    return vit__v_mul(vit__v_mul(vit__v_set1(0.5f), x), q);
+}
+/* 1 / (1 + e^-x); e^-x saturates at the clamp of vit__v_exp, giving 0 or 1. */
+static vit__vf vit__v_sigmoid(vit__vf x) {
+    vit__vf e = vit__v_exp(vit__v_sub(vit__v_zero(), x));
+    return vit__v_div(vit__v_set1(1.0f), vit__v_add(vit__v_set1(1.0f), e));
+}
+/* tanh|x| = 1 - 2 / (e^{2|x|} + 1), sign restored; absolute error ~1e-7. */
+static vit__vf vit__v_tanh(vit__vf x) {
+    vit__vf e = vit__v_exp(vit__v_mul(vit__v_set1(2.0f), vit__v_abs(x)));
+    vit__vf t = vit__v_sub(vit__v_set1(1.0f), vit__v_div(vit__v_set1(2.0f), vit__v_add(e, vit__v_set1(1.0f))));
+    return vit__v_select_ge0(x, t, vit__v_sub(vit__v_zero(), t));
+}
+static vit__vf vit__v_relu(vit__vf x) { return vit__v_max(x, vit__v_zero()); }
+
+/* Whole vectors, then the tail padded into one vector so that every element
+   goes through the same approximation. */
+#define VIT__MAP(name, vfn)                                                      \
+    VITDEF void name(float *y, const float *x, int n) {                          \
+        int i;                                                                   \
+        for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vfn(vit__v_load(x + i))); \
+        if (i < n) {                                                             \
+            float t[VIT__VW] = {0};                                              \
+            int j;                                                               \
+            for (j = 0; j < n - i; j++) t[j] = x[i + j];                         \
+            vit__v_store(t, vfn(vit__v_load(t)));                                \
+            for (j = 0; j < n - i; j++) y[i + j] = t[j];                         \
+        }                                                                        \
+    }
+VIT__MAP(vit_k_gelu, vit__v_gelu)
+VIT__MAP(vit_k_sigmoid, vit__v_sigmoid)
+VIT__MAP(vit_k_tanh, vit__v_tanh)
+VIT__MAP(vit_k_relu, vit__v_relu)
+
+VITDEF void vit_k_add(float *y, const float *a, const float *b, int n) {
+    int i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_add(vit__v_load(a + i), vit__v_load(b + i)));
+    for (; i < n; i++) y[i] = a[i] + b[i];
+}
+#else
+VITDEF void vit_k_gelu(float *y, const float *x, int n) { vit_k_gelu_ref(y, x, n); }
+VITDEF void vit_k_relu(float *y, const float *x, int n) { vit_k_relu_ref(y, x, n); }
+VITDEF void vit_k_sigmoid(float *y, const float *x, int n) { vit_k_sigmoid_ref(y, x, n); }
+VITDEF void vit_k_tanh(float *y, const float *x, int n) { vit_k_tanh_ref(y, x, n); }
+VITDEF void vit_k_add(float *y, const float *a, const float *b, int n) { vit_k_add_ref(y, a, b, n); }
+#endif
+
+/* ---- kernels: patch convolution ---- */
+
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
+    int GH = H / P, GW = W / P, bi, py, px, d, c, ky, kx;
+    for (bi = 0; bi < B; bi++)
+        for (py = 0; py < GH; py++)
+            for (px = 0; px < GW; px++)
+                for (d = 0; d < D; d++) {
+                    float s = 0.0f;
+                    for (c = 0; c < Cin; c++)
+                        for (ky = 0; ky < P; ky++)
+                            for (kx = 0; kx < P; kx++)
+                                s += x[(((size_t)bi * Cin + c) * H + py * P + ky) * W + px * P + kx] *
+                                     w[(((size_t)d * Cin + c) * P + ky) * P + kx];
+                    y[(((size_t)bi * GH + py) * GW + px) * D + d] = s + (b ? b[d] : 0.0f);
+                }
+}
+
+/* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
+   order), then one GEMM against w viewed as (D, Cin*P*P). */
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
+    int GH = H / P, GW = W / P, K = Cin * P * P, row;
+    VIT__OMP_FOR
+    for (row = 0; row < B * GH * GW; row++) {
+        int bi = row / (GH * GW), py = row / GW % GH, px = row % GW, c, ky;
+        float *dst = cols + (size_t)row * K;
+        for (c = 0; c < Cin; c++)
+            for (ky = 0; ky < P; ky++)
+                memcpy(dst + ((size_t)c * P + ky) * P, x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
+                       (size_t)P * sizeof(float));
+    }
+    vit__gemm_nt(y, D, cols, K, w, K, b, B * GH * GW, K, D, 1.0f, 1);
+}
+
+/* ---- kernels: attention ---- */
+
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
+    int bi, h, i, j, d, C = NH * HS;
+    for (bi = 0; bi < B; bi++)
+        for (h = 0; h < NH; h++) {
+            float *S = att + ((size_t)bi * NH + h) * N * N;
+            const float *qb = q + (size_t)bi * N * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
+            const float *vb = v + (size_t)bi * N * ld + h * HS;
+            for (i = 0; i < N; i++)
+                for (j = 0; j < N; j++) {
+                    float s = 0.0f;
+                    for (d = 0; d < HS; d++) s += qb[(size_t)i * ld + d] * kb[(size_t)j * ld + d];
+                    S[(size_t)i * N + j] = scale * s;
+                }
+            vit_k_softmax_ref(S, S, N, N);
+            if (post != 1.0f)
+                for (i = 0; i < N * N; i++) S[i] *= post;
+            for (i = 0; i < N; i++)
+                for (d = 0; d < HS; d++) {
+                    float s = 0.0f;
+                    for (j = 0; j < N; j++) s += S[(size_t)i * N + j] * vb[(size_t)j * ld + d];
+                    out[((size_t)bi * N + i) * C + h * HS + d] = s;
+                }
+        }
+}
+
+/* One task per (batch, head): S = scale Q K^T through the GEMM (rows of Q
+   and K are both "dot-product" operands), softmax in place, then V is
+   transposed to (HS, N) so that P V is the same GEMM again. */
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
+    int t, C = NH * HS;
+    VIT__OMP_FOR_DYN
+    for (t = 0; t < B * NH; t++) {
+        int bi = t / NH, h = t % NH, j, d;
+        float *S = att + (size_t)t * N * N, *vth = vt + (size_t)t * HS * N;
+        const float *qb = q + (size_t)bi * N * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
+        const float *vb = v + (size_t)bi * N * ld + h * HS;
+        vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, N, HS, N, scale, 0);
+#ifndef VIT_NO_SIMD
+        for (j = 0; j < N; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
+#else
+        vit_k_softmax_ref(S, S, N, N);
+#endif
+        if (post != 1.0f)
+            for (j = 0; j < N * N; j++) S[j] *= post;
+        for (j = 0; j < N; j++)
+            for (d = 0; d < HS; d++) vth[(size_t)d * N + j] = vb[(size_t)j * ld + d];
+        vit__gemm_nt(out + (size_t)bi * N * C + h * HS, C, S, N, vth, N, NULL, N, N, HS, 1.0f, 0);
+    }
+}
+
+/* ---- modules: shared checks ---- */
+
+static vit_result vit__need3(const vit_tensor *x, const char *mod, int32_t C) {
+    char s[64];
+    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "%s: input is NULL", mod);
+    if (x->ndim != 3 || (C > 0 && x->shape[2] != C))
+        return vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, %d)", mod,
+                         vit_tensor_shape_str(x, s, sizeof s), (int)C);
+    return VIT_OK;
+}
+
+/* Activations are indexed with int inside the kernels; refuse inputs whose
+   largest buffer would not fit. */
+static vit_result vit__fits(double elems, const char *what) {
+    if (elems > (double)INT_MAX) return vit__fail(VIT_ERR_OVERFLOW, "%s: %.0f elements exceed the int range; use a smaller batch", what, elems);
+    return VIT_OK;
+}
+
+/* ---- modules: scaled dot-product attention ---- */
+/* "Attention Is All You Need" (Vaswani et al. 2017), seed 000's
+   attention(query, key, value) called as attention(x, x, x):
+   softmax(x x^T / sqrt(C)) x. Layout (B, N, C). No weights. */
+
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att, vt;
+    vit_result r;
+    int32_t B, N, C;
+    size_t mark;
+    if (!a || !p || !out) return vit__fail(VIT_ERR_ARG, "sdpa: NULL argument");
+    if ((r = vit__need3(x, "sdpa", 0)) != VIT_OK) return r;
+    B = x->shape[0]; N = x->shape[1]; C = x->shape[2];
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), "sdpa")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 3, B, N, C, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if ((r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a))
+        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, B, N, 1, C, C,
+                        p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+    vit_arena_rewind(a, mark);
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: multi-head attention ---- */
+/* "Attention Is All You Need". Matches torch.nn.MultiheadAttention
+   (batch_first=True; in_proj_weight, in_proj_bias, out_proj.*), seed 000's
+   MultiHeadedAttention (proj_query/proj_key/proj_value/final, stacked at
+   load) and seed 004's MultiHeadAttention (qkv with the q/k/v index varying
+   fastest, reordered at load; projection). Layout (B, N, C), self-attention.
+   quirk = 1 reproduces seed 004: softmax(Q K^T) / sqrt(C), unscaled scores. */
+
+static vit_result vit__mha_check(const vit_mha_params *p, const vit_mha_weights *w) {
+    if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
+        return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
+    if (!w->qkv_w.data || !w->qkv_b.data || !w->out_w.data || !w->out_b.data)
+        return vit__fail(VIT_ERR_ARG, "mha: weights not set");
+    return VIT_OK;
+}
+
+/* y (B*N, C) from x (B*N, C). att: where to keep the probabilities, or NULL
+   for scratch that is released on return. */
+static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
+                               const float *x, float *y, float *att, int32_t B, int32_t N) {
+    int32_t C = p->dim, NH = p->heads, HS = C / NH;
+    size_t mark = vit_arena_mark(a);
+    vit_tensor qkv, vt, ao, sc;
+    vit_result r;
+    float scale = p->quirk ? 1.0f : 1.0f / sqrtf((float)HS), post = p->quirk ? 1.0f / sqrtf((float)C) : 1.0f;
+    if ((r = vit__fits((double)B * N * 3 * C, "mha")) != VIT_OK || (r = vit__fits((double)B * NH * N * N, "mha attention")) != VIT_OK)
+        return r;
+    if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
+    if (!att) {
+        if ((r = vit__tensor4(a, &sc, 4, B, NH, N, N)) != VIT_OK) return r;
+        att = sc.data;
+    }
+    if (!vit_arena_counting(a)) {
+        vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
+        vit_k_attention(ao.data, att, vt.data, qkv.data, qkv.data + C, qkv.data + 2 * C, B, N, NH, HS, 3 * C, scale, post);
+        vit_k_matmul(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att;
+    vit_result r;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "mha: NULL argument");
+    if ((r = vit__mha_check(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__mha_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: MLP ---- */
+/* Linear -> ReLU or exact GELU -> Linear: seed 001's MLP (layers.0/2),
+   torchvision's MLPBlock (0/3), seed 004's FeedForwardBlock (0/3), seed
+   002's baseline (mlp.0/2). Input (..., in_dim), output (..., out_dim). */
+
+static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
+                               const float *x, float *y, int32_t rows) {
+    size_t mark = vit_arena_mark(a);
+    vit_tensor h;
+    vit_result r;
+    if ((r = vit__fits((double)rows * p->hidden_dim, "mlp")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        int n = rows * p->hidden_dim;
+        vit_k_matmul(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
+        if (p->act == VIT_ACT_RELU) vit_k_relu(h.data, h.data, n);
+        else vit_k_gelu(h.data, h.data, n);
+        vit_k_matmul(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y;
+    vit_result r;
+    char s[64];
+    size_t rows;
+    if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "mlp: NULL argument");
+    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !w->fc1_w.data || !w->fc1_b.data || !w->fc2_w.data || !w->fc2_b.data)
+        return vit__fail(VIT_ERR_ARG, "mlp: params or weights not set");
+    if (x->shape[x->ndim - 1] != p->in_dim)
+        return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
+    rows = vit_tensor_numel(x) / (size_t)p->in_dim;
+    if ((r = vit__fits((double)rows * (p->hidden_dim > p->out_dim ? p->hidden_dim : p->out_dim), "mlp")) != VIT_OK) return r;
+    y = *x;
+    y.shape[y.ndim - 1] = p->out_dim;
+    if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
+    if ((r = vit__mlp_run(a, p, w, x->data, y.data, (int32_t)rows)) != VIT_OK) return r;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: encoder block ---- */
+/* Pre-LN Transformer encoder block ("An Image is Worth 16x16 Words",
+   Dosovitskiy et al. 2021): x + MHA(LN1(x)), then + MLP(LN2(.)).
+   torchvision's EncoderBlock (eps 1e-6, GELU), seed 001's EncoderBlock
+   (eps 1e-5, ReLU), seed 004's TransformerEncoderBlock (eps 1e-5, GELU,
+   quirk). Layout (B, N, C). */
+
+static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
+                                 const float *x, float *y, float *att, int32_t B, int32_t N) {
+    int32_t C = p->dim, rows = B * N;
+    size_t mark = vit_arena_mark(a);
+    vit_mha_params mp;
+    vit_mlp_params lp;
+    vit_tensor h, t;
+    vit_result r;
+    memset(&mp, 0, sizeof mp);
+    mp.dim = C; mp.heads = p->heads; mp.quirk = p->quirk;
+    lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act;
+    if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) vit_k_layernorm(h.data, x, w->ln1_w.data, w->ln1_b.data, rows, C, p->ln_eps);
+    if ((r = vit__mha_run(a, &mp, &w->attn, h.data, t.data, att, B, N)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        vit_k_add(y, x, t.data, rows * C);
+        vit_k_layernorm(h.data, y, w->ln2_w.data, w->ln2_b.data, rows, C, p->ln_eps);
+    }
+    if ((r = vit__mlp_run(a, &lp, &w->mlp, h.data, t.data, rows)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) vit_k_add(y, y, t.data, rows * C);
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+static vit_result vit__block_check(const vit_block_params *p, const vit_block_weights *w) {
+    vit_mha_params mp;
+    memset(&mp, 0, sizeof mp);
+    mp.dim = p->dim; mp.heads = p->heads;
+    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
+        !w->mlp.fc1_w.data || !w->mlp.fc1_b.data || !w->mlp.fc2_w.data || !w->mlp.fc2_b.data)
+        return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
+    return vit__mha_check(&mp, &w->attn);
+}
+
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att;
+    vit_result r;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "block: NULL argument");
+    if ((r = vit__block_check(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
+    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), "block")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__block_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: patch embedding ---- */
+/* Patchify: a conv with kernel = stride = P, flattened to tokens, then
+   optionally the class token first and the position embedding added.
+   seed 000/001 PatchifyLayer (conv_proj; no class token), torchvision's
+   conv_proj + class_token + encoder.pos_embedding, seed 004's
+   PatchEmbedding (projection.0, cls_token, positions).
+   (B, Cin, H, W) -> (B, (H/P)*(W/P) + class_token, C). */
+
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, cols;
+    vit_result r;
+    char s[64];
+    int32_t B, H, W, P, C, N, T, K, bi;
+    size_t mark;
+    if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
+    P = p->patch_size; C = p->dim;
+    if (P < 1 || C < 1 || p->in_channels < 1 || !w->conv_w.data || !w->conv_b.data ||
+        (p->class_token && !w->cls.data) || (p->pos_embed && !w->pos.data))
+        return vit__fail(VIT_ERR_ARG, "patch: params or weights not set");
+    if (x->ndim != 4 || x->shape[1] != p->in_channels)
+        return vit__fail(VIT_ERR_SHAPE, "patch: input has shape %s, expected (B, %d, H, W)", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_channels);
+    B = x->shape[0]; H = x->shape[2]; W = x->shape[3];
+    if ((p->pos_embed || p->image_size > 0) && (H != p->image_size || W != p->image_size))
+        return vit__fail(VIT_ERR_SHAPE, "patch: input is %dx%d, the model expects %dx%d images", (int)H, (int)W, (int)p->image_size, (int)p->image_size);
+    if (H % P || W % P)
+        return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W, (int)P);
+    N = (H / P) * (W / P);
+    T = N + (p->class_token ? 1 : 0);
+    K = p->in_channels * P * P;
+    if ((r = vit__fits((double)B * T * (C > K ? C : K), "patch")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        for (bi = 0; bi < B; bi++) {
+            float *yb = y.data + (size_t)bi * T * C, *tok = yb + (p->class_token ? C : 0);
+            /* Tokens go straight to their rows after the class token. */
+            vit_k_patch_conv(tok, cols.data, x->data + (size_t)bi * p->in_channels * H * W, w->conv_w.data, w->conv_b.data,
+                             1, p->in_channels, H, W, P, C);
+            if (p->class_token) memcpy(yb, w->cls.data, (size_t)C * sizeof(float));
+            if (p->pos_embed) vit_k_add(yb, yb, w->pos.data, T * C);
+        }
+    }
+    vit_arena_rewind(a, mark);
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- model: safetensors reader ---- */
+/* A small, bounded JSON reader for the safetensors header. It never reads
+   past `end`, limits nesting, and copies every string it keeps into a
+   temporary arena sized from the header length (each entry needs more
+   header bytes than it takes memory), so no input can make it allocate
+   more than a fixed multiple of the header. */
+
+enum { VIT__F32 = 0, VIT__F16, VIT__BF16, VIT__OTHER };
+
+typedef struct vit__entry {
+    const char *name;
+    char dtype_name[12];
+    int dtype;           /* VIT__F32 ... */
+    int esize;           /* bytes per element */
+    int ndim;
+    int64_t shape[8];
+    uint64_t begin, end; /* relative to the data section */
+    int used;
+} vit__entry;
+
+typedef struct vit__st {
+    const char *src;           /* file name for messages */
+    const unsigned char *data; /* data section */
+    uint64_t data_size;
+    vit__entry *e;
+    int n, cap;
+    const char **mk, **mv;     /* metadata keys and values */
+    int nmeta, capmeta;
+    vit_arena tmp;
+} vit__st;
+
+typedef struct vit__json {
+    const char *p, *end;
+    vit__st *st;
+} vit__json;
+
+static void vit__json_ws(vit__json *j) {
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int vit__json_eat(vit__json *j, char c) {
+    vit__json_ws(j);
+    if (j->p < j->end && *j->p == c) { j->p++; return 1; }
+    return 0;
+}
+
+/* A string into the temporary arena (escapes decoded; \u above 0x7f kept as
+   UTF-8). 0 on error. */
+static int vit__json_str(vit__json *j, const char **out) {
+    const char *q;
+    char *dst;
+    size_t n = 0;
+    *out = NULL;
+    if (!vit__json_eat(j, '"')) return 0;
+    for (q = j->p; q < j->end && *q != '"'; q++)
+        if (*q == '\\' && ++q == j->end) return 0;
+    if (q >= j->end) return 0;
+    dst = (char *)vit_arena_alloc(&j->st->tmp, (size_t)(q - j->p) + 1);
+    if (!dst) return 0;
+    while (j->p < q) {
+        char c = *j->p++;
+        if ((unsigned char)c < 0x20) return 0;
+        if (c == '\\') {
+            c = *j->p++;
+            switch (c) {
+            case '"': case '\\': case '/': dst[n++] = c; break;
+            case 'b': dst[n++] = '\b'; break;
+            case 'f': dst[n++] = '\f'; break;
+            case 'n': dst[n++] = '\n'; break;
+            case 'r': dst[n++] = '\r'; break;
+            case 't': dst[n++] = '\t'; break;
+            case 'u': {
+                unsigned v = 0;
+                int i;
+                if (q - j->p < 4) return 0;
+                for (i = 0; i < 4; i++) {
+                    char h = *j->p++;
+                    v = v * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 99);
+                    if (v > 0xffff) return 0;
+                }
+                if (v == 0) return 0; /* would truncate the name */
+                /* \uXXXX (6 bytes) decodes to at most 3, so dst cannot overflow. */
+                if (v < 0x80) dst[n++] = (char)v;
+                else if (v < 0x800) { dst[n++] = (char)(0xc0 | (v >> 6)); dst[n++] = (char)(0x80 | (v & 63)); }
+                else { dst[n++] = (char)(0xe0 | (v >> 12)); dst[n++] = (char)(0x80 | ((v >> 6) & 63)); dst[n++] = (char)(0x80 | (v & 63)); }
+                break;
+            }
+            default: return 0;
+            }
+        } else dst[n++] = c;
+    }
+    dst[n] = 0;
+    j->p = q + 1;
+    *out = dst;
+    return 1;
+}
+
+static int vit__json_uint(vit__json *j, uint64_t *v) {
+    int digits = 0;
+    vit__json_ws(j);
+    *v = 0;
+    while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
+        unsigned d = (unsigned)(*j->p++ - '0');
+        if (*v > (UINT64_MAX - d) / 10) return 0;
+        *v = *v * 10 + d;
+        digits++;
+    }
+    return digits > 0;
+}
+
+/* Skips any JSON value; depth-limited so hostile nesting cannot recurse far. */
+static int vit__json_skip(vit__json *j, int depth) {
+    const char *s;
+    if (depth > 32) return 0;
+    vit__json_ws(j);
+    if (j->p >= j->end) return 0;
+    if (*j->p == '"') {
+        j->p++;
+        while (j->p < j->end && *j->p != '"')
+            if (*j->p++ == '\\' && j->p++ == j->end) return 0;
+        if (j->p >= j->end) return 0;
+        j->p++;
+        return 1;
+    }
+    if (*j->p == '{' || *j->p == '[') {
+        char close = *j->p == '{' ? '}' : ']';
+        int obj = *j->p == '{';
+        j->p++;
+        if (vit__json_eat(j, close)) return 1;
+        do {
+            if (obj) {
+                const char *k;
+                size_t mark = vit_arena_mark(&j->st->tmp);
+                if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return 0;
+                vit_arena_rewind(&j->st->tmp, mark);
+            }
+            if (!vit__json_skip(j, depth + 1)) return 0;
+        } while (vit__json_eat(j, ','));
+        return vit__json_eat(j, close);
+    }
+    s = j->p;
+    while (j->p < j->end && (*j->p == '+' || *j->p == '-' || *j->p == '.' || (*j->p >= '0' && *j->p <= '9') || (*j->p >= 'a' && *j->p <= 'z') || *j->p == 'E'))
+        j->p++;
+    return j->p > s;
+}
+
+static int vit__dtype(const char *s, int *esize) {
+    static const struct { const char *n; int code, size; } t[] = {
+        {"F32", VIT__F32, 4}, {"F16", VIT__F16, 2}, {"BF16", VIT__BF16, 2}, {"F64", VIT__OTHER, 8},
+        {"I64", VIT__OTHER, 8}, {"I32", VIT__OTHER, 4}, {"I16", VIT__OTHER, 2}, {"I8", VIT__OTHER, 1},
+        {"U8", VIT__OTHER, 1}, {"U16", VIT__OTHER, 2}, {"U32", VIT__OTHER, 4}, {"U64", VIT__OTHER, 8},
+        {"BOOL", VIT__OTHER, 1}, {"F8_E4M3", VIT__OTHER, 1}, {"F8_E5M2", VIT__OTHER, 1}};
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i].n)) { *esize = t[i].size; return t[i].code; }
+    return -1;
+}
+
+static vit_result vit__st_entry(vit__json *j, const char *name) {
+    vit__st *st = j->st;
+    vit__entry *e;
+    int have_dtype = 0, have_shape = 0, have_off = 0;
+    if (st->n >= st->cap) return vit__fail(VIT_ERR_FORMAT, "%s: too many tensors for the header size", st->src);
+    e = &st->e[st->n];
+    memset(e, 0, sizeof *e);
+    e->name = name;
+    if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': expected an object", st->src, name);
+    if (!vit__json_eat(j, '}')) {
+        do {
+            const char *k, *d;
+            uint64_t v;
+            if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+            if (!strcmp(k, "dtype")) {
+                if (!vit__json_str(j, &d) || (e->dtype = vit__dtype(d, &e->esize)) < 0)
+                    return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s': unknown dtype", st->src, name);
+                snprintf(e->dtype_name, sizeof e->dtype_name, "%s", d);
+                have_dtype = 1;
+            } else if (!strcmp(k, "shape")) {
+                if (!vit__json_eat(j, '[')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': shape is not a list", st->src, name);
+                if (!vit__json_eat(j, ']')) {
+                    do {
+                        if (e->ndim >= 8 || !vit__json_uint(j, &v) || v > INT32_MAX)
+                            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad shape", st->src, name);
+                        e->shape[e->ndim++] = (int64_t)v;
+                    } while (vit__json_eat(j, ','));
+                    if (!vit__json_eat(j, ']')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad shape", st->src, name);
+                }
+                have_shape = 1;
+            } else if (!strcmp(k, "data_offsets")) {
+                if (!vit__json_eat(j, '[') || !vit__json_uint(j, &e->begin) || !vit__json_eat(j, ',') ||
+                    !vit__json_uint(j, &e->end) || !vit__json_eat(j, ']'))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad data_offsets", st->src, name);
+                have_off = 1;
+            } else if (!vit__json_skip(j, 0)) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+        } while (vit__json_eat(j, ','));
+        if (!vit__json_eat(j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+    }
+    if (!have_dtype || !have_shape || !have_off)
+        return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s' lacks dtype, shape or data_offsets", st->src, name);
+    st->n++;
+    return VIT_OK;
+}
+
+static int vit__entry_cmp(const void *a, const void *b) {
+    const vit__entry *x = (const vit__entry *)a, *y = (const vit__entry *)b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* Parses the header of buf (size bytes) into st; st->tmp owns the strings. */
+static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t size) {
+    uint64_t hlen = 0;
+    size_t cap_bytes, i;
+    vit__json j;
+    vit_result r;
+    int k;
+    if (size < 8) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too short for safetensors", st->src, size);
+    for (k = 7; k >= 0; k--) hlen = hlen << 8 | buf[k];
+    if (hlen < 2 || hlen > size - 8)
+        return vit__fail(VIT_ERR_FORMAT, "%s: header length %llu does not fit in the %zu-byte file (truncated?)", st->src, (unsigned long long)hlen, size);
+    if (hlen > ((uint64_t)1 << 30)) return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes is implausibly large", st->src, (unsigned long long)hlen);
+    st->data = buf + 8 + hlen;
+    st->data_size = size - 8 - hlen;
+    st->cap = (int)(hlen / 24) + 1;
+    st->capmeta = (int)(hlen / 6) + 1;
+    cap_bytes = (size_t)hlen * 2 + 4096 + (size_t)st->cap * sizeof(vit__entry) + (size_t)st->capmeta * 2 * sizeof(char *) + 4 * VIT_ALIGN;
+    if ((r = vit_arena_init_alloc(&st->tmp, cap_bytes)) != VIT_OK) return r;
+    st->e = (vit__entry *)vit_arena_alloc(&st->tmp, (size_t)st->cap * sizeof(vit__entry));
+    st->mk = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
+    st->mv = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
+    if (!st->e || !st->mk || !st->mv) return VIT_ERR_OOM;
+    j.p = (const char *)buf + 8;
+    j.end = j.p + hlen;
+    j.st = st;
+    if (!vit__json_eat(&j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: header is not a JSON object (not a safetensors file?)", st->src);
+    if (!vit__json_eat(&j, '}')) {
+        do {
+            const char *name;
+            if (!vit__json_str(&j, &name) || !vit__json_eat(&j, ':'))
+                return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src, (long)(j.p - (const char *)buf));
+            if (!strcmp(name, "__metadata__")) {
+                if (!vit__json_eat(&j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ is not an object", st->src);
+                if (!vit__json_eat(&j, '}')) {
+                    do {
+                        if (st->nmeta >= st->capmeta || !vit__json_str(&j, &st->mk[st->nmeta]) || !vit__json_eat(&j, ':') ||
+                            !vit__json_str(&j, &st->mv[st->nmeta]))
+                            return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ must map strings to strings", st->src);
+                        st->nmeta++;
+                    } while (vit__json_eat(&j, ','));
+                    if (!vit__json_eat(&j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in __metadata__", st->src);
+                }
+            } else if ((r = vit__st_entry(&j, name)) != VIT_OK) return r;
+        } while (vit__json_eat(&j, ','));
+        if (!vit__json_eat(&j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src, (long)(j.p - (const char *)buf));
+    }
+    vit__json_ws(&j);
+    if (j.p != j.end) return vit__fail(VIT_ERR_FORMAT, "%s: trailing bytes after the JSON header", st->src);
+    /* Every tensor's bytes must match its shape, lie inside the data
+       section, and not overlap another's. */
+    for (i = 0; i < (size_t)st->n; i++) {
+        vit__entry *e = &st->e[i];
+        size_t numel = 1, bytes;
+        int d;
+        for (d = 0; d < e->ndim; d++)
+            if (!vit__mul_ok(numel, (size_t)e->shape[d], &numel))
+                return vit__fail(VIT_ERR_OVERFLOW, "%s: tensor '%s': element count overflows", st->src, e->name);
+        if (!vit__mul_ok(numel, (size_t)e->esize, &bytes))
+            return vit__fail(VIT_ERR_OVERFLOW, "%s: tensor '%s': byte size overflows", st->src, e->name);
+        if (e->end < e->begin || e->end - e->begin != (uint64_t)bytes)
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu,%llu] hold %llu bytes, its shape needs %zu", st->src, e->name,
+                             (unsigned long long)e->begin, (unsigned long long)e->end, (unsigned long long)(e->end - e->begin), bytes);
+        if (e->end > st->data_size)
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s' ends at byte %llu of a %llu-byte data section (truncated file?)", st->src, e->name,
+                             (unsigned long long)e->end, (unsigned long long)st->data_size);
+    }
+    if (st->n > 1) qsort(st->e, (size_t)st->n, sizeof(vit__entry), vit__entry_cmp);
+    for (k = 1; k < st->n; k++)
+        if (st->e[k].begin < st->e[k - 1].end)
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap", st->src, st->e[k - 1].name, st->e[k].name);
+    return VIT_OK;
+}
+
+static const char *vit__meta(const vit__st *st, const char *key) {
+    int i;
+    for (i = 0; i < st->nmeta; i++)
+        if (!strcmp(st->mk[i], key)) return st->mv[i];
+    return NULL;
+}
+
+static vit_result vit__meta_int(const vit__st *st, const char *key, int32_t lo, int32_t hi, int32_t *out) {
+    const char *s = vit__meta(st, key);
+    char *end;
+    long v;
+    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
+    v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi)
+        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %ld..%ld", st->src, key, s, (long)lo, (long)hi);
+    *out = (int32_t)v;
+    return VIT_OK;
+}
+
+static vit_result vit__meta_float(const vit__st *st, const char *key, float *out) {
+    const char *s = vit__meta(st, key);
+    char *end;
+    double v;
+    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
+    v = strtod(s, &end);
+    if (end == s || *end || !(v > 0.0 && v < 1.0))
+        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in (0, 1)", st->src, key, s);
+    *out = (float)v;
+    return VIT_OK;
+}
+
+static vit_result vit__meta_act(const vit__st *st, vit_act *act) {
+    const char *s = vit__meta(st, "act");
+    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks 'act'", st->src);
+    if (!strcmp(s, "gelu")) *act = VIT_ACT_GELU;
+    else if (!strcmp(s, "relu")) *act = VIT_ACT_RELU;
+    else return vit__fail(VIT_ERR_UNSUPPORTED, "%s: activation '%s' is not gelu or relu", st->src, s);
+    return VIT_OK;
+}
+
+/* ---- model: binding tensors by name ---- */
+/* Each naming scheme is a few strings; binding checks every tensor's
+   presence, shape and dtype, and the loader refuses leftovers, so a file
+   either matches its declared config exactly or is refused with the name
+   of the first tensor that does not fit. */
+
+enum { VIT__QKV_PACKED = 0, VIT__QKV_INTERLEAVED, VIT__QKV_SEPARATE };
+
+typedef struct vit__mha_names { const char *naming; int layout; const char *w, *b, *q, *k, *v, *out; } vit__mha_names;
+typedef struct vit__mlp_names { const char *naming; const char *fc1, *fc2; } vit__mlp_names;
+typedef struct vit__block_names { const char *naming; const char *ln1, *attn, *mha, *ln2, *mlp, *mlp_naming; } vit__block_names;
+typedef struct vit__patch_names { const char *naming; const char *conv, *cls, *pos; int pos3d; } vit__patch_names;
+typedef struct vit__vit_names { const char *naming; vit__patch_names patch; const char *block_fmt, *norm, *pre, *head; } vit__vit_names;
+
+static const vit__mha_names vit__mha_tab[] = {
+    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj"},
+    {"seed004", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection"},
+    {"seed000", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"}};
+static const vit__mlp_names vit__mlp_tab[] = {
+    {"seed001", "layers.0", "layers.2"}, {"torchvision", "0", "3"}, {"seed004", "0", "3"}, {"seed002", "mlp.0", "mlp.2"}};
+static const vit__block_names vit__block_tab[] = {
+    {"torchvision", "ln_1", "self_attention.", "nn", "ln_2", "mlp.", "torchvision"},
+    {"seed001", "ln_1", "attention.", "nn", "ln_2", "mlp.", "seed001"},
+    {"seed004", "0.fn.0", "0.fn.1.", "seed004", "1.fn.0", "1.fn.1.", "seed004"}};
+static const vit__patch_names vit__patch_tab[] = {
+    {"seed000", "conv_proj", NULL, NULL, 0}, {"seed001", "conv_proj", NULL, NULL, 0},
+    {"seed004", "projection.0", "cls_token", "positions", 0}};
+static const vit__vit_names vit__vit_tab[] = {
+    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1},
+     "encoder.layers.encoder_layer_%d.", "encoder.ln", "heads.pre_logits", "heads.head"},
+    {"seed001", {"seed001", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", "ln", NULL, "final"},
+    {"seed004", {"seed004", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", "2.1", NULL, "2.2"}};
+
+#define VIT__FIND(tab, name) vit__find_naming((tab), sizeof(tab[0]), sizeof(tab) / sizeof(tab[0]), (name))
+/* Every table row starts with its naming string. */
+static const void *vit__find_naming(const void *tab, size_t stride, size_t n, const char *naming) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        const char *const *p = (const char *const *)(const void *)((const char *)tab + i * stride);
+        if (!strcmp(*p, naming)) return p;
+    }
+    return NULL;
+}
+
+typedef struct vit__ld {
+    vit__st st;
+    vit_model *m;
+} vit__ld;
+
+static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8, f;
+        if (bf16) f = h << 16;
+        else {
+            uint32_t sign = (h & 0x8000u) << 16, ex = (h >> 10) & 31, man = h & 1023;
+            if (ex == 31) f = sign | 0x7f800000u | man << 13;      /* inf, nan */
+            else if (ex) f = sign | (ex + 112) << 23 | man << 13; /* normal */
+            else if (!man) f = sign;                               /* zero */
+            else {                                                 /* subnormal: renormalise */
+                ex = 113;
+                while (!(man & 1024)) { man <<= 1; ex--; }
+                f = sign | ex << 23 | (man & 1023) << 13;
+            }
+        }
+        memcpy(dst + i, &f, 4);
+    }
+}
+
+static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape) {
+    size_t u = 0;
+    int i;
+    u += (size_t)snprintf(buf, n, "[");
+    for (i = 0; i < ndim && u < n; i++) u += (size_t)snprintf(buf + u, n - u, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (u < n) snprintf(buf + u, n - u, "]");
+}
+
+/* Binds tensor `name`, which must have exactly the given PyTorch shape, to
+   dst: in place for aligned F32, else converted into the weights arena. */
+static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *why) {
+    vit__st *st = &L->st;
+    vit__entry *e = NULL;
+    int64_t want[4];
+    size_t numel, len = strlen(name) + 1;
+    const unsigned char *src;
+    char *nm;
+    int i;
+    want[0] = d0; want[1] = d1; want[2] = d2; want[3] = d3;
+    for (i = 0; i < st->n; i++)
+        if (!strcmp(st->e[i].name, name)) { e = &st->e[i]; break; }
+    if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
+    for (i = 0; i < ndim && e->ndim == ndim; i++)
+        if (e->shape[i] != want[i]) break;
+    if (e->ndim != ndim || i != ndim) {
+        char got[96], exp[96];
+        vit__shape_text(got, sizeof got, e->ndim, e->shape);
+        vit__shape_text(exp, sizeof exp, ndim, want);
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s (%s)", st->src, name, got, exp, why);
+    }
+    if (e->dtype == VIT__OTHER)
+        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16 and BF16", st->src, name, e->dtype_name);
+    e->used = 1;
+    memset(dst, 0, sizeof *dst);
+    dst->ndim = ndim;
+    for (i = 0; i < VIT_MAX_DIMS; i++) dst->shape[i] = i < ndim ? (int32_t)want[i] : 1;
+    numel = vit_tensor_numel(dst);
+    L->m->n_params += (int64_t)numel;
+    if (!(nm = (char *)vit_arena_alloc(&L->m->arena, len))) return VIT_ERR_OOM;
+    if (!vit_arena_counting(&L->m->arena)) memcpy(nm, name, len);
+    dst->name = nm;
+    src = st->data + e->begin;
+    if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
+        dst->data = (float *)(uintptr_t)src; /* zero-copy; never written */
+        return VIT_OK;
+    }
+    if (!(dst->data = (float *)vit_arena_alloc(&L->m->arena, numel * sizeof(float)))) return VIT_ERR_OOM;
+    if (!vit_arena_counting(&L->m->arena)) {
+        if (e->dtype == VIT__F32) memcpy(dst->data, src, numel * sizeof(float));
+        else vit__half_to_f32(dst->data, src, numel, e->dtype == VIT__BF16);
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out, int32_t in, const char *why) {
+    char n[256];
+    vit_result r;
+    snprintf(n, sizeof n, "%s%s.weight", prefix, name);
+    if ((r = vit__bind(L, w, n, 2, out, in, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s.bias", prefix, name);
+    return vit__bind(L, b, n, 1, out, 0, 0, 0, why);
+}
+
+static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C, const char *why) {
+    char n[256];
+    vit_result r;
+    snprintf(n, sizeof n, "%s%s.weight", prefix, name);
+    if ((r = vit__bind(L, w, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s.bias", prefix, name);
+    return vit__bind(L, b, n, 1, C, 0, 0, 0, why);
+}
+
+/* A fresh (rows, cols) tensor in the weights arena, for layouts fixed at load. */
+static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols) {
+    const char *name = t->name;
+    vit_result r = vit__tensor4(&L->m->arena, t, cols > 1 ? 2 : 1, rows, cols, 1, 1);
+    t->name = name;
+    return r;
+}
+
+static vit_result vit__bind_mha(vit__ld *L, vit_mha_weights *w, const char *prefix, const char *naming, int32_t C, int32_t NH, const char *why) {
+    const vit__mha_names *nm = (const vit__mha_names *)VIT__FIND(vit__mha_tab, naming);
+    char n[256];
+    vit_result r;
+    int counting = vit_arena_counting(&L->m->arena);
+    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown attention naming '%s'", L->st.src, naming);
+    if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
+    if (nm->layout == VIT__QKV_SEPARATE) {
+        /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
+        vit_tensor qw[3], qb[3];
+        const char *parts[3];
+        int i;
+        parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
+        for (i = 0; i < 3; i++)
+            if ((r = vit__bind_linear(L, &qw[i], &qb[i], prefix, parts[i], C, C, why)) != VIT_OK) return r;
+        w->qkv_w.name = qw[0].name;
+        w->qkv_b.name = qb[0].name;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if (!counting)
+            for (i = 0; i < 3; i++) {
+                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
+                memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
+            }
+        return VIT_OK;
+    }
+    snprintf(n, sizeof n, "%s%s", prefix, nm->w);
+    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->b);
+    if ((r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
+    if (nm->layout == VIT__QKV_INTERLEAVED) {
+        /* Seed 004 splits its output with "b n (h d qkv)": row h*3*HS + d*3
+           + s holds part s (q, k, v) of head h, lane d. Reorder the rows to
+           nn.MultiheadAttention's s*C + h*HS + d once, here. */
+        vit_tensor sw = w->qkv_w, sb = w->qkv_b;
+        int32_t HS = C / NH, h, d, s;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if (!counting)
+            for (h = 0; h < NH; h++)
+                for (d = 0; d < HS; d++)
+                    for (s = 0; s < 3; s++) {
+                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
+                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
+                        w->qkv_b.data[to] = sb.data[from];
+                    }
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__bind_mlp(vit__ld *L, vit_mlp_weights *w, const char *prefix, const char *naming, int32_t in, int32_t hidden, int32_t out, const char *why) {
+    const vit__mlp_names *nm = (const vit__mlp_names *)VIT__FIND(vit__mlp_tab, naming);
+    vit_result r;
+    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown MLP naming '%s'", L->st.src, naming);
+    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, hidden, in, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
+}
+
+static vit_result vit__bind_block(vit__ld *L, vit_block_weights *w, const char *prefix, const char *naming, const vit_block_params *p, const char *why) {
+    const vit__block_names *nm = (const vit__block_names *)VIT__FIND(vit__block_tab, naming);
+    char pre[256];
+    vit_result r;
+    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown encoder block naming '%s'", L->st.src, naming);
+    if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
+    if ((r = vit__bind_mha(L, &w->attn, pre, nm->mha, p->dim, p->heads, why)) != VIT_OK) return r;
+    if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
+    return vit__bind_mlp(L, &w->mlp, pre, nm->mlp_naming, p->dim, p->mlp_dim, p->dim, why);
+}
+
+static vit_result vit__bind_patch(vit__ld *L, vit_patch_weights *w, const vit__patch_names *nm, const vit_patch_params *p, const char *why) {
+    int32_t G = p->image_size / p->patch_size, T = G * G + (p->class_token ? 1 : 0);
+    char n[256];
+    vit_result r = VIT_OK;
+    snprintf(n, sizeof n, "%s.weight", nm->conv);
+    if ((r = vit__bind(L, &w->conv_w, n, 4, p->dim, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->conv);
+    if ((r = vit__bind(L, &w->conv_b, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+    if (p->class_token && (r = vit__bind(L, &w->cls, nm->cls, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
+    if (p->pos_embed) {
+        if (nm->pos3d) r = vit__bind(L, &w->pos, nm->pos, 3, 1, T, p->dim, 0, why);
+        else r = vit__bind(L, &w->pos, nm->pos, 2, T, p->dim, 0, 0, why);
+    }
+    return r;
+}
+
+/* ---- model: loading ---- */
+
+static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "encoder_block", "patch_embed"};
+#define VIT__NKINDS ((int)(sizeof vit__kind_names / sizeof vit__kind_names[0]))
+
+VITDEF const char *vit_kind_name(vit_kind k) {
+    return (int)k >= 0 && (int)k < VIT__NKINDS ? vit__kind_names[k] : "unknown";
+}
+
+/* Reads the config of m->kind from the metadata and checks it is coherent. */
+static vit_result vit__read_config(vit__ld *L) {
+    vit__st *st = &L->st;
+    vit_model *m = L->m;
+    vit_result r = VIT_OK;
+    const char *s;
+    switch (m->kind) {
+    case VIT_KIND_VIT: {
+        vit_config *c = &m->cfg;
+        int32_t G;
+        if ((r = vit__meta_int(st, "image_size", 1, 8192, &c->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &c->patch_size)) ||
+            (r = vit__meta_int(st, "in_channels", 1, 64, &c->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &c->dim)) ||
+            (r = vit__meta_int(st, "num_layers", 1, 1024, &c->depth)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &c->heads)) ||
+            (r = vit__meta_int(st, "mlp_dim", 1, 1 << 20, &c->mlp_dim)) || (r = vit__meta_int(st, "num_classes", 0, 1 << 24, &c->num_classes)) ||
+            (r = vit__meta_int(st, "representation_size", 0, 1 << 20, &c->representation_size)) ||
+            (r = vit__meta_float(st, "ln_eps", &c->ln_eps)) || (r = vit__meta_act(st, &c->act)) ||
+            (r = vit__meta_int(st, "attn_quirk", 0, 1, &c->quirk)))
+            return r;
+        s = vit__meta(st, "pool");
+        if (!s || (strcmp(s, "cls") && strcmp(s, "mean")))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'pool' must be \"cls\" or \"mean\"", st->src);
+        c->pool = strcmp(s, "cls") ? VIT_POOL_MEAN : VIT_POOL_CLS;
+        if (c->image_size % c->patch_size)
+            return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", st->src, (int)c->image_size, (int)c->patch_size);
+        if (c->dim % c->heads)
+            return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", st->src, (int)c->dim, (int)c->heads);
+        G = c->image_size / c->patch_size;
+        if (G * G + 1 > 16384)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", st->src, (int)(G * G + 1));
+        m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
+        m->patch.dim = c->dim; m->patch.class_token = 1; m->patch.pos_embed = 1;
+        m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
+        m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.quirk = c->quirk;
+        return VIT_OK;
+    }
+    case VIT_KIND_SDPA:
+        return VIT_OK;
+    case VIT_KIND_MHA:
+        if ((r = vit__meta_int(st, "embed_dim", 1, 65536, &m->mha.dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &m->mha.heads)) ||
+            (r = vit__meta_int(st, "attn_quirk", 0, 1, &m->mha.quirk)))
+            return r;
+        if (m->mha.dim % m->mha.heads)
+            return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", st->src, (int)m->mha.dim, (int)m->mha.heads);
+        return VIT_OK;
+    case VIT_KIND_MLP:
+        return (r = vit__meta_int(st, "in_dim", 1, 1 << 20, &m->mlp.in_dim)) || (r = vit__meta_int(st, "hidden_dim", 1, 1 << 20, &m->mlp.hidden_dim)) ||
+                       (r = vit__meta_int(st, "out_dim", 1, 1 << 20, &m->mlp.out_dim)) || (r = vit__meta_act(st, &m->mlp.act))
+                   ? r
+                   : VIT_OK;
+    case VIT_KIND_BLOCK: {
+        vit_block_params *p = &m->block;
+        if ((r = vit__meta_int(st, "hidden_dim", 1, 65536, &p->dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &p->heads)) ||
+            (r = vit__meta_int(st, "mlp_dim", 1, 1 << 20, &p->mlp_dim)) || (r = vit__meta_float(st, "ln_eps", &p->ln_eps)) ||
+            (r = vit__meta_act(st, &p->act)) || (r = vit__meta_int(st, "attn_quirk", 0, 1, &p->quirk)))
+            return r;
+        if (p->dim % p->heads)
+            return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", st->src, (int)p->dim, (int)p->heads);
+        return VIT_OK;
+    }
+    case VIT_KIND_PATCH: {
+        vit_patch_params *p = &m->patch;
+        if ((r = vit__meta_int(st, "image_size", 1, 8192, &p->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &p->patch_size)) ||
+            (r = vit__meta_int(st, "in_channels", 1, 64, &p->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &p->dim)) ||
+            (r = vit__meta_int(st, "class_token", 0, 1, &p->class_token)) || (r = vit__meta_int(st, "pos_embed", 0, 1, &p->pos_embed)))
+            return r;
+        if (p->image_size % p->patch_size)
+            return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", st->src, (int)p->image_size, (int)p->patch_size);
+        return VIT_OK;
+    }
+    }
+    return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", st->src);
+}
+
+/* Binds every tensor m->kind needs. Run twice: first into a counting arena
+   (checks everything, sizes the arena), then for real. */
+static vit_result vit__bind_all(vit__ld *L) {
+    vit_model *m = L->m;
+    const char *naming = m->naming;
+    vit_result r;
+    int32_t l;
+    char why[160];
+    m->n_params = 0;
+    switch (m->kind) {
+    case VIT_KIND_VIT: {
+        const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, naming);
+        const vit_config *c = &m->cfg;
+        int32_t feat = c->representation_size ? c->representation_size : c->dim;
+        char pre[128];
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown ViT naming '%s' (torchvision, seed001, seed004)", L->st.src, naming);
+        snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
+                 (int)c->image_size, (int)c->in_channels);
+        if ((r = vit__bind_patch(L, &m->patch_w, &nm->patch, &m->patch, why)) != VIT_OK) return r;
+        m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights));
+        if (!m->blocks) return VIT_ERR_OOM;
+        snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
+        for (l = 0; l < c->depth; l++) {
+            vit_block_weights tmp;
+            snprintf(pre, sizeof pre, nm->block_fmt, (int)l);
+            /* The block table is fake memory while counting: bind into a copy. */
+            if ((r = vit__bind_block(L, &tmp, pre, naming, &m->block, why)) != VIT_OK) return r;
+            if (!vit_arena_counting(&m->arena)) m->blocks[l] = tmp;
+        }
+        if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, "", nm->norm, c->dim, why)) != VIT_OK) return r;
+        if (c->representation_size) {
+            if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, naming);
+            snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
+            if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, "", nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
+        }
+        if (c->num_classes) {
+            snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
+            if ((r = vit__bind_linear(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, why)) != VIT_OK) return r;
+        }
+        return VIT_OK;
+    }
+    case VIT_KIND_SDPA:
+        return VIT_OK;
+    case VIT_KIND_MHA:
+        snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
+        return vit__bind_mha(L, &m->mha_w, "", naming, m->mha.dim, m->mha.heads, why);
+    case VIT_KIND_MLP:
+        snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)m->mlp.in_dim, (int)m->mlp.hidden_dim, (int)m->mlp.out_dim);
+        return vit__bind_mlp(L, &m->mlp_w, "", naming, m->mlp.in_dim, m->mlp.hidden_dim, m->mlp.out_dim, why);
+    case VIT_KIND_BLOCK: {
+        vit_block_weights tmp;
+        m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights));
+        if (!m->blocks) return VIT_ERR_OOM;
+        snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
+        if ((r = vit__bind_block(L, &tmp, "", naming, &m->block, why)) != VIT_OK) return r;
+        if (!vit_arena_counting(&m->arena)) m->blocks[0] = tmp;
+        return VIT_OK;
+    }
+    case VIT_KIND_PATCH: {
+        const vit__patch_names *nm = (const vit__patch_names *)VIT__FIND(vit__patch_tab, naming);
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown patch naming '%s'", L->st.src, naming);
+        if ((m->patch.class_token && !nm->cls) || (m->patch.pos_embed && !nm->pos))
+            return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no class token or position embedding", L->st.src, naming);
+        snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
+        return vit__bind_patch(L, &m->patch_w, nm, &m->patch, why);
+    }
+    }
+    return VIT_ERR_UNSUPPORTED;
+}
+
+static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src) {
+    vit__ld L;
+    vit_result r;
+    const char *s;
+    int i, k;
+    memset(&L, 0, sizeof L);
+    L.st.src = src;
+    L.m = m;
+    if ((r = vit__st_parse(&L.st, buf, size)) != VIT_OK) goto done;
+    s = vit__meta(&L.st, "format");
+    if (!s || strcmp(s, "vit.h")) {
+        r = vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata (__metadata__.format is not \"vit.h\"); hint: export with tools/export.py", src);
+        goto done;
+    }
+    s = vit__meta(&L.st, "kind");
+    for (k = 0; s && k < VIT__NKINDS; k++)
+        if (!strcmp(s, vit__kind_names[k])) break;
+    if (!s || k == VIT__NKINDS) {
+        r = vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", src, s ? s : "(none)");
+        goto done;
+    }
+    m->kind = (vit_kind)k;
+    s = vit__meta(&L.st, "naming");
+    snprintf(m->naming, sizeof m->naming, "%s", s ? s : "");
+    if ((r = vit__read_config(&L)) != VIT_OK) goto done;
+    vit_arena_init(&m->arena, NULL, 0);
+    if ((r = vit__bind_all(&L)) != VIT_OK) goto done;
+    for (i = 0; i < L.st.n; i++)
+        if (!L.st.e[i].used) {
+            r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'", src, L.st.e[i].name,
+                          vit_kind_name(m->kind), m->naming);
+            goto done;
+        }
+    if ((r = vit_arena_init_alloc(&m->arena, m->arena.peak ? m->arena.peak : 1)) != VIT_OK) goto done;
+    for (i = 0; i < L.st.n; i++) L.st.e[i].used = 0;
+    r = vit__bind_all(&L);
+done:
+    vit_arena_free(&L.st.tmp);
+    return r;
+}
+
+VITDEF vit_result vit_model_load_memory(vit_model *m, const void *data, size_t size) {
+    vit_result r;
+    if (!m || !data) return vit__fail(VIT_ERR_ARG, "vit_model_load_memory: NULL argument");
+    memset(m, 0, sizeof *m);
+    r = vit__load(m, (const unsigned char *)data, size, "<memory>");
+    if (r != VIT_OK) vit_model_free(m);
+    return r;
+}
+
+#ifndef VIT_NO_STDIO
+VITDEF vit_result vit_model_load_file(vit_model *m, const char *path) {
+    vit_result r;
+    const unsigned char *buf;
+    size_t size;
+    if (!m || !path) return vit__fail(VIT_ERR_ARG, "vit_model_load_file: NULL argument");
+    memset(m, 0, sizeof *m);
+#ifdef VIT__HAVE_MMAP
+    {
+        /* Mapped read-only: F32 weights are used in place, so loading costs
+           no copy and the pages are shared between processes. */
+        struct stat sb;
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
+        if (fstat(fd, &sb) != 0 || sb.st_size <= 0) {
+            close(fd);
+            return vit__fail(VIT_ERR_IO, "%s: empty or unreadable file", path);
+        }
+        size = (size_t)sb.st_size;
+        m->map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (m->map == MAP_FAILED) {
+            m->map = NULL;
+            return vit__fail(VIT_ERR_IO, "%s: mmap of %zu bytes failed", path, size);
+        }
+        m->map_size = size;
+        buf = (const unsigned char *)m->map;
+    }
+#else
+    {
+        FILE *f = fopen(path, "rb");
+        long len;
+        if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
+        if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) {
+            fclose(f);
+            return vit__fail(VIT_ERR_IO, "%s: empty or unreadable file", path);
+        }
+        size = (size_t)len;
+        if ((r = vit_arena_init_alloc(&m->file_buf, size)) != VIT_OK) { fclose(f); return r; }
+        if (fread(m->file_buf.base, 1, size, f) != size) {
+            fclose(f);
+            vit_model_free(m);
+            return vit__fail(VIT_ERR_IO, "%s: short read", path);
+        }
+        fclose(f);
+        buf = m->file_buf.base;
+    }
+#endif
+    r = vit__load(m, buf, size, path);
+    if (r != VIT_OK) vit_model_free(m);
+    return r;
+}
+#endif
+
+VITDEF void vit_model_free(vit_model *m) {
+    if (!m) return;
+    vit_arena_free(&m->arena);
+    vit_arena_free(&m->file_buf);
+#ifdef VIT__HAVE_MMAP
+    if (m->map) munmap(m->map, m->map_size);
+#endif
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- model: forward ---- */
+
+static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    const vit_config *c = &m->cfg;
+    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + 1, l, bi, i;
+    int features = (o && o->features) || c->num_classes == 0;
+    vit_tensor y, tok, nxt, pooled, pre, swap;
+    vit_tensor *att = o ? o->attn : NULL;
+    vit_result r;
+    size_t mark;
+    char s[64];
+    if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
+        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
+                         (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+    B = x->shape[0];
+    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), "vit")) != VIT_OK ||
+        (r = vit__fits((double)B * c->heads * T * T, "vit attention")) != VIT_OK)
+        return r;
+    /* Outputs and kept maps first, so that rewinding frees only scratch. */
+    if ((r = vit__tensor4(a, &y, 2, B, features ? C : c->num_classes, 1, 1)) != VIT_OK) return r;
+    if (att)
+        for (l = 0; l < c->depth; l++)
+            if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    /* patch embedding: (B, Cin, H, W) -> (B, T, C), class token first */
+    if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tok)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
+    /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
+    for (l = 0; l < c->depth; l++) {
+        if ((r = vit__block_run(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
+        swap = tok; tok = nxt; nxt = swap;
+    }
+    /* pool: the class token (torchvision, seed 001) or the mean of all
+       tokens, class token included (seed 004); then the final LayerNorm.
+       LayerNorm is per token, so pooling first equals torchvision's order. */
+    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        for (bi = 0; bi < B; bi++) {
+            float *pb = pooled.data + (size_t)bi * C;
+            const float *tb = tok.data + (size_t)bi * T * C;
+            if (c->pool == VIT_POOL_CLS) memcpy(pb, tb, (size_t)C * sizeof(float));
+            else {
+                memset(pb, 0, (size_t)C * sizeof(float));
+                for (l = 0; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
+                for (i = 0; i < C; i++) pb[i] /= (float)T;
+            }
+        }
+        vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+    }
+    /* head: optional pre_logits (Linear + tanh), then the classifier */
+    if (!features && c->representation_size) {
+        if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a)) {
+            vit_k_matmul(pre.data, pooled.data, m->pre_w.data, m->pre_b.data, B, C, c->representation_size);
+            vit_k_tanh(pre.data, pre.data, B * c->representation_size);
+        }
+        pooled = pre;
+    }
+    if (!vit_arena_counting(a)) {
+        if (features) memcpy(y.data, pooled.data, (size_t)B * C * sizeof(float));
+        else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
+    }
+    vit_arena_rewind(a, mark);
+    *out = y;
+    return VIT_OK;
+}
+
+static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
+    vit_mha_params mp;
+    vit_block_params bp;
+    vit_sdpa_params sp;
+    vit_tensor *att = opts ? opts->attn : NULL;
+    switch (m->kind) {
+    case VIT_KIND_VIT: return vit__vit_forward(m, act, x, opts, out);
+    case VIT_KIND_SDPA: sp = m->sdpa; sp.attn = att; return vit_sdpa_forward(act, &sp, x, out);
+    case VIT_KIND_MHA: mp = m->mha; mp.attn = att; return vit_mha_forward(act, &mp, &m->mha_w, x, out);
+    case VIT_KIND_MLP: return vit_mlp_forward(act, &m->mlp, &m->mlp_w, x, out);
+    case VIT_KIND_BLOCK: bp = m->block; bp.attn = att; return vit_block_forward(act, &bp, &m->blocks[0], x, out);
+    case VIT_KIND_PATCH: return vit_patch_forward(act, &m->patch, &m->patch_w, x, out);
+    }
+    return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
+}
+
+VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
+    size_t i, n, mark;
+    vit_result r;
+    vit_tensor y;
+    if (!m || !act || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "vit_model_forward: NULL argument");
+    if (x->ndim < 1 || x->ndim > VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input has %d dimensions", (int)x->ndim);
+    for (i = 0; i < (size_t)x->ndim; i++)
+        if (x->shape[i] < 1) return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input dimension %d is %d", (int)i, (int)x->shape[i]);
+    n = vit_tensor_numel(x);
+    for (i = 0; i < n; i++)
+        if (!isfinite(x->data[i]))
+            return vit__fail(VIT_ERR_NONFINITE, "vit_model_forward: input element %zu is %s", i, isnan(x->data[i]) ? "NaN" : "infinite");
+    /* On failure the arena is rewound and *out is untouched. */
+    mark = vit_arena_mark(act);
+    r = vit__dispatch(m, act, x, opts, &y);
+    if (r != VIT_OK) {
+        vit_arena_rewind(act, mark);
+        return r;
+    }
+    *out = y;
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes) {
+    vit_arena counter;
+    vit_tensor probe, y, maps[1024]; /* depth <= 1024, checked at load */
+    vit_forward_opts o;
+    vit_result r;
+    if (!m || !x || !act_bytes) return vit__fail(VIT_ERR_ARG, "vit_model_memory: NULL argument");
+    vit_arena_init(&counter, NULL, 0);
+    probe = *x;
+    probe.data = (float *)(uintptr_t)VIT_ALIGN; /* never read while counting */
+    memset(&o, 0, sizeof o);
+    if (opts) o = *opts;
+    if (o.attn) o.attn = maps;
+    if ((r = vit__dispatch(m, &counter, &probe, &o, &y)) != VIT_OK) return r;
+    /* + VIT_ALIGN: a caller's buffer may need that much to align its start. */
+    *act_bytes = counter.peak + VIT_ALIGN;
+    return VIT_OK;
+}
+/* ---- I/O: npy ---- */
+/* NumPy's .npy: magic, version, a little Python-dict header, raw data.
+   Reads '<f4' (and '<f8', narrowed to float32), C order only. */
+
+/* Finds 'key': in the header and returns a pointer past the colon. */
+static const char *vit__npy_key(const char *h, size_t n, const char *key) {
+    size_t k = strlen(key), i;
+    for (i = 0; i + k + 2 < n; i++)
+        if ((h[i] == '\'' || h[i] == '"') && !memcmp(h + i + 1, key, k) && h[i + 1 + k] == h[i]) {
+            i += k + 2;
+            while (i < n && (h[i] == ' ' || h[i] == ':')) i++;
+            return h + i;
+        }
+    return NULL;
+}
+
+VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t size, vit_tensor *t) {
+    const unsigned char *b = (const unsigned char *)data;
+    const char *h, *p, *end;
+    size_t hlen, off, numel = 1, esize;
+    int32_t shape[VIT_MAX_DIMS], ndim = 0, i;
+    vit_tensor out;
+    vit_result r;
+    if (!a || !data || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
+    if (size < 10 || memcmp(b, "\x93NUMPY", 6)) return vit__fail(VIT_ERR_FORMAT, "npy: not a .npy file (bad magic)");
+    if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10; }
+    else if ((b[6] == 2 || b[6] == 3) && size >= 12) { hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24; off = 12; }
+    else return vit__fail(VIT_ERR_FORMAT, "npy: unsupported version %d.%d", b[6], b[7]);
+    if (hlen > size - off) return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
+    h = (const char *)b + off;
+    end = h + hlen;
+    p = vit__npy_key(h, hlen, "descr");
+    if (!p || end - p < 5) return vit__fail(VIT_ERR_FORMAT, "npy: no 'descr' in the header");
+    if (!memcmp(p + 1, "<f4", 3)) esize = 4;
+    else if (!memcmp(p + 1, "<f8", 3)) esize = 8;
+    else return vit__fail(VIT_ERR_DTYPE, "npy: dtype %.5s is not float32 ('<f4') or float64 ('<f8')", p);
+    p = vit__npy_key(h, hlen, "fortran_order");
+    if (!p || end - p < 5 || memcmp(p, "False", 5)) return vit__fail(VIT_ERR_FORMAT, "npy: only C-order arrays are supported");
+    p = vit__npy_key(h, hlen, "shape");
+    if (!p || p >= end || *p != '(') return vit__fail(VIT_ERR_FORMAT, "npy: no 'shape' in the header");
+    for (p++; p < end && *p != ')';) {
+        long v = 0;
+        int digits = 0;
+        while (p < end && (*p == ' ' || *p == ',')) p++;
+        if (p < end && *p == ')') break;
+        while (p < end && *p >= '0' && *p <= '9' && digits < 10) { v = v * 10 + (*p++ - '0'); digits++; }
+        if (!digits || v < 1 || v > INT32_MAX) return vit__fail(VIT_ERR_SHAPE, "npy: bad or zero dimension in the shape");
+        if (ndim >= VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "npy: more than %d dimensions", VIT_MAX_DIMS);
+        shape[ndim++] = (int32_t)v;
+        if (!vit__mul_ok(numel, (size_t)v, &numel)) return vit__fail(VIT_ERR_OVERFLOW, "npy: element count overflows");
+    }
+    if (p >= end) return vit__fail(VIT_ERR_FORMAT, "npy: unterminated shape");
+    if (ndim == 0) shape[ndim++] = 1; /* a scalar */
+    if (numel > (size - off - hlen) / esize)
+        return vit__fail(VIT_ERR_FORMAT, "npy: shape needs %zu values, the file holds %zu (truncated?)", numel, (size - off - hlen) / esize);
+    if ((r = vit_tensor_init(a, &out, ndim, shape)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        const unsigned char *src = b + off + hlen;
+        if (esize == 4) memcpy(out.data, src, numel * 4);
+        else
+            for (i = 0; (size_t)i < numel; i++) {
+                double d;
+                memcpy(&d, src + (size_t)i * 8, 8);
+                out.data[i] = (float)d;
+            }
+    }
+    *t = out;
+    return VIT_OK;
+}
+
+#ifndef VIT_NO_STDIO
+VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
+    FILE *f;
+    long len;
+    vit_arena tmp;
+    vit_result r;
+    if (!a || !path || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
+    f = fopen(path, "rb");
+    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return vit__fail(VIT_ERR_IO, "%s: cannot read", path);
+    }
+    if ((r = vit_arena_init_alloc(&tmp, (size_t)len + 1)) != VIT_OK) { fclose(f); return r; }
+    if (fread(tmp.base, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        vit_arena_free(&tmp);
+        return vit__fail(VIT_ERR_IO, "%s: short read", path);
+    }
+    fclose(f);
+    r = vit_npy_load_memory(a, tmp.base, (size_t)len, t);
+    vit_arena_free(&tmp);
+    if (r != VIT_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", vit__err);
+        vit__fail(r, "%s: %s", path, msg);
+    }
+    return r;
+}
+
+VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
+    char h[256];
+    size_t n, hl, numel;
+    int32_t i;
+    FILE *f;
+    if (!path || !t || !t->data) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
+    n = (size_t)snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    for (i = 0; i < t->ndim; i++) n += (size_t)snprintf(h + n, sizeof h - n, "%d,%s", (int)t->shape[i], i + 1 < t->ndim ? " " : "");
+    n += (size_t)snprintf(h + n, sizeof h - n, "), }");
+    /* Pad with spaces so that data starts on a 64-byte boundary. */
+    hl = (10 + n + 1 + 63) / 64 * 64 - 10;
+    while (n < hl - 1) h[n++] = ' ';
+    h[n++] = '\n';
+    f = fopen(path, "wb");
+    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create", path);
+    numel = vit_tensor_numel(t);
+    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+    fputc((int)(hl & 255), f);
+    fputc((int)(hl >> 8), f);
+    fwrite(h, 1, hl, f);
+    if (fwrite(t->data, sizeof(float), numel, f) != numel || fclose(f) != 0) return vit__fail(VIT_ERR_IO, "%s: write failed", path);
+    return VIT_OK;
+}
+#endif
+
+#endif /* VIT_IMPLEMENTATION_INCLUDED */
+#endif /* VIT_IMPLEMENTATION */
+
+/*
+   REVISION HISTORY
+     0.1.0 (2026-11-22)  first release: arenas, SIMDe kernels with scalar
+                         twins, SDPA/MHA/MLP/encoder block/patch embedding,
+                         torchvision, seed-001 and seed-004 ViTs, safetensors
+                         and npy I/O.
+
+   ------------------------------------------------------------------------------
+   This software is available under 2 licenses -- choose whichever you prefer.
+   ------------------------------------------------------------------------------
+   ALTERNATIVE A - MIT License
+   Copyright (c) 2026 the vit.h authors
+   Permission is hereby granted, free of charge, to any person obtaining a copy of
+   this software and associated documentation files (the "Software"), to deal in
+   the Software without restriction, including without limitation the rights to
+   use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+   of the Software, and to permit persons to whom the Software is furnished to do
+   so, subject to the following conditions:
+   The above copyright notice and this permission notice shall be included in all
+   copies or substantial portions of the Software.
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+   LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+   OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+   SOFTWARE.
+   ------------------------------------------------------------------------------
+   ALTERNATIVE B - Public Domain (www.unlicense.org)
+   This is free and unencumbered software released into the public domain.
+   Anyone is free to copy, modify, publish, use, compile, sell, or distribute this
+   software, either in source code form or as a compiled binary, for any purpose,
+   commercial or non-commercial, and by any means.
+   In jurisdictions that recognize copyright laws, the author or authors of this
+   software dedicate any and all copyright interest in the software to the public
+   domain. We make this dedication for the benefit of the public at large and to
+   the detriment of our heirs and successors. We intend this dedication to be an
+   overt act of relinquishment in perpetuity of all present and future rights to
+   this software under copyright law.
+   THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+   IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+   FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+   AUTHORS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER IN AN
+   ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION
+   WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+   ------------------------------------------------------------------------------
+*/
