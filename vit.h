@@ -1522,6 +1522,7 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
         do {
             const char *k, *d;
             uint64_t v;
+            size_t mark = vit_arena_mark(&st->tmp); /* keys and dtype are not kept */
             if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
             if (!strcmp(k, "dtype")) {
                 if (!vit__json_str(j, &d) || (e->dtype = vit__dtype(d, &e->esize)) < 0)
@@ -1545,6 +1546,7 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
                     return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad data_offsets", st->src, name);
                 have_off = 1;
             } else if (!vit__json_skip(j, 0)) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+            vit_arena_rewind(&st->tmp, mark);
         } while (vit__json_eat(j, ','));
         if (!vit__json_eat(j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
     }
@@ -1575,7 +1577,9 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     st->data_size = size - 8 - hlen;
     st->cap = (int)(hlen / 24) + 1;
     st->capmeta = (int)(hlen / 6) + 1;
-    cap_bytes = (size_t)hlen * 2 + 4096 + (size_t)st->cap * sizeof(vit__entry) + (size_t)st->capmeta * 2 * sizeof(char *) + 4 * VIT_ALIGN;
+    /* A kept string takes at most its length + VIT_ALIGN; a string needs at
+       least 2.5 header bytes ("":"" pairs), so 32 bytes a header byte suffice. *
+    cap_bytes = (size_t)hlen * 32 + 4096 + (size_t)st->cap * sizeof(vit__entry) + (size_t)st->capmeta * 2 * sizeof(char *) + 4 * VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&st->tmp, cap_bytes)) != VIT_OK) return r;
     st->e = (vit__entry *)vit_arena_alloc(&st->tmp, (size_t)st->cap * sizeof(vit__entry));
     st->mk = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
