@@ -1578,7 +1578,7 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     st->cap = (int)(hlen / 24) + 1;
     st->capmeta = (int)(hlen / 6) + 1;
     /* A kept string takes at most its length + VIT_ALIGN; a string needs at
-       least 2.5 header bytes ("":"" pairs), so 32 bytes a header byte suffice. *
+       least 2.5 header bytes ("":"" pairs), so 32 bytes a header byte suffice. */
     cap_bytes = (size_t)hlen * 32 + 4096 + (size_t)st->cap * sizeof(vit__entry) + (size_t)st->capmeta * 2 * sizeof(char *) + 4 * VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&st->tmp, cap_bytes)) != VIT_OK) return r;
     st->e = (vit__entry *)vit_arena_alloc(&st->tmp, (size_t)st->cap * sizeof(vit__entry));
