@@ -12,10 +12,13 @@ SPEC names a module to build:
 --seed re-draws every parameter (see randomize); without it the module keeps its own init.
 
 The file is plain safetensors (STYLE.md section 7), written here so the tools
-need only torch and numpy. The JSON header is padded with spaces so the data
-section starts 64-byte aligned, and each tensor starts at a 64-byte aligned
-offset (zeros between tensors): vit.h can use the tensors in place.
-Tensor names are the module's own state_dict() names.
+need only torch and numpy. Tensors are packed back to back in state_dict()
+order with no gaps, as Hugging Face's safetensors loader requires (it rejects
+holes between data_offsets). The JSON header is padded with trailing spaces
+so the data section starts at a multiple of 64 bytes from the file start;
+every tensor then starts at a multiple of its element size (4 for F32), and
+vit.h can use F32 tensors in place. Tensor names are the module's own
+state_dict() names.
 
 This file is also the tools' library: the importers (make_fixtures.py,
 roundtrip.py, check_fixtures.py) get spec building, random weights and "what
@@ -66,27 +69,36 @@ def _tensor_bytes(t, dtype):
 
 
 def write_safetensors(path, tensors, metadata, dtype="F32"):
-    """Write {name: tensor} with string metadata; every tensor starts 64-byte aligned in the file."""
+    """Write {name: tensor} with string metadata: tensors packed in order, the data section 64-byte aligned."""
     if dtype not in DTYPES:
         raise ExportError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     header = {"__metadata__": metadata}
     blobs, end = [], 0
     for name, t in tensors.items():
         data = _tensor_bytes(t, dtype)
-        begin = _align(end)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [begin, begin + len(data)]}
-        blobs.append((begin, data))
-        end = begin + len(data)
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [end, end + len(data)]}
+        blobs.append(data)
+        end += len(data)
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (_align(8 + len(text)) - 8 - len(text))
+    check_layout(header, end)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
-        pos = 0
-        for begin, data in blobs:
-            f.write(b"\0" * (begin - pos))
+        for data in blobs:
             f.write(data)
-            pos = begin + len(data)
+
+
+def check_layout(header, data_size):
+    """Raise ExportError unless the tensors tile [0, data_size) in offset order, as Hugging Face's loader demands."""
+    spans = sorted(tuple(v["data_offsets"]) + (k,) for k, v in header.items() if k != "__metadata__")
+    pos = 0
+    for begin, end, name in spans:
+        if begin != pos or end < begin:
+            raise ExportError(f"tensor {name!r}: data_offsets [{begin}, {end}], expected to begin at {pos}")
+        pos = end
+    if pos != data_size:
+        raise ExportError(f"tensors end at {pos}, the data section has {data_size} bytes")
 
 
 def load_safetensors(path):
