@@ -5,8 +5,11 @@
 Regenerates the small fixtures into a temporary directory and compares:
 MANIFEST and .safetensors byte for byte, .npy arrays elementwise within
 1e-6 * max(1, |ref|) (another torch build may round differently, but not by
-more than that). Exits 1 with a report on any drift: a changed reference
-module, exporter or case list must come with regenerated fixtures.
+more than that). Then reloads each committed case with export.load_module
+(metadata -> module, as bench/bench_torch.py does) and checks that it
+reproduces NAME.out.npy within the same bound. Exits 1 with a report on any
+drift: a changed reference module, exporter or case list must come with
+regenerated fixtures.
 """
 
 import argparse
@@ -15,8 +18,10 @@ import sys
 import tempfile
 
 import numpy as np
+import torch
 
 import make_fixtures
+from export import ExportError, load_module, reference_forward
 
 
 def compare(fresh, committed):
@@ -35,10 +40,39 @@ def compare(fresh, committed):
         if a.shape != b.shape or a.dtype != b.dtype:
             problems.append(f"{name}: {a.dtype}{list(a.shape)} now, {b.dtype}{list(b.shape)} committed")
             continue
-        excess = np.abs(a - b) - 1e-6 * np.maximum(1, np.abs(b))
-        if (excess > 0).any():
-            i = np.unravel_index(np.argmax(excess), a.shape)
-            problems.append(f"{name}: max |diff| {np.abs(a - b).max():.3g}; at {list(i)} now {a[i]!r}, committed {b[i]!r}")
+        problem = _excess(name, a, b)
+        problems += [problem] if problem else []
+    return problems
+
+
+def _excess(name, a, b):
+    """A problem line when a differs from b by more than 1e-6 * max(1, |b|), else None."""
+    excess = np.abs(a - b) - 1e-6 * np.maximum(1, np.abs(b))
+    if (excess > 0).any():
+        i = np.unravel_index(np.argmax(excess), a.shape)
+        return f"{name}: max |diff| {np.abs(a - b).max():.3g}; at {list(i)} now {a[i]!r}, committed {b[i]!r}"
+    return None
+
+
+def reload(committed):
+    """Problems found when each case's weights file is rebuilt into a module and run on NAME.in.npy."""
+    problems = []
+    with open(os.path.join(committed, "MANIFEST")) as f:
+        lines = [line.split() for line in f if line.strip()]
+    for name, *flags in lines:
+        weights = next((x[len("weights="):] for x in flags if x.startswith("weights=")), f"{name}.safetensors")
+        try:
+            module, _ = load_module(os.path.join(committed, weights))
+        except ExportError as e:
+            problems.append(f"{weights}: cannot rebuild: {e}")
+            continue
+        x = torch.from_numpy(np.load(os.path.join(committed, f"{name}.in.npy")))
+        with torch.no_grad():
+            got = reference_forward(module, x).numpy()
+        want = np.load(os.path.join(committed, f"{name}.out.npy"))
+        problem = f"{name}: reloaded output {list(got.shape)}, committed {list(want.shape)}" \
+            if got.shape != want.shape else _excess(f"{name} (reloaded from {weights})", got, want)
+        problems += [problem] if problem else []
     return problems
 
 
@@ -50,11 +84,12 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as fresh:
         make_fixtures.generate(fresh)
         problems = compare(fresh, args.fixtures)
+    problems += reload(args.fixtures)
     if problems:
         print(f"{args.fixtures} has drifted from tools/make_fixtures.py:", *problems, sep="\n  ")
         print("If the change is intended, regenerate: build/venv/bin/python tools/make_fixtures.py")
         return 1
-    print(f"{args.fixtures}: all {len(make_fixtures.CASES)} cases current")
+    print(f"{args.fixtures}: all {len(make_fixtures.CASES)} cases current, and each reloads into PyTorch")
     return 0
 
 

@@ -27,6 +27,7 @@ does PyTorch compute for this module" from here, so all of them agree.
 
 import argparse
 import ast
+import functools
 import inspect
 import json
 import math
@@ -109,6 +110,10 @@ def load_safetensors(path):
     header = json.loads(blob[8:8 + n])
     metadata = header.pop("__metadata__", {})
     start = 8 + n
+    try:
+        check_layout(header, len(blob) - start)
+    except ExportError as e:
+        raise ExportError(f"{path}: {e} (hint: re-export with tools/export.py)") from None
     tensors = {}
     for name, info in header.items():
         begin, end = info["data_offsets"]
@@ -361,6 +366,99 @@ def features(model, x):
         return model(x)
     finally:
         setattr(parent, attr, head)
+
+
+# ---- modules from files: the inverse of export_module ----
+
+def _tv_vit(m):
+    if m["in_channels"] != 3:
+        raise ExportError(f"torchvision's VisionTransformer takes 3 input channels, not {m['in_channels']}")
+    return tv.VisionTransformer(m["image_size"], m["patch_size"], m["num_layers"], m["num_heads"], m["hidden_dim"],
+                                m["mlp_dim"], num_classes=m["num_classes"] or 1,
+                                representation_size=m["representation_size"] or None,
+                                norm_layer=functools.partial(nn.LayerNorm, eps=m["ln_eps"]))
+
+
+def _aft_rebuild(m):
+    cls = {"full": R.seed003.AFTFull, "simple": R.seed003.AFTSimple, "local": R.seed003.AFTLocal}[m["variant"]]
+    extra = {"s": m["s"]} if m["variant"] == "local" else {}
+    return cls(m["max_seqlen"], m["dim"], m["hidden_dim"], **extra)
+
+
+# class -> constructor from parsed metadata; every class of DESCRIBE has one.
+REBUILD = {
+    tv.VisionTransformer: _tv_vit,
+    R.seed001.VisionTransformer: lambda m: R.seed001.VisionTransformer(
+        m["image_size"], m["patch_size"], m["num_layers"], m["num_heads"], m["hidden_dim"], m["mlp_dim"],
+        m["num_classes"] or 1, m["in_channels"]),
+    R.seed004.ViT: lambda m: R.seed004.ViT(
+        m["in_channels"], m["patch_size"], m["hidden_dim"], m["image_size"], m["num_layers"], m["num_classes"] or 1,
+        num_heads=m["num_heads"], forward_expansion=m["mlp_dim"] // m["hidden_dim"]),
+    R.seed000.SDPA: lambda m: R.seed000.SDPA(),
+    R.seed000.MultiHeadedAttention: lambda m: R.seed000.MultiHeadedAttention(m["num_heads"], m["embed_dim"]),
+    nn.MultiheadAttention: lambda m: nn.MultiheadAttention(m["embed_dim"], m["num_heads"], batch_first=True),
+    R.seed004.MultiHeadAttention: lambda m: R.seed004.MultiHeadAttention(m["embed_dim"], m["num_heads"]),
+    R.seed000.MLP: lambda m: R.seed000.MLP(m["in_dim"], m["hidden_dim"]),
+    R.seed001.MLP: lambda m: R.seed001.MLP(m["in_dim"], m["hidden_dim"]),
+    tv.MLPBlock: lambda m: tv.MLPBlock(m["in_dim"], m["hidden_dim"], 0.0),
+    R.seed004.FeedForwardBlock: lambda m: R.seed004.FeedForwardBlock(m["in_dim"], m["hidden_dim"] // m["in_dim"]),
+    R.seed002.MLP: lambda m: R.seed002.MLP(),
+    tv.EncoderBlock: lambda m: tv.EncoderBlock(m["num_heads"], m["hidden_dim"], m["mlp_dim"], 0.0, 0.0,
+                                               functools.partial(nn.LayerNorm, eps=m["ln_eps"])),
+    R.seed001.EncoderBlock: lambda m: R.seed001.EncoderBlock(m["num_heads"], m["hidden_dim"], m["mlp_dim"]),
+    R.seed004.TransformerEncoderBlock: lambda m: R.seed004.TransformerEncoderBlock(
+        m["hidden_dim"], forward_expansion=m["mlp_dim"] // m["hidden_dim"], num_heads=m["num_heads"]),
+    R.seed000.PatchifyLayer: lambda m: R.seed000.PatchifyLayer(
+        m["image_size"], m["patch_size"], m["hidden_dim"], m["in_channels"]),
+    R.seed001.PatchifyLayer: lambda m: R.seed001.PatchifyLayer(
+        m["image_size"], m["patch_size"], m["hidden_dim"], m["in_channels"]),
+    R.seed004.PatchEmbedding: lambda m: R.seed004.PatchEmbedding(
+        m["in_channels"], m["patch_size"], m["hidden_dim"], m["image_size"]),
+    R.seed002.ScaledDotSelfAttention: lambda m: R.seed002.ScaledDotSelfAttention(m["n_embd"]),
+    R.seed002.Model: lambda m: R.seed002.Model(m["n_embd"], m["seq_len"]),
+    R.seed000.SqueezeExcitation: lambda m: R.seed000.SqueezeExcitation(m["in_channels"], m["squeeze_channels"]),
+    R.seed003.EMSA: lambda m: R.seed003.EMSA(m["d_model"], m["d_k"], m["d_v"], m["h"], H=m["H"], W=m["W"],
+                                             ratio=m["ratio"], apply_transform=bool(m["apply_transform"])),
+    R.seed003.ShuffleAttention: lambda m: R.seed003.ShuffleAttention(m["channel"], G=m["G"]),
+    R.seed003.SpatialGroupEnhance: lambda m: R.seed003.SpatialGroupEnhance(m["groups"]),
+    R.seed003.AFTFull: _aft_rebuild,
+    R.seed003.AFTSimple: _aft_rebuild,
+    R.seed003.AFTLocal: _aft_rebuild,
+    R.seed003.OutlookAttention: lambda m: R.seed003.OutlookAttention(
+        m["dim"], m["num_heads"], m["kernel_size"], m["padding"], m["stride"], bool(m["qkv_bias"]), m["scale"]),
+}
+
+
+def rebuild(meta):
+    """The module (eval mode, init weights) that export_module would describe with these metadata.
+
+    Raises ExportError when the class is unknown or the rebuilt module would
+    not be described by the same metadata (what vit.h reads must be what ran).
+    """
+    classes = {f"{c.__module__}.{c.__qualname__}": c for c in REBUILD}
+    cls = classes.get(meta.get("class"))
+    if cls is None:
+        raise ExportError(f"metadata class {meta.get('class')!r}: no module to rebuild; known: {', '.join(classes)}")
+    module = REBUILD[cls]({k: _value(v) for k, v in meta.items()})
+    if int(meta.get("num_classes", 1)) == 0:
+        drop_head(module)
+    _, _, mine = describe(module)
+    wrong = [f"{k}={meta.get(k)!r} (rebuilt: {v!r})" for k, v in mine.items() if meta.get(k) != v]
+    if wrong:
+        raise ExportError(f"rebuilt {cls.__qualname__} differs from the metadata: {', '.join(wrong)}")
+    return module.eval()
+
+
+def load_module(path):
+    """(module, metadata) from a file export_module wrote: rebuild(metadata) with the file's weights loaded."""
+    tensors, meta = load_safetensors(path)
+    module = rebuild(meta)
+    want = {k for k, v in module.state_dict().items() if v.is_floating_point()}
+    if want != set(tensors):
+        raise ExportError(f"{path}: missing tensors {sorted(want - set(tensors))}, "
+                          f"unexpected tensors {sorted(set(tensors) - want)}")
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()}, strict=False)
+    return module, meta
 
 
 # ---- specs ----
