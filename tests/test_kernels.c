@@ -1,0 +1,185 @@
+/* Every fast kernel against its scalar _ref twin on awkward sizes (1, 7, 8,
+   9, 65, 197, 768: below, at, and off the vector width), plus arena and
+   tensor basics and bit-identical results for any OpenMP thread count. */
+#define VIT_IMPLEMENTATION
+#include "../vit.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+static const int sizes[] = {1, 7, 8, 9, 65, 197, 768};
+#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+static void expect(int ok, const char *what) {
+    if (ok) passed++;
+    else { failed++; printf("FAIL %s\n", what); }
+}
+
+/* Deterministic N(0, s^2)-ish values: a sum of uniforms from an LCG. */
+static uint32_t rng = 12345u;
+static float frand(void) {
+    float s = 0.0f;
+    int i;
+    for (i = 0; i < 4; i++) { rng = rng * 1664525u + 1013904223u; s += (float)(rng >> 8) / 16777216.0f - 0.5f; }
+    return s * 1.7f;
+}
+static float *randv(size_t n, float scale) {
+    float *p = (float *)malloc((n ? n : 1) * sizeof(float));
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = frand() * scale;
+    return p;
+}
+
+static void test_matmul(void) {
+    int a, b, c;
+    char label[96];
+    for (a = 0; a < NSIZES; a++)
+        for (b = 0; b < NSIZES; b++)
+            for (c = 0; c < NSIZES; c += 2) {
+                int M = sizes[a], K = sizes[b], N = sizes[c];
+                float *x, *w, *bias, *y1, *y2;
+                if ((size_t)M * K * N > 30000000u) continue;
+                x = randv((size_t)M * K, 1.0f); w = randv((size_t)N * K, 1.0f); bias = randv((size_t)N, 1.0f);
+                y1 = randv((size_t)M * N, 0.0f); y2 = randv((size_t)M * N, 0.0f);
+                vit_k_matmul(y1, x, w, (a + b) % 2 ? bias : NULL, M, K, N);
+                vit_k_matmul_ref(y2, x, w, (a + b) % 2 ? bias : NULL, M, K, N);
+                snprintf(label, sizeof label, "matmul M=%d K=%d N=%d", M, K, N);
+                expect(check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5), label);
+                free(x); free(w); free(bias); free(y1); free(y2);
+            }
+}
+
+static void test_rowwise(void) {
+    int a, r;
+    char label[96];
+    for (a = 0; a < NSIZES; a++)
+        for (r = 1; r <= 3; r += 2) {
+            int n = sizes[a];
+            size_t len = (size_t)r * n;
+            float *x = randv(len, 4.0f), *w = randv((size_t)n, 1.0f), *b = randv((size_t)n, 1.0f);
+            float *y1 = randv(len, 0.0f), *y2 = randv(len, 0.0f);
+            x[0] = 80.0f; /* a large logit: softmax must subtract the max */
+            vit_k_softmax(y1, x, r, n);
+            vit_k_softmax_ref(y2, x, r, n);
+            snprintf(label, sizeof label, "softmax rows=%d n=%d", r, n);
+            expect(check_close(label, y1, y2, len, 1e-7, 1e-6), label);
+            memcpy(y1, x, len * sizeof(float));
+            vit_k_softmax(y1, y1, r, n); /* in place */
+            expect(check_close("softmax in place", y1, y2, len, 1e-7, 1e-6), "softmax in place");
+            x[0] = 3.0f;
+            vit_k_layernorm(y1, x, w, b, r, n, 1e-6f);
+            vit_k_layernorm_ref(y2, x, w, b, r, n, 1e-6f);
+            snprintf(label, sizeof label, "layernorm rows=%d C=%d", r, n);
+            expect(check_close(label, y1, y2, len, 1e-5, 1e-5), label);
+            free(x); free(w); free(b); free(y1); free(y2);
+        }
+}
+
+typedef void (*unary_fn)(float *, const float *, int);
+
+static void test_unary(const char *name, unary_fn fast, unary_fn ref, float scale, double atol, double rtol) {
+    int a;
+    char label[96];
+    for (a = 0; a < NSIZES; a++) {
+        int n = sizes[a] * 3;
+        float *x = randv((size_t)n, scale), *y1 = randv((size_t)n, 0.0f), *y2 = randv((size_t)n, 0.0f);
+        if (n > 2) { x[1] = -30.0f; x[2] = 30.0f; } /* saturated tails */
+        fast(y1, x, n);
+        ref(y2, x, n);
+        snprintf(label, sizeof label, "%s n=%d", name, n);
+        expect(check_close(label, y1, y2, (size_t)n, atol, rtol), label);
+        free(x); free(y1); free(y2);
+    }
+}
+
+static void add_fast(float *y, const float *x, int n) { vit_k_add(y, x, x + 0, n); }
+static void add_ref(float *y, const float *x, int n) { vit_k_add_ref(y, x, x + 0, n); }
+
+static void test_patch_conv(void) {
+    static const int cfg[][5] = {{1, 3, 8, 8, 4}, {2, 3, 20, 20, 5}, {1, 1, 28, 28, 7}, {3, 2, 18, 12, 6}, {1, 3, 32, 32, 16}};
+    int i;
+    char label[96];
+    for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++) {
+        int B = cfg[i][0], Cin = cfg[i][1], H = cfg[i][2], W = cfg[i][3], P = cfg[i][4], D = 9 + 8 * i;
+        int N = (H / P) * (W / P);
+        float *x = randv((size_t)B * Cin * H * W, 1.0f), *w = randv((size_t)D * Cin * P * P, 0.3f), *b = randv((size_t)D, 1.0f);
+        float *cols = randv((size_t)B * N * Cin * P * P, 0.0f), *y1 = randv((size_t)B * N * D, 0.0f), *y2 = randv((size_t)B * N * D, 0.0f);
+        vit_k_patch_conv(y1, cols, x, w, b, B, Cin, H, W, P, D);
+        vit_k_patch_conv_ref(y2, x, w, b, B, Cin, H, W, P, D);
+        snprintf(label, sizeof label, "patch_conv B=%d Cin=%d %dx%d P=%d D=%d", B, Cin, H, W, P, D);
+        expect(check_close(label, y1, y2, (size_t)B * N * D, 1e-5, 1e-5), label);
+        free(x); free(w); free(b); free(cols); free(y1); free(y2);
+    }
+}
+
+static void test_attention(void) {
+    static const int cfg[][4] = {{1, 1, 1, 7}, {2, 7, 3, 8}, {1, 9, 2, 9}, {1, 65, 4, 16}, {2, 197, 3, 64}};
+    int i, post;
+    char label[96];
+    for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++)
+        for (post = 0; post < 2; post++) {
+            int B = cfg[i][0], N = cfg[i][1], NH = cfg[i][2], HS = cfg[i][3], C = NH * HS, ld = 3 * C;
+            float *qkv = randv((size_t)B * N * ld, 1.0f), *o1 = randv((size_t)B * N * C, 0.0f), *o2 = randv((size_t)B * N * C, 0.0f);
+            float *a1 = randv((size_t)B * NH * N * N, 0.0f), *a2 = randv((size_t)B * NH * N * N, 0.0f), *vt = randv((size_t)B * C * N, 0.0f);
+            float scale = post ? 1.0f : 1.0f / sqrtf((float)HS), pst = post ? 1.0f / sqrtf((float)C) : 1.0f;
+            vit_k_attention(o1, a1, vt, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, scale, pst);
+            vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, scale, pst);
+            snprintf(label, sizeof label, "attention B=%d N=%d NH=%d HS=%d%s", B, N, NH, HS, post ? " quirk" : "");
+            expect(check_close(label, o1, o2, (size_t)B * N * C, 1e-6, 1e-5), label);
+            expect(check_close(label, a1, a2, (size_t)B * NH * N * N, 1e-7, 1e-5), label);
+            free(qkv); free(o1); free(o2); free(a1); free(a2); free(vt);
+        }
+}
+
+/* Results must not depend on the number of threads (STYLE: parallel loops
+   split only independent outputs, each computed the same way). */
+static void test_threads(void) {
+#ifdef _OPENMP
+    int M = 197, K = 768, N = 300;
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    vit_k_matmul(y1, x, w, NULL, M, K, N);
+    omp_set_num_threads(2);
+    vit_k_matmul(y2, x, w, NULL, M, K, N);
+    omp_set_num_threads(saved);
+    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and 2 threads");
+    free(x); free(w); free(y1); free(y2);
+#endif
+}
+
+static void test_arena(void) {
+    vit_arena a, c;
+    vit_tensor t;
+    unsigned char buf[1000];
+    int32_t big[4] = {65536, 65536, 65536, 65536}, ok[2] = {3, 5};
+    void *p;
+    vit_arena_init(&a, buf + 1, sizeof buf - 1);
+    p = vit_arena_alloc(&a, 10);
+    expect(p && (uintptr_t)p % VIT_ALIGN == 0, "arena aligns a caller buffer");
+    expect(vit_arena_alloc(&a, 5000) == NULL && strstr(vit_last_error(), "needed 5000 bytes") != NULL, "arena full says how much");
+    expect(vit_tensor_init(&a, &t, 4, big) == VIT_ERR_OVERFLOW, "tensor size overflow is caught");
+    expect(vit_tensor_init(&a, &t, 2, ok) == VIT_OK && vit_tensor_numel(&t) == 15, "tensor init");
+    vit_arena_init(&c, NULL, 0);
+    expect(vit_arena_counting(&c) && vit_tensor_init(&c, &t, 2, ok) == VIT_OK && c.peak >= 60, "counting arena counts");
+    expect(vit_arena_init_alloc(&c, (size_t)-1) != VIT_OK, "huge arena refused");
+    expect(strcmp(vit_result_string(VIT_ERR_SHAPE), "shape mismatch") == 0, "result strings");
+}
+
+int main(void) {
+    test_arena();
+    test_matmul();
+    test_rowwise();
+    test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
+    test_unary("relu", vit_k_relu, vit_k_relu_ref, 3.0f, 0.0, 0.0);
+    test_unary("sigmoid", vit_k_sigmoid, vit_k_sigmoid_ref, 5.0f, 1e-7, 1e-6);
+    test_unary("tanh", vit_k_tanh, vit_k_tanh_ref, 3.0f, 2e-7, 1e-6);
+    test_unary("add", add_fast, add_ref, 3.0f, 0.0, 0.0);
+    test_patch_conv();
+    test_attention();
+    test_threads();
+    printf("test_kernels: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

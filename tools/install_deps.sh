@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs what vit.h's build, tests and demo need and this machine lacks:
+# Debian packages through apt-get (sudo when not root), then a venv made from
+# Debian's python with --system-site-packages (so Debian's torch stays the
+# one torch) holding the pinned pure-Python helpers of tools/requirements.txt.
+# Usage: tools/install_deps.sh [test|demo|bench|cross]
+set -eu
+need=${1:-test}
+pkgs="make gcc g++ clang libsimde-dev libstb-dev python3-venv python3-numpy python3-torch python3-torchvision"
+case "$need" in
+  demo) pkgs="$pkgs dataset-fashion-mnist" ;;
+  bench) pkgs="$pkgs libopenblas-dev" ;;
+  cross) pkgs="gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross" ;;
+  test) pkgs="$pkgs dataset-fashion-mnist" ;;
+esac
+missing=""
+for p in $pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "installing:$missing"
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "apt-get not found: install these packages by hand:$missing" >&2
+    exit 1
+  fi
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi
+[ "$need" = cross ] && exit 0
+if [ ! -x build/venv/bin/python ] || ! build/venv/bin/python -c "import einops, torch" 2>/dev/null; then
+  echo "creating build/venv (system site packages + tools/requirements.txt)"
+  /usr/bin/python3 -m venv --system-site-packages build/venv
+  build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
+fi
