@@ -31,6 +31,7 @@ import functools
 import inspect
 import json
 import math
+import os
 import struct
 import sys
 
@@ -102,28 +103,42 @@ def check_layout(header, data_size):
         raise ExportError(f"tensors end at {pos}, the data section has {data_size} bytes")
 
 
+def _read_header(f, path):
+    """(header without __metadata__, metadata, start of the data section) of an open safetensors file."""
+    size = os.fstat(f.fileno()).st_size
+    head = f.read(8)
+    (n,) = struct.unpack("<Q", head) if len(head) == 8 else (size,)
+    if 8 + n > size:
+        raise ExportError(f"{path}: not a safetensors file (header length {n}, file size {size})")
+    header = json.loads(f.read(n))
+    metadata = header.pop("__metadata__", {})
+    try:
+        check_layout(header, size - 8 - n)
+    except ExportError as e:
+        raise ExportError(f"{path}: {e} (hint: re-export with tools/export.py)") from None
+    for name, info in header.items():
+        if info["dtype"] not in DTYPES:
+            raise ExportError(f"{path}: tensor {name!r}: dtype {info['dtype']!r}, expected one of {', '.join(DTYPES)}")
+    return header, metadata, 8 + n
+
+
+def _read_tensor(f, start, info):
+    """One tensor of an open file as a writable float32 ndarray, read on its own (no whole-file copy)."""
+    begin, end = info["data_offsets"]
+    f.seek(start + begin)
+    buf = bytearray(end - begin)
+    f.readinto(buf)
+    a = np.frombuffer(buf, dtype=DTYPES[info["dtype"]][1])
+    if info["dtype"] == "BF16":
+        a = (a.astype(np.uint32) << 16).view(np.float32)
+    return a.astype(np.float32, copy=False).reshape(info["shape"])
+
+
 def load_safetensors(path):
     """Read a safetensors file: ({name: float32 ndarray}, metadata dict). Any of DTYPES is widened to float32."""
     with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    metadata = header.pop("__metadata__", {})
-    start = 8 + n
-    try:
-        check_layout(header, len(blob) - start)
-    except ExportError as e:
-        raise ExportError(f"{path}: {e} (hint: re-export with tools/export.py)") from None
-    tensors = {}
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        if info["dtype"] not in DTYPES or start + end > len(blob):
-            raise ExportError(f"{path}: tensor {name!r}: bad dtype {info['dtype']!r} or data past end of file")
-        a = np.frombuffer(blob[start + begin:start + end], dtype=DTYPES[info["dtype"]][1])
-        if info["dtype"] == "BF16":
-            a = (a.astype(np.uint32) << 16).view(np.float32)
-        tensors[name] = a.astype(np.float32).reshape(info["shape"])
-    return tensors, metadata
+        header, metadata, start = _read_header(f, path)
+        return {name: _read_tensor(f, start, info) for name, info in header.items()}, metadata
 
 
 # ---- what a module is, for vit.h ----
@@ -450,14 +465,24 @@ def rebuild(meta):
 
 
 def load_module(path):
-    """(module, metadata) from a file export_module wrote: rebuild(metadata) with the file's weights loaded."""
-    tensors, meta = load_safetensors(path)
-    module = rebuild(meta)
-    want = {k for k, v in module.state_dict().items() if v.is_floating_point()}
-    if want != set(tensors):
-        raise ExportError(f"{path}: missing tensors {sorted(want - set(tensors))}, "
-                          f"unexpected tensors {sorted(set(tensors) - want)}")
-    module.load_state_dict({k: torch.from_numpy(v) for k, v in tensors.items()}, strict=False)
+    """(module, metadata) from a file export_module wrote: rebuild(metadata) with the file's weights.
+
+    Tensors are read one at a time straight into the module, so the peak
+    memory is the module plus one tensor.
+    """
+    with open(path, "rb") as f:
+        header, meta, start = _read_header(f, path)
+        module = rebuild(meta)
+        state = {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
+        if set(state) != set(header):
+            raise ExportError(f"{path}: missing tensors {sorted(set(state) - set(header))}, "
+                              f"unexpected tensors {sorted(set(header) - set(state))}")
+        with torch.no_grad():
+            for name, info in header.items():
+                if list(state[name].shape) != info["shape"]:
+                    raise ExportError(f"{path}: tensor {name!r} has shape {info['shape']}, "
+                                      f"the module's is {list(state[name].shape)}")
+                state[name].copy_(torch.from_numpy(_read_tensor(f, start, info)))
     return module, meta
 
 

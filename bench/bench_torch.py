@@ -1,0 +1,148 @@
+"""Time PyTorch on a vit.h weights file: the PyTorch half of bench/bench_vit.c.
+
+    build/venv/bin/python bench/bench_torch.py MODEL.safetensors --batch B --threads T --reps R
+        [--warmup W] [--tokens N] [--input IN.npy] [--setting auto|openblas|omp]
+        [--forward-only-once] [--json]
+
+Rebuilds the module the file describes (tools/export.py load_module: the
+metadata's class and hyperparameters, then the file's weights), runs it in
+eval mode under torch.no_grad() on a random input (seed 0; shape as
+tools/roundtrip.py gives it for the kind) or on IN.npy, and prints load time,
+median and min forward latency over R reps after W warm-up passes, and peak
+RSS (ru_maxrss, which includes the ~0.3 GB of `import torch`).
+
+Threads, with T = --threads. Debian's torch runs matmuls in OpenBLAS, which
+has its own thread pool beside PyTorch's intra-op OpenMP pool; both at T
+oversubscribe the cores and run ~3x slower. So there are two settings:
+    openblas   OPENBLAS_NUM_THREADS=T, OMP_NUM_THREADS=1, torch.set_num_threads(1)
+    omp        OPENBLAS_NUM_THREADS=1, OMP_NUM_THREADS=T, torch.set_num_threads(T)
+Both must be fixed before torch is imported, so each runs in its own process
+(the script re-executes itself with that environment). `auto` (the default)
+runs both, openblas first, and reports the faster by median; with T = 1 they
+are the same and only openblas runs. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE,
+when set, are passed through unchanged.
+
+--forward-only-once times one cold forward pass (no warm-up, one rep).
+--json prints one JSON object as the last line: the winning run, plus
+`runs` (every setting's result).
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETTINGS = ("openblas", "omp")
+
+
+def thread_env(setting, threads):
+    """(OPENBLAS_NUM_THREADS, OMP_NUM_THREADS) of a setting; torch.set_num_threads gets the second."""
+    return (threads, 1) if setting == "openblas" else (1, threads)
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("model", help="a .safetensors file written by tools/export.py")
+    parser.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    parser.add_argument("--threads", type=int, default=1, help="cores to use (default 1)")
+    parser.add_argument("--reps", type=int, default=5, help="timed forward passes (default 5)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed passes first (default 1)")
+    parser.add_argument("--tokens", type=int, default=197, help="N where the kind leaves it free (default 197)")
+    parser.add_argument("--input", help="run on this .npy instead of a random input")
+    parser.add_argument("--setting", default="auto", choices=("auto",) + SETTINGS, help="thread setting (see above)")
+    parser.add_argument("--forward-only-once", action="store_true", help="time one cold forward pass only")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on the last line")
+    return parser, parser.parse_args(argv)
+
+
+def run(args):
+    """Time the model in this process, whose thread environment is already args.setting's."""
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(thread_env(args.setting, args.threads)[1])
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from export import load_module, reference_forward
+    from roundtrip import input_shape
+
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    module, meta = load_module(args.model)
+    load_s = time.perf_counter() - t
+    if args.input:
+        x = torch.from_numpy(np.load(args.input).astype(np.float32))
+    else:
+        x = torch.randn(input_shape(meta, args.batch, args.tokens), generator=torch.Generator().manual_seed(0))
+    warmup, reps = (0, 1) if args.forward_only_once else (args.warmup, args.reps)
+    times = []
+    with torch.no_grad():
+        for i in range(warmup + reps):
+            t = time.perf_counter()
+            reference_forward(module, x)
+            if i >= warmup:
+                times.append(time.perf_counter() - t)
+    openblas, omp = thread_env(args.setting, args.threads)
+    return dict(model=args.model, kind=meta["kind"], naming=meta["naming"], input=list(x.shape),
+                threads=args.threads, setting=args.setting, openblas_threads=openblas, omp_threads=omp,
+                load_s=load_s, reps=reps, warmup=warmup, cold=args.forward_only_once,
+                median_s=statistics.median(times), min_s=min(times),
+                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                import_rss_mb=base_rss / 1024, torch=torch.__version__)
+
+
+def describe(r):
+    return (f"{r['setting']:8s} (OpenBLAS {r['openblas_threads']}, OpenMP {r['omp_threads']}): "
+            f"input {r['input']}, load {r['load_s']:.3f} s, forward median {r['median_s']:.4f} s, "
+            f"min {r['min_s']:.4f} s over {r['reps']} rep(s){' (cold)' if r['cold'] else ''}, "
+            f"peak RSS {r['peak_rss_mb']:.0f} MB (torch alone {r['import_rss_mb']:.0f} MB)")
+
+
+def child(args, argv, setting):
+    """Run one setting in a fresh process with its thread environment; its result dict."""
+    openblas, omp = thread_env(setting, args.threads)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(openblas), OMP_NUM_THREADS=str(omp))
+    cmd = [sys.executable, os.path.abspath(__file__)] + argv + ["--setting", setting, "--json"]
+    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    if out.returncode != 0:
+        sys.exit(f"bench_torch.py: setting {setting} failed (exit code {out.returncode})")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    parser, args = parse(argv)
+    if args.threads < 1 or args.reps < 1 or args.warmup < 0 or args.batch < 1:
+        parser.error("--threads, --reps and --batch must be >= 1, --warmup >= 0")
+    if args.setting != "auto":
+        openblas, omp = thread_env(args.setting, args.threads)
+        if os.environ.get("OPENBLAS_NUM_THREADS") != str(openblas) or os.environ.get("OMP_NUM_THREADS") != str(omp):
+            # Thread pools size themselves at import: start again with the right environment.
+            env = dict(os.environ, OPENBLAS_NUM_THREADS=str(openblas), OMP_NUM_THREADS=str(omp))
+            os.execve(sys.executable, [sys.executable, os.path.abspath(__file__)] + argv, env)
+        try:
+            result = run(args)
+        except (ValueError, OSError) as e:  # ExportError is a ValueError
+            parser.exit(2, f"bench_torch.py: error: {e}\n")
+        print(describe(result))
+        if args.json:
+            print(json.dumps(result))
+        return 0
+
+    settings = SETTINGS if args.threads > 1 else SETTINGS[:1]
+    runs = [child(args, [a for a in argv if a != "--json"], s) for s in settings]
+    best = min(runs, key=lambda r: r["median_s"])
+    for r in runs:
+        print(describe(r))
+    print(f"best: {best['setting']} (median {best['median_s']:.4f} s)")
+    if args.json:
+        print(json.dumps(dict(best, runs=runs)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
