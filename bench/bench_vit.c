@@ -1,0 +1,97 @@
+/* vit.h half of the model bench (bench/compare.py runs it beside PyTorch):
+   load time, forward latency (median and min over reps, after a warm-up),
+   and peak RSS, for any file tools/export.py writes.
+   Usage: bench_vit MODEL --batch B --threads T --reps R [--json] */
+#define VIT_IMPLEMENTATION
+#include "../vit.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    int B = 1, threads = 1, reps = 5, json = 0, i, tokens = 197;
+    double t0, load, times[100];
+    vit_model m;
+    vit_arena act, in;
+    vit_tensor x, y;
+    int32_t shape[4];
+    int32_t ndim;
+    size_t bytes, n;
+    struct rusage ru;
+    vit_result r;
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--tokens N] [--json]\n");
+        return 2;
+    }
+    for (i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (i + 1 < argc && !strcmp(argv[i], "--batch")) B = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--tokens")) tokens = atoi(argv[++i]);
+        else { fprintf(stderr, "bench_vit: unknown argument %s\n", argv[i]); return 2; }
+    }
+    if (reps < 1 || reps > 100 || B < 1 || threads < 1) return 2;
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    t0 = now();
+    if ((r = vit_model_load_file(&m, argv[1])) != VIT_OK) {
+        fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+        return 1;
+    }
+    load = now() - t0;
+    /* The input every kind takes: images for ViTs and patch embeddings,
+       (B, N, C) token sequences for the rest. */
+    shape[0] = B;
+    if (m.kind == VIT_KIND_VIT || m.kind == VIT_KIND_PATCH) {
+        const vit_patch_params *p = &m.patch;
+        ndim = 4; shape[1] = p->in_channels; shape[2] = shape[3] = p->image_size;
+    } else {
+        ndim = 3; shape[1] = tokens;
+        shape[2] = m.kind == VIT_KIND_MHA ? m.mha.dim : m.kind == VIT_KIND_MLP ? m.mlp.in_dim : m.kind == VIT_KIND_BLOCK ? m.block.dim : 64;
+    }
+    vit_arena_init(&in, NULL, 0);
+    vit_tensor_init(&in, &x, ndim, shape);
+    if (vit_arena_init_alloc(&in, in.peak) != VIT_OK || vit_tensor_init(&in, &x, ndim, shape) != VIT_OK) return 1;
+    n = vit_tensor_numel(&x);
+    for (i = 0; (size_t)i < n; i++) x.data[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+    if ((r = vit_model_memory(&m, &x, NULL, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
+        fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+        return 1;
+    }
+    for (i = -1; i < reps; i++) { /* i = -1 is the warm-up */
+        vit_arena_reset(&act);
+        t0 = now();
+        if ((r = vit_model_forward(&m, &act, &x, NULL, &y)) != VIT_OK) {
+            fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+            return 1;
+        }
+        if (i >= 0) times[i] = now() - t0;
+    }
+    qsort(times, (size_t)reps, sizeof(double), cmp);
+    getrusage(RUSAGE_SELF, &ru);
+    if (json)
+        printf("{\"impl\": \"vit.h\", \"load_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, \"peak_rss_mb\": %.1f, \"act_mb\": %.1f, \"batch\": %d, \"threads\": %d}\n",
+               load, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads);
+    else
+        printf("vit.h: load %.3f s, forward median %.4f s, min %.4f s, peak RSS %.1f MB (activations %.1f MB)\n", load, times[reps / 2],
+               times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0);
+    vit_arena_free(&act);
+    vit_arena_free(&in);
+    vit_model_free(&m);
+    return 0;
+}
