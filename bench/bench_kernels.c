@@ -28,8 +28,8 @@ static float *randv(size_t n) {
     return p;
 }
 
-/* Best of `reps` timings of fn(arg) in seconds. */
-#define BEST(reps, stmt) ({ double best_ = 1e30; int r_; for (r_ = 0; r_ < (reps); r_++) { double t0_ = now(); stmt; double t_ = now() - t0_; if (t_ < best_) best_ = t_; } best_; })
+/* var = the best of `reps` timings of stmt, in seconds. */
+#define TIME_BEST(var, reps, stmt) do { int r_; (var) = 1e30; for (r_ = 0; r_ < (reps); r_++) { double t0_ = now(), t_; stmt; t_ = now() - t0_; if (t_ < (var)) (var) = t_; } } while (0)
 
 #ifndef VIT_NO_SIMD
 /* 16 independent FMA chains per iteration: enough to fill two FMA ports of
@@ -69,14 +69,15 @@ static void bench_matmul(int M, int K, int N, double peak) {
     vit_k_matmul(y1, x, w, b, M, K, N);
     vit_k_matmul_ref(y2, x, w, b, M, K, N);
     if (!check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5)) exit(1);
-    tf = BEST(5, vit_k_matmul(y1, x, w, b, M, K, N));
-    if (flop < 2e9) tr = BEST(1, vit_k_matmul_ref(y2, x, w, b, M, K, N));
+    TIME_BEST(tf, 5, vit_k_matmul(y1, x, w, b, M, K, N));
+    if (flop < 2e9) TIME_BEST(tr, 1, vit_k_matmul_ref(y2, x, w, b, M, K, N));
     printf("%-26s fast %7.1f GFLOP/s (%5.1f%% of peak)", label, flop / tf / 1e9, 100.0 * flop / tf / 1e9 / peak);
     if (tr > 0) printf("  ref %6.2f GFLOP/s (fast x%.0f)", flop / tr / 1e9, tr / tf);
 #ifdef BENCH_OPENBLAS
     {
         /* y = x . w^T: OpenBLAS row-major sgemm with B transposed. */
-        double tb = BEST(5, cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 0.0f, y2, N));
+        double tb;
+        TIME_BEST(tb, 5, cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 0.0f, y2, N));
         printf("  openblas %7.1f GFLOP/s (vit.h/openblas %.2f)", flop / tb / 1e9, tb / tf);
     }
 #endif
