@@ -312,6 +312,60 @@ VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const
    The fast version needs vt: scratch of B*NH*HS*N floats. */
 VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
 VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
+/* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
+   unless var is NULL. */
+VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
+VITDEF void vit_k_rowstats_ref(float *mean, float *var, const float *x, int rows, int n);
+/* y (rows, n) = x * a[r] + b[r] row by row, a and b (rows); b may be NULL.
+   In place allowed. */
+VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n);
+VITDEF void vit_k_rowaffine_ref(float *y, const float *x, const float *a, const float *b, int rows, int n);
+/* y = a * b, n values; y may alias a or b. */
+VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n);
+VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n);
+/* 1x1 convolution, channels first: y (B, Cout, HW) = w (Cout, Cin) . x (B,
+   Cin, HW) + b (Cout); b may be NULL; y must not alias x. */
+VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW);
+VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW);
+/* Depth-wise K x K convolution, channels last: y (B, Ho, Wo, C) from x (B,
+   H, W, C), w (C, 1, K, K), b (C) or NULL; Ho = (H + 2 pad - K) / stride + 1.
+   The fast version needs wt: scratch of K*K*C floats. */
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad);
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad);
+/* Average pooling with kernel = stride = S in ceil mode, channels last:
+   y (B, ceil(H/S), ceil(W/S), C); a window cut by the border averages the
+   pixels it covers (AvgPool2d(S, S, ceil_mode=True)). */
+VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S);
+VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int C, int S);
+/* Attention scores per head: s (B, NH, Nq, Nk) = scale * q . k, with q (B,
+   Nq, ldq) and k (B, Nk, ldk) holding head h in columns [h*HS, (h+1)*HS). */
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale);
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale);
+/* Weights times values per head: out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) .
+   v (B, Nk, ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version
+   needs vt: scratch of B*NH*HS*Nk floats. */
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv);
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv);
+/* AFT-full/local core for B sequences of T steps and D features, q, k, v, y
+   (B, T, D): y = sigmoid(q) * sum_t' e^(w[t][t'] + k[t']) v[t'] / sum_t'
+   e^(w[t][t'] + k[t']), w (T, T) with row stride ldw, where w[t][t']
+   counts only for |t - t'| < s and is 0 elsewhere (AFT-full: s >= T).
+   att, optional, receives the (B, D, T, T) weights. The fast version needs
+   scratch of T*T + 4*T*D + D floats. */
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s);
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s);
+/* AFT-simple (w = 0): y = sigmoid(q) * sum_t' softmax_t'(k)[t'] v[t'];
+   att, optional, receives the (B, D, T) softmax over tokens. */
+VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
+VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
+/* Outlook attention core for B images of H x W pixels and C channels, NH
+   heads of HS = C/NH, K x K windows at L = Lh*Lw unfold positions (Lh = (H
+   + 2 pad - K) / stride + 1). logits (B, L, NH, K^2, K^2) and v (B, H, W,
+   C) in; att (B, NH, L, K^2, K^2) = softmax(scale * logits) over the last
+   dim; y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
+   padding dropped. */
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
 
 /* ---- modules ---- */
 /* Each takes its outputs (and scratch) from arena a, checks shapes and
@@ -1102,6 +1156,586 @@ VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, c
         vit__gemm_nt(out + (size_t)bi * N * C + h * HS, C, S, N, vth, N, NULL, N, N, HS, 1.0f, 0);
     }
 }
+
+/* ---- kernels: row statistics, row affine maps, products ---- */
+/* The pieces of the seed modules' pooling, normalisations and gates.
+   Statistics take two passes (mean, then mean squared deviation) as
+   vit_k_layernorm does; the fast versions sum VIT__VW lanes, then the tail,
+   so |fast - ref| is rounding order only (~n * 2^-24 relative). */
+
+VITDEF void vit_k_rowstats_ref(float *mean, float *var, const float *x, int rows, int n) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float m = 0.0f, v = 0.0f;
+        for (i = 0; i < n; i++) m += xr[i];
+        m /= (float)n;
+        mean[r] = m;
+        if (var) {
+            for (i = 0; i < n; i++) v += (xr[i] - m) * (xr[i] - m);
+            var[r] = v / (float)n;
+        }
+    }
+}
+
+VITDEF void vit_k_rowaffine_ref(float *y, const float *x, const float *a, const float *b, int rows, int n) {
+    int r, i;
+    for (r = 0; r < rows; r++)
+        for (i = 0; i < n; i++) y[(size_t)r * n + i] = x[(size_t)r * n + i] * a[r] + (b ? b[r] : 0.0f);
+}
+
+VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = a[i] * b[i];
+}
+
+#ifndef VIT_NO_SIMD
+/* The first n <= VIT__VW floats at p, the other lanes `fill`; and the
+   matching store. Loops over a short or ragged dimension use them for the
+   last vector, so the tail goes through the very same arithmetic. Forced
+   inline: an out-of-line copy returning a vector would change the ABI
+   without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
+#if defined(__GNUC__) || defined(__clang__)
+#define VIT__INLINE __inline__ __attribute__((always_inline))
+#else
+#define VIT__INLINE
+#endif
+static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
+    float t[VIT__VW];
+    int j;
+    if (n == VIT__VW) return vit__v_load(p);
+    for (j = 0; j < VIT__VW; j++) t[j] = j < n ? p[j] : fill;
+    return vit__v_load(t);
+}
+static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
+    float t[VIT__VW];
+    int j;
+    if (n == VIT__VW) { vit__v_store(p, v); return; }
+    vit__v_store(t, v);
+    for (j = 0; j < n; j++) p[j] = t[j];
+}
+
+VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
+    int r;
+    VIT__OMP_FOR
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        vit__vf acc = vit__v_zero(), vm;
+        float m, v;
+        int i;
+        for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(xr + i));
+        m = vit__v_hsum(acc);
+        for (; i < n; i++) m += xr[i];
+        m /= (float)n;
+        mean[r] = m;
+        if (!var) continue;
+        vm = vit__v_set1(m);
+        acc = vit__v_zero();
+        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+            vit__vf d = vit__v_sub(vit__v_load(xr + i), vm);
+            acc = vit__v_fma(d, d, acc);
+        }
+        v = vit__v_hsum(acc);
+        for (; i < n; i++) v += (xr[i] - m) * (xr[i] - m);
+        var[r] = v / (float)n;
+    }
+}
+
+VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
+    int r;
+    VIT__OMP_FOR
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *yr = y + (size_t)r * n, ar = a[r], br = b ? b[r] : 0.0f;
+        vit__vf va = vit__v_set1(ar), vb = vit__v_set1(br);
+        int i;
+        for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(yr + i, vit__v_fma(vit__v_load(xr + i), va, vb));
+        for (; i < n; i++) yr[i] = xr[i] * ar + br;
+    }
+}
+
+VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) {
+    int i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_mul(vit__v_load(a + i), vit__v_load(b + i)));
+    for (; i < n; i++) y[i] = a[i] * b[i];
+}
+#else
+VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) { vit_k_rowstats_ref(mean, var, x, rows, n); }
+VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) { vit_k_rowaffine_ref(y, x, a, b, rows, n); }
+VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) { vit_k_mul_ref(y, a, b, n); }
+#endif
+
+/* ---- kernels: 1x1 and depth-wise convolution, average pooling ---- */
+/* Every output sums its terms in the _ref order (input channels, or kernel
+   rows then columns); the fast versions run 8 or 16 outputs side by side
+   with FMA, so they differ from _ref by rounding only. */
+
+VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
+    int bi, o, i, p;
+    for (bi = 0; bi < B; bi++)
+        for (o = 0; o < Cout; o++)
+            for (p = 0; p < HW; p++) {
+                float s = 0.0f;
+                for (i = 0; i < Cin; i++) s += w[(size_t)o * Cin + i] * x[((size_t)bi * Cin + i) * HW + p];
+                y[((size_t)bi * Cout + o) * HW + p] = s + (b ? b[o] : 0.0f);
+            }
+}
+
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+    int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, bi, oy, ox, c, ky, kx;
+    for (bi = 0; bi < B; bi++)
+        for (oy = 0; oy < Ho; oy++)
+            for (ox = 0; ox < Wo; ox++)
+                for (c = 0; c < C; c++) {
+                    float s = 0.0f;
+                    for (ky = 0; ky < K; ky++)
+                        for (kx = 0; kx < K; kx++) {
+                            int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue; /* zero padding */
+                            s += x[(((size_t)bi * H + iy) * W + ix) * C + c] * w[((size_t)c * K + ky) * K + kx];
+                        }
+                    y[(((size_t)bi * Ho + oy) * Wo + ox) * C + c] = s + (b ? b[c] : 0.0f);
+                }
+}
+
+VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int C, int S) {
+    int Ho = (H + S - 1) / S, Wo = (W + S - 1) / S, bi, oy, ox, c, iy, ix;
+    for (bi = 0; bi < B; bi++)
+        for (oy = 0; oy < Ho; oy++)
+            for (ox = 0; ox < Wo; ox++) {
+                int y1 = oy * S + S < H ? oy * S + S : H, x1 = ox * S + S < W ? ox * S + S : W;
+                for (c = 0; c < C; c++) {
+                    float s = 0.0f;
+                    for (iy = oy * S; iy < y1; iy++)
+                        for (ix = ox * S; ix < x1; ix++) s += x[(((size_t)bi * H + iy) * W + ix) * C + c];
+                    y[(((size_t)bi * Ho + oy) * Wo + ox) * C + c] = s / (float)((y1 - oy * S) * (x1 - ox * S));
+                }
+            }
+}
+
+#ifndef VIT_NO_SIMD
+VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
+    int t;
+    VIT__OMP_FOR
+    for (t = 0; t < B * Cout; t++) {
+        int bi = t / Cout, o = t % Cout, i, p;
+        const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
+        float *yo = y + (size_t)t * HW, bo = b ? b[o] : 0.0f;
+        for (p = 0; p + VIT__VW <= HW; p += VIT__VW) {
+            vit__vf acc = vit__v_zero();
+            for (i = 0; i < Cin; i++) acc = vit__v_fma(vit__v_set1(wo[i]), vit__v_load(xb + (size_t)i * HW + p), acc);
+            vit__v_store(yo + p, vit__v_add(acc, vit__v_set1(bo)));
+        }
+        for (; p < HW; p++) {
+            float s = 0.0f;
+            for (i = 0; i < Cin; i++) s += wo[i] * xb[(size_t)i * HW + p];
+            yo[p] = s + bo;
+        }
+    }
+}
+
+/* The weights are first transposed to wt (K*K, C), so that one kernel tap
+   is a contiguous run of channels. */
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+    int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c, row;
+    for (i = 0; i < K * K; i++)
+        for (c = 0; c < C; c++) wt[(size_t)i * C + c] = w[(size_t)c * K * K + i];
+    VIT__OMP_FOR
+    for (row = 0; row < B * Ho; row++) {
+        int bi = row / Ho, oy = row % Ho, ox, c0, ky, kx;
+        for (ox = 0; ox < Wo; ox++) {
+            float *yp = y + ((size_t)row * Wo + ox) * C;
+            for (c0 = 0; c0 < C; c0 += VIT__VW) {
+                int n = C - c0 < VIT__VW ? C - c0 : VIT__VW;
+                vit__vf acc = vit__v_zero();
+                for (ky = 0; ky < K; ky++)
+                    for (kx = 0; kx < K; kx++) {
+                        int iy = oy * stride - pad + ky, ix = ox * stride - pad + kx;
+                        if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                        acc = vit__v_fma(vit__v_load_part(x + (((size_t)bi * H + iy) * W + ix) * C + c0, n, 0.0f),
+                                         vit__v_load_part(wt + (size_t)(ky * K + kx) * C + c0, n, 0.0f), acc);
+                    }
+                vit__v_store_part(yp + c0, vit__v_add(acc, b ? vit__v_load_part(b + c0, n, 0.0f) : vit__v_zero()), n);
+            }
+        }
+    }
+}
+
+VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
+    int Ho = (H + S - 1) / S, Wo = (W + S - 1) / S, row;
+    VIT__OMP_FOR
+    for (row = 0; row < B * Ho; row++) {
+        int bi = row / Ho, oy = row % Ho, ox, c0, iy, ix;
+        int y1 = oy * S + S < H ? oy * S + S : H;
+        for (ox = 0; ox < Wo; ox++) {
+            int x1 = ox * S + S < W ? ox * S + S : W;
+            vit__vf cnt = vit__v_set1((float)((y1 - oy * S) * (x1 - ox * S)));
+            float *yp = y + ((size_t)row * Wo + ox) * C;
+            for (c0 = 0; c0 < C; c0 += VIT__VW) {
+                int n = C - c0 < VIT__VW ? C - c0 : VIT__VW;
+                vit__vf acc = vit__v_zero();
+                for (iy = oy * S; iy < y1; iy++)
+                    for (ix = ox * S; ix < x1; ix++)
+                        acc = vit__v_add(acc, vit__v_load_part(x + (((size_t)bi * H + iy) * W + ix) * C + c0, n, 0.0f));
+                vit__v_store_part(yp + c0, vit__v_div(acc, cnt), n);
+            }
+        }
+    }
+}
+#else
+VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
+    vit_k_conv1x1_ref(y, x, w, b, B, Cin, Cout, HW);
+}
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+    (void)wt;
+    vit_k_dwconv_ref(y, x, w, b, B, H, W, C, K, stride, pad);
+}
+VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) { vit_k_avgpool_ref(y, x, B, H, W, C, S); }
+#endif
+
+/* ---- kernels: split attention (scores, attend) ---- */
+/* vit_k_attention with its two products apart, for attention whose keys
+   differ from its queries in number (EMSA's reduced keys) or whose maps are
+   transformed between the softmax and the values. Both go through the GEMM,
+   one task per (batch, head). */
+
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+    int bi, h, i, j, d;
+    for (bi = 0; bi < B; bi++)
+        for (h = 0; h < NH; h++)
+            for (i = 0; i < Nq; i++)
+                for (j = 0; j < Nk; j++) {
+                    const float *qi = q + ((size_t)bi * Nq + i) * ldq + h * HS, *kj = k + ((size_t)bi * Nk + j) * ldk + h * HS;
+                    float acc = 0.0f;
+                    for (d = 0; d < HS; d++) acc += qi[d] * kj[d];
+                    s[(((size_t)bi * NH + h) * Nq + i) * Nk + j] = scale * acc;
+                }
+}
+
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+    int bi, h, i, j, d, C = NH * HS;
+    for (bi = 0; bi < B; bi++)
+        for (h = 0; h < NH; h++)
+            for (i = 0; i < Nq; i++)
+                for (d = 0; d < HS; d++) {
+                    const float *pi = p + (((size_t)bi * NH + h) * Nq + i) * Nk;
+                    float acc = 0.0f;
+                    for (j = 0; j < Nk; j++) acc += pi[j] * v[((size_t)bi * Nk + j) * ldv + h * HS + d];
+                    out[((size_t)bi * Nq + i) * C + h * HS + d] = acc;
+                }
+}
+
+#ifndef VIT_NO_SIMD
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+    int t;
+    VIT__OMP_FOR_DYN
+    for (t = 0; t < B * NH; t++) {
+        int bi = t / NH, h = t % NH;
+        vit__gemm_nt(s + (size_t)t * Nq * Nk, Nk, q + (size_t)bi * Nq * ldq + h * HS, ldq, k + (size_t)bi * Nk * ldk + h * HS, ldk,
+                     NULL, Nq, HS, Nk, scale, 0);
+    }
+}
+
+/* V is transposed per head to (HS, Nk), so that P V is the GEMM again. */
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+    int t, C = NH * HS;
+    VIT__OMP_FOR_DYN
+    for (t = 0; t < B * NH; t++) {
+        int bi = t / NH, h = t % NH, j, d;
+        float *vth = vt + (size_t)t * HS * Nk;
+        const float *vb = v + (size_t)bi * Nk * ldv + h * HS;
+        for (j = 0; j < Nk; j++)
+            for (d = 0; d < HS; d++) vth[(size_t)d * Nk + j] = vb[(size_t)j * ldv + d];
+        vit__gemm_nt(out + (size_t)bi * Nq * C + h * HS, C, p + (size_t)t * Nq * Nk, Nk, vth, Nk, NULL, Nq, Nk, HS, 1.0f, 0);
+    }
+}
+#else
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+    vit_k_scores_ref(s, q, k, B, NH, Nq, Nk, HS, ldq, ldk, scale);
+}
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+    (void)vt;
+    vit_k_attend_ref(out, p, v, B, NH, Nq, Nk, HS, ldv);
+}
+#endif
+
+/* ---- kernels: AFT ---- */
+/* "An Attention Free Transformer" (Zhai et al. 2021), eq. 2:
+     y[t][d] = sigmoid(q[t][d]) * sum_t' e^(w[t][t'] + k[t'][d]) v[t'][d]
+                                / sum_t' e^(w[t][t'] + k[t'][d]).
+   Seed 003 evaluates exp(w) @ (exp(K) * V) / (exp(w) @ exp(K)) as written,
+   which overflows once a weight or a key passes ~88. Here every exponent
+   is shifted first; a shift shared by numerator and denominator cancels in
+   the ratio, so the result equals the seed's wherever the seed's is finite,
+   and stays finite where it is not.
+   _ref shifts each output (t, d) by its own m = max_t' (w[t][t'] +
+   k[t'][d]): the largest term is 1, the denominator is >= 1.
+   The fast version shifts by wm[t] = max_t' w[t][t'] and km[d] = max_t'
+   k[t'][d] separately, which turns both sums into one GEMM: with E =
+   e^(w - wm) (T, T) and G = e^(k - km) (T, D), [num | den] = E [G*v | G].
+   Every term is <= 1, so nothing overflows; but when the row maximum of w
+   and the column maximum of k sit at different t' far apart in value, den
+   can underflow. Outputs with den < 2^-60 are recomputed the _ref way; above
+   that, terms lost to underflow (< 2^-126 each) change the ratio by less
+   than T * 2^-66 relative. |fast - ref| is otherwise vit__v_exp's ~2 ulp
+   plus rounding order, relative to each output. */
+
+#define VIT__AFT_TINY 8.6736174e-19f /* 2^-60 */
+
+/* w[t][u] inside the window |t - u| < s, 0 outside (AFT-local's rule). */
+static float vit__aft_w(const float *w, int ldw, int s, int t, int u) {
+    int d = t > u ? t - u : u - t;
+    return d < s ? w[(size_t)t * ldw + u] : 0.0f;
+}
+
+/* One output the _ref way: the weighted mean of v (stride D) for step t,
+   every exponent shifted by the largest; att (T), unless NULL, receives the
+   normalised weights. */
+static float vit__aft_exact(float *att, const float *k, const float *v, const float *w, int ldw, int s, int t, int T, int D) {
+    float m = vit__aft_w(w, ldw, s, t, 0) + k[0], num = 0.0f, den = 0.0f;
+    int u;
+    for (u = 1; u < T; u++) {
+        float e = vit__aft_w(w, ldw, s, t, u) + k[(size_t)u * D];
+        m = e > m ? e : m;
+    }
+    for (u = 0; u < T; u++) {
+        float e = expf(vit__aft_w(w, ldw, s, t, u) + k[(size_t)u * D] - m);
+        num += e * v[(size_t)u * D];
+        den += e;
+    }
+    if (att)
+        for (u = 0; u < T; u++) att[u] = expf(vit__aft_w(w, ldw, s, t, u) + k[(size_t)u * D] - m) / den;
+    return num / den;
+}
+
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+    int bi, t, d;
+    for (bi = 0; bi < B; bi++)
+        for (t = 0; t < T; t++)
+            for (d = 0; d < D; d++) {
+                size_t o = ((size_t)bi * T + t) * D + d;
+                float r = vit__aft_exact(att ? att + (((size_t)bi * D + d) * T + t) * T : NULL, k + (size_t)bi * T * D + d,
+                                         v + (size_t)bi * T * D + d, w, ldw, s, t, T, D);
+                y[o] = 1.0f / (1.0f + expf(-q[o])) * r;
+            }
+}
+
+/* AFT-simple shifts by the column max of k, as a softmax over tokens. */
+VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+    int bi, t, d;
+    for (bi = 0; bi < B; bi++)
+        for (d = 0; d < D; d++) {
+            const float *kb = k + (size_t)bi * T * D + d, *vb = v + (size_t)bi * T * D + d;
+            float m = kb[0], num = 0.0f, den = 0.0f, r;
+            for (t = 1; t < T; t++) m = kb[(size_t)t * D] > m ? kb[(size_t)t * D] : m;
+            for (t = 0; t < T; t++) {
+                float e = expf(kb[(size_t)t * D] - m);
+                num += e * vb[(size_t)t * D];
+                den += e;
+            }
+            r = num / den;
+            for (t = 0; t < T; t++) {
+                size_t o = ((size_t)bi * T + t) * D + d;
+                y[o] = 1.0f / (1.0f + expf(-q[o])) * r;
+                if (att) att[((size_t)bi * D + d) * T + t] = expf(kb[(size_t)t * D] - m) / den;
+            }
+        }
+}
+
+#ifndef VIT_NO_SIMD
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+    float *E = scratch, *gv = E + (size_t)T * T, *nd = gv + (size_t)2 * D * T, *km = nd + (size_t)T * 2 * D;
+    int bi, t;
+    /* E = e^(w - wm), row by row; the same for every batch item. */
+    VIT__OMP_FOR
+    for (t = 0; t < T; t++) {
+        float *Et = E + (size_t)t * T, mx;
+        int u;
+        for (u = 0; u < T; u++) Et[u] = vit__aft_w(w, ldw, s, t, u);
+        mx = Et[0];
+        for (u = 1; u < T; u++) mx = Et[u] > mx ? Et[u] : mx;
+        for (u = 0; u < T; u += VIT__VW) {
+            int n = T - u < VIT__VW ? T - u : VIT__VW;
+            vit__v_store_part(Et + u, vit__v_exp(vit__v_sub(vit__v_load_part(Et + u, n, mx), vit__v_set1(mx))), n);
+        }
+    }
+    for (bi = 0; bi < B; bi++) {
+        const float *qb = q + (size_t)bi * T * D, *kb = k + (size_t)bi * T * D, *vb = v + (size_t)bi * T * D;
+        float *yb = y + (size_t)bi * T * D;
+        int d, dt;
+        /* km[d] = max_t k[t][d] */
+        memcpy(km, kb, (size_t)D * sizeof(float));
+        for (t = 1; t < T; t++)
+            for (d = 0; d < D; d += VIT__VW) {
+                int n = D - d < VIT__VW ? D - d : VIT__VW;
+                vit__v_store_part(km + d, vit__v_max(vit__v_load_part(km + d, n, 0.0f), vit__v_load_part(kb + (size_t)t * D + d, n, 0.0f)), n);
+            }
+        /* gv (2D, T): rows d hold (G*v)^T, rows D + d hold G^T. */
+        VIT__OMP_FOR
+        for (t = 0; t < T; t++) {
+            const float *kt = kb + (size_t)t * D, *vt = vb + (size_t)t * D;
+            float g[VIT__VW];
+            int d0, j;
+            for (d0 = 0; d0 < D; d0 += VIT__VW) {
+                int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
+                vit__v_store(g, vit__v_exp(vit__v_sub(vit__v_load_part(kt + d0, n, 0.0f), vit__v_load_part(km + d0, n, 0.0f))));
+                for (j = 0; j < n; j++) {
+                    gv[(size_t)(d0 + j) * T + t] = g[j] * vt[d0 + j];
+                    gv[(size_t)(D + d0 + j) * T + t] = g[j];
+                }
+            }
+        }
+        /* nd (T, 2D) = E . gv^T: numerators, then denominators */
+        vit__gemm_nt(nd, 2 * D, E, T, gv, T, NULL, T, T, 2 * D, 1.0f, 1);
+        VIT__OMP_FOR
+        for (t = 0; t < T; t++) {
+            float *nt = nd + (size_t)t * 2 * D, *yt = yb + (size_t)t * D;
+            int d0;
+            for (d0 = 0; d0 < D; d0 += VIT__VW) {
+                int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
+                vit__v_store_part(nt + d0, vit__v_div(vit__v_load_part(nt + d0, n, 0.0f), vit__v_load_part(nt + D + d0, n, 1.0f)), n);
+            }
+            for (d0 = 0; d0 < D; d0++)
+                if (!(nt[D + d0] >= VIT__AFT_TINY)) nt[d0] = vit__aft_exact(NULL, kb + d0, vb + d0, w, ldw, s, t, T, D);
+            for (d0 = 0; d0 < D; d0 += VIT__VW) {
+                int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
+                vit__v_store_part(yt + d0, vit__v_mul(vit__v_sigmoid(vit__v_load_part(qb + (size_t)t * D + d0, n, 0.0f)),
+                                                      vit__v_load_part(nt + d0, n, 0.0f)), n);
+            }
+        }
+        if (!att) continue;
+        /* att[d][t][t'] = E[t][t'] G[t'][d] / den[t][d] */
+        VIT__OMP_FOR
+        for (dt = 0; dt < D * T; dt++) {
+            int d1 = dt / T, t1 = dt % T, u;
+            float *ar = att + ((size_t)bi * D * T + dt) * T, den = nd[(size_t)t1 * 2 * D + D + d1];
+            const float *Et = E + (size_t)t1 * T, *Gd = gv + (size_t)(D + d1) * T;
+            if (!(den >= VIT__AFT_TINY)) {
+                vit__aft_exact(ar, kb + d1, vb + d1, w, ldw, s, t1, T, D);
+                continue;
+            }
+            for (u = 0; u < T; u += VIT__VW) {
+                int n = T - u < VIT__VW ? T - u : VIT__VW;
+                vit__v_store_part(ar + u, vit__v_div(vit__v_mul(vit__v_load_part(Et + u, n, 0.0f), vit__v_load_part(Gd + u, n, 0.0f)),
+                                                     vit__v_set1(den)), n);
+            }
+        }
+    }
+}
+
+/* Columns of VIT__VW features side by side: max, then both sums, then the
+   outputs; the last, partial vector is padded. */
+VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+    int nblk = (D + VIT__VW - 1) / VIT__VW, task;
+    VIT__OMP_FOR
+    for (task = 0; task < B * nblk; task++) {
+        int bi = task / nblk, d0 = task % nblk * VIT__VW, n = D - d0 < VIT__VW ? D - d0 : VIT__VW, t, j;
+        size_t off = (size_t)bi * T * D + d0;
+        const float *qb = q + off, *kb = k + off, *vb = v + off;
+        vit__vf m = vit__v_load_part(kb, n, 0.0f), num = vit__v_zero(), den = vit__v_zero(), r;
+        for (t = 1; t < T; t++) m = vit__v_max(m, vit__v_load_part(kb + (size_t)t * D, n, 0.0f));
+        for (t = 0; t < T; t++) {
+            vit__vf e = vit__v_exp(vit__v_sub(vit__v_load_part(kb + (size_t)t * D, n, 0.0f), m));
+            num = vit__v_add(num, vit__v_mul(e, vit__v_load_part(vb + (size_t)t * D, n, 0.0f)));
+            den = vit__v_add(den, e);
+        }
+        r = vit__v_div(num, den);
+        for (t = 0; t < T; t++)
+            vit__v_store_part(y + off + (size_t)t * D, vit__v_mul(vit__v_sigmoid(vit__v_load_part(qb + (size_t)t * D, n, 0.0f)), r), n);
+        if (att)
+            for (t = 0; t < T; t++) {
+                float a[VIT__VW];
+                vit__v_store(a, vit__v_div(vit__v_exp(vit__v_sub(vit__v_load_part(kb + (size_t)t * D, n, 0.0f), m)), den));
+                for (j = 0; j < n; j++) att[((size_t)bi * D + d0 + j) * T + t] = a[j];
+            }
+    }
+}
+#else
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+    (void)scratch;
+    vit_k_aft_ref(y, att, q, k, v, w, B, T, D, ldw, s);
+}
+VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+    vit_k_aft_simple_ref(y, att, q, k, v, B, T, D);
+}
+#endif
+
+/* ---- kernels: outlook attention ---- */
+/* "VOLO: Vision Outlooker for Visual Recognition" (Yuan et al. 2021). At
+   each of the L window positions, head h has a (K^2, K^2) attention A
+   (softmax of the scaled logits, row by row); the window's K^2 values v
+   (zero where the window hangs over the padding) become A v, and fold adds
+   every window's K^2 outputs back at their pixels. Each output pixel sums
+   over windows in order, each window's product over its K^2 values in
+   order, in both versions; the fast one runs VIT__VW channels at once. */
+
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+    int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH;
+    int bi, h, l, a, c, d;
+    memset(y, 0, (size_t)B * H * W * C * sizeof(float));
+    for (bi = 0; bi < B; bi++)
+        for (h = 0; h < NH; h++)
+            for (l = 0; l < L; l++) {
+                int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad;
+                float *A = att + (((size_t)bi * NH + h) * L + l) * KK * KK;
+                const float *lg = logits + (((size_t)bi * L + l) * NH + h) * KK * KK;
+                for (a = 0; a < KK * KK; a++) A[a] = scale * lg[a];
+                vit_k_softmax_ref(A, A, KK, KK);
+                for (a = 0; a < KK; a++) {
+                    int py = oy + a / K, px = ox + a % K;
+                    if (py < 0 || py >= H || px < 0 || px >= W) continue; /* fold drops the padding */
+                    for (d = 0; d < HS; d++) {
+                        float s = 0.0f;
+                        for (c = 0; c < KK; c++) {
+                            int qy = oy + c / K, qx = ox + c % K;
+                            if (qy < 0 || qy >= H || qx < 0 || qx >= W) continue; /* unfold's zeros */
+                            s += A[(size_t)a * KK + c] * v[(((size_t)bi * H + qy) * W + qx) * C + h * HS + d];
+                        }
+                        y[(((size_t)bi * H + py) * W + px) * C + h * HS + d] += s;
+                    }
+                }
+            }
+}
+
+#ifndef VIT_NO_SIMD
+/* One task per (batch, head): it alone writes that head's channels. */
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+    int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
+    VIT__OMP_FOR_DYN
+    for (task = 0; task < B * NH; task++) {
+        int bi = task / NH, h = task % NH, l, a, c, d0, i;
+        for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));
+        for (l = 0; l < L; l++) {
+            int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad;
+            float *A = att + ((size_t)task * L + l) * KK * KK;
+            const float *lg = logits + (((size_t)bi * L + l) * NH + h) * KK * KK;
+            for (a = 0; a < KK * KK; a++) A[a] = scale * lg[a];
+            for (a = 0; a < KK; a++) vit__softmax_row(A + (size_t)a * KK, A + (size_t)a * KK, KK);
+            for (a = 0; a < KK; a++) {
+                int py = oy + a / K, px = ox + a % K;
+                float *yp;
+                if (py < 0 || py >= H || px < 0 || px >= W) continue;
+                yp = y + (((size_t)bi * H + py) * W + px) * C + h * HS;
+                for (d0 = 0; d0 < HS; d0 += VIT__VW) {
+                    int n = HS - d0 < VIT__VW ? HS - d0 : VIT__VW;
+                    vit__vf acc = vit__v_zero();
+                    for (c = 0; c < KK; c++) {
+                        int qy = oy + c / K, qx = ox + c % K;
+                        if (qy < 0 || qy >= H || qx < 0 || qx >= W) continue;
+                        acc = vit__v_fma(vit__v_set1(A[(size_t)a * KK + c]),
+                                         vit__v_load_part(v + (((size_t)bi * H + qy) * W + qx) * C + h * HS + d0, n, 0.0f), acc);
+                    }
+                    vit__v_store_part(yp + d0, vit__v_add(vit__v_load_part(yp + d0, n, 0.0f), acc), n);
+                }
+            }
+        }
+    }
+}
+#else
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+    vit_k_outlook_ref(y, att, logits, v, B, H, W, C, NH, K, pad, stride, scale);
+}
+#endif
 
 /* ---- modules: shared checks ---- */
 
