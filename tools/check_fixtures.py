@@ -26,7 +26,8 @@ from export import ExportError, load_module, reference_forward
 
 def compare(fresh, committed):
     """Problems found, one line each; empty when the committed fixtures are current."""
-    names_new, names_old = set(os.listdir(fresh)), set(os.listdir(committed))
+    # Sub-folders (maps/) belong to other generators with their own --check.
+    names_new, names_old = ({n for n in os.listdir(d) if os.path.isfile(os.path.join(d, n))} for d in (fresh, committed))
     problems = [f"missing from {committed}: {n}" for n in sorted(names_new - names_old)]
     problems += [f"not generated any more: {n}" for n in sorted(names_old - names_new)]
     for name in sorted(names_new & names_old):
