@@ -183,6 +183,49 @@ typedef struct vit_patch_weights {
     vit_tensor pos;       /* (N + class_token, C) */
 } vit_patch_weights;
 
+/* Squeeze-and-Excitation, seed 000's SqueezeExcitation. */
+typedef struct vit_se_params {
+    int32_t channels;     /* C, input and output channels */
+    int32_t squeeze;      /* S, channels between fc1 and fc2 */
+    vit_tensor *gates;    /* [out] optional: receives the (B, C) sigmoid gates */
+} vit_se_params;
+
+typedef struct vit_se_weights {
+    vit_tensor fc1_w;     /* (S, C, 1, 1) fc1.weight */
+    vit_tensor fc1_b;     /* (S) fc1.bias */
+    vit_tensor fc2_w;     /* (C, S, 1, 1) fc2.weight */
+    vit_tensor fc2_b;     /* (C) fc2.bias */
+} vit_se_weights;
+
+/* Seed 002's ScaledDotSelfAttention: one head, no output projection. */
+typedef struct vit_sdsa_params {
+    int32_t dim;          /* C, n_embd */
+    vit_tensor *attn;     /* [out] optional: receives (B, N, N) probabilities */
+} vit_sdsa_params;
+
+typedef struct vit_sdsa_weights {
+    vit_tensor q_w;       /* (C, C) query.weight */
+    vit_tensor q_b;       /* (C) query.bias */
+    vit_tensor k_w;       /* (C, C) key.weight */
+    vit_tensor k_b;       /* (C) key.bias */
+    vit_tensor v_w;       /* (C, C) value.weight */
+    vit_tensor v_b;       /* (C) value.bias */
+} vit_sdsa_weights;
+
+/* Seed 002's Model: ScaledDotSelfAttention, ReLU, flatten, Linear. */
+typedef struct vit_cls002_params {
+    int32_t dim;          /* C, n_embd: values per patch */
+    int32_t seq_len;      /* N, patches per image */
+    int32_t num_classes;  /* outputs of fc */
+    vit_tensor *attn;     /* [out] optional: receives (B, N, N) probabilities */
+} vit_cls002_params;
+
+typedef struct vit_cls002_weights {
+    vit_sdsa_weights attn; /* attn.query/key/value.* */
+    vit_tensor fc_w;       /* (num_classes, N*C) fc.weight */
+    vit_tensor fc_b;       /* (num_classes) fc.bias */
+} vit_cls002_weights;
+
 typedef struct vit_config {
     int32_t image_size;          /* input H = W */
     int32_t patch_size;          /* P */
@@ -376,6 +419,12 @@ VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const v
 VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out);
 VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out);
 VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, C, H, W) -> (B, C, H, W). */
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, N, C) -> (B, N, C). */
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, seq_len, dim) -> (B, num_classes) logits. */
+VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out);
 
 /* ---- model ---- */
 
@@ -1748,6 +1797,18 @@ static vit_result vit__need3(const vit_tensor *x, const char *mod, int32_t C) {
     return VIT_OK;
 }
 
+/* x must be 4-D with C channels at dim 1 (channels_last: dim 3); C <= 0
+   accepts any. */
+static vit_result vit__need4(const vit_tensor *x, const char *mod, int32_t C, int channels_last) {
+    char s[64];
+    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "%s: input is NULL", mod);
+    if (x->ndim != 4 || (C > 0 && x->shape[channels_last ? 3 : 1] != C))
+        return C <= 0 ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, C, H, W)", mod, vit_tensor_shape_str(x, s, sizeof s))
+               : channels_last ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, H, W, %d)", mod, vit_tensor_shape_str(x, s, sizeof s), (int)C)
+               : vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, %d, H, W)", mod, vit_tensor_shape_str(x, s, sizeof s), (int)C);
+    return VIT_OK;
+}
+
 /* Activations are indexed with int inside the kernels; refuse inputs whose
    largest buffer would not fit. */
 static vit_result vit__fits(double elems, const char *what) {
@@ -1981,6 +2042,130 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
         }
     }
     vit_arena_rewind(a, mark);
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: squeeze-excitation ---- */
+/* "Squeeze-and-Excitation Networks" (Hu et al. 2018), seed 000's
+   SqueezeExcitation: gates = sigmoid(fc2(relu(fc1(avgpool(x))))), y = gates
+   * x, the 1x1 convs with bias. Layout (B, C, H, W). Weights fc1.weight (S,
+   C, 1, 1), fc1.bias (S), fc2.weight (C, S, 1, 1), fc2.bias (C). */
+
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, g, pool, h;
+    vit_result r;
+    int32_t B, C, S, HW;
+    size_t mark;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "se: NULL argument");
+    if (p->channels < 1 || p->squeeze < 1 || !w->fc1_w.data || !w->fc1_b.data || !w->fc2_w.data || !w->fc2_b.data)
+        return vit__fail(VIT_ERR_ARG, "se: params or weights not set");
+    if ((r = vit__need4(x, "se", p->channels, 0)) != VIT_OK) return r;
+    B = x->shape[0]; C = p->channels; S = p->squeeze; HW = x->shape[2] * x->shape[3];
+    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "se")) != VIT_OK) return r;
+    if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
+    if (p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if (!p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
+        vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
+        vit_k_relu(h.data, h.data, B * S);
+        vit_k_matmul(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
+        vit_k_sigmoid(g.data, g.data, B * C);
+        vit_k_rowaffine(y.data, x->data, g.data, NULL, B * C, HW); /* scale * x */
+    }
+    vit_arena_rewind(a, mark);
+    if (p->gates) *p->gates = g;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: scaled dot-product self-attention ---- */
+/* "Attention Is All You Need" (Vaswani et al. 2017), seed 002's
+   ScaledDotSelfAttention (after minGPT): separate query, key and value
+   linears, one head, softmax(q k^T / sqrt(C)) v, no output projection.
+   Layout (B, N, C). Weights query.weight, key.weight, value.weight (C, C)
+   and their biases (C). */
+
+static vit_result vit__sdsa_check(int32_t C, const vit_sdsa_weights *w) {
+    if (C < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data || !w->v_b.data)
+        return vit__fail(VIT_ERR_ARG, "sdsa: params or weights not set");
+    return VIT_OK;
+}
+
+/* y (B*N, C) from x; att (B, N, N) keeps the probabilities, or NULL for
+   scratch released on return. */
+static vit_result vit__sdsa_run(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y, float *att, int32_t B, int32_t N) {
+    size_t mark = vit_arena_mark(a);
+    vit_tensor q, k, v, vt, sc;
+    vit_result r;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), "sdsa")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &q, 3, B, N, C, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, N, C, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &v, 3, B, N, C, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK)
+        return r;
+    if (!att) {
+        if ((r = vit__tensor4(a, &sc, 3, B, N, N, 1)) != VIT_OK) return r;
+        att = sc.data;
+    }
+    if (!vit_arena_counting(a)) {
+        vit_k_matmul(q.data, x, w->q_w.data, w->q_b.data, B * N, C, C);
+        vit_k_matmul(k.data, x, w->k_w.data, w->k_b.data, B * N, C, C);
+        vit_k_matmul(v.data, x, w->v_w.data, w->v_b.data, B * N, C, C);
+        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att;
+    vit_result r;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa: NULL argument");
+    if ((r = vit__sdsa_check(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
+    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), "sdsa")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
+    if ((r = vit__sdsa_run(a, p->dim, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: seed 002 classifier ---- */
+/* Seed 002's Model: an image cut into N patches of C values (16 of 7x7 for
+   MNIST), ScaledDotSelfAttention, ReLU, flatten, then Linear(N*C, classes).
+   Input (B, N, C), output (B, num_classes) logits. Weights attn.query.*,
+   attn.key.*, attn.value.* as vit_sdsa_forward, fc.weight (classes, N*C),
+   fc.bias (classes). */
+
+VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att, h;
+    vit_result r;
+    char s[64];
+    int32_t B, N, C;
+    size_t mark;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "cls002: NULL argument");
+    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_w.data || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "cls002: params or weights not set");
+    if ((r = vit__sdsa_check(p->dim, &w->attn)) != VIT_OK) return r;
+    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "cls002: input is NULL");
+    if (x->ndim != 3 || x->shape[1] != p->seq_len || x->shape[2] != p->dim)
+        return vit__fail(VIT_ERR_SHAPE, "cls002: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
+                         (int)p->seq_len, (int)p->dim, (int)p->seq_len, (int)p->dim);
+    B = x->shape[0]; N = p->seq_len; C = p->dim;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), "cls002")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 2, B, p->num_classes, 1, 1)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if ((r = vit__tensor4(a, &h, 3, B, N, C, 1)) != VIT_OK) return r;
+    if ((r = vit__sdsa_run(a, C, &w->attn, x->data, h.data, p->attn ? att.data : NULL, B, N)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        vit_k_relu(h.data, h.data, B * N * C);
+        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+    }
+    vit_arena_rewind(a, mark);
+    if (p->attn) *p->attn = att;
     *out = y;
     return VIT_OK;
 }
