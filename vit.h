@@ -35,6 +35,7 @@
      Row-major float32, outermost first, exactly as PyTorch prints them.
      Letters: B batch, N tokens, C channels, NH heads, HS head size, H/W
      spatial size. Images are (B, C, H, W); token sequences (B, N, C).
+     Outlook attention alone takes channels last, (B, H, W, C), as VOLO.
 
    SIMD AND THREADS
      Every kernel vit_k_<op> has a scalar twin vit_k_<op>_ref that is its
@@ -225,6 +226,112 @@ typedef struct vit_cls002_weights {
     vit_tensor fc_w;       /* (num_classes, N*C) fc.weight */
     vit_tensor fc_b;       /* (num_classes) fc.bias */
 } vit_cls002_weights;
+
+/* EMSA (ResT), seed 003's EMSA, as self-attention. */
+typedef struct vit_emsa_params {
+    int32_t dim;          /* C, d_model */
+    int32_t d_k;          /* query/key size per head */
+    int32_t d_v;          /* value size per head */
+    int32_t heads;        /* NH, the seed's h */
+    int32_t height;       /* H: with ratio > 1 the N = H*W tokens are an H x W grid */
+    int32_t width;        /* W */
+    int32_t ratio;        /* r > 1: keys/values from a depth-wise conv (kernel r+1, stride r, padding r/2); <= 1: none */
+    int32_t transform;    /* 1: 1x1 conv over heads, softmax, InstanceNorm; off when heads == 1, as in the seed */
+    vit_tensor *attn;     /* [out] optional: receives (B, NH, N, N') attention, N' keys */
+} vit_emsa_params;
+
+typedef struct vit_emsa_weights {
+    vit_tensor q_w;       /* (NH*d_k, C) fc_q.weight */
+    vit_tensor q_b;       /* (NH*d_k) fc_q.bias */
+    vit_tensor k_w;       /* (NH*d_k, C) fc_k.weight */
+    vit_tensor k_b;       /* (NH*d_k) fc_k.bias */
+    vit_tensor v_w;       /* (NH*d_v, C) fc_v.weight */
+    vit_tensor v_b;       /* (NH*d_v) fc_v.bias */
+    vit_tensor o_w;       /* (C, NH*d_v) fc_o.weight */
+    vit_tensor o_b;       /* (C) fc_o.bias */
+    vit_tensor sr_w;      /* (C, 1, r+1, r+1) sr_conv.weight; ratio > 1 only */
+    vit_tensor sr_b;      /* (C) sr_conv.bias; ratio > 1 only */
+    vit_tensor ln_w;      /* (C) sr_ln.weight; ratio > 1 only */
+    vit_tensor ln_b;      /* (C) sr_ln.bias; ratio > 1 only */
+    vit_tensor tr_w;      /* (NH, NH, 1, 1) transform.conv.weight; transform only */
+    vit_tensor tr_b;      /* (NH) transform.conv.bias; transform only */
+} vit_emsa_weights;
+
+/* Shuffle attention (SA-Net), seed 003's ShuffleAttention. Gates are in
+   channel order before the final shuffle: index g*C/(2G) + c for group g. */
+typedef struct vit_shuffle_params {
+    int32_t channels;          /* C; a multiple of 2 * groups */
+    int32_t groups;            /* G */
+    vit_tensor *channel_gates; /* [out] optional: receives (B, C/2) gates of the channel halves */
+    vit_tensor *spatial_gates; /* [out] optional: receives (B, C/2, H, W) gates of the spatial halves */
+} vit_shuffle_params;
+
+typedef struct vit_shuffle_weights {
+    vit_tensor cweight;   /* (1, C/(2G), 1, 1) channel branch scale */
+    vit_tensor cbias;     /* (1, C/(2G), 1, 1) channel branch shift */
+    vit_tensor sweight;   /* (1, C/(2G), 1, 1) spatial branch scale */
+    vit_tensor sbias;     /* (1, C/(2G), 1, 1) spatial branch shift */
+    vit_tensor gn_w;      /* (C/(2G)) gn.weight */
+    vit_tensor gn_b;      /* (C/(2G)) gn.bias */
+} vit_shuffle_weights;
+
+/* Spatial Group-wise Enhance, seed 003's SpatialGroupEnhance. */
+typedef struct vit_sge_params {
+    int32_t groups;       /* G; C must be a multiple */
+    vit_tensor *gates;    /* [out] optional: receives the (B, G, H, W) sigmoid gates */
+} vit_sge_params;
+
+typedef struct vit_sge_weights {
+    vit_tensor weight;    /* (1, G, 1, 1) */
+    vit_tensor bias;      /* (1, G, 1, 1) */
+} vit_sge_weights;
+
+typedef enum vit_aft_variant { VIT_AFT_FULL = 0, VIT_AFT_SIMPLE = 1, VIT_AFT_LOCAL = 2 } vit_aft_variant;
+
+/* An Attention Free Transformer, seed 003's AFTFull / AFTSimple / AFTLocal. */
+typedef struct vit_aft_params {
+    vit_aft_variant variant; /* full, simple or local */
+    int32_t max_seqlen;   /* M: wbias is (M, M) and T <= M (full, local); 0 for simple */
+    int32_t dim;          /* D, features per token */
+    int32_t hidden_dim;   /* HD, features of q, k, v */
+    int32_t s;            /* local: wbias[t][t'] counts where |t - t'| < s, else 0 */
+    vit_tensor *attn;     /* [out] optional: receives the weights per feature,
+                             (B, HD, T, T); simple: (B, HD, 1, T) */
+} vit_aft_params;
+
+typedef struct vit_aft_weights {
+    vit_tensor q_w;       /* (HD, D) to_q.weight */
+    vit_tensor q_b;       /* (HD) to_q.bias */
+    vit_tensor k_w;       /* (HD, D) to_k.weight */
+    vit_tensor k_b;       /* (HD) to_k.bias */
+    vit_tensor v_w;       /* (HD, D) to_v.weight */
+    vit_tensor v_b;       /* (HD) to_v.bias */
+    vit_tensor proj_w;    /* (D, HD) project.weight */
+    vit_tensor proj_b;    /* (D) project.bias */
+    vit_tensor wbias;     /* (M, M) pairwise position bias; full and local only */
+} vit_aft_weights;
+
+/* Outlook attention (VOLO), seed 003's OutlookAttention. */
+typedef struct vit_outlook_params {
+    int32_t dim;          /* C */
+    int32_t heads;        /* NH; C % NH == 0 */
+    int32_t kernel_size;  /* K: K x K windows */
+    int32_t padding;      /* of the unfold and fold */
+    int32_t stride;       /* of the unfold, the fold and the average pooling */
+    int32_t qkv_bias;     /* 1: v has a bias */
+    float scale;          /* logits scale; 0: (C/NH)^-0.5 */
+    vit_tensor *attn;     /* [out] optional: receives (B, NH, L, K^2*K^2): per window,
+                             the (K^2, K^2) attention row-major; L = windows */
+} vit_outlook_params;
+
+typedef struct vit_outlook_weights {
+    vit_tensor v_w;       /* (C, C) v.weight */
+    vit_tensor v_b;       /* (C) v.bias; qkv_bias only */
+    vit_tensor attn_w;    /* (NH*K^4, C) attn.weight */
+    vit_tensor attn_b;    /* (NH*K^4) attn.bias */
+    vit_tensor proj_w;    /* (C, C) proj.weight */
+    vit_tensor proj_b;    /* (C) proj.bias */
+} vit_outlook_weights;
 
 typedef struct vit_config {
     int32_t image_size;          /* input H = W */
@@ -425,6 +532,16 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
 VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out);
 /* (B, seq_len, dim) -> (B, num_classes) logits. */
 VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, N, C) -> (B, N, C); N = H*W when ratio > 1. */
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, C, H, W) -> (B, C, H, W). */
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, C, H, W) -> (B, C, H, W); H*W >= 2. */
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, T, D) -> (B, T, D); T <= max_seqlen for full and local. */
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out);
+/* (B, H, W, C) -> (B, H, W, C). */
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out);
 
 /* ---- model ---- */
 
@@ -2163,6 +2280,344 @@ VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, c
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
         vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+    }
+    vit_arena_rewind(a, mark);
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: efficient multi-head self-attention ---- */
+/* EMSA from "ResT: An Efficient Transformer for Visual Recognition" (Zhang
+   and Yang 2021), seed 003's EMSA called as EMSA(x, x, x). Layout (B, N, C).
+   Queries come from every token. With ratio r > 1, keys and values come
+   from a reduced grid: the N = H*W tokens as an H x W image, a depth-wise
+   conv (kernel r+1, stride r, padding r/2), LayerNorm (eps 1e-5), giving N'
+   tokens; otherwise N' = N. Scores q k^T / sqrt(d_k) per head, then either
+   softmax, or (transform, heads > 1) a 1x1 conv mixing the heads' maps,
+   softmax, and InstanceNorm2d over each head's (N, N') map (eps 1e-5, no
+   affine; so the rows no longer sum to 1, as in the seed). Then att v per
+   head, heads concatenated, fc_o. Weights fc_q, fc_k, fc_v, fc_o (.weight,
+   .bias), sr_conv.weight (C, 1, r+1, r+1), sr_conv.bias, sr_ln.weight,
+   sr_ln.bias (ratio > 1), transform.conv.weight (NH, NH, 1, 1),
+   transform.conv.bias (transform). */
+
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att, q, k, v, vt, o, src, wt, s2, st;
+    vit_result r;
+    int32_t B, N, Nk, C, NH, dk, dv, R, H = 0, W = 0, Ho = 0, Wo = 0, i;
+    int tr;
+    size_t mark;
+    double big;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "emsa: NULL argument");
+    C = p->dim; NH = p->heads; dk = p->d_k; dv = p->d_v; R = p->ratio;
+    tr = p->transform && NH > 1;
+    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data ||
+        !w->v_b.data || !w->o_w.data || !w->o_b.data || (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) ||
+        (tr && !w->tr_w.data))
+        return vit__fail(VIT_ERR_ARG, "emsa: params or weights not set");
+    if (R > 65536) return vit__fail(VIT_ERR_ARG, "emsa: ratio %d is larger than 65536", (int)R);
+    if ((r = vit__need3(x, "emsa", C)) != VIT_OK) return r;
+    B = x->shape[0]; N = x->shape[1]; Nk = N;
+    if (R > 1) {
+        H = p->height; W = p->width;
+        if (H < 1 || W < 1 || (double)H * W != (double)N)
+            return vit__fail(VIT_ERR_SHAPE, "emsa: %d tokens are not the %dx%d grid that ratio %d needs (N must equal H*W)", (int)N, (int)H, (int)W, (int)R);
+        if (H + 2 * (R / 2) < R + 1 || W + 2 * (R / 2) < R + 1)
+            return vit__fail(VIT_ERR_SHAPE, "emsa: the %dx%d grid is smaller than the %dx%d reduction kernel", (int)H, (int)W, (int)R + 1, (int)R + 1);
+        Ho = (H + 2 * (R / 2) - (R + 1)) / R + 1;
+        Wo = (W + 2 * (R / 2) - (R + 1)) / R + 1;
+        Nk = Ho * Wo;
+    }
+    big = (double)NH * (dk > dv ? dk : dv);
+    if ((r = vit__fits((double)B * N * (big > C ? big : C), "emsa")) != VIT_OK ||
+        (r = vit__fits((double)B * NH * N * Nk, "emsa attention")) != VIT_OK)
+        return r;
+    if ((r = vit__tensor4(a, &y, 3, B, N, C, 1)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if (!p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &q, 3, B, N, NH * dk, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, Nk, NH * dk, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &v, 3, B, Nk, NH * dv, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 4, B, NH, dv, Nk)) != VIT_OK ||
+        (r = vit__tensor4(a, &o, 3, B, N, NH * dv, 1)) != VIT_OK)
+        return r;
+    if (R > 1 && ((r = vit__tensor4(a, &src, 3, B, Nk, C, 1)) != VIT_OK || (r = vit__tensor4(a, &wt, 2, (R + 1) * (R + 1), C, 1, 1)) != VIT_OK))
+        return r;
+    /* st: mean, var, scale, shift of each (batch, head) map */
+    if (tr && ((r = vit__tensor4(a, &s2, 4, B, NH, N, Nk)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * NH, 1, 1)) != VIT_OK)) return r;
+    if (!vit_arena_counting(a)) {
+        const float *kv = x->data;
+        vit_k_matmul(q.data, x->data, w->q_w.data, w->q_b.data, B * N, C, NH * dk);
+        if (R > 1) {
+            /* (B, N, C) is (B, H, W, C): the conv runs channels last */
+            vit_k_dwconv(src.data, wt.data, x->data, w->sr_w.data, w->sr_b.data, B, H, W, C, R + 1, R, R / 2);
+            vit_k_layernorm(src.data, src.data, w->ln_w.data, w->ln_b.data, B * Nk, C, 1e-5f);
+            kv = src.data;
+        }
+        vit_k_matmul(k.data, kv, w->k_w.data, w->k_b.data, B * Nk, C, NH * dk);
+        vit_k_matmul(v.data, kv, w->v_w.data, w->v_b.data, B * Nk, C, NH * dv);
+        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, B, NH, N, Nk, dk, NH * dk, NH * dk, 1.0f / sqrtf((float)dk));
+        if (tr) {
+            float *mean = st.data, *var = mean + B * NH, *sc = var + B * NH, *sh = sc + B * NH;
+            vit_k_conv1x1(att.data, s2.data, w->tr_w.data, w->tr_b.data, B, NH, NH, N * Nk); /* mixes the heads */
+            vit_k_softmax(att.data, att.data, B * NH * N, Nk);
+            /* InstanceNorm2d(NH): PyTorch's batch-norm arithmetic, x * a + b */
+            vit_k_rowstats(mean, var, att.data, B * NH, N * Nk);
+            for (i = 0; i < B * NH; i++) {
+                sc[i] = 1.0f / sqrtf(var[i] + 1e-5f);
+                sh[i] = -mean[i] * sc[i];
+            }
+            vit_k_rowaffine(att.data, att.data, sc, sh, B * NH, N * Nk);
+        } else
+            vit_k_softmax(att.data, att.data, B * NH * N, Nk);
+        vit_k_attend(o.data, vt.data, att.data, v.data, B, NH, N, Nk, dv, NH * dv);
+        vit_k_matmul(y.data, o.data, w->o_w.data, w->o_b.data, B * N, NH * dv, C);
+    }
+    vit_arena_rewind(a, mark);
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: shuffle attention ---- */
+/* "SA-Net: Shuffle Attention for Deep Convolutional Neural Networks" (Zhang
+   and Yang 2021), seed 003's ShuffleAttention. Layout (B, C, H, W). The C
+   channels form G groups; each group's first half gets a channel gate
+   sigmoid(cweight * mean_HW(x) + cbias), its second half a spatial gate
+   sigmoid(sweight * GroupNorm(x) + sbias), GroupNorm(C/2G, C/2G) normalising
+   each channel over H x W (eps 1e-5, gn.weight, gn.bias). The gated halves
+   are concatenated, then shuffled with 2 groups: channel i*C/2 + j moves to
+   2j + i. Weights cweight, cbias, sweight, sbias (1, C/2G, 1, 1), gn.weight,
+   gn.bias (C/2G). The seed's init_weights is never called; nothing here
+   depends on it. C must be a multiple of 2G: the seed's module also runs
+   when C/G is 3 (its one-channel cweight then broadcasts over a two-channel
+   half), an accident of its split that is refused here. */
+
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, cg, sg, pre, st;
+    vit_result r;
+    int32_t B, C, G, Ch, HW, q, c, bi;
+    size_t mark;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "shuffle: NULL argument");
+    C = p->channels; G = p->groups;
+    if (C < 1 || G < 1 || !w->cweight.data || !w->cbias.data || !w->sweight.data || !w->sbias.data || !w->gn_w.data || !w->gn_b.data)
+        return vit__fail(VIT_ERR_ARG, "shuffle: params or weights not set");
+    if (C % (2 * G)) return vit__fail(VIT_ERR_ARG, "shuffle: %d channels do not split into %d groups of two equal halves (C %% 2G != 0)", (int)C, (int)G);
+    if ((r = vit__need4(x, "shuffle", C, 0)) != VIT_OK) return r;
+    B = x->shape[0]; Ch = C / (2 * G);
+    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "shuffle")) != VIT_OK) return r;
+    HW = x->shape[2] * x->shape[3];
+    if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
+    if (p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
+    if (p->spatial_gates && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if (!p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
+    if (!p->spatial_gates && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    /* pre: the gated halves before the shuffle; st: mean, var, scale, shift per channel of a group */
+    if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        float *mean = st.data, *var = mean + Ch, *sc = var + Ch, *sh = sc + Ch;
+        for (q = 0; q < B * G; q++) {
+            const float *x0 = x->data + (size_t)q * 2 * Ch * HW, *x1 = x0 + (size_t)Ch * HW;
+            float *y0 = pre.data + (size_t)q * 2 * Ch * HW, *y1 = y0 + (size_t)Ch * HW;
+            float *cq = cg.data + (size_t)q * Ch, *sq = sg.data + (size_t)q * Ch * HW;
+            /* channel half: x0 * sigmoid(cweight * avgpool(x0) + cbias) */
+            vit_k_rowstats(mean, NULL, x0, Ch, HW);
+            vit_k_rowaffine(cq, mean, w->cweight.data, w->cbias.data, Ch, 1);
+            vit_k_sigmoid(cq, cq, Ch);
+            vit_k_rowaffine(y0, x0, cq, NULL, Ch, HW);
+            /* spatial half: x1 * sigmoid(sweight * gn(x1) + sbias); GroupNorm
+               as PyTorch computes it, x * (rstd w) + (b - mean rstd w) */
+            vit_k_rowstats(mean, var, x1, Ch, HW);
+            for (c = 0; c < Ch; c++) {
+                sc[c] = w->gn_w.data[c] / sqrtf(var[c] + 1e-5f);
+                sh[c] = w->gn_b.data[c] - mean[c] * sc[c];
+            }
+            vit_k_rowaffine(sq, x1, sc, sh, Ch, HW);
+            vit_k_rowaffine(sq, sq, w->sweight.data, w->sbias.data, Ch, HW);
+            vit_k_sigmoid(sq, sq, Ch * HW);
+            vit_k_mul(y1, x1, sq, Ch * HW);
+        }
+        /* channel_shuffle(out, 2): channel i*C/2 + j goes to 2j + i */
+        for (bi = 0; bi < B; bi++)
+            for (c = 0; c < C; c++)
+                memcpy(y.data + ((size_t)bi * C + (size_t)(c % (C / 2)) * 2 + c / (C / 2)) * HW, pre.data + ((size_t)bi * C + c) * HW,
+                       (size_t)HW * sizeof(float));
+    }
+    vit_arena_rewind(a, mark);
+    if (p->channel_gates) *p->channel_gates = cg;
+    if (p->spatial_gates) *p->spatial_gates = sg;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: spatial group-wise enhance ---- */
+/* "Spatial Group-wise Enhance" (Li, Hu and Yang 2019), seed 003's
+   SpatialGroupEnhance. Layout (B, C, H, W), C a multiple of G. In each group
+   of C/G channels, t = sum_c x * mean_HW(x) is the map of similarity to the
+   group's mean feature; t is centred and divided by its unbiased standard
+   deviation plus 1e-5 (the seed's formula: plus, not under the root), then
+   gate = sigmoid(t * weight[g] + bias[g]) scales every channel of the
+   group. Weights weight, bias (1, G, 1, 1). H*W >= 2: the unbiased std of a
+   single value is NaN in PyTorch, and refused here. */
+
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, t, avg, st;
+    vit_result r;
+    int32_t B, C, G, Cg, HW, q, c;
+    size_t mark;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sge: NULL argument");
+    G = p->groups;
+    if (G < 1 || !w->weight.data || !w->bias.data) return vit__fail(VIT_ERR_ARG, "sge: params or weights not set");
+    if ((r = vit__need4(x, "sge", 0, 0)) != VIT_OK) return r;
+    B = x->shape[0]; C = x->shape[1];
+    if (C % G) return vit__fail(VIT_ERR_SHAPE, "sge: %d channels do not split into %d groups", (int)C, (int)G);
+    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "sge")) != VIT_OK) return r;
+    HW = x->shape[2] * x->shape[3]; Cg = C / G;
+    if (HW < 2) return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
+    if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
+    if (p->gates && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if (!p->gates && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    /* st: mean, var, scale, shift of each group's map */
+    if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        float *mean = st.data, *var = mean + B * G, *sc = var + B * G, *sh = sc + B * G;
+        vit_k_rowstats(avg.data, NULL, x->data, B * C, HW); /* avg_pool */
+        for (q = 0; q < B * G; q++) /* (x * avg).sum(dim=1): a 1x1 conv with the group's means as weights */
+            vit_k_conv1x1(t.data + (size_t)q * HW, x->data + (size_t)q * Cg * HW, avg.data + (size_t)q * Cg, NULL, 1, Cg, 1, HW);
+        vit_k_rowstats(mean, var, t.data, B * G, HW);
+        for (q = 0; q < B * G; q++) { sc[q] = 1.0f; sh[q] = -mean[q]; }
+        vit_k_rowaffine(t.data, t.data, sc, sh, B * G, HW); /* t - t.mean() */
+        for (q = 0; q < B * G; q++) {
+            float sd = sqrtf(var[q] * (float)HW / (float)(HW - 1)) + 1e-5f; /* t.std() + 1e-5 */
+            sc[q] = w->weight.data[q % G] / sd;
+            sh[q] = w->bias.data[q % G];
+        }
+        vit_k_rowaffine(t.data, t.data, sc, sh, B * G, HW); /* t / std * weight + bias */
+        vit_k_sigmoid(t.data, t.data, B * G * HW);
+        for (q = 0; q < B * G; q++)
+            for (c = 0; c < Cg; c++) {
+                size_t off = ((size_t)q * Cg + c) * HW;
+                vit_k_mul(y.data + off, x->data + off, t.data + (size_t)q * HW, HW);
+            }
+    }
+    vit_arena_rewind(a, mark);
+    if (p->gates) *p->gates = t;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: attention free transformer ---- */
+/* "An Attention Free Transformer" (Zhai et al. 2021), seed 003's AFTFull,
+   AFTSimple and AFTLocal (one head, as in the paper). Layout (B, T, D).
+   q, k, v = to_q/to_k/to_v(x) (HD features); y = sigmoid(q) * (weighted
+   mean of v over t'), weights e^(w[t][t'] + k[t']) (full), e^k[t'] (simple:
+   softmax over tokens, linear in T) or, local, w[t][t'] kept for |t - t'| <
+   s and 0 elsewhere; then project. The seed's AFTLocal zeroes its stored
+   wbias in place on every forward; files keep the trained values, and the
+   window is applied here instead (the same numbers). T <= max_seqlen for
+   full and local (wbias[:T, :T]). See vit_k_aft for the numerics. Weights
+   to_q, to_k, to_v (HD, D), project (D, HD) (.weight, .bias), wbias (M, M)
+   (full, local). */
+
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att, q, k, v, h, scr;
+    vit_result r;
+    int32_t B, T, D, HD, M;
+    int simple;
+    size_t mark;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "aft: NULL argument");
+    D = p->dim; HD = p->hidden_dim; M = p->max_seqlen;
+    if (p->variant != VIT_AFT_FULL && p->variant != VIT_AFT_SIMPLE && p->variant != VIT_AFT_LOCAL)
+        return vit__fail(VIT_ERR_ARG, "aft: variant %d is not full, simple or local", (int)p->variant);
+    simple = p->variant == VIT_AFT_SIMPLE;
+    if (D < 1 || HD < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data || !w->v_b.data ||
+        !w->proj_w.data || !w->proj_b.data || (!simple && (M < 1 || !w->wbias.data)))
+        return vit__fail(VIT_ERR_ARG, "aft: params or weights not set");
+    if ((r = vit__need3(x, "aft", D)) != VIT_OK) return r;
+    B = x->shape[0]; T = x->shape[1];
+    if (!simple && T > M)
+        return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M, (int)M);
+    if ((r = vit__fits((double)B * T * (D > HD ? D : HD), "aft")) != VIT_OK ||
+        (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, "aft")) != VIT_OK) ||
+        (p->attn && !simple && (r = vit__fits((double)B * HD * T * T, "aft weights")) != VIT_OK))
+        return r;
+    if ((r = vit__tensor4(a, &y, 3, B, T, D, 1)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 4, B, HD, simple ? 1 : T, T)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if ((r = vit__tensor4(a, &q, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, T, HD, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &v, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 3, B, T, HD, 1)) != VIT_OK)
+        return r;
+    if (!simple && (r = vit__tensor4(a, &scr, 1, T * T + 4 * T * HD + HD, 1, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        vit_k_matmul(q.data, x->data, w->q_w.data, w->q_b.data, B * T, D, HD);
+        vit_k_matmul(k.data, x->data, w->k_w.data, w->k_b.data, B * T, D, HD);
+        vit_k_matmul(v.data, x->data, w->v_w.data, w->v_b.data, B * T, D, HD);
+        if (simple) vit_k_aft_simple(h.data, p->attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
+        else
+            vit_k_aft(h.data, p->attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
+                      p->variant == VIT_AFT_LOCAL ? p->s : T);
+        vit_k_matmul(y.data, h.data, w->proj_w.data, w->proj_b.data, B * T, HD, D);
+    }
+    vit_arena_rewind(a, mark);
+    if (p->attn) *p->attn = att;
+    *out = y;
+    return VIT_OK;
+}
+
+/* ---- modules: outlook attention ---- */
+/* "VOLO: Vision Outlooker for Visual Recognition" (Yuan et al. 2021), seed
+   003's OutlookAttention. Layout (B, H, W, C), channels last as VOLO. v =
+   v(x); the attention comes from the input average-pooled with kernel =
+   stride (ceil mode) to h x w = ceil(H/stride) x ceil(W/stride): attn(.)
+   gives NH (K^2, K^2) logits per position, scaled and softmaxed row by row;
+   each window of unfold(v) (kernel K, padding, stride) becomes att v, fold
+   sums the windows back to H x W, and proj. Window l pairs with pooled
+   position l, so the unfold must give h*w windows, as the seed's reshape
+   requires (kernel_size = 2*padding + 1 always does). Weights v.weight (C,
+   C), v.bias (qkv_bias), attn.weight (NH*K^4, C), attn.bias, proj.weight (C,
+   C), proj.bias. */
+
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out) {
+    vit_tensor y, att, vv, pool, lg, f;
+    vit_result r;
+    int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
+    float scale;
+    size_t mark;
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
+    C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
+    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !w->v_w.data || (p->qkv_bias && !w->v_b.data) || !w->attn_w.data ||
+        !w->attn_b.data || !w->proj_w.data || !w->proj_b.data)
+        return vit__fail(VIT_ERR_ARG, "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
+    if (C % NH) return vit__fail(VIT_ERR_ARG, "outlook: dim %d is not a multiple of num_heads %d", (int)C, (int)NH);
+    if ((r = vit__need4(x, "outlook", C, 1)) != VIT_OK) return r;
+    B = x->shape[0]; H = x->shape[1]; W = x->shape[2];
+    KK = K * K; A = NH * KK * KK;
+    if ((double)H + 2.0 * P < K || (double)W + 2.0 * P < K)
+        return vit__fail(VIT_ERR_SHAPE, "outlook: a %dx%d input with padding %d has no %dx%d window", (int)H, (int)W, (int)P, (int)K, (int)K);
+    h = (H - 1) / S + 1; wd = (W - 1) / S + 1;
+    Lh = (H + 2 * P - K) / S + 1; Lw = (W + 2 * P - K) / S + 1; L = Lh * Lw;
+    if ((double)Lh * Lw != (double)h * wd)
+        return vit__fail(VIT_ERR_SHAPE, "outlook: unfold gives %dx%d windows on a %dx%d input but the pooled grid is %dx%d (kernel_size %d, padding %d, "
+                         "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1", (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd,
+                         (int)K, (int)P, (int)S);
+    if ((r = vit__fits((double)B * H * W * C, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, "outlook attention")) != VIT_OK) return r;
+    scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(C / NH));
+    if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
+    if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    if (!p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
+    if ((r = vit_tensor_init(a, &vv, 4, x->shape)) != VIT_OK || (r = vit_tensor_init(a, &f, 4, x->shape)) != VIT_OK ||
+        (r = vit__tensor4(a, &lg, 3, B, L, A, 1)) != VIT_OK)
+        return r;
+    if (S > 1 && (r = vit__tensor4(a, &pool, 4, B, h, wd, C)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        vit_k_matmul(vv.data, x->data, w->v_w.data, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C);
+        if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
+        vit_k_matmul(lg.data, S > 1 ? pool.data : x->data, w->attn_w.data, w->attn_b.data, B * L, C, A);
+        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, C, NH, K, P, S, scale);
+        vit_k_matmul(y.data, f.data, w->proj_w.data, w->proj_b.data, B * H * W, C, C);
     }
     vit_arena_rewind(a, mark);
     if (p->attn) *p->attn = att;
