@@ -355,7 +355,15 @@ typedef enum vit_kind {
     VIT_KIND_MHA,        /* multi-head self-attention */
     VIT_KIND_MLP,        /* two linears with an activation */
     VIT_KIND_BLOCK,      /* pre-LN encoder block */
-    VIT_KIND_PATCH       /* patchify / patch embedding */
+    VIT_KIND_PATCH,      /* patchify / patch embedding */
+    VIT_KIND_SE,         /* squeeze-excitation (seed 000) */
+    VIT_KIND_SDSA,       /* scaled dot-product self-attention (seed 002) */
+    VIT_KIND_CLS002,     /* seed 002's attention classifier */
+    VIT_KIND_EMSA,       /* efficient multi-head self-attention (seed 003) */
+    VIT_KIND_SHUFFLE,    /* shuffle attention (seed 003) */
+    VIT_KIND_SGE,        /* spatial group-wise enhance (seed 003) */
+    VIT_KIND_AFT,        /* attention free transformer layer (seed 003) */
+    VIT_KIND_OUTLOOK     /* outlook attention (seed 003) */
 } vit_kind;
 
 typedef struct vit_model {
@@ -367,11 +375,27 @@ typedef struct vit_model {
     vit_mlp_params mlp;        /* VIT_KIND_MLP */
     vit_block_params block;    /* VIT_KIND_BLOCK */
     vit_patch_params patch;    /* VIT_KIND_PATCH, and the ViT's embedding */
+    vit_se_params se;          /* VIT_KIND_SE */
+    vit_sdsa_params sdsa;      /* VIT_KIND_SDSA */
+    vit_cls002_params cls002;  /* VIT_KIND_CLS002 */
+    vit_emsa_params emsa;      /* VIT_KIND_EMSA */
+    vit_shuffle_params shuffle; /* VIT_KIND_SHUFFLE */
+    vit_sge_params sge;        /* VIT_KIND_SGE */
+    vit_aft_params aft;        /* VIT_KIND_AFT */
+    vit_outlook_params outlook; /* VIT_KIND_OUTLOOK */
     /* weights: views into the file or into `arena` */
     vit_patch_weights patch_w; /* VIT_KIND_VIT, VIT_KIND_PATCH */
     vit_block_weights *blocks; /* VIT_KIND_VIT: depth entries; BLOCK: 1 */
     vit_mha_weights mha_w;     /* VIT_KIND_MHA */
     vit_mlp_weights mlp_w;     /* VIT_KIND_MLP */
+    vit_se_weights se_w;       /* VIT_KIND_SE */
+    vit_sdsa_weights sdsa_w;   /* VIT_KIND_SDSA */
+    vit_cls002_weights cls002_w; /* VIT_KIND_CLS002 */
+    vit_emsa_weights emsa_w;   /* VIT_KIND_EMSA */
+    vit_shuffle_weights shuffle_w; /* VIT_KIND_SHUFFLE */
+    vit_sge_weights sge_w;     /* VIT_KIND_SGE */
+    vit_aft_weights aft_w;     /* VIT_KIND_AFT */
+    vit_outlook_weights outlook_w; /* VIT_KIND_OUTLOOK */
     vit_tensor norm_w, norm_b; /* final LayerNorm (C) */
     vit_tensor pre_w, pre_b;   /* pre_logits (R, C), (R) */
     vit_tensor head_w, head_b; /* (num_classes, C or R), (num_classes) */
@@ -384,9 +408,11 @@ typedef struct vit_model {
 
 typedef struct vit_forward_opts {
     int32_t features;   /* 1: return the pre-head representation (B, C) */
-    vit_tensor *attn;   /* [out] optional: depth tensors receiving each block's
-                           (B, NH, N, N) probabilities, valid until the arena
-                           is rewound */
+    vit_tensor *attn;   /* [out] optional: ViT: depth tensors receiving each
+                           block's (B, NH, N, N) probabilities; a module: one
+                           tensor receiving its map or gates (its params' attn
+                           or gates), ShuffleAttention two (channel, then
+                           spatial gates). Valid until the arena is rewound */
 } vit_forward_opts;
 
 /* ---- core: version, errors, log ---- */
@@ -2941,6 +2967,19 @@ static vit_result vit__meta_float(const vit__st *st, const char *key, float *out
     return VIT_OK;
 }
 
+/* A finite number in [lo, hi]. */
+static vit_result vit__meta_real(const vit__st *st, const char *key, double lo, double hi, float *out) {
+    const char *s = vit__meta(st, key);
+    char *end;
+    double v;
+    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
+    v = strtod(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi))
+        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in [%g, %g]", st->src, key, s, lo, hi);
+    *out = (float)v;
+    return VIT_OK;
+}
+
 static vit_result vit__meta_act(const vit__st *st, vit_act *act) {
     const char *s = vit__meta(st, "act");
     if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks 'act'", st->src);
@@ -2982,6 +3021,25 @@ static const vit__vit_names vit__vit_tab[] = {
      "encoder.layers.encoder_layer_%d.", "encoder.ln", "heads.pre_logits", "heads.head"},
     {"seed001", {"seed001", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", "ln", NULL, "final"},
     {"seed004", {"seed004", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", "2.1", NULL, "2.2"}};
+
+/* The seed modules: one naming each, their own state_dict names. */
+typedef struct vit__se_names { const char *naming; const char *fc1, *fc2; } vit__se_names;
+typedef struct vit__sdsa_names { const char *naming; const char *q, *k, *v; } vit__sdsa_names;
+typedef struct vit__cls002_names { const char *naming; const char *attn, *attn_naming, *fc; } vit__cls002_names;
+typedef struct vit__emsa_names { const char *naming; const char *q, *k, *v, *o, *sr, *ln, *tr; } vit__emsa_names;
+typedef struct vit__shuffle_names { const char *naming; const char *cw, *cb, *sw, *sb, *gn; } vit__shuffle_names;
+typedef struct vit__sge_names { const char *naming; const char *w, *b; } vit__sge_names;
+typedef struct vit__aft_names { const char *naming; const char *q, *k, *v, *proj, *wbias; } vit__aft_names;
+typedef struct vit__outlook_names { const char *naming; const char *v, *attn, *proj; } vit__outlook_names;
+
+static const vit__se_names vit__se_tab[] = {{"seed000", "fc1", "fc2"}};
+static const vit__sdsa_names vit__sdsa_tab[] = {{"seed002", "query", "key", "value"}};
+static const vit__cls002_names vit__cls002_tab[] = {{"seed002", "attn.", "seed002", "fc"}};
+static const vit__emsa_names vit__emsa_tab[] = {{"seed003", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
+static const vit__shuffle_names vit__shuffle_tab[] = {{"seed003", "cweight", "cbias", "sweight", "sbias", "gn"}};
+static const vit__sge_names vit__sge_tab[] = {{"seed003", "weight", "bias"}};
+static const vit__aft_names vit__aft_tab[] = {{"seed003", "to_q", "to_k", "to_v", "project", "wbias"}};
+static const vit__outlook_names vit__outlook_tab[] = {{"seed003", "v", "attn", "proj"}};
 
 #define VIT__FIND(tab, name) vit__find_naming((tab), sizeof(tab[0]), sizeof(tab) / sizeof(tab[0]), (name))
 /* Every table row starts with its naming string. */
@@ -3184,9 +3242,133 @@ static vit_result vit__bind_patch(vit__ld *L, vit_patch_weights *w, const vit__p
     return r;
 }
 
+static vit_result vit__bind_sdsa(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const char *naming, int32_t C, const char *why) {
+    const vit__sdsa_names *nm = (const vit__sdsa_names *)VIT__FIND(vit__sdsa_tab, naming);
+    vit_result r;
+    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown self-attention naming '%s' (seed002)", L->st.src, naming);
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, nm->q, C, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, prefix, nm->k, C, C, why)) != VIT_OK)
+        return r;
+    return vit__bind_linear(L, &w->v_w, &w->v_b, prefix, nm->v, C, C, why);
+}
+
+static vit_result vit__bind_seed(vit__ld *L) {
+    vit_model *m = L->m;
+    const char *naming = m->naming, *src = L->st.src;
+    char why[160], n[256];
+    vit_result r;
+    switch (m->kind) {
+    case VIT_KIND_SE: {
+        const vit__se_names *nm = (const vit__se_names *)VIT__FIND(vit__se_tab, naming);
+        const vit_se_params *p = &m->se;
+        vit_se_weights *w = &m->se_w;
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown squeeze-excitation naming '%s' (seed000)", src, naming);
+        snprintf(why, sizeof why, "in_channels=%d, squeeze_channels=%d", (int)p->channels, (int)p->squeeze);
+        snprintf(n, sizeof n, "%s.weight", nm->fc1);
+        if ((r = vit__bind(L, &w->fc1_w, n, 4, p->squeeze, p->channels, 1, 1, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->fc1);
+        if ((r = vit__bind(L, &w->fc1_b, n, 1, p->squeeze, 0, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.weight", nm->fc2);
+        if ((r = vit__bind(L, &w->fc2_w, n, 4, p->channels, p->squeeze, 1, 1, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->fc2);
+        return vit__bind(L, &w->fc2_b, n, 1, p->channels, 0, 0, 0, why);
+    }
+    case VIT_KIND_SDSA:
+        snprintf(why, sizeof why, "n_embd=%d", (int)m->sdsa.dim);
+        return vit__bind_sdsa(L, &m->sdsa_w, "", naming, m->sdsa.dim, why);
+    case VIT_KIND_CLS002: {
+        const vit__cls002_names *nm = (const vit__cls002_names *)VIT__FIND(vit__cls002_tab, naming);
+        const vit_cls002_params *p = &m->cls002;
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown classifier naming '%s' (seed002)", src, naming);
+        snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len, (int)p->num_classes);
+        if ((r = vit__bind_sdsa(L, &m->cls002_w.attn, nm->attn, nm->attn_naming, p->dim, why)) != VIT_OK) return r;
+        return vit__bind_linear(L, &m->cls002_w.fc_w, &m->cls002_w.fc_b, "", nm->fc, p->num_classes, p->dim * p->seq_len, why);
+    }
+    case VIT_KIND_EMSA: {
+        const vit__emsa_names *nm = (const vit__emsa_names *)VIT__FIND(vit__emsa_tab, naming);
+        const vit_emsa_params *p = &m->emsa;
+        vit_emsa_weights *w = &m->emsa_w;
+        int32_t C = p->dim, NH = p->heads, R = p->ratio;
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown EMSA naming '%s' (seed003)", src, naming);
+        snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k, (int)p->d_v, (int)NH,
+                 (int)R, (int)p->transform);
+        if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, NH * p->d_k, C, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, NH * p->d_k, C, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, NH * p->d_v, C, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &w->o_w, &w->o_b, "", nm->o, C, NH * p->d_v, why)) != VIT_OK)
+            return r;
+        if (R > 1) {
+            snprintf(n, sizeof n, "%s.weight", nm->sr);
+            if ((r = vit__bind(L, &w->sr_w, n, 4, C, 1, R + 1, R + 1, why)) != VIT_OK) return r;
+            snprintf(n, sizeof n, "%s.bias", nm->sr);
+            if ((r = vit__bind(L, &w->sr_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+            if ((r = vit__bind_ln(L, &w->ln_w, &w->ln_b, "", nm->ln, C, why)) != VIT_OK) return r;
+        }
+        if (p->transform && NH > 1) {
+            snprintf(n, sizeof n, "%s.weight", nm->tr);
+            if ((r = vit__bind(L, &w->tr_w, n, 4, NH, NH, 1, 1, why)) != VIT_OK) return r;
+            snprintf(n, sizeof n, "%s.bias", nm->tr);
+            if ((r = vit__bind(L, &w->tr_b, n, 1, NH, 0, 0, 0, why)) != VIT_OK) return r;
+        }
+        return VIT_OK;
+    }
+    case VIT_KIND_SHUFFLE: {
+        const vit__shuffle_names *nm = (const vit__shuffle_names *)VIT__FIND(vit__shuffle_tab, naming);
+        vit_shuffle_weights *w = &m->shuffle_w;
+        int32_t Ch = m->shuffle.channels / (2 * m->shuffle.groups);
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown shuffle attention naming '%s' (seed003)", src, naming);
+        snprintf(why, sizeof why, "channel=%d, G=%d", (int)m->shuffle.channels, (int)m->shuffle.groups);
+        if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
+            (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
+            return r;
+        return vit__bind_ln(L, &w->gn_w, &w->gn_b, "", nm->gn, Ch, why);
+    }
+    case VIT_KIND_SGE: {
+        const vit__sge_names *nm = (const vit__sge_names *)VIT__FIND(vit__sge_tab, naming);
+        int32_t G = m->sge.groups;
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown SGE naming '%s' (seed003)", src, naming);
+        snprintf(why, sizeof why, "groups=%d", (int)G);
+        if ((r = vit__bind(L, &m->sge_w.weight, nm->w, 4, 1, G, 1, 1, why)) != VIT_OK) return r;
+        return vit__bind(L, &m->sge_w.bias, nm->b, 4, 1, G, 1, 1, why);
+    }
+    case VIT_KIND_AFT: {
+        const vit__aft_names *nm = (const vit__aft_names *)VIT__FIND(vit__aft_tab, naming);
+        const vit_aft_params *p = &m->aft;
+        vit_aft_weights *w = &m->aft_w;
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown AFT naming '%s' (seed003)", src, naming);
+        snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim, (int)p->max_seqlen);
+        if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, p->hidden_dim, p->dim, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, p->hidden_dim, p->dim, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, p->hidden_dim, p->dim, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, p->dim, p->hidden_dim, why)) != VIT_OK)
+            return r;
+        if (p->variant != VIT_AFT_SIMPLE) return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
+        return VIT_OK;
+    }
+    case VIT_KIND_OUTLOOK: {
+        const vit__outlook_names *nm = (const vit__outlook_names *)VIT__FIND(vit__outlook_tab, naming);
+        const vit_outlook_params *p = &m->outlook;
+        vit_outlook_weights *w = &m->outlook_w;
+        int32_t C = p->dim, KK = p->kernel_size * p->kernel_size;
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown outlook attention naming '%s' (seed003)", src, naming);
+        snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
+        snprintf(n, sizeof n, "%s.weight", nm->v);
+        if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->v);
+        if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+        if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
+        return vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, C, C, why);
+    }
+    default:
+        break;
+    }
+    return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", src);
+}
+
 /* ---- model: loading ---- */
 
-static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "encoder_block", "patch_embed"};
+static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "encoder_block", "patch_embed", "se", "sdsa",
+                                              "seed002_classifier", "emsa", "shuffle", "sge", "aft", "outlook"};
 #define VIT__NKINDS ((int)(sizeof vit__kind_names / sizeof vit__kind_names[0]))
 
 VITDEF const char *vit_kind_name(vit_kind k) {
@@ -3262,6 +3444,66 @@ static vit_result vit__read_config(vit__ld *L) {
             return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", st->src, (int)p->image_size, (int)p->patch_size);
         return VIT_OK;
     }
+    case VIT_KIND_SE:
+        return (r = vit__meta_int(st, "in_channels", 1, 1 << 20, &m->se.channels)) ||
+                       (r = vit__meta_int(st, "squeeze_channels", 1, 1 << 20, &m->se.squeeze))
+                   ? r
+                   : VIT_OK;
+    case VIT_KIND_SDSA:
+        return vit__meta_int(st, "n_embd", 1, 1 << 20, &m->sdsa.dim);
+    case VIT_KIND_CLS002: {
+        vit_cls002_params *p = &m->cls002;
+        if ((r = vit__meta_int(st, "n_embd", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "seq_len", 1, 1 << 20, &p->seq_len)) ||
+            (r = vit__meta_int(st, "num_classes", 1, 1 << 24, &p->num_classes)))
+            return r;
+        if ((double)p->dim * p->seq_len > (double)(1 << 24))
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", st->src, (double)p->dim * p->seq_len);
+        return VIT_OK;
+    }
+    case VIT_KIND_EMSA: {
+        vit_emsa_params *p = &m->emsa;
+        if ((r = vit__meta_int(st, "d_model", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "d_k", 1, 1 << 20, &p->d_k)) ||
+            (r = vit__meta_int(st, "d_v", 1, 1 << 20, &p->d_v)) || (r = vit__meta_int(st, "h", 1, 65536, &p->heads)) ||
+            (r = vit__meta_int(st, "H", 1, 1 << 20, &p->height)) || (r = vit__meta_int(st, "W", 1, 1 << 20, &p->width)) ||
+            (r = vit__meta_int(st, "ratio", 0, 1024, &p->ratio)) || (r = vit__meta_int(st, "apply_transform", 0, 1, &p->transform)))
+            return r;
+        if ((double)p->heads * (p->d_k > p->d_v ? p->d_k : p->d_v) > (double)(1 << 24))
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: h * d_k or h * d_v is more than vit.h supports", st->src);
+        return VIT_OK;
+    }
+    case VIT_KIND_SHUFFLE:
+        if ((r = vit__meta_int(st, "channel", 1, 1 << 20, &m->shuffle.channels)) || (r = vit__meta_int(st, "G", 1, 1 << 20, &m->shuffle.groups))) return r;
+        if (m->shuffle.channels % (2 * m->shuffle.groups))
+            return vit__fail(VIT_ERR_FORMAT, "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)", st->src,
+                             (int)m->shuffle.channels, (int)(2 * m->shuffle.groups));
+        return VIT_OK;
+    case VIT_KIND_SGE:
+        return vit__meta_int(st, "groups", 1, 1 << 20, &m->sge.groups);
+    case VIT_KIND_AFT: {
+        vit_aft_params *p = &m->aft;
+        s = vit__meta(st, "variant");
+        if (!s || (strcmp(s, "full") && strcmp(s, "simple") && strcmp(s, "local")))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'variant' must be \"full\", \"simple\" or \"local\"", st->src);
+        p->variant = !strcmp(s, "full") ? VIT_AFT_FULL : !strcmp(s, "simple") ? VIT_AFT_SIMPLE : VIT_AFT_LOCAL;
+        if ((r = vit__meta_int(st, "dim", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "hidden_dim", 1, 1 << 20, &p->hidden_dim)) ||
+            (r = vit__meta_int(st, "max_seqlen", p->variant == VIT_AFT_SIMPLE ? 0 : 1, 1 << 15, &p->max_seqlen)) ||
+            (p->variant == VIT_AFT_LOCAL && (r = vit__meta_int(st, "s", 0, INT32_MAX, &p->s))))
+            return r;
+        return VIT_OK;
+    }
+    case VIT_KIND_OUTLOOK: {
+        vit_outlook_params *p = &m->outlook;
+        if ((r = vit__meta_int(st, "dim", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &p->heads)) ||
+            (r = vit__meta_int(st, "kernel_size", 1, 64, &p->kernel_size)) || (r = vit__meta_int(st, "padding", 0, 64, &p->padding)) ||
+            (r = vit__meta_int(st, "stride", 1, 64, &p->stride)) || (r = vit__meta_int(st, "qkv_bias", 0, 1, &p->qkv_bias)) ||
+            (r = vit__meta_real(st, "scale", -1e30, 1e30, &p->scale)))
+            return r;
+        if (p->dim % p->heads)
+            return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", st->src, (int)p->dim, (int)p->heads);
+        if ((double)p->heads * p->kernel_size * p->kernel_size * p->kernel_size * p->kernel_size > (double)(1 << 24))
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports", st->src);
+        return VIT_OK;
+    }
     }
     return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", st->src);
 }
@@ -3332,6 +3574,9 @@ static vit_result vit__bind_all(vit__ld *L) {
         snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
         return vit__bind_patch(L, &m->patch_w, nm, &m->patch, why);
     }
+    case VIT_KIND_SE: case VIT_KIND_SDSA: case VIT_KIND_CLS002: case VIT_KIND_EMSA:
+    case VIT_KIND_SHUFFLE: case VIT_KIND_SGE: case VIT_KIND_AFT: case VIT_KIND_OUTLOOK:
+        return vit__bind_seed(L);
     }
     return VIT_ERR_UNSUPPORTED;
 }
@@ -3521,6 +3766,14 @@ static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_te
     vit_mha_params mp;
     vit_block_params bp;
     vit_sdpa_params sp;
+    vit_se_params sep;
+    vit_sdsa_params sdp;
+    vit_cls002_params clp;
+    vit_emsa_params emp;
+    vit_shuffle_params shp;
+    vit_sge_params sgp;
+    vit_aft_params afp;
+    vit_outlook_params olp;
     vit_tensor *att = opts ? opts->attn : NULL;
     switch (m->kind) {
     case VIT_KIND_VIT: return vit__vit_forward(m, act, x, opts, out);
@@ -3529,6 +3782,18 @@ static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_te
     case VIT_KIND_MLP: return vit_mlp_forward(act, &m->mlp, &m->mlp_w, x, out);
     case VIT_KIND_BLOCK: bp = m->block; bp.attn = att; return vit_block_forward(act, &bp, &m->blocks[0], x, out);
     case VIT_KIND_PATCH: return vit_patch_forward(act, &m->patch, &m->patch_w, x, out);
+    case VIT_KIND_SE: sep = m->se; sep.gates = att; return vit_se_forward(act, &sep, &m->se_w, x, out);
+    case VIT_KIND_SDSA: sdp = m->sdsa; sdp.attn = att; return vit_sdsa_forward(act, &sdp, &m->sdsa_w, x, out);
+    case VIT_KIND_CLS002: clp = m->cls002; clp.attn = att; return vit_cls002_forward(act, &clp, &m->cls002_w, x, out);
+    case VIT_KIND_EMSA: emp = m->emsa; emp.attn = att; return vit_emsa_forward(act, &emp, &m->emsa_w, x, out);
+    case VIT_KIND_SHUFFLE:
+        shp = m->shuffle;
+        shp.channel_gates = att;
+        shp.spatial_gates = att ? att + 1 : NULL;
+        return vit_shuffle_forward(act, &shp, &m->shuffle_w, x, out);
+    case VIT_KIND_SGE: sgp = m->sge; sgp.gates = att; return vit_sge_forward(act, &sgp, &m->sge_w, x, out);
+    case VIT_KIND_AFT: afp = m->aft; afp.attn = att; return vit_aft_forward(act, &afp, &m->aft_w, x, out);
+    case VIT_KIND_OUTLOOK: olp = m->outlook; olp.attn = att; return vit_outlook_forward(act, &olp, &m->outlook_w, x, out);
     }
     return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
 }
@@ -3706,7 +3971,11 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
      0.1.0 (2026-11-22)  first release: arenas, SIMDe kernels with scalar
                          twins, SDPA/MHA/MLP/encoder block/patch embedding,
                          torchvision, seed-001 and seed-004 ViTs, safetensors
-                         and npy I/O.
+                         and npy I/O; the other seed modules with their gates
+                         and attention maps: squeeze-excitation (seed 000),
+                         seed 002's self-attention and classifier, EMSA,
+                         shuffle attention, SGE, AFT full/simple/local and
+                         outlook attention (seed 003).
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.

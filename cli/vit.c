@@ -65,6 +65,35 @@ static int cmd_info(const char *path) {
                m.patch.in_channels, m.patch.dim, m.patch.class_token ? ", class token" : "", m.patch.pos_embed ? ", position embedding" : "",
                m.patch.in_channels, m.patch.image_size, m.patch.image_size);
         break;
+    case VIT_KIND_SE:
+        printf("  %d channels, squeeze %d\n  input (B, %d, H, W)\n", m.se.channels, m.se.squeeze, m.se.channels);
+        break;
+    case VIT_KIND_SDSA: printf("  n_embd %d, one head, no output projection\n  input (B, N, %d)\n", m.sdsa.dim, m.sdsa.dim); break;
+    case VIT_KIND_CLS002:
+        printf("  %d patches of %d values -> self-attention, ReLU, linear -> %d classes\n  input (B, %d, %d)\n", m.cls002.seq_len, m.cls002.dim,
+               m.cls002.num_classes, m.cls002.seq_len, m.cls002.dim);
+        break;
+    case VIT_KIND_EMSA:
+        printf("  d_model %d, %d heads, d_k %d, d_v %d, ratio %d%s\n", m.emsa.dim, m.emsa.heads, m.emsa.d_k, m.emsa.d_v, m.emsa.ratio,
+               m.emsa.transform && m.emsa.heads > 1 ? ", transform" : "");
+        if (m.emsa.ratio > 1) printf("  input (B, %d, %d): a %dx%d grid\n", m.emsa.height * m.emsa.width, m.emsa.dim, m.emsa.height, m.emsa.width);
+        else printf("  input (B, N, %d)\n", m.emsa.dim);
+        break;
+    case VIT_KIND_SHUFFLE:
+        printf("  %d channels, %d groups\n  input (B, %d, H, W)\n", m.shuffle.channels, m.shuffle.groups, m.shuffle.channels);
+        break;
+    case VIT_KIND_SGE: printf("  %d groups\n  input (B, C, H, W), C a multiple of %d, H*W >= 2\n", m.sge.groups, m.sge.groups); break;
+    case VIT_KIND_AFT:
+        printf("  AFT-%s, dim %d, hidden %d", m.aft.variant == VIT_AFT_FULL ? "full" : m.aft.variant == VIT_AFT_SIMPLE ? "simple" : "local", m.aft.dim,
+               m.aft.hidden_dim);
+        if (m.aft.variant == VIT_AFT_LOCAL) printf(", window s %d", m.aft.s);
+        if (m.aft.variant == VIT_AFT_SIMPLE) printf("\n  input (B, T, %d)\n", m.aft.dim);
+        else printf("\n  input (B, T, %d), T <= max_seqlen %d\n", m.aft.dim, m.aft.max_seqlen);
+        break;
+    case VIT_KIND_OUTLOOK:
+        printf("  dim %d, %d heads, kernel %d, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n", m.outlook.dim, m.outlook.heads,
+               m.outlook.kernel_size, m.outlook.padding, m.outlook.stride, (double)m.outlook.scale, m.outlook.qkv_bias ? ", v bias" : "", m.outlook.dim);
+        break;
     }
     vit_model_free(&m);
     return 0;
