@@ -1387,6 +1387,18 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
    last vector, so the tail goes through the very same arithmetic. Forced
    inline: an out-of-line copy returning a vector would change the ABI
    without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
+/* The seed modules call these kernels once per group or channel, often on
+   little work; below VIT__PAR_MIN floats a loop runs on the calling thread,
+   as the GEMM does below its own threshold: a parallel region costs more
+   than it saves there. Results do not depend on it. */
+#define VIT__PAR_MIN 32768.0
+#ifdef _OPENMP
+#define VIT__OMP_FOR_IF(c) VIT__PRAGMA(omp parallel for schedule(static) if (c))
+#define VIT__OMP_FOR_DYN_IF(c) VIT__PRAGMA(omp parallel for schedule(dynamic, 1) if (c))
+#else
+#define VIT__OMP_FOR_IF(c)
+#define VIT__OMP_FOR_DYN_IF(c)
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define VIT__INLINE __inline__ __attribute__((always_inline))
 #else
@@ -1409,7 +1421,7 @@ static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
 
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
     int r;
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
     for (r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * n;
         vit__vf acc = vit__v_zero(), vm;
@@ -1435,7 +1447,7 @@ VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, in
 
 VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
     int r;
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
     for (r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * n;
         float *yr = y + (size_t)r * n, ar = a[r], br = b ? b[r] : 0.0f;
@@ -1508,7 +1520,7 @@ VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int
 #ifndef VIT_NO_SIMD
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
     int t;
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)B * Cout * Cin * HW >= VIT__PAR_MIN)
     for (t = 0; t < B * Cout; t++) {
         int bi = t / Cout, o = t % Cout, i, p;
         const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
@@ -1532,7 +1544,7 @@ VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, co
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c, row;
     for (i = 0; i < K * K; i++)
         for (c = 0; c < C; c++) wt[(size_t)i * C + c] = w[(size_t)c * K * K + i];
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)B * Ho * Wo * C * K * K >= VIT__PAR_MIN)
     for (row = 0; row < B * Ho; row++) {
         int bi = row / Ho, oy = row % Ho, ox, c0, ky, kx;
         for (ox = 0; ox < Wo; ox++) {
@@ -1555,7 +1567,7 @@ VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, co
 
 VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
     int Ho = (H + S - 1) / S, Wo = (W + S - 1) / S, row;
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)B * H * W * C >= VIT__PAR_MIN)
     for (row = 0; row < B * Ho; row++) {
         int bi = row / Ho, oy = row % Ho, ox, c0, iy, ix;
         int y1 = oy * S + S < H ? oy * S + S : H;
@@ -1620,7 +1632,7 @@ VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, 
 #ifndef VIT_NO_SIMD
 VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
     int t;
-    VIT__OMP_FOR_DYN
+    VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
         vit__gemm_nt(s + (size_t)t * Nq * Nk, Nk, q + (size_t)bi * Nq * ldq + h * HS, ldq, k + (size_t)bi * Nk * ldk + h * HS, ldk,
@@ -1631,7 +1643,7 @@ VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH
 /* V is transposed per head to (HS, Nk), so that P V is the GEMM again. */
 VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
     int t, C = NH * HS;
-    VIT__OMP_FOR_DYN
+    VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH, j, d;
         float *vth = vt + (size_t)t * HS * Nk;
@@ -1739,7 +1751,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
     float *E = scratch, *gv = E + (size_t)T * T, *nd = gv + (size_t)2 * D * T, *km = nd + (size_t)T * 2 * D;
     int bi, t;
     /* E = e^(w - wm), row by row; the same for every batch item. */
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)T * T >= VIT__PAR_MIN)
     for (t = 0; t < T; t++) {
         float *Et = E + (size_t)t * T, mx;
         int u;
@@ -1763,7 +1775,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
                 vit__v_store_part(km + d, vit__v_max(vit__v_load_part(km + d, n, 0.0f), vit__v_load_part(kb + (size_t)t * D + d, n, 0.0f)), n);
             }
         /* gv (2D, T): rows d hold (G*v)^T, rows D + d hold G^T. */
-        VIT__OMP_FOR
+        VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
         for (t = 0; t < T; t++) {
             const float *kt = kb + (size_t)t * D, *vt = vb + (size_t)t * D;
             float g[VIT__VW];
@@ -1779,7 +1791,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
         }
         /* nd (T, 2D) = E . gv^T: numerators, then denominators */
         vit__gemm_nt(nd, 2 * D, E, T, gv, T, NULL, T, T, 2 * D, 1.0f, 1);
-        VIT__OMP_FOR
+        VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
         for (t = 0; t < T; t++) {
             float *nt = nd + (size_t)t * 2 * D, *yt = yb + (size_t)t * D;
             int d0;
@@ -1797,7 +1809,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
         }
         if (!att) continue;
         /* att[d][t][t'] = E[t][t'] G[t'][d] / den[t][d] */
-        VIT__OMP_FOR
+        VIT__OMP_FOR_IF((double)D * T * T >= VIT__PAR_MIN)
         for (dt = 0; dt < D * T; dt++) {
             int d1 = dt / T, t1 = dt % T, u;
             float *ar = att + ((size_t)bi * D * T + dt) * T, den = nd[(size_t)t1 * 2 * D + D + d1];
@@ -1819,7 +1831,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
    outputs; the last, partial vector is padded. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
     int nblk = (D + VIT__VW - 1) / VIT__VW, task;
-    VIT__OMP_FOR
+    VIT__OMP_FOR_IF((double)B * T * D >= VIT__PAR_MIN)
     for (task = 0; task < B * nblk; task++) {
         int bi = task / nblk, d0 = task % nblk * VIT__VW, n = D - d0 < VIT__VW ? D - d0 : VIT__VW, t, j;
         size_t off = (size_t)bi * T * D + d0;
@@ -1893,7 +1905,7 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
 /* One task per (batch, head): it alone writes that head's channels. */
 VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
-    VIT__OMP_FOR_DYN
+    VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
     for (task = 0; task < B * NH; task++) {
         int bi = task / NH, h = task % NH, l, a, c, d0, i;
         for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));

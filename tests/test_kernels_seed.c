@@ -242,20 +242,27 @@ static void test_outlook(void) {
     }
 }
 
-/* Outputs must not depend on the number of threads. */
+/* Outputs must not depend on the number of threads (sizes above the
+   kernels' VIT__PAR_MIN, so that the loops do split). */
 static void test_threads(void) {
 #ifdef _OPENMP
-    int B = 2, T = 70, D = 33, saved = omp_get_max_threads();
-    size_t n = (size_t)B * T * D;
+    int B = 2, T = 200, D = 170, saved = omp_get_max_threads();
+    int H = 13, W = 11, C = 24, NH = 3, K = 3, L = H * W;
+    size_t n = (size_t)B * T * D, na = (size_t)B * NH * L * K * K * K * K, ny = (size_t)B * H * W * C;
     float *q = randv(n, 1.0f), *k = randv(n, 1.0f), *v = randv(n, 1.0f), *w = randv((size_t)T * T, 1.0f);
     float *scr = randv((size_t)T * T + 4 * (size_t)T * D + D, 0.0f), *y1 = randv(n, 0.0f), *y2 = randv(n, 0.0f);
+    float *lg = randv(na, 1.0f), *ov = randv(ny, 1.0f), *o1 = randv(ny, 0.0f), *o2 = randv(ny, 0.0f), *a1 = randv(na, 0.0f), *a2 = randv(na, 0.0f);
     omp_set_num_threads(1);
     vit_k_aft(y1, NULL, scr, q, k, v, w, B, T, D, T, 9);
+    vit_k_outlook(o1, a1, lg, ov, B, H, W, C, NH, K, 1, 1, 0.5f);
     omp_set_num_threads(2);
     vit_k_aft(y2, NULL, scr, q, k, v, w, B, T, D, T, 9);
+    vit_k_outlook(o2, a2, lg, ov, B, H, W, C, NH, K, 1, 1, 0.5f);
     omp_set_num_threads(saved);
     expect(memcmp(y1, y2, n * sizeof(float)) == 0, "aft bit-identical for 1 and 2 threads");
+    expect(memcmp(o1, o2, ny * sizeof(float)) == 0 && memcmp(a1, a2, na * sizeof(float)) == 0, "outlook bit-identical for 1 and 2 threads");
     free(q); free(k); free(v); free(w); free(scr); free(y1); free(y2);
+    free(lg); free(ov); free(o1); free(o2); free(a1); free(a2);
 #endif
 }
 
