@@ -552,21 +552,26 @@ VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const v
 VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out);
 VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out);
 VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, C, H, W) -> (B, C, H, W). */
+/* The seed modules. Each returns VIT_ERR_ARG for unset params or weights,
+   VIT_ERR_SHAPE for an input its PyTorch class would not take, and fills
+   its params' optional attn/gates tensor (from a, like out).
+   Squeeze-excitation: (B, C, H, W) -> (B, C, H, W); gates (B, C). */
 VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, N, C) -> (B, N, C). */
+/* Seed 002 self-attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
 VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, seq_len, dim) -> (B, num_classes) logits. */
+/* Seed 002 classifier: (B, seq_len, dim) -> (B, num_classes) logits. */
 VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, N, C) -> (B, N, C); N = H*W when ratio > 1. */
+/* EMSA: (B, N, C) -> (B, N, C), N = H*W when ratio > 1; attn (B, NH, N, N'). */
 VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, C, H, W) -> (B, C, H, W). */
+/* Shuffle attention: (B, C, H, W) -> (B, C, H, W), C % 2G == 0 (else
+   VIT_ERR_ARG); gates (B, C/2) and (B, C/2, H, W). */
 VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, C, H, W) -> (B, C, H, W); H*W >= 2. */
+/* SGE: (B, C, H, W) -> (B, C, H, W), C % G == 0, H*W >= 2; gates (B, G, H, W). */
 VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, T, D) -> (B, T, D); T <= max_seqlen for full and local. */
+/* AFT: (B, T, D) -> (B, T, D), T <= max_seqlen for full and local; attn
+   (B, HD, T, T), simple (B, HD, 1, T). */
 VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out);
-/* (B, H, W, C) -> (B, H, W, C). */
+/* Outlook attention: (B, H, W, C) -> (B, H, W, C); attn (B, NH, L, K^4). */
 VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out);
 
 /* ---- model ---- */
