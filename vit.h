@@ -402,6 +402,9 @@ typedef struct vit_model {
     int64_t n_params;          /* number of weights */
     vit_arena arena;           /* converted weights, block table, names */
     vit_arena file_buf;        /* the file, when read rather than mapped */
+    vit_arena extra;           /* weights made after loading (resized position embedding) */
+    const char **meta;         /* the file's __metadata__: key, value, key, value, ... */
+    int32_t n_meta;            /* number of key/value pairs in meta */
     void *map;                 /* the file's mmap, or NULL */
     size_t map_size;           /* bytes of `map` */
 } vit_model;
@@ -589,14 +592,85 @@ VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vi
 /* Bytes an activation arena needs for vit_model_forward on x's shape. */
 VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
 VITDEF const char *vit_kind_name(vit_kind k);
+/* The value of `key` in the file's __metadata__ (e.g. "labels"), or NULL. */
+VITDEF const char *vit_model_meta(const vit_model *m, const char *key);
+/* Resizes a ViT's position embedding for image_size x image_size inputs
+   (bicubic, class token untouched: torchvision's interpolate_embeddings). */
+VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size);
 
-/* ---- I/O: npy, PNG ---- */
+
+/* ---- maps: attention maps and rollout ---- */
+
+typedef enum vit_fusion { VIT_FUSE_MEAN = 0, VIT_FUSE_MAX, VIT_FUSE_MIN } vit_fusion;
+
+typedef struct vit_rollout_params {
+    vit_fusion fusion;      /* how heads are combined in each layer */
+    float discard_ratio;    /* 0..1: fraction of the lowest fused weights set to 0 */
+    int32_t explain_compat; /* 1: divide by sums as vit-explain's a / a.sum(-1) broadcasts */
+} vit_rollout_params;
+
+/* The class token's attention to the other T-1 tokens in one layer's
+   probabilities att (B, NH, T, T), for batch item b: one head (head >= 0) or
+   all heads fused (head < 0). out: T-1 floats. */
+VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vit_fusion f, float *out);
+/* Attention rollout (Abnar & Zuidema 2020) through `depth` layers' att
+   tensors for batch item b: per layer fuse heads, drop the lowest
+   discard_ratio of the weights (never the class token's own), take
+   (A + I)/2 with rows renormalised, multiply through the layers; out gets
+   the class token's row over the T-1 patches, divided by its max. Scratch
+   comes from a and is released. */
+VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out);
+
+/* ---- I/O: npy ---- */
 
 /* float32 C-order .npy (versions 1-3) into a tensor from a. */
 VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t size, vit_tensor *t);
 #ifndef VIT_NO_STDIO
 VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t);
 VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
+#endif
+
+/* ---- I/O: images ---- */
+
+typedef struct vit_preprocess {
+    int32_t resize;   /* short side after resizing; 0: 256 (torchvision's ViT weights) */
+    int32_t crop;     /* centre crop; 0: 224 */
+    float mean[3];    /* per channel; all 0: ImageNet's 0.485 0.456 0.406 */
+    float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 */
+} vit_preprocess;
+
+/* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
+   float tensor in [0, 1]: channels 3 gives RGB (grey replicated, alpha
+   dropped, as PIL's convert("RGB")), 1 gives luminance. stb_image decodes
+   with VIT_MALLOC/VIT_FREE. */
+VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img);
+#ifndef VIT_NO_STDIO
+VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img);
+#endif
+/* torchvision's ImageClassification transform: resize the short side with
+   antialiased bilinear filtering (PIL's and torch's antialias=True
+   filter), centre crop, normalise. img (C, H, W) -> out (1, C, crop, crop). */
+VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out);
+
+/* ---- I/O: PNG ---- */
+
+/* Viridis colour of v in [0, 1] (clamped). */
+VITDEF void vit_colormap(float v, unsigned char rgb[3]);
+#if !defined(VIT_NO_STDIO) && !defined(VIT_NO_PNG)
+/* map (gh, gw), min-max normalised, as a viridis PNG of (gh*scale, gw*scale)
+   pixels, bilinearly upsampled. */
+VITDEF vit_result vit_png_heatmap(const char *path, const float *map, int32_t gh, int32_t gw, int32_t scale);
+/* map (gh, gw) upsampled bilinearly to the image's (H, W), coloured with
+   viridis and blended over image (C = 1 or 3, H, W; values in [0, 1]) with
+   opacity alpha. */
+VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, const float *map, int32_t gh, int32_t gw, float alpha);
+/* n maps (n, gh, gw), e.g. one per head, as a grid of `cols` columns, each
+   cell an overlay on image (or a plain heatmap when image is NULL) of
+   cell x cell pixels, 2-pixel white gaps. */
+VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh, int32_t gw,
+                               int32_t cols, int32_t cell, float alpha);
+/* The image alone (C = 1 or 3, H, W; values in [0, 1]). */
+VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #endif
 
 #ifdef __cplusplus
@@ -664,9 +738,31 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
 #define VIT__PRAGMA(x) _Pragma(#x)
 #define VIT__OMP_FOR VIT__PRAGMA(omp parallel for schedule(static))
 #define VIT__OMP_FOR_DYN VIT__PRAGMA(omp parallel for schedule(dynamic, 1))
+#define VIT__OMP_FOR_IF(c) VIT__PRAGMA(omp parallel for schedule(static) if (c))
+#define VIT__OMP_FOR_DYN_IF(c) VIT__PRAGMA(omp parallel for schedule(dynamic, 1) if (c))
 #else
 #define VIT__OMP_FOR
 #define VIT__OMP_FOR_DYN
+#define VIT__OMP_FOR_IF(c)
+#define VIT__OMP_FOR_DYN_IF(c)
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define VIT__INLINE __inline__ __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define VIT__INLINE __forceinline
+#else
+#define VIT__INLINE
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+/* Vector helpers are static, so the ABI note GCC and clang give for
+   passing vectors by value without -mavx does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13 && defined(__cplusplus)
+/* GCC 12's AVX-512 headers build _mm512_undefined_ps() from a self-
+   initialised variable, which its C++ front end then reports (PR105593). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 /* ---- private helpers: vectors ---- */
@@ -692,6 +788,12 @@ static float vit__h8_max(simde__m256 a) {
 #if defined(SIMDE_X86_AVX512F_NATIVE)
 #define VIT__VW 16
 typedef simde__m512 vit__vf;
+static float vit__h16(simde__m512 a, int max) {
+    float t[16];
+    simde_mm512_storeu_ps(t, a);
+    return max ? vit__h8_max(simde_mm256_max_ps(simde_mm256_loadu_ps(t), simde_mm256_loadu_ps(t + 8)))
+               : vit__h8_sum(simde_mm256_add_ps(simde_mm256_loadu_ps(t), simde_mm256_loadu_ps(t + 8)));
+}
 #define vit__v_load(p) simde_mm512_loadu_ps(p)
 #define vit__v_store(p, v) simde_mm512_storeu_ps(p, v)
 #define vit__v_set1(s) simde_mm512_set1_ps(s)
@@ -707,9 +809,10 @@ typedef simde__m512 vit__vf;
 #define vit__v_as_i(a) simde_mm512_castps_si512(a)
 #define vit__v_as_f(a) simde_mm512_castsi512_ps(a)
 #define vit__v_shl23(i) simde_mm512_slli_epi32(i, 23)
-/* SIMDe 0.7 has no 512-bit reductions: fold to 256 bits first. */
-#define vit__v_hsum(a) vit__h8_sum(simde_mm256_add_ps(simde_mm512_castps512_ps256(a), simde_mm512_castps512_ps256(simde_mm512_shuffle_f32x4(a, a, 0xEE))))
-#define vit__v_hmax(a) vit__h8_max(simde_mm256_max_ps(simde_mm512_castps512_ps256(a), simde_mm512_castps512_ps256(simde_mm512_shuffle_f32x4(a, a, 0xEE))))
+/* SIMDe 0.7 has no 512-bit reductions, and GCC 12's own 256-bit
+   extraction trips -Wmaybe-uninitialized in C++: fold through memory. */
+#define vit__v_hsum(a) vit__h16(a, 0)
+#define vit__v_hmax(a) vit__h16(a, 1)
 #define vit__v_abs(a) simde_mm512_abs_ps(a)
 /* x >= 0 ? a : b */
 #define vit__v_select_ge0(x, a, b) simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(x, simde_mm512_setzero_ps(), SIMDE_CMP_GE_OQ), b, a)
@@ -770,13 +873,19 @@ static VIT__TLS char vit__err[512];
 static vit_log_fn vit__log_fn;
 static void *vit__log_user;
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__)
+__attribute__((format(gnu_printf, 2, 3)))
+#elif defined(__GNUC__) || defined(__clang__)
 __attribute__((format(printf, 2, 3)))
 #endif
 static vit_result vit__fail(vit_result r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+#ifdef __MINGW32__
+    __mingw_vsnprintf(vit__err, sizeof vit__err, fmt, ap); /* C99 formats (%zu), whatever msvcrt supports */
+#else
     vsnprintf(vit__err, sizeof vit__err, fmt, ap);
+#endif
     va_end(ap);
     return r;
 }
@@ -940,13 +1049,19 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
 }
 
 /* ---- kernels: matrix multiply ---- */
-/* Every dense layer and both attention products go through one GEMM in
-   "dot-product" form: y[m][n] = alpha * sum_k x[m][k] w[n][k] + b[n], with
-   w in nn.Linear's (N, K) layout, so weights are used where they lie in the
-   file (no packing, zero-copy loads). Each output is accumulated the same
-   way whatever tile or thread computes it: VIT__VW partial sums over
-   k = 0, VW, 2VW..., then their horizontal sum, then the scalar tail. That
-   keeps results bit-identical for any thread count. Against the plain
+/* Every dense layer and both attention products go through one GEMM:
+   y[m][n] = alpha * sum_k x[m][k] w[n][k] + b[n], with w in nn.Linear's
+   (N, K) layout, used where it lies in the file (zero-copy loads).
+
+   The fast path is the BLIS/GotoBLAS design: w is copied, KC rows of k at a
+   time, into a panel of NR = 2 vectors of columns (k-major, so one k step
+   is two aligned-size vector loads), which stays in L1 while an MR x NR
+   register tile walks down all M rows of x, broadcasting one x value per
+   row and k. MR x 2 accumulators fill the register file (12 x 2 of 32 with
+   AVX-512, 6 x 2 of 16 with AVX2) and hide the FMA latency. Threads take
+   whole column panels, and every output is summed in the same order (k
+   ascending in KC blocks, one FMA per k) whatever thread or tile computes
+   it, so results are bit-identical for any thread count. Against the plain
    left-to-right _ref sum the difference is rounding only: |fast - ref| <=
    ~K * 2^-24 * sum_k |x w|. */
 
@@ -966,90 +1081,143 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 }
 
 #ifndef VIT_NO_SIMD
-/* Edge tiles (mr < 4 or nr < 4): same arithmetic per output as the 4x4 tile. */
-static void vit__gemm_edge(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                           const float *b, int mr, int nr, int K, float alpha) {
-    int i, j, k;
-    for (i = 0; i < mr; i++)
-        for (j = 0; j < nr; j++) {
-            const float *xi = x + (size_t)i * ldx, *wj = w + (size_t)j * ldw;
+#if VIT__VW == 16
+#define VIT__MR 12
+#else
+#define VIT__MR 6
+#endif
+#define VIT__NR (2 * VIT__VW)
+#define VIT__KC (8192 / VIT__NR) /* a KC x NR panel is 32 KiB: it stays in L1 */
+
+/* One tile: rows [0, mr) of x (stride ldx) against the packed panel bp
+   (kc x NR), into y (stride ldy), columns [0, nv). first: y holds nothing
+   yet; last: finish with alpha and the bias. mr is a constant after
+   inlining, so rows >= mr vanish and every accumulator is a register. */
+#define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+static VIT__INLINE void vit__tile(const int mr, float *y, int ldy, const float *x, int ldx, const float *bp, int kc,
+                                       int first, int last, float alpha, const float *b, int nv) {
+    int k;
+    vit__vf va = vit__v_set1(alpha);
+#define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
+    VIT__ROWS(VIT__DECL)
+    for (k = 0; k < kc; k++) {
+        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW);
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
+            c##i##a = vit__v_fma(a, b0, c##i##a);                      \
+            c##i##b = vit__v_fma(a, b1, c##i##b);                      \
+        }
+        VIT__ROWS(VIT__STEP)
+    }
+#define VIT__OUT(i)                                                                     \
+    if (mr > i) {                                                                       \
+        float *yi = y + (size_t)i * ldy;                                                \
+        if (nv == VIT__NR) {                                                            \
+            if (!first) {                                                               \
+                c##i##a = vit__v_add(vit__v_load(yi), c##i##a);                         \
+                c##i##b = vit__v_add(vit__v_load(yi + VIT__VW), c##i##b);               \
+            }                                                                           \
+            if (last) {                                                                 \
+                c##i##a = vit__v_add(vit__v_mul(va, c##i##a), b ? vit__v_load(b) : vit__v_zero());            \
+                c##i##b = vit__v_add(vit__v_mul(va, c##i##b), b ? vit__v_load(b + VIT__VW) : vit__v_zero());  \
+            }                                                                           \
+            vit__v_store(yi, c##i##a);                                                  \
+            vit__v_store(yi + VIT__VW, c##i##b);                                        \
+        } else {                                                                        \
+            float t[VIT__NR];                                                           \
+            int j;                                                                      \
+            vit__v_store(t, c##i##a);                                                   \
+            vit__v_store(t + VIT__VW, c##i##b);                                         \
+            for (j = 0; j < nv; j++) {                                                  \
+                float s = first ? t[j] : yi[j] + t[j];                                  \
+                yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
+            }                                                                           \
+        }                                                                               \
+    }
+    VIT__ROWS(VIT__OUT)
+#undef VIT__DECL
+#undef VIT__STEP
+#undef VIT__OUT
+}
+#define VIT__TILE(mr)                                                                                      \
+    static void vit__tile##mr(float *y, int ldy, const float *x, int ldx, const float *bp, int kc, int first, \
+                              int last, float alpha, const float *b, int nv) {                             \
+        vit__tile(mr, y, ldy, x, ldx, bp, kc, first, last, alpha, b, nv);                                  \
+    }
+VIT__TILE(1) VIT__TILE(2) VIT__TILE(3) VIT__TILE(4) VIT__TILE(5) VIT__TILE(6)
+#if VIT__MR > 6
+VIT__TILE(7) VIT__TILE(8) VIT__TILE(9) VIT__TILE(10) VIT__TILE(11) VIT__TILE(12)
+#endif
+typedef void (*vit__tile_fn)(float *, int, const float *, int, const float *, int, int, int, float, const float *, int);
+static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL, vit__tile1, vit__tile2, vit__tile3, vit__tile4, vit__tile5, vit__tile6
+#if VIT__MR > 6
+    , vit__tile7, vit__tile8, vit__tile9, vit__tile10, vit__tile11, vit__tile12
+#endif
+};
+
+/* Columns [n0, n0 + nv) (nv <= NR) for all M rows. */
+static void vit__gemm_panel(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
+                            int M, int K, int n0, int nv, float alpha) {
+    /* 64-byte aligned, so no vector load of the panel splits a cache line. */
+    float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    int k0, k, j, m;
+    for (k0 = 0; k0 < K; k0 += VIT__KC) {
+        int kc = K - k0 < VIT__KC ? K - k0 : VIT__KC;
+        /* Pack: column j of the panel is row n0 + j of w; zero past nv. */
+        for (j = 0; j < VIT__NR; j++) {
+            const float *wj = w + (size_t)(n0 + j) * ldw + k0;
+            if (j < nv)
+                for (k = 0; k < kc; k++) bp[(size_t)k * VIT__NR + j] = wj[k];
+            else
+                for (k = 0; k < kc; k++) bp[(size_t)k * VIT__NR + j] = 0.0f;
+        }
+        for (m = 0; m < M; m += VIT__MR) {
+            int mr = M - m < VIT__MR ? M - m : VIT__MR;
+            vit__tiles[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0, k0 + kc == K, alpha,
+                           b ? b + n0 : NULL, nv);
+        }
+    }
+}
+
+/* A few rows (a batch's class tokens through the head): packing would cost
+   as much as the product, so each output is one vector dot product. */
+static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
+                          int M, int K, int n0, int n1, float alpha) {
+    int m, n, k;
+    for (n = n0; n < n1; n++)
+        for (m = 0; m < M; m++) {
+            const float *xm = x + (size_t)m * ldx, *wn = w + (size_t)n * ldw;
             vit__vf acc = vit__v_zero();
             float s;
-            for (k = 0; k + VIT__VW <= K; k += VIT__VW) acc = vit__v_fma(vit__v_load(xi + k), vit__v_load(wj + k), acc);
+            for (k = 0; k + VIT__VW <= K; k += VIT__VW) acc = vit__v_fma(vit__v_load(xm + k), vit__v_load(wn + k), acc);
             s = vit__v_hsum(acc);
-            for (; k < K; k++) s += xi[k] * wj[k];
-            y[(size_t)i * ldy + j] = alpha * s + (b ? b[j] : 0.0f);
+            for (; k < K; k++) s += xm[k] * wn[k];
+            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
         }
 }
 
-/* 4 rows of x against 4 rows of w: 16 independent accumulators hide the
-   FMA latency; each step loads 8 vectors for 16 FMAs. */
-static void vit__gemm_4x4(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                          const float *b, int K, float alpha) {
-    const float *x0 = x, *x1 = x + ldx, *x2 = x + 2 * (size_t)ldx, *x3 = x + 3 * (size_t)ldx;
-    const float *w0 = w, *w1 = w + ldw, *w2 = w + 2 * (size_t)ldw, *w3 = w + 3 * (size_t)ldw;
-    vit__vf c00 = vit__v_zero(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;
-    vit__vf c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00;
-    float acc[4][4];
-    int k, i, j;
-    for (k = 0; k + VIT__VW <= K; k += VIT__VW) {
-        vit__vf a0 = vit__v_load(x0 + k), a1 = vit__v_load(x1 + k), a2 = vit__v_load(x2 + k), a3 = vit__v_load(x3 + k);
-        vit__vf bw = vit__v_load(w0 + k);
-        c00 = vit__v_fma(a0, bw, c00); c10 = vit__v_fma(a1, bw, c10); c20 = vit__v_fma(a2, bw, c20); c30 = vit__v_fma(a3, bw, c30);
-        bw = vit__v_load(w1 + k);
-        c01 = vit__v_fma(a0, bw, c01); c11 = vit__v_fma(a1, bw, c11); c21 = vit__v_fma(a2, bw, c21); c31 = vit__v_fma(a3, bw, c31);
-        bw = vit__v_load(w2 + k);
-        c02 = vit__v_fma(a0, bw, c02); c12 = vit__v_fma(a1, bw, c12); c22 = vit__v_fma(a2, bw, c22); c32 = vit__v_fma(a3, bw, c32);
-        bw = vit__v_load(w3 + k);
-        c03 = vit__v_fma(a0, bw, c03); c13 = vit__v_fma(a1, bw, c13); c23 = vit__v_fma(a2, bw, c23); c33 = vit__v_fma(a3, bw, c33);
-    }
-    acc[0][0] = vit__v_hsum(c00); acc[0][1] = vit__v_hsum(c01); acc[0][2] = vit__v_hsum(c02); acc[0][3] = vit__v_hsum(c03);
-    acc[1][0] = vit__v_hsum(c10); acc[1][1] = vit__v_hsum(c11); acc[1][2] = vit__v_hsum(c12); acc[1][3] = vit__v_hsum(c13);
-    acc[2][0] = vit__v_hsum(c20); acc[2][1] = vit__v_hsum(c21); acc[2][2] = vit__v_hsum(c22); acc[2][3] = vit__v_hsum(c23);
-    acc[3][0] = vit__v_hsum(c30); acc[3][1] = vit__v_hsum(c31); acc[3][2] = vit__v_hsum(c32); acc[3][3] = vit__v_hsum(c33);
-    for (i = 0; i < 4; i++)
-        for (j = 0; j < 4; j++) {
-            const float *xi = x + (size_t)i * ldx, *wj = w + (size_t)j * ldw;
-            float s = acc[i][j];
-            int kk;
-            for (kk = k; kk < K; kk++) s += xi[kk] * wj[kk];
-            y[(size_t)i * ldy + j] = alpha * s + (b ? b[j] : 0.0f);
-        }
-}
-
-/* Columns [n0, n1) for all M rows, in 4x4 tiles. */
-static void vit__gemm_nt_cols(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                              const float *b, int M, int K, int n0, int n1, float alpha) {
-    int m, n;
-    for (m = 0; m < M; m += 4) {
-        int mr = M - m < 4 ? M - m : 4;
-        for (n = n0; n < n1; n += 4) {
-            int nr = n1 - n < 4 ? n1 - n : 4;
-            float *yt = y + (size_t)m * ldy + n;
-            const float *xt = x + (size_t)m * ldx, *wt = w + (size_t)n * ldw, *bt = b ? b + n : NULL;
-            if (mr == 4 && nr == 4) vit__gemm_4x4(yt, ldy, xt, ldx, wt, ldw, bt, K, alpha);
-            else vit__gemm_edge(yt, ldy, xt, ldx, wt, ldw, bt, mr, nr, K, alpha);
-        }
-    }
-}
-
-/* Threads take blocks of NB weight rows (about 128 KiB, so a block stays in
-   L2 while every row of x passes over it). */
 static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
                          const float *b, int M, int K, int N, float alpha, int threaded) {
-    int nb = (32768 / (K > 0 ? K : 1)) & ~3, nblocks, i;
-    if (nb < 4) nb = 4;
-    if (nb > 256) nb = 256;
-    nblocks = (N + nb - 1) / nb;
-    if (!threaded || nblocks < 2 || (double)M * K * N < 65536.0) {
-        vit__gemm_nt_cols(y, ldy, x, ldx, w, ldw, b, M, K, 0, N, alpha);
+    int np = (N + VIT__NR - 1) / VIT__NR, p;
+    if (M < 4) {
+        int chunks = (N + 63) / 64, c;
+        VIT__OMP_FOR_IF(threaded && chunks > 1 && (double)M * K * N >= 65536.0)
+        for (c = 0; c < chunks; c++) vit__gemm_dot(y, ldy, x, ldx, w, ldw, b, M, K, c * 64, c * 64 + 64 < N ? c * 64 + 64 : N, alpha);
+        return;
+    }
+    if (K <= 0) { /* an empty sum: just alpha * 0 + b */
+        int m, n;
+        for (m = 0; m < M; m++)
+            for (n = 0; n < N; n++) y[(size_t)m * ldy + n] = b ? b[n] : 0.0f;
+        return;
+    }
+    if (!threaded || np < 2 || (double)M * K * N < 65536.0) {
+        for (p = 0; p < np; p++) vit__gemm_panel(y, ldy, x, ldx, w, ldw, b, M, K, p * VIT__NR, N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha);
         return;
     }
     VIT__OMP_FOR_DYN
-    for (i = 0; i < nblocks; i++) {
-        int n0 = i * nb, n1 = n0 + nb < N ? n0 + nb : N;
-        vit__gemm_nt_cols(y, ldy, x, ldx, w, ldw, b, M, K, n0, n1, alpha);
-    }
+    for (p = 0; p < np; p++) vit__gemm_panel(y, ldy, x, ldx, w, ldw, b, M, K, p * VIT__NR, N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha);
 }
 #else
 static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
@@ -1397,18 +1565,6 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
    as the GEMM does below its own threshold: a parallel region costs more
    than it saves there. Results do not depend on it. */
 #define VIT__PAR_MIN 32768.0
-#ifdef _OPENMP
-#define VIT__OMP_FOR_IF(c) VIT__PRAGMA(omp parallel for schedule(static) if (c))
-#define VIT__OMP_FOR_DYN_IF(c) VIT__PRAGMA(omp parallel for schedule(dynamic, 1) if (c))
-#else
-#define VIT__OMP_FOR_IF(c)
-#define VIT__OMP_FOR_DYN_IF(c)
-#endif
-#if defined(__GNUC__) || defined(__clang__)
-#define VIT__INLINE __inline__ __attribute__((always_inline))
-#else
-#define VIT__INLINE
-#endif
 static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
     float t[VIT__VW];
     int j;
@@ -3525,6 +3681,34 @@ static vit_result vit__read_config(vit__ld *L) {
     return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", st->src);
 }
 
+/* Keeps the file's metadata (labels, preprocessing, training record) in the
+   weights arena for vit_model_meta. */
+static vit_result vit__bind_meta(vit__ld *L) {
+    vit_model *m = L->m;
+    int i;
+    m->meta = (const char **)vit_arena_alloc(&m->arena, (size_t)(2 * L->st.nmeta + 1) * sizeof(char *));
+    if (!m->meta) return VIT_ERR_OOM;
+    for (i = 0; i < 2 * L->st.nmeta; i++) {
+        const char *src = i % 2 ? L->st.mv[i / 2] : L->st.mk[i / 2];
+        size_t n = strlen(src) + 1;
+        char *dst = (char *)vit_arena_alloc(&m->arena, n);
+        if (!dst) return VIT_ERR_OOM;
+        if (!vit_arena_counting(&m->arena)) {
+            memcpy(dst, src, n);
+            m->meta[i] = dst;
+        }
+    }
+    m->n_meta = L->st.nmeta;
+    return VIT_OK;
+}
+
+VITDEF const char *vit_model_meta(const vit_model *m, const char *key) {
+    int32_t i;
+    for (i = 0; m && key && i < m->n_meta; i++)
+        if (!strcmp(m->meta[2 * i], key)) return m->meta[2 * i + 1];
+    return NULL;
+}
+
 /* Binds every tensor m->kind needs. Run twice: first into a counting arena
    (checks everything, sizes the arena), then for real. */
 static vit_result vit__bind_all(vit__ld *L) {
@@ -3534,6 +3718,7 @@ static vit_result vit__bind_all(vit__ld *L) {
     int32_t l;
     char why[160];
     m->n_params = 0;
+    if ((r = vit__bind_meta(L)) != VIT_OK) return r;
     switch (m->kind) {
     case VIT_KIND_VIT: {
         const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, naming);
@@ -3706,6 +3891,7 @@ VITDEF void vit_model_free(vit_model *m) {
     if (!m) return;
     vit_arena_free(&m->arena);
     vit_arena_free(&m->file_buf);
+    vit_arena_free(&m->extra);
 #ifdef VIT__HAVE_MMAP
     if (m->map) munmap(m->map, m->map_size);
 #endif
@@ -3855,6 +4041,188 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
     *act_bytes = counter.peak + VIT_ALIGN;
     return VIT_OK;
 }
+/* ---- maps: attention maps and rollout ---- */
+
+static float vit__fuse(const float *p, size_t stride, int32_t n, vit_fusion f) {
+    float v = p[0];
+    int32_t h;
+    for (h = 1; h < n; h++) {
+        float u = p[(size_t)h * stride];
+        if (f == VIT_FUSE_MAX) v = u > v ? u : v;
+        else if (f == VIT_FUSE_MIN) v = u < v ? u : v;
+        else v += u;
+    }
+    return f == VIT_FUSE_MEAN ? v / (float)n : v;
+}
+
+static vit_result vit__check_att(const vit_tensor *att, int32_t b, const char *who) {
+    char s[64];
+    if (!att || !att->data) return vit__fail(VIT_ERR_ARG, "%s: no attention tensor (forward with opts.attn set)", who);
+    if (att->ndim != 4 || att->shape[2] != att->shape[3] || att->shape[2] < 2)
+        return vit__fail(VIT_ERR_SHAPE, "%s: attention has shape %s, expected (B, NH, T, T)", who, vit_tensor_shape_str(att, s, sizeof s));
+    if (b < 0 || b >= att->shape[0]) return vit__fail(VIT_ERR_ARG, "%s: batch item %d outside 0..%d", who, (int)b, (int)att->shape[0] - 1);
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vit_fusion f, float *out) {
+    int32_t NH, T, j;
+    size_t hs;
+    const float *row;
+    vit_result r;
+    if ((r = vit__check_att(att, b, "vit_map_cls")) != VIT_OK) return r;
+    NH = att->shape[1]; T = att->shape[2];
+    if (!out || head >= NH) return vit__fail(VIT_ERR_ARG, "vit_map_cls: head %d outside 0..%d", (int)head, (int)NH - 1);
+    hs = (size_t)T * T;
+    row = att->data + (size_t)b * NH * hs; /* head 0, query row 0 (the class token) */
+    for (j = 1; j < T; j++)
+        out[j - 1] = head >= 0 ? row[(size_t)head * hs + j] : vit__fuse(row + j, hs, NH, f);
+    return VIT_OK;
+}
+
+typedef struct vit__ranked { float v; int32_t i; } vit__ranked;
+static int vit__ranked_cmp(const void *a, const void *b) {
+    const vit__ranked *x = (const vit__ranked *)a, *y = (const vit__ranked *)b;
+    if (x->v != y->v) return x->v < y->v ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out) {
+    int32_t NH, T, l, i, j, k;
+    size_t mark, hs;
+    float *A, *R, *Rn, *sums, mx, *swap;
+    vit__ranked *rank = NULL;
+    vit_result r;
+    if (!a || !p || !out || depth < 1) return vit__fail(VIT_ERR_ARG, "vit_map_rollout: NULL argument or depth < 1");
+    if (vit_arena_counting(a)) return vit__fail(VIT_ERR_ARG, "vit_map_rollout: needs a real arena");
+    if (!(p->discard_ratio >= 0.0f && p->discard_ratio < 1.0f))
+        return vit__fail(VIT_ERR_ARG, "vit_map_rollout: discard_ratio %g outside [0, 1)", (double)p->discard_ratio);
+    for (l = 0; l < depth; l++) {
+        if ((r = vit__check_att(&att[l], b, "vit_map_rollout")) != VIT_OK) return r;
+        if (memcmp(att[l].shape, att[0].shape, sizeof att[0].shape))
+            return vit__fail(VIT_ERR_SHAPE, "vit_map_rollout: layer %d's attention differs in shape from layer 0's", (int)l);
+    }
+    NH = att[0].shape[1]; T = att[0].shape[2];
+    hs = (size_t)T * T;
+    mark = vit_arena_mark(a);
+    A = (float *)vit_arena_alloc(a, hs * sizeof(float));
+    R = (float *)vit_arena_alloc(a, hs * sizeof(float));
+    Rn = (float *)vit_arena_alloc(a, hs * sizeof(float));
+    sums = (float *)vit_arena_alloc(a, (size_t)T * sizeof(float));
+    if (p->discard_ratio > 0.0f) rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+    if (!A || !R || !Rn || !sums || (p->discard_ratio > 0.0f && !rank)) {
+        vit_arena_rewind(a, mark);
+        return VIT_ERR_OOM;
+    }
+    /* R holds the running product transposed, so that R^T <- R^T A^T is
+       one vit_k_matmul (y = x w^T) with x = R^T, w = A. */
+    for (i = 0; i < (int32_t)hs; i++) R[i] = 0.0f;
+    for (i = 0; i < T; i++) R[(size_t)i * T + i] = 1.0f;
+    for (l = 0; l < depth; l++) {
+        const float *base = att[l].data + (size_t)b * NH * hs;
+        for (i = 0; i < (int32_t)hs; i++) A[i] = vit__fuse(base + i, hs, NH, p->fusion);
+        if (rank) {
+            /* Zero the lowest fused weights, ties broken by position, but
+               never entry 0 (the class token attending to itself). */
+            int32_t drop = (int32_t)((float)hs * p->discard_ratio);
+            for (i = 0; i < (int32_t)hs; i++) { rank[i].v = A[i]; rank[i].i = i; }
+            qsort(rank, hs, sizeof *rank, vit__ranked_cmp);
+            for (k = 0; k < drop; k++)
+                if (rank[k].i != 0) A[rank[k].i] = 0.0f;
+        }
+        for (i = 0; i < T; i++) {
+            float s = 0.0f;
+            for (j = 0; j < T; j++) {
+                float v = (A[(size_t)i * T + j] + (i == j ? 1.0f : 0.0f)) * 0.5f;
+                A[(size_t)i * T + j] = v;
+                s += v;
+            }
+            sums[i] = s;
+        }
+        /* Rows renormalised; vit-explain's a / a.sum(dim=-1) instead divides
+           column j by row j's sum (broadcasting), kept behind a flag. */
+        for (i = 0; i < T; i++)
+            for (j = 0; j < T; j++) A[(size_t)i * T + j] /= p->explain_compat ? sums[j] : sums[i];
+        vit_k_matmul(Rn, R, A, NULL, T, T, T);
+        swap = R; R = Rn; Rn = swap;
+    }
+    /* Row 0 of the product (column 0 of R^T), over the patches. */
+    mx = 0.0f;
+    for (j = 1; j < T; j++) {
+        out[j - 1] = R[(size_t)j * T];
+        if (out[j - 1] > mx) mx = out[j - 1];
+    }
+    if (mx > 0.0f)
+        for (j = 0; j < T - 1; j++) out[j] /= mx;
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* ---- model: position-embedding interpolation ---- */
+
+/* PyTorch's cubic convolution weights (A = -0.75) for fraction t. */
+static void vit__cubic(float t, float w[4]) {
+    const float A = -0.75f;
+    float x;
+    x = t + 1.0f; w[0] = ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
+    x = t;        w[1] = ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
+    x = 1.0f - t; w[2] = ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
+    x = 2.0f - t; w[3] = ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
+}
+
+VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {
+    int32_t P, G, G2, C, T2, c, y, x, i, j;
+    vit_arena ex;
+    float *pos, sy, sx;
+    vit_result r;
+    if (!m || m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
+    P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
+    if (image_size < P || image_size % P || image_size > 8192)
+        return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
+    G2 = image_size / P;
+    T2 = G2 * G2 + 1;
+    if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
+    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float))) != VIT_OK) return r;
+    pos = (float *)ex.base;
+    /* torchvision's interpolate_embeddings: class token untouched, the
+       (C, G, G) grid resized bicubically with align_corners=True. */
+    memcpy(pos, m->patch_w.pos.data, (size_t)C * sizeof(float));
+    sy = G2 > 1 ? (float)(G - 1) / (float)(G2 - 1) : 0.0f;
+    sx = sy;
+    for (y = 0; y < G2; y++) {
+        float fy = sy * (float)y, wy[4];
+        int32_t iy = (int32_t)floorf(fy);
+        vit__cubic(fy - (float)iy, wy);
+        for (x = 0; x < G2; x++) {
+            float fx = sx * (float)x, wx[4];
+            int32_t ix = (int32_t)floorf(fx);
+            vit__cubic(fx - (float)ix, wx);
+            for (c = 0; c < C; c++) {
+                float acc = 0.0f;
+                for (i = 0; i < 4; i++) {
+                    int32_t yy = iy - 1 + i < 0 ? 0 : iy - 1 + i >= G ? G - 1 : iy - 1 + i;
+                    float row = 0.0f;
+                    for (j = 0; j < 4; j++) {
+                        int32_t xx = ix - 1 + j < 0 ? 0 : ix - 1 + j >= G ? G - 1 : ix - 1 + j;
+                        row += wx[j] * m->patch_w.pos.data[(size_t)(1 + yy * G + xx) * C + c];
+                    }
+                    acc += wy[i] * row;
+                }
+                pos[(size_t)(1 + y * G2 + x) * C + c] = acc;
+            }
+        }
+    }
+    vit_arena_free(&m->extra);
+    m->extra = ex;
+    m->patch_w.pos.data = pos;
+    m->patch_w.pos.ndim = 2;
+    m->patch_w.pos.shape[0] = T2;
+    m->patch_w.pos.shape[1] = C;
+    m->cfg.image_size = image_size;
+    m->patch.image_size = image_size;
+    return VIT_OK;
+}
+
+
 /* ---- I/O: npy ---- */
 /* NumPy's .npy: magic, version, a little Python-dict header, raw data.
    Reads '<f4' (and '<f8', narrowed to float32), C order only. */
@@ -3977,6 +4345,359 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
     fwrite(h, 1, hl, f);
     if (fwrite(t->data, sizeof(float), numel, f) != numel || fclose(f) != 0) return vit__fail(VIT_ERR_IO, "%s: write failed", path);
     return VIT_OK;
+}
+#endif
+
+/* ---- I/O: images ---- */
+
+#if !defined(VIT_NO_IMAGE) || (!defined(VIT_NO_STDIO) && !defined(VIT_NO_PNG))
+/* stb allocates through VIT_MALLOC/VIT_FREE; it needs a sized realloc. */
+static void *vit__realloc_sized(void *p, size_t old, size_t size) {
+    void *q = VIT_MALLOC(size);
+    if (q && p) memcpy(q, p, old < size ? old : size);
+    if (q) VIT_FREE(p);
+    return q;
+}
+#endif
+
+#ifndef VIT_NO_IMAGE
+#if !defined(STBI_INCLUDE_STB_IMAGE_H)
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_MALLOC(sz) VIT_MALLOC(sz)
+#define STBI_FREE(p) VIT_FREE(p)
+#define STBI_REALLOC_SIZED(p, old, sz) vit__realloc_sized(p, old, sz)
+#define STBI_ASSERT(x) VIT_ASSERT(x)
+#define STBI_NO_STDIO
+#define STBI_NO_LINEAR
+#define STBI_NO_HDR
+#if defined(__GNUC__) || defined(__clang__)
+/* Not popped: stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread
+   static without defining it, which GCC reports at the end of the file. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+#ifdef VIT_STB_FLAT
+#include "stb_image.h"
+#else
+#include <stb/stb_image.h>
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
+    int w, h, n, c, i;
+    unsigned char *px;
+    vit_tensor t;
+    vit_result r;
+    if (!a || !data || !img || (channels != 1 && channels != 3)) return vit__fail(VIT_ERR_ARG, "image: bad argument (channels must be 1 or 3)");
+    if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
+    px = stbi_load_from_memory((const unsigned char *)data, (int)size, &w, &h, &n, channels);
+    if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode (%s)", stbi_failure_reason());
+    if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {
+        stbi_image_free(px);
+        return r;
+    }
+    if (!vit_arena_counting(a))
+        for (c = 0; c < channels; c++)
+            for (i = 0; i < w * h; i++) t.data[(size_t)c * w * h + i] = px[(size_t)i * channels + c] / 255.0f;
+    stbi_image_free(px);
+    *img = t;
+    return VIT_OK;
+}
+
+#ifndef VIT_NO_STDIO
+VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img) {
+    FILE *f;
+    long len;
+    vit_arena tmp;
+    vit_result r;
+    if (!a || !path || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
+    if (!(f = fopen(path, "rb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return vit__fail(VIT_ERR_IO, "%s: empty or unreadable", path);
+    }
+    if ((r = vit_arena_init_alloc(&tmp, (size_t)len)) != VIT_OK) { fclose(f); return r; }
+    if (fread(tmp.base, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        vit_arena_free(&tmp);
+        return vit__fail(VIT_ERR_IO, "%s: short read", path);
+    }
+    fclose(f);
+    r = vit_image_load_memory(a, tmp.base, (size_t)len, channels, img);
+    vit_arena_free(&tmp);
+    if (r != VIT_OK) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", vit__err);
+        vit__fail(r, "%s: %s", path, msg);
+    }
+    return r;
+}
+#endif
+#endif /* VIT_NO_IMAGE */
+
+/* Antialiased bilinear weights for output samples [o0, o0 + n) of an axis
+   resized from `in` to `out`: the triangle filter stretched by the
+   downscale factor, as PIL's ImagingResample and torch's antialias=True
+   compute them. Sample o reads in-pixels first[o] .. first[o]+count[o]-1. */
+static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int32_t **first, int32_t **count, float **w) {
+    double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0, support = fs;
+    int32_t kmax = (int32_t)ceil(support) * 2 + 1, o, x;
+    *first = (int32_t *)vit_arena_alloc(a, (size_t)n * sizeof(int32_t));
+    *count = (int32_t *)vit_arena_alloc(a, (size_t)n * sizeof(int32_t));
+    *w = (float *)vit_arena_alloc(a, (size_t)n * kmax * sizeof(float));
+    if (!*first || !*count || !*w) return 0;
+    for (o = 0; o < n; o++) {
+        double center = (o0 + o + 0.5) * scale, total = 0.0, ww[1024];
+        int32_t lo = (int32_t)(center - support + 0.5), hi = (int32_t)(center + support + 0.5);
+        if (lo < 0) lo = 0;
+        if (hi > in) hi = in;
+        if (hi - lo > kmax) hi = lo + kmax;
+        for (x = 0; x < hi - lo; x++) {
+            double t = fabs((x + lo - center + 0.5) / fs);
+            ww[x] = t < 1.0 ? 1.0 - t : 0.0;
+            total += ww[x];
+        }
+        (*first)[o] = lo;
+        (*count)[o] = hi - lo;
+        for (x = 0; x < hi - lo; x++) (*w)[(size_t)o * kmax + x] = (float)(total > 0.0 ? ww[x] / total : 0.0);
+    }
+    return kmax;
+}
+
+static int32_t vit__round_half_even(int32_t twice) { /* round(twice / 2.0) as Python does */
+    int32_t h = twice / 2;
+    return twice % 2 == 0 || h % 2 == 0 ? h : h + 1;
+}
+
+VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out) {
+    static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
+    int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky;
+    int32_t *fx, *cx, *fy, *cy;
+    float *wx, *wy, mean[3], stdv[3];
+    vit_tensor o, tmp;
+    vit_result r;
+    size_t mark;
+    char s[64];
+    if (!a || !img || !img->data || !out) return vit__fail(VIT_ERR_ARG, "preprocess: NULL argument");
+    if (img->ndim != 3 || img->shape[0] > 3) return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W)", vit_tensor_shape_str(img, s, sizeof s));
+    C = img->shape[0]; H = img->shape[1]; W = img->shape[2];
+    rs = p && p->resize ? p->resize : 256;
+    cs = p && p->crop ? p->crop : 224;
+    for (c = 0; c < 3; c++) {
+        int dflt = !p || (p->std[0] == 0.0f && p->std[1] == 0.0f && p->std[2] == 0.0f);
+        mean[c] = dflt ? imagenet_mean[c] : p->mean[c];
+        stdv[c] = dflt ? imagenet_std[c] : p->std[c];
+        if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
+    }
+    if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
+    /* torchvision: the short side becomes rs, the long side int(rs * long / short). */
+    if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
+    else { nw = rs; nh = (int32_t)((double)rs * H / W); }
+    if (nw < cs || nh < cs) return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W, (int)H, (int)nw, (int)nh, (int)cs);
+    top = vit__round_half_even(nh - cs);
+    left = vit__round_half_even(nw - cs);
+    if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    /* Only the cropped window is computed: columns first (H x crop), then rows. */
+    kx = vit__aa_coeffs(a, W, nw, left, cs, &fx, &cx, &wx);
+    ky = vit__aa_coeffs(a, H, nh, top, cs, &fy, &cy, &wy);
+    if (!kx || !ky || (r = vit__tensor4(a, &tmp, 3, C, H, cs, 1)) != VIT_OK) {
+        vit_arena_rewind(a, mark);
+        return VIT_ERR_OOM;
+    }
+    if (!vit_arena_counting(a)) {
+        for (c = 0; c < C; c++)
+            for (y = 0; y < H; y++)
+                for (x = 0; x < cs; x++) {
+                    const float *src = img->data + ((size_t)c * H + y) * W + fx[x];
+                    float acc = 0.0f;
+                    for (k = 0; k < cx[x]; k++) acc += wx[(size_t)x * kx + k] * src[k];
+                    tmp.data[((size_t)c * H + y) * cs + x] = acc;
+                }
+        for (c = 0; c < C; c++)
+            for (y = 0; y < cs; y++)
+                for (x = 0; x < cs; x++) {
+                    float acc = 0.0f;
+                    for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * H + fy[y] + k) * cs + x];
+                    o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
+                }
+    }
+    vit_arena_rewind(a, mark);
+    *out = o;
+    return VIT_OK;
+}
+
+/* ---- I/O: PNG ---- */
+
+/* Viridis (matplotlib's, CC0) sampled every 16th of its 256 entries. */
+static const unsigned char vit__viridis[17][3] = {
+    {68, 1, 84}, {72, 24, 106}, {71, 45, 123}, {66, 64, 134}, {59, 82, 139}, {51, 99, 141}, {44, 114, 142}, {38, 130, 142},
+    {33, 145, 140}, {31, 160, 136}, {40, 174, 128}, {63, 188, 115}, {94, 201, 98}, {132, 212, 75}, {173, 220, 48}, {216, 226, 25},
+    {253, 231, 37}};
+
+VITDEF void vit_colormap(float v, unsigned char rgb[3]) {
+    float f;
+    int i, c;
+    if (!(v > 0.0f)) v = 0.0f; /* NaN too */
+    if (v > 1.0f) v = 1.0f;
+    f = v * 16.0f;
+    i = (int)f;
+    if (i > 15) i = 15;
+    f -= (float)i;
+    for (c = 0; c < 3; c++) rgb[c] = (unsigned char)(vit__viridis[i][c] + f * (vit__viridis[i + 1][c] - vit__viridis[i][c]) + 0.5f);
+}
+
+#if !defined(VIT_NO_STDIO) && !defined(VIT_NO_PNG)
+#if !defined(INCLUDE_STB_IMAGE_WRITE_H)
+#define STB_IMAGE_WRITE_STATIC
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STBIW_MALLOC(sz) VIT_MALLOC(sz)
+#define STBIW_FREE(p) VIT_FREE(p)
+#define STBIW_REALLOC_SIZED(p, old, sz) vit__realloc_sized(p, old, sz)
+#define STBIW_ASSERT(x) VIT_ASSERT(x)
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#endif
+#ifdef VIT_STB_FLAT
+#include "stb_image_write.h"
+#else
+#include <stb/stb_image_write.h>
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+/* Bilinear sample of src (h, w) at pixel-centre coordinates (align_corners
+   False), clamped at the borders. */
+static float vit__bilinear(const float *src, int32_t h, int32_t w, float y, float x) {
+    int32_t y0, x0, y1, x1;
+    float fy, fx;
+    y = y < 0.0f ? 0.0f : y > (float)(h - 1) ? (float)(h - 1) : y;
+    x = x < 0.0f ? 0.0f : x > (float)(w - 1) ? (float)(w - 1) : x;
+    y0 = (int32_t)y; x0 = (int32_t)x;
+    y1 = y0 + 1 < h ? y0 + 1 : y0; x1 = x0 + 1 < w ? x0 + 1 : x0;
+    fy = y - (float)y0; fx = x - (float)x0;
+    return (1 - fy) * ((1 - fx) * src[(size_t)y0 * w + x0] + fx * src[(size_t)y0 * w + x1]) +
+           fy * ((1 - fx) * src[(size_t)y1 * w + x0] + fx * src[(size_t)y1 * w + x1]);
+}
+
+/* One cell: map (gh, gw) min-max normalised and upsampled to (ch, cw),
+   blended over image (or alone), written into rgb rows of `stride` bytes. */
+static void vit__paint(unsigned char *rgb, size_t stride, int32_t ch, int32_t cw, const vit_tensor *image, const float *map,
+                       int32_t gh, int32_t gw, float alpha) {
+    float lo = map[0], hi = map[0];
+    int32_t i, y, x, c;
+    for (i = 1; i < gh * gw; i++) {
+        lo = map[i] < lo ? map[i] : lo;
+        hi = map[i] > hi ? map[i] : hi;
+    }
+    for (y = 0; y < ch; y++)
+        for (x = 0; x < cw; x++) {
+            float v = vit__bilinear(map, gh, gw, (y + 0.5f) * gh / ch - 0.5f, (x + 0.5f) * gw / cw - 0.5f);
+            unsigned char col[3], *px = rgb + (size_t)y * stride + (size_t)x * 3;
+            vit_colormap(hi > lo ? (v - lo) / (hi - lo) : 0.0f, col);
+            for (c = 0; c < 3; c++) {
+                float out = col[c];
+                if (image) {
+                    int32_t C = image->shape[0], H = image->shape[1], W = image->shape[2];
+                    float iv = vit__bilinear(image->data + (size_t)(C == 3 ? c : 0) * H * W, H, W, (y + 0.5f) * H / ch - 0.5f,
+                                             (x + 0.5f) * W / cw - 0.5f);
+                    iv = iv < 0.0f ? 0.0f : iv > 1.0f ? 1.0f : iv;
+                    out = (1.0f - alpha) * iv * 255.0f + alpha * col[c];
+                }
+                px[c] = (unsigned char)(out + 0.5f);
+            }
+        }
+}
+
+static vit_result vit__check_image(const vit_tensor *image, const char *who) {
+    char s[64];
+    if (image && (!image->data || image->ndim != 3 || (image->shape[0] != 1 && image->shape[0] != 3)))
+        return vit__fail(VIT_ERR_SHAPE, "%s: image has shape %s, expected (1 or 3, H, W)", who, image->data ? vit_tensor_shape_str(image, s, sizeof s) : "NULL");
+    return VIT_OK;
+}
+
+static vit_result vit__write_png(const char *path, const unsigned char *rgb, int32_t w, int32_t h) {
+    if (!stbi_write_png(path, w, h, 3, rgb, w * 3)) return vit__fail(VIT_ERR_IO, "%s: cannot write PNG", path);
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh, int32_t gw,
+                               int32_t cols, int32_t cell, float alpha) {
+    int32_t rows, W, H, i;
+    size_t bytes;
+    vit_arena buf;
+    vit_result r;
+    if (!path || !maps || n < 1 || gh < 1 || gw < 1 || cols < 1 || cell < 1 || cell > 4096 || !(alpha >= 0.0f && alpha <= 1.0f))
+        return vit__fail(VIT_ERR_ARG, "vit_png_grid: bad argument");
+    if ((r = vit__check_image(image, "vit_png_grid")) != VIT_OK) return r;
+    if (cols > n) cols = n;
+    rows = (n + cols - 1) / cols;
+    W = cols * cell + (cols - 1) * 2;
+    H = rows * cell + (rows - 1) * 2;
+    if ((double)W * H * 3 > (double)INT_MAX) return vit__fail(VIT_ERR_OVERFLOW, "vit_png_grid: %dx%d pixels is too large", (int)W, (int)H);
+    bytes = (size_t)W * H * 3;
+    if ((r = vit_arena_init_alloc(&buf, bytes)) != VIT_OK) return r;
+    memset(buf.base, 255, bytes);
+    for (i = 0; i < n; i++)
+        vit__paint(buf.base + (size_t)(i / cols) * (cell + 2) * W * 3 + (size_t)(i % cols) * (cell + 2) * 3, (size_t)W * 3, cell, cell, image,
+                   maps + (size_t)i * gh * gw, gh, gw, alpha);
+    r = vit__write_png(path, buf.base, W, H);
+    vit_arena_free(&buf);
+    return r;
+}
+
+VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, const float *map, int32_t gh, int32_t gw, float alpha) {
+    vit_arena buf;
+    vit_result r;
+    int32_t H, W;
+    if (!path || !image || !map || gh < 1 || gw < 1 || !(alpha >= 0.0f && alpha <= 1.0f)) return vit__fail(VIT_ERR_ARG, "vit_png_overlay: bad argument");
+    if ((r = vit__check_image(image, "vit_png_overlay")) != VIT_OK) return r;
+    H = image->shape[1]; W = image->shape[2];
+    if ((r = vit_arena_init_alloc(&buf, (size_t)W * H * 3)) != VIT_OK) return r;
+    vit__paint(buf.base, (size_t)W * 3, H, W, image, map, gh, gw, alpha);
+    r = vit__write_png(path, buf.base, W, H);
+    vit_arena_free(&buf);
+    return r;
+}
+
+VITDEF vit_result vit_png_heatmap(const char *path, const float *map, int32_t gh, int32_t gw, int32_t scale) {
+    vit_arena buf;
+    vit_result r;
+    if (!path || !map || gh < 1 || gw < 1 || scale < 1 || (double)gh * gw * scale * scale > 1e8) return vit__fail(VIT_ERR_ARG, "vit_png_heatmap: bad argument");
+    if ((r = vit_arena_init_alloc(&buf, (size_t)gh * gw * scale * scale * 3)) != VIT_OK) return r;
+    vit__paint(buf.base, (size_t)gw * scale * 3, gh * scale, gw * scale, NULL, map, gh, gw, 1.0f);
+    r = vit__write_png(path, buf.base, gw * scale, gh * scale);
+    vit_arena_free(&buf);
+    return r;
+}
+
+VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
+    vit_arena buf;
+    vit_result r;
+    int32_t H, W, C, i, c;
+    if (!path || !image) return vit__fail(VIT_ERR_ARG, "vit_png_image: NULL argument");
+    if ((r = vit__check_image(image, "vit_png_image")) != VIT_OK) return r;
+    C = image->shape[0]; H = image->shape[1]; W = image->shape[2];
+    if ((r = vit_arena_init_alloc(&buf, (size_t)W * H * 3)) != VIT_OK) return r;
+    for (i = 0; i < H * W; i++)
+        for (c = 0; c < 3; c++) {
+            float v = image->data[(size_t)(C == 3 ? c : 0) * H * W + i];
+            buf.base[(size_t)i * 3 + c] = (unsigned char)((v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v) * 255.0f + 0.5f);
+        }
+    r = vit__write_png(path, buf.base, W, H);
+    vit_arena_free(&buf);
+    return r;
 }
 #endif
 

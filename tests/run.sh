@@ -23,7 +23,7 @@ step() {
 build() {
   cfg=$1; cc=$2; shift 2
   mkdir -p "build/$cfg"
-  for t in test_kernels test_modules test_errors; do
+  for t in test_kernels test_kernels_seed test_modules test_errors test_maps; do
     $cc $WARN "$@" -I. "tests/$t.c" -o "build/$cfg/$t" -lm || return 1
   done
   $cc $WARN "$@" -I. cli/vit.c -o "build/$cfg/vit" -lm
@@ -33,8 +33,10 @@ matrix() {
   cfg=$1; shift
   step "$cfg-build" build "$cfg" "$@"
   step "$cfg-kernels" "build/$cfg/test_kernels"
+  step "$cfg-kernels-seed" "build/$cfg/test_kernels_seed"
   step "$cfg-modules" "build/$cfg/test_modules" tests/fixtures
   step "$cfg-errors" "build/$cfg/test_errors" tests/fixtures
+  step "$cfg-maps" "build/$cfg/test_maps" tests/fixtures/maps "build/$cfg"
 }
 
 mkdir -p build/log
@@ -56,6 +58,7 @@ step compile-run build/test_compile
 # tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must
 # reproduce configurations no fixture covers.
 step fixtures-drift $PY tools/check_fixtures.py
+step maps-fixtures-drift $PY tools/maps_reference.py --check
 big() {
   [ -f build/fixtures_big/MANIFEST ] || $PY tools/make_fixtures.py --big build/fixtures_big || return 1
   build/native/test_modules build/fixtures_big
