@@ -1,20 +1,27 @@
-# vit.h - build, test, demo. `make test` and `make demo` install what is
-# missing (Debian/Ubuntu packages via apt-get, pinned helpers in build/venv).
+# vit.h - build, test, demo, bench. `make test` and `make demo` install what
+# is missing (Debian/Ubuntu packages via apt-get, pinned helpers in build/venv).
 
 CC      ?= cc
 CFLAGS  ?= -O2 -march=native -fopenmp
 WARN     = -std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-psabi
 PY       = build/venv/bin/python
-
 BLAS_INC = -I/usr/include/$(shell gcc -dumpmachine)/openblas-pthread
+EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
+FASHION  = /usr/share/datasets/fashion-mnist
 
-.PHONY: all deps test demo bench clean
+.PHONY: all examples deps test demo bench fuzz clean
 
-all: build/vit
+all: build/vit examples
 
 build/vit: cli/vit.c vit.h
 	@mkdir -p build
 	$(CC) $(WARN) $(CFLAGS) -I. cli/vit.c -o $@ -lm
+
+examples: $(EXAMPLES)
+
+build/examples/%: examples/%.c vit.h
+	@mkdir -p build/examples
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ -lm
 
 deps:
 	@tools/install_deps.sh test
@@ -22,21 +29,35 @@ deps:
 test: deps
 	@tests/run.sh
 
-# For now: a small random torchvision ViT, exported by PyTorch and run by vit.h.
-demo: deps build/vit
-	@$(PY) tools/export.py torchvision:VisionTransformer:image_size=32,patch_size=8,num_layers=2,num_heads=3,hidden_dim=48,mlp_dim=96,num_classes=10 build/demo_vit.safetensors --seed 0
-	@build/vit info build/demo_vit.safetensors
-	@$(PY) tools/roundtrip.py torchvision:VisionTransformer:image_size=32,patch_size=8,num_layers=2,num_heads=3,hidden_dim=48,mlp_dim=96,num_classes=10 --vit build/vit
+# The Fashion-MNIST test set, uncompressed for examples/04_fashion.c.
+build/data/t10k-labels-idx1-ubyte:
+	@tools/install_deps.sh demo
+	@mkdir -p build/data
+	gzip -dc $(FASHION)/t10k-images-idx3-ubyte.gz > build/data/t10k-images-idx3-ubyte
+	gzip -dc $(FASHION)/t10k-labels-idx1-ubyte.gz > build/data/t10k-labels-idx1-ubyte
+
+# Classify Fashion-MNIST test images with the shipped ViT and draw where it looked.
+demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
+	@mkdir -p build/demo
+	@build/vit info models/fashion_vit.safetensors
+	@echo
+	@build/examples/04_fashion models/fashion_vit.safetensors build/data --show 6 --out build/demo
+	@echo
+	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
 
 # Ratios measured in one run; README.md shows the latest table and this command.
-bench: deps
+bench: deps build/vit
 	@tools/install_deps.sh bench
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
 	$(CC) $(WARN) -D_POSIX_C_SOURCE=200809L $(CFLAGS) -I. bench/bench_vit.c -o build/bench_vit -lm
-	$(MAKE) build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
 
+# Longer fuzzing than `make test` does (FUZZ_SECONDS per parser).
+fuzz: deps
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} ONLY=fuzz tests/run.sh
+
 clean:
-	rm -rf build/native build/avx2 build/simde-portable build/no-simd build/clang build/asan-ubsan build/log build/vit build/test_*
+	rm -rf build/native build/avx2 build/simde-portable build/no-simd build/clang build/asan-ubsan build/aarch64 \
+	       build/mingw build/wasm build/log build/vit build/examples build/test_* build/fuzz_* build/fuzzwork

@@ -4389,6 +4389,43 @@ static void *vit__realloc_sized(void *p, size_t old, size_t size) {
 #endif
 #endif
 
+/* stb_image 2.27 (Debian 12's) writes past its Huffman size table when a
+   JPEG's DHT segment declares more than 256 codes; such files are refused
+   here before stb_image sees them. Walks every marker segment, including
+   those between progressive scans. */
+static int vit__jpeg_tables_ok(const unsigned char *b, size_t n) {
+    size_t i = 0;
+    while (i < n && b[i] == 0xff) i++; /* stb_image skips fill bytes before SOI too */
+    if (i == 0 || i >= n || b[i] != 0xd8) return 1; /* not a JPEG */
+    i++;
+    while (i + 1 < n) {
+        unsigned m;
+        size_t len;
+        if (b[i] != 0xff) { i++; continue; } /* entropy-coded data */
+        m = b[i + 1];
+        if (m == 0x00 || m == 0xff || (m >= 0xd0 && m <= 0xd7) || m == 0x01) { i += m == 0xff ? 1 : 2; continue; }
+        if (m == 0xd9) break;
+        if (i + 3 >= n) return 1;
+        len = (size_t)b[i + 2] << 8 | b[i + 3];
+        if (m == 0xc4) {
+            /* DHT: tables of (class/id, 16 counts, symbols), read the way
+               stb_image reads them: while the declared length lasts, even
+               past the segment's end, with 0 past the file's end. */
+            size_t p = i + 4;
+            long left = (long)len - 2;
+            while (left > 0) {
+                unsigned total = 0, k;
+                for (k = 0; k < 16; k++) total += p + 1 + k < n ? b[p + 1 + k] : 0;
+                if (total > 256) return 0;
+                p += 17 + total;
+                left -= 17 + (long)total;
+            }
+        }
+        i += 2 + len;
+    }
+    return 1;
+}
+
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
     int w, h, n, c, i;
     unsigned char *px;
@@ -4396,6 +4433,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
     vit_result r;
     if (!a || !data || !img || (channels != 1 && channels != 3)) return vit__fail(VIT_ERR_ARG, "image: bad argument (channels must be 1 or 3)");
     if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
+    if (!vit__jpeg_tables_ok((const unsigned char *)data, size))
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG (a Huffman table with more than 256 codes)");
     px = stbi_load_from_memory((const unsigned char *)data, (int)size, &w, &h, &n, channels);
     if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode (%s)", stbi_failure_reason());
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {

@@ -9,34 +9,36 @@ pass=0
 fail=0
 failed_steps=""
 
+# Functions share sh's globals: each uses its own variable names.
 step() {
-  name=$1; shift
-  if "$@" > "build/log/$name.txt" 2>&1; then
-    pass=$((pass + 1)); echo "ok    $name ($(tail -n 1 "build/log/$name.txt"))"
+  s_name=$1; shift
+  case "$s_name" in "${ONLY:-}"*) ;; *) return 0 ;; esac # ONLY=prefix runs a subset
+  if "$@" > "build/log/$s_name.txt" 2>&1; then
+    pass=$((pass + 1)); echo "ok    $s_name ($(tail -n 1 "build/log/$s_name.txt"))"
   else
-    fail=$((fail + 1)); failed_steps="$failed_steps $name"
-    echo "FAIL  $name"; tail -n 20 "build/log/$name.txt" | sed 's/^/      /'
+    fail=$((fail + 1)); failed_steps="$failed_steps $s_name"
+    echo "FAIL  $s_name"; tail -n 20 "build/log/$s_name.txt" | sed 's/^/      /'
   fi
 }
 
 # build CONFIG COMPILER FLAGS...: the three test programs and the CLI.
 build() {
-  cfg=$1; cc=$2; shift 2
-  mkdir -p "build/$cfg"
-  for t in test_kernels test_kernels_seed test_modules test_errors test_maps; do
-    $cc $WARN "$@" -I. "tests/$t.c" -o "build/$cfg/$t" -lm || return 1
+  b_cfg=$1; b_cc=$2; shift 2
+  mkdir -p "build/$b_cfg"
+  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps; do
+    $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
-  $cc $WARN "$@" -I. cli/vit.c -o "build/$cfg/vit" -lm
+  $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
 }
 
 matrix() {
-  cfg=$1; shift
-  step "$cfg-build" build "$cfg" "$@"
-  step "$cfg-kernels" "build/$cfg/test_kernels"
-  step "$cfg-kernels-seed" "build/$cfg/test_kernels_seed"
-  step "$cfg-modules" "build/$cfg/test_modules" tests/fixtures
-  step "$cfg-errors" "build/$cfg/test_errors" tests/fixtures
-  step "$cfg-maps" "build/$cfg/test_maps" tests/fixtures/maps "build/$cfg"
+  m_cfg=$1; shift
+  step "$m_cfg-build" build "$m_cfg" "$@"
+  step "$m_cfg-kernels" "build/$m_cfg/test_kernels"
+  step "$m_cfg-kernels-seed" "build/$m_cfg/test_kernels_seed"
+  step "$m_cfg-modules" "build/$m_cfg/test_modules" tests/fixtures
+  step "$m_cfg-errors" "build/$m_cfg/test_errors" tests/fixtures
+  step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
 }
 
 mkdir -p build/log
@@ -47,6 +49,49 @@ matrix no-simd gcc -O2 -DVIT_NO_SIMD
 matrix clang clang -O2 -march=native
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   matrix asan-ubsan clang -O0 -g -mavx2 -mfma -fsanitize=address,undefined -fno-sanitize-recover=all
+
+# The examples, built and run on a fixture model and a fixture image.
+step examples-build make -s examples CFLAGS="-O2 -march=native -fopenmp"
+step example-sdpa build/examples/01_sdpa
+step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetensors tests/fixtures/maps/rgba.png --top 3 \
+  --attention build/log/example_rollout.png
+mkdir -p build/log/example_maps
+step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
+
+# Threads: one model, four threads with their own arenas, ThreadSanitizer.
+step tsan-build clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
+step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixtures
+
+# Fuzzing (libFuzzer + ASan + UBSan): the seed corpus and every input that
+# once crashed, then a short bounded run per parser; `make fuzz` runs longer.
+for fz in safetensors npy image; do
+  step "fuzz-$fz-build" clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
+    -mavx2 -mfma -I. "fuzz/fuzz_$fz.c" -o "build/fuzz_$fz" -lm
+  rm -rf "build/fuzzwork/$fz" && mkdir -p "build/fuzzwork/$fz" && cp "fuzz/corpus/$fz/"* "build/fuzzwork/$fz/"
+  step "fuzz-$fz" "build/fuzz_$fz" "build/fuzzwork/$fz" fuzz/regressions -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
+    -artifact_prefix=build/
+done
+
+# Other platforms, running the same tests: AArch64 (NEON through SIMDe)
+# under qemu, Windows (MinGW-w64) under wine, WebAssembly (SIMD128) under node.
+XINC=build/xinc
+mkdir -p $XINC build/aarch64 build/mingw build/wasm
+ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
+cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
+  x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
+  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps; do
+    step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
+  done
+  step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
+  step "$x_name-kernels-seed" $x_run "build/$x_name/test_kernels_seed$x_ext"
+  step "$x_name-modules" $x_run "build/$x_name/test_modules$x_ext" tests/fixtures
+  step "$x_name-errors" $x_run "build/$x_name/test_errors$x_ext" tests/fixtures
+  step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
+}
+cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
+export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
+cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
+cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
 
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm

@@ -47,11 +47,31 @@ static int run_case(const char *dir, const char *name, const char *tol_class, in
             printf("FAIL %s: output %s, PyTorch %s\n", label, vit_tensor_shape_str(&y, a, sizeof a), vit_tensor_shape_str(&want, b, sizeof b));
             ok = 0;
         } else if (!check_close(label, y.data, want.data, vit_tensor_numel(&y), 0.0, rtol)) ok = 0;
+
         /* The counting pass must have sized the arena exactly. */
         if (act.peak + VIT_ALIGN != bytes) {
             printf("FAIL %s: vit_model_memory said %zu bytes, the forward used %zu\n", label, bytes, act.peak);
             ok = 0;
         }
+#ifdef _OPENMP
+        if (r == VIT_OK) {
+            /* Same bits with one thread as with the default team. */
+            size_t n = vit_tensor_numel(&y);
+            float *keep = (float *)malloc(n * sizeof(float));
+            vit_tensor y1;
+            int saved = omp_get_max_threads();
+            memcpy(keep, y.data, n * sizeof(float));
+            vit_arena_reset(&act);
+            omp_set_num_threads(1);
+            r = vit_model_forward(&m, &act, &x, &opts, &y1);
+            omp_set_num_threads(saved);
+            if (r != VIT_OK || memcmp(y1.data, keep, n * sizeof(float))) {
+                printf("FAIL %s: 1 thread and %d threads give different bits\n", label, saved);
+                ok = 0;
+            }
+            free(keep);
+        }
+#endif
         vit_arena_free(&act);
     }
 done:

@@ -1,0 +1,75 @@
+/* Where a ViT looks: every head of one layer, the heads fused, and the
+   attention rollout through all layers, each drawn over the image.
+     03_attention_png MODEL IMAGE OUTDIR [--layer L] [--discard R]
+   Writes OUTDIR/heads.png (class token -> patches, one cell per head of
+   layer L, default the last), OUTDIR/{mean,max,min}.png (the heads fused)
+   and OUTDIR/rollout_{mean,max,min}.png, all over the crop the model saw. */
+#define VIT_IMPLEMENTATION
+#include "vit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int check(vit_result r) {
+    if (r != VIT_OK) fprintf(stderr, "03_attention_png: %s\n", vit_last_error());
+    return r == VIT_OK;
+}
+
+int main(int argc, char **argv) {
+    static const char *fusion_names[3] = {"mean", "max", "min"};
+    char path[1024];
+    int layer = -1, G, NH, f, h;
+    float discard = 0.9f, *maps;
+    vit_model m;
+    vit_arena a;
+    vit_tensor img, x, crop, y, *att;
+    vit_preprocess pp, show;
+    vit_forward_opts opts;
+    if (argc < 4) {
+        fprintf(stderr, "usage: 03_attention_png MODEL IMAGE OUTDIR [--layer L] [--discard R]\n");
+        return 2;
+    }
+    for (f = 4; f + 1 < argc; f += 2) {
+        if (!strcmp(argv[f], "--layer")) layer = atoi(argv[f + 1]);
+        else if (!strcmp(argv[f], "--discard")) discard = (float)atof(argv[f + 1]);
+    }
+    if (!check(vit_model_load_file(&m, argv[1]))) return 1;
+    if (m.kind != VIT_KIND_VIT) { fprintf(stderr, "03_attention_png: %s is not a ViT\n", argv[1]); return 1; }
+    if (layer < 0 || layer >= m.cfg.depth) layer = m.cfg.depth - 1;
+    G = m.cfg.image_size / m.cfg.patch_size;
+    NH = m.cfg.heads;
+    memset(&pp, 0, sizeof pp);
+    pp.crop = m.cfg.image_size;
+    pp.resize = m.cfg.image_size * 256 / 224;
+    show = pp; /* the same crop, left in [0, 1] for drawing */
+    show.std[0] = show.std[1] = show.std[2] = 1.0f;
+    if (!check(vit_arena_init_alloc(&a, 256u << 20)) || !check(vit_image_load(&a, argv[2], m.cfg.in_channels, &img)) ||
+        !check(vit_image_preprocess(&a, &img, &pp, &x)) || !check(vit_image_preprocess(&a, &img, &show, &crop)))
+        return 1;
+    crop = vit_tensor_view(&crop, 0); /* (C, S, S) */
+    att = (vit_tensor *)vit_arena_alloc(&a, (size_t)m.cfg.depth * sizeof(vit_tensor));
+    maps = (float *)vit_arena_alloc(&a, (size_t)NH * G * G * sizeof(float));
+    memset(&opts, 0, sizeof opts);
+    opts.attn = att;
+    if (!att || !maps || !check(vit_model_forward(&m, &a, &x, &opts, &y))) return 1;
+    for (h = 0; h < NH; h++) vit_map_cls(&att[layer], 0, h, VIT_FUSE_MEAN, maps + (size_t)h * G * G);
+    snprintf(path, sizeof path, "%s/heads.png", argv[3]);
+    if (!check(vit_png_grid(path, &crop, maps, NH, G, G, NH < 6 ? NH : 6, 160, 0.6f))) return 1;
+    printf("%s: layer %d, %d heads\n", path, layer, NH);
+    for (f = 0; f < 3; f++) {
+        vit_rollout_params rp;
+        rp.fusion = (vit_fusion)f; rp.discard_ratio = discard; rp.explain_compat = 0;
+        vit_map_cls(&att[layer], 0, -1, (vit_fusion)f, maps);
+        snprintf(path, sizeof path, "%s/%s.png", argv[3], fusion_names[f]);
+        if (!check(vit_png_overlay(path, &crop, maps, G, G, 0.6f))) return 1;
+        printf("%s: layer %d, heads fused by %s\n", path, layer, fusion_names[f]);
+        if (!check(vit_map_rollout(&a, att, m.cfg.depth, 0, &rp, maps))) return 1;
+        snprintf(path, sizeof path, "%s/rollout_%s.png", argv[3], fusion_names[f]);
+        if (!check(vit_png_overlay(path, &crop, maps, G, G, 0.6f))) return 1;
+        printf("%s: rollout over %d layers, %s fusion, discard %.2f\n", path, m.cfg.depth, fusion_names[f], discard);
+    }
+    vit_arena_free(&a);
+    vit_model_free(&m);
+    return 0;
+}
