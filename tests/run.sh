@@ -58,6 +58,18 @@ step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetenso
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
 
+# The shipped Fashion-MNIST models: vit.h's prediction for each of the
+# 10,000 test images equals PyTorch's.
+mkdir -p build/data
+for f in t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+  [ -f "build/data/$f" ] || gzip -dc "/usr/share/datasets/fashion-mnist/$f.gz" > "build/data/$f"
+done
+for mdl in models/fashion_*.safetensors; do
+  mname=$(basename "$mdl" .safetensors)
+  step "$mname-eval" build/examples/04_fashion "$mdl" build/data --eval --preds "build/log/$mname.preds.npy"
+  step "$mname-vs-pytorch" $PY tools/check_fashion.py "$mdl" "build/log/$mname.preds.npy"
+done
+
 # Threads: one model, four threads with their own arenas, ThreadSanitizer.
 step tsan-build clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
 step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixtures
