@@ -4371,10 +4371,14 @@ static void *vit__realloc_sized(void *p, size_t old, size_t size) {
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__)
 /* Not popped: stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread
-   static without defining it, which GCC reports at the end of the file. */
+   static without defining it, which GCC reports at the end of the file
+   (after any pop), so unused static functions go unreported in the
+   translation unit that holds VIT_IMPLEMENTATION. */
 #pragma GCC diagnostic ignored "-Wunused-function"
+#endif
+#if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wunused-parameter"

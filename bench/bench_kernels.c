@@ -20,7 +20,7 @@ static double now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static float *randv(size_t n) {
+static float *urandv(size_t n) {
     float *p = (float *)malloc(n * sizeof(float));
     size_t i;
     uint32_t s = 2463534242u;
@@ -61,8 +61,8 @@ static double fma_peak(void) {
 #endif
 
 static void bench_matmul(int M, int K, int N, double peak) {
-    float *x = randv((size_t)M * K), *w = randv((size_t)N * K), *b = randv((size_t)N);
-    float *y1 = randv((size_t)M * N), *y2 = randv((size_t)M * N);
+    float *x = urandv((size_t)M * K), *w = urandv((size_t)N * K), *b = urandv((size_t)N);
+    float *y1 = urandv((size_t)M * N), *y2 = urandv((size_t)M * N);
     double flop = 2.0 * M * K * N, tf, tr = 0.0;
     char label[64];
     snprintf(label, sizeof label, "matmul %dx%dx%d", M, K, N);

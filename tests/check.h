@@ -2,7 +2,9 @@
 #ifndef VIT_TEST_CHECK_H
 #define VIT_TEST_CHECK_H
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Passes when max|got - want| <= atol + rtol * max(1, max|want|); prints the
    first mismatches and the largest difference either way. */
@@ -25,5 +27,26 @@ static int check_close(const char *label, const float *got, const float *want, s
         return 0;
     }
     return 1;
+}
+/* Pass/fail counters and expect(), shared by the test programs. */
+static int passed, failed;
+static void expect(int ok, const char *what) {
+    if (ok) passed++;
+    else { failed++; printf("FAIL %s\n", what); }
+}
+
+/* Deterministic N(0, s^2)-ish values: a sum of uniforms from an LCG. */
+static uint32_t rng = 12345u;
+static float frand(void) {
+    float s = 0.0f;
+    int i;
+    for (i = 0; i < 4; i++) { rng = rng * 1664525u + 1013904223u; s += (float)(rng >> 8) / 16777216.0f - 0.5f; }
+    return s * 1.7f;
+}
+static float *randv(size_t n, float scale) {
+    float *p = (float *)malloc((n ? n : 1) * sizeof(float));
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = frand() * scale;
+    return p;
 }
 #endif

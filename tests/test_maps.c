@@ -9,14 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
 static vit_arena A;
 static char dir[512], out_dir[512];
 
-static void expect(int ok, const char *what) {
-    if (ok) passed++;
-    else { failed++; printf("FAIL %s\n", what); }
-}
 
 static vit_tensor npy(const char *fmt, ...) {
     char name[256], path[1024];
