@@ -747,6 +747,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #define VIT__OMP_FOR_DYN_IF(c)
 #endif
 #if defined(__GNUC__) || defined(__clang__)
+#define VIT__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define VIT__PREFETCH(p) ((void)(p))
+#endif
+#if defined(__GNUC__) || defined(__clang__)
 #define VIT__INLINE __inline__ __attribute__((always_inline))
 #elif defined(_MSC_VER)
 #define VIT__INLINE __forceinline
@@ -1158,22 +1163,38 @@ static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL, vit__tile1, vit__tile
 
 /* Columns [n0, n0 + nv) (nv <= NR) for all M rows. */
 static void vit__gemm_panel(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                            int M, int K, int n0, int nv, float alpha) {
+                            int M, int K, int n0, int nv, int nlimit, float alpha) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    int k0, k, j, m;
+    int k0, k, j, m, nk0, nn0, nkc, lines, per, done;
     for (k0 = 0; k0 < K; k0 += VIT__KC) {
         int kc = K - k0 < VIT__KC ? K - k0 : VIT__KC;
         /* Pack: column j of the panel is row n0 + j of w; zero past nv. */
-        for (j = 0; j < VIT__NR; j++) {
-            const float *wj = w + (size_t)(n0 + j) * ldw + k0;
-            if (j < nv)
-                for (k = 0; k < kc; k++) bp[(size_t)k * VIT__NR + j] = wj[k];
-            else
-                for (k = 0; k < kc; k++) bp[(size_t)k * VIT__NR + j] = 0.0f;
+        /* k outer: the panel is written in order, the NR rows of w are
+           read as NR streams that stay in L1. */
+        for (k = 0; k < kc; k++) {
+            float *dst = bp + (size_t)k * VIT__NR;
+            const float *src = w + (size_t)n0 * ldw + k0 + k;
+            for (j = 0; j < nv; j++) dst[j] = src[(size_t)j * ldw];
+            for (; j < VIT__NR; j++) dst[j] = 0.0f;
         }
+        /* While this block is multiplied, pull the next one (the next k
+           block, else the next panel's first) towards the cache, a few
+           lines before each tile so the loads overlap the arithmetic: the
+           weights stream from memory once per forward (B = 1), and NR rows
+           read at once are too many streams for the hardware prefetcher. */
+        nk0 = k0 + kc < K ? k0 + kc : 0;
+        nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
+        nkc = K - nk0 < VIT__KC ? K - nk0 : VIT__KC;
+        lines = nn0 < nlimit ? (nlimit - nn0 < VIT__NR ? nlimit - nn0 : VIT__NR) * ((nkc + 15) / 16) : 0;
+        per = (lines + (M + VIT__MR - 1) / VIT__MR - 1) / ((M + VIT__MR - 1) / VIT__MR);
+        done = 0;
         for (m = 0; m < M; m += VIT__MR) {
-            int mr = M - m < VIT__MR ? M - m : VIT__MR;
+            int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
+            for (; done < stop; done++) {
+                int line_rows = (nkc + 15) / 16;
+                VIT__PREFETCH(w + (size_t)(nn0 + done / line_rows) * ldw + nk0 + (done % line_rows) * 16);
+            }
             vit__tiles[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0, k0 + kc == K, alpha,
                            b ? b + n0 : NULL, nv);
         }
@@ -1213,11 +1234,11 @@ static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float
         return;
     }
     if (!threaded || np < 2 || (double)M * K * N < 65536.0) {
-        for (p = 0; p < np; p++) vit__gemm_panel(y, ldy, x, ldx, w, ldw, b, M, K, p * VIT__NR, N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha);
+        for (p = 0; p < np; p++) vit__gemm_panel(y, ldy, x, ldx, w, ldw, b, M, K, p * VIT__NR, N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, N, alpha);
         return;
     }
     VIT__OMP_FOR_DYN
-    for (p = 0; p < np; p++) vit__gemm_panel(y, ldy, x, ldx, w, ldw, b, M, K, p * VIT__NR, N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha);
+    for (p = 0; p < np; p++) vit__gemm_panel(y, ldy, x, ldx, w, ldw, b, M, K, p * VIT__NR, N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, N, alpha);
 }
 #else
 static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
