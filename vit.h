@@ -11,10 +11,15 @@
      VIT_STATIC              every function private to the implementing file
      VIT_NO_STDIO            no file API (loaders from memory remain)
      VIT_NO_PNG              leave out stb_image_write and the PNG writers
+     VIT_NO_IMAGE            leave out stb_image and the image loaders
+     VIT_STB_FLAT            include "stb_image.h" rather than <stb/stb_image.h>
      VIT_NO_SIMD             every kernel runs its scalar _ref version
      Compile with -mavx2 -mfma (or -march=native: AVX-512 where present) on
-     x86; AArch64 gets NEON through SIMDe with no flag. -fopenmp adds threads.
-     SIMDe (<simde/...>) must be on the include path unless VIT_NO_SIMD.
+     x86; AArch64 gets NEON, emcc -msimd128 WebAssembly SIMD, through SIMDe.
+     -fopenmp adds threads. SIMDe (<simde/...>) must be on the include path
+     unless VIT_NO_SIMD; stb (Debian's libstb-dev layout, <stb/...>) unless
+     VIT_NO_IMAGE and VIT_NO_PNG. If your program already includes
+     stb_image.h or stb_image_write.h with its implementation, vit.h uses it.
 
    MEMORY
      The library calls malloc only in vit_arena_init_alloc. A forward pass
@@ -52,7 +57,12 @@
 
    LIMITATIONS
      Little-endian hosts only. Inference only; dropout is identity.
-     Tensors have at most VIT_MAX_DIMS dimensions and no strides.
+     Tensors have at most VIT_MAX_DIMS dimensions and no strides; at most
+     16384 tokens; activation buffers below 2^31 elements.
+     The image and PNG functions allocate through stb (VIT_MALLOC/VIT_FREE),
+     outside the arenas. With GCC, the translation unit holding
+     VIT_IMPLEMENTATION does not report unused static functions after the
+     implementation (a workaround for Debian's stb_image 2.27).
 */
 #ifndef VIT_H_INCLUDED
 #define VIT_H_INCLUDED
