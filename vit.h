@@ -653,9 +653,11 @@ typedef struct vit_preprocess {
    float tensor in [0, 1]: channels 3 gives RGB (grey replicated, alpha
    dropped, as PIL's convert("RGB")), 1 gives luminance. stb_image decodes
    with VIT_MALLOC/VIT_FREE. */
+#ifndef VIT_NO_IMAGE
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img);
 #ifndef VIT_NO_STDIO
 VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img);
+#endif
 #endif
 /* torchvision's ImageClassification transform: resize the short side with
    antialiased bilinear filtering (PIL's and torch's antialias=True
