@@ -73,7 +73,11 @@
 #define VIT_VERSION_STRING "0.1.0"
 
 #ifdef VIT_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define VITDEF static __attribute__((unused)) /* a program need not call them all */
+#else
 #define VITDEF static
+#endif
 #else
 #define VITDEF extern
 #endif
@@ -591,7 +595,9 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
 
 /* Load a safetensors file written by tools/export.py (any kind). On failure
    m is zeroed and vit_last_error() names the problem. */
+#ifndef VIT_NO_STDIO
 VITDEF vit_result vit_model_load_file(vit_model *m, const char *path);
+#endif
 /* Same from memory. F32 tensors are used in place: `data` must outlive m. */
 VITDEF vit_result vit_model_load_memory(vit_model *m, const void *data, size_t size);
 VITDEF void vit_model_free(vit_model *m);
