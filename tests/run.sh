@@ -57,6 +57,7 @@ step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetenso
   --attention build/log/example_rollout.png
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
+step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
 
 # The shipped Fashion-MNIST models: vit.h's prediction for each of the
 # 10,000 test images equals PyTorch's.
