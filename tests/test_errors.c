@@ -226,14 +226,15 @@ static void test_npy(void) {
     vit_arena_free(&a);
 }
 
-/* Every prefix of a real exported model is refused cleanly. */
-static void test_truncation(const char *dir) {
+/* Every prefix of a real exported model is refused cleanly: every byte
+   boundary of a small one (stride 1), every 61st byte of a ViT's data. */
+static void test_truncation(const char *dir, const char *name, size_t data_stride) {
     char path[1024];
     FILE *f;
     size_t n, cut, step, bad = 0, header;
     unsigned char *buf;
     vit_model m;
-    snprintf(path, sizeof path, "%s/vit_tv.safetensors", dir);
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, name);
     expect_err(vit_model_load_file(&m, "/nonexistent/m.safetensors"), VIT_ERR_IO, "cannot open", "missing file");
     if (!(f = fopen(path, "rb"))) { failed++; printf("FAIL cannot open %s\n", path); return; }
     buf = (unsigned char *)malloc(1 << 22);
@@ -242,7 +243,7 @@ static void test_truncation(const char *dir) {
     header = 8 + ((size_t)buf[0] | (size_t)buf[1] << 8 | (size_t)buf[2] << 16);
     for (cut = 0; cut < n; cut += step) {
         /* Every byte through the header, then a stride through the data. */
-        step = cut < header + 64 ? 1 : 61;
+        step = cut < header + 64 ? 1 : data_stride;
         if (vit_model_load_memory(&m, buf, cut) == VIT_OK) { bad++; vit_model_free(&m); }
     }
     expect_err(bad ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "every truncation refused");
@@ -263,7 +264,8 @@ int main(int argc, char **argv) {
     test_half();
     test_inputs();
     test_npy();
-    test_truncation(argc > 1 ? argv[1] : "tests/fixtures");
+    test_truncation(argc > 1 ? argv[1] : "tests/fixtures", "mha_sep1", 1);
+    test_truncation(argc > 1 ? argv[1] : "tests/fixtures", "vit_tv", 61);
     printf("test_errors: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
