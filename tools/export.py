@@ -285,16 +285,22 @@ def describe(module):
     return kind, naming, meta
 
 
-def export_module(module, path, kind=None, dtype="F32", **overrides):
+def export_module(module, path, kind=None, dtype="F32", extra=None, **overrides):
     """Write module's weights and inferred config to path; returns the metadata.
 
     kind, when given, must be the inferred one (a guard for callers).
+    extra adds metadata entries vit.h does not read (a trained model's
+    dataset, labels, input normalisation); they may not shadow inferred keys.
     overrides replace inferred hyperparameters, e.g. image_size for a seed 001
     model whose image size was not a multiple of the patch size.
     """
     found, _, meta = describe(module)
     if kind is not None and kind != found:
         raise ExportError(f"{type(module).__qualname__} exports as kind {found!r}, not {kind!r}")
+    for key, value in (extra or {}).items():
+        if key in meta:
+            raise ExportError(f"extra metadata {key!r} would shadow an inferred entry")
+        meta[key] = _str(value)
     for key, value in overrides.items():
         if key not in meta or key in ("format", "format_version", "kind", "naming", "class"):
             raise ExportError(f"cannot override {key!r} for kind {found!r}")
