@@ -41,7 +41,7 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 	@mkdir -p build/demo
 	@build/vit info models/fashion_vit.safetensors
 	@echo
-	@build/examples/04_fashion models/fashion_vit.safetensors build/data --show 6 --out build/demo
+	@build/examples/04_fashion models/fashion_vit.safetensors build/data --eval --show 6 --out build/demo
 	@echo
 	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
 
