@@ -4333,33 +4333,49 @@ VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t siz
 }
 
 #ifndef VIT_NO_STDIO
-VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
-    FILE *f;
-    long len;
-    vit_arena tmp;
+/* The whole of `path` in a fresh arena of its own (the caller frees it). */
+static vit_result vit__read_file(const char *path, vit_arena *buf, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    long n;
     vit_result r;
-    if (!a || !path || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
-    f = fopen(path, "rb");
     if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return vit__fail(VIT_ERR_IO, "%s: cannot read", path);
     }
-    if ((r = vit_arena_init_alloc(&tmp, (size_t)len + 1)) != VIT_OK) { fclose(f); return r; }
-    if (fread(tmp.base, 1, (size_t)len, f) != (size_t)len) {
+    if ((r = vit_arena_init_alloc(buf, (size_t)n + 1)) != VIT_OK) {
         fclose(f);
-        vit_arena_free(&tmp);
+        return r;
+    }
+    if (fread(buf->base, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        vit_arena_free(buf);
         return vit__fail(VIT_ERR_IO, "%s: short read", path);
     }
     fclose(f);
-    r = vit_npy_load_memory(a, tmp.base, (size_t)len, t);
-    vit_arena_free(&tmp);
+    *len = (size_t)n;
+    return VIT_OK;
+}
+
+/* r, with `path: ` put before the message of a failure. */
+static vit_result vit__in_file(const char *path, vit_result r) {
     if (r != VIT_OK) {
-        char msg[512];
+        char msg[sizeof vit__err];
         snprintf(msg, sizeof msg, "%s", vit__err);
         vit__fail(r, "%s: %s", path, msg);
     }
     return r;
+}
+
+VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
+    vit_arena tmp;
+    vit_result r;
+    size_t len;
+    if (!a || !path || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
+    if ((r = vit__read_file(path, &tmp, &len)) != VIT_OK) return r;
+    r = vit_npy_load_memory(a, tmp.base, len, t);
+    vit_arena_free(&tmp);
+    return vit__in_file(path, r);
 }
 
 VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
@@ -4494,31 +4510,14 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
 
 #ifndef VIT_NO_STDIO
 VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img) {
-    FILE *f;
-    long len;
     vit_arena tmp;
     vit_result r;
+    size_t len;
     if (!a || !path || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
-    if (!(f = fopen(path, "rb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return vit__fail(VIT_ERR_IO, "%s: empty or unreadable", path);
-    }
-    if ((r = vit_arena_init_alloc(&tmp, (size_t)len)) != VIT_OK) { fclose(f); return r; }
-    if (fread(tmp.base, 1, (size_t)len, f) != (size_t)len) {
-        fclose(f);
-        vit_arena_free(&tmp);
-        return vit__fail(VIT_ERR_IO, "%s: short read", path);
-    }
-    fclose(f);
-    r = vit_image_load_memory(a, tmp.base, (size_t)len, channels, img);
+    if ((r = vit__read_file(path, &tmp, &len)) != VIT_OK) return r;
+    r = vit_image_load_memory(a, tmp.base, len, channels, img);
     vit_arena_free(&tmp);
-    if (r != VIT_OK) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", vit__err);
-        vit__fail(r, "%s: %s", path, msg);
-    }
-    return r;
+    return vit__in_file(path, r);
 }
 #endif
 #endif /* VIT_NO_IMAGE */
