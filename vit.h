@@ -54,11 +54,24 @@
      tools/export.py writes the module's own state_dict names, and puts the
      module kind and hyperparameters in "__metadata__" (format="vit.h",
      kind, naming, ...). F32 is used in place; F16 and BF16 are converted.
+     A ViT checkpoint without that metadata is read by its tensor names:
+     timm (patch_embed, blocks.N, norm or fc_norm, head), Hugging Face
+     transformers' ViTForImageClassification and ViTModel ([vit.]embeddings,
+     encoder.layer.N, layernorm, classifier or pooler) or torchvision
+     (conv_proj, encoder.layers, heads). Sizes come from the shapes; the
+     heads from vit_load_opts, else a config.json (given, or beside the
+     file), else the standard widths (192:3, 384:6, 512:8, 768:12, 1024,
+     1280, 1408 and 1664:16); m->inferred says which, and so does the log.
+     Class names: vit_model_label(), from a labels file, id2label or
+     label_names. A tensor that does not fit is named in the refusal.
 
    LIMITATIONS
      Little-endian hosts only. Inference only; dropout is identity.
      Tensors have at most VIT_MAX_DIMS dimensions and no strides; at most
      16384 tokens; activation buffers below 2^31 elements.
+     Checkpoints need a class token and a square grid of square patches;
+     layer scale, register or distillation tokens, qk-norm, a norm before
+     the blocks and attention pooling are refused.
      The image and PNG functions allocate through stb (VIT_MALLOC/VIT_FREE),
      outside the arenas. With GCC, the translation unit holding
      VIT_IMPLEMENTATION does not report unused static functions after the
@@ -128,7 +141,9 @@ typedef struct vit_tensor {
 } vit_tensor;
 
 typedef enum vit_act { VIT_ACT_GELU = 0, VIT_ACT_RELU = 1 } vit_act;
-typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1 } vit_pool;
+/* CLS: the class token; MEAN: all tokens, class token included (seed 004);
+   AVG: the patch tokens only (timm's global_pool='avg'). */
+typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2 } vit_pool;
 
 /* Scaled dot-product attention on x, x, x. */
 typedef struct vit_sdpa_params {
@@ -359,8 +374,10 @@ typedef struct vit_config {
     int32_t representation_size; /* torchvision pre_logits (Linear+tanh), 0 = none */
     float ln_eps;                /* LayerNorm epsilon */
     vit_act act;                 /* MLP activation */
-    vit_pool pool;               /* class token (torchvision, seed 001) or mean (seed 004) */
+    vit_pool pool;               /* class token (torchvision, seed 001), mean (seed 004), patch mean (timm avg) */
     int32_t quirk;               /* seed 004's attention scaling, see vit_mha_params */
+    int32_t norm_tokens;         /* 1: the final LayerNorm runs on every token, then the pool
+                                    (timm's avg pool without fc_norm); 0: on the pooled vector */
 } vit_config;
 
 typedef enum vit_kind {
@@ -382,7 +399,7 @@ typedef enum vit_kind {
 
 typedef struct vit_model {
     vit_kind kind;             /* what the file holds */
-    char naming[16];           /* weight naming scheme: torchvision, seed001, ... */
+    char naming[16];           /* weight naming scheme: torchvision, timm, transformers, seed001, ... */
     vit_config cfg;            /* VIT_KIND_VIT */
     vit_sdpa_params sdpa;      /* VIT_KIND_SDPA */
     vit_mha_params mha;        /* VIT_KIND_MHA */
@@ -419,6 +436,9 @@ typedef struct vit_model {
     vit_arena extra;           /* weights made after loading (resized position embedding) */
     const char **meta;         /* the file's __metadata__: key, value, key, value, ... */
     int32_t n_meta;            /* number of key/value pairs in meta */
+    const char **labels;       /* n_labels class names (see vit_model_label), or NULL */
+    int32_t n_labels;          /* num_classes when labels were found, else 0 */
+    const char *inferred;      /* file without vit.h metadata: how its config was found, else NULL */
     void *map;                 /* the file's mmap, or NULL */
     size_t map_size;           /* bytes of `map` */
 } vit_model;
@@ -431,6 +451,20 @@ typedef struct vit_forward_opts {
                            or gates), ShuffleAttention two (channel, then
                            spatial gates). Valid until the arena is rewound */
 } vit_forward_opts;
+
+/* Options for loading; all zero means the defaults. Only a ViT file without
+   vit.h metadata (a timm, transformers or torchvision checkpoint) reads a
+   config.json or needs `heads`; labels apply to any ViT classifier. */
+typedef struct vit_load_opts {
+    int32_t heads;             /* > 0: attention heads, over config.json and the standard sizes */
+    const char *config_path;   /* a transformers or timm config.json; NULL: the one beside the file, if any */
+    const char *labels_path;   /* class names, one per line; over config.json's and the file's */
+    const char *config_text;   /* config.json's bytes instead of a path (config_size of them) */
+    size_t config_size;        /* bytes of config_text */
+    const char *labels_text;   /* label lines' bytes instead of a path (labels_size of them) */
+    size_t labels_size;        /* bytes of labels_text */
+    int32_t no_config_search;  /* 1: never look for config.json beside the file */
+} vit_load_opts;
 
 /* ---- core: version, errors, log ---- */
 
@@ -593,13 +627,31 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
 
 /* ---- model ---- */
 
-/* Load a safetensors file written by tools/export.py (any kind). On failure
-   m is zeroed and vit_last_error() names the problem. */
+/* Load a safetensors file: one written by tools/export.py (any kind), or a
+   ViT checkpoint in torchvision, timm or transformers naming (see WEIGHTS
+   FORMAT). On failure m is zeroed and vit_last_error() names the problem.
+   Same as vit_model_load_file_ex(m, path, NULL). */
 #ifndef VIT_NO_STDIO
 VITDEF vit_result vit_model_load_file(vit_model *m, const char *path);
 #endif
 /* Same from memory. F32 tensors are used in place: `data` must outlive m. */
 VITDEF vit_result vit_model_load_memory(vit_model *m, const void *data, size_t size);
+/* With options (opts may be NULL): heads, config.json and labels for
+   checkpoints without vit.h metadata. Fails with VIT_ERR_MISSING when the
+   heads cannot be known, VIT_ERR_FORMAT when config.json or the labels
+   contradict the weights, VIT_ERR_ARG for a config.json given with a file
+   that has vit.h metadata, VIT_ERR_IO for an unreadable config or labels
+   file. From memory nothing is looked for beside a file, and under
+   VIT_NO_STDIO the _path options are refused. */
+VITDEF vit_result vit_model_load_memory_ex(vit_model *m, const void *data, size_t size, const vit_load_opts *opts);
+#ifndef VIT_NO_STDIO
+VITDEF vit_result vit_model_load_file_ex(vit_model *m, const char *path, const vit_load_opts *opts);
+#endif
+/* The name of class k of a ViT classifier, or NULL when k is out of range
+   or no labels are known. Labels come from vit_load_opts, else a config.json
+   (transformers' id2label, timm's label_names), else the file's "labels"
+   metadata (comma-separated). They live as long as m. */
+VITDEF const char *vit_model_label(const vit_model *m, int32_t k);
 VITDEF void vit_model_free(vit_model *m);
 /* Run whatever m holds on x. ViT: x (B, in_channels, H, W) -> out (B,
    num_classes) or (B, C) with opts->features. Modules: see the module.
@@ -2864,11 +2916,12 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
 }
 
 /* ---- model: safetensors reader ---- */
-/* A small, bounded JSON reader for the safetensors header. It never reads
-   past `end`, limits nesting, and copies every string it keeps into a
-   temporary arena sized from the header length (each entry needs more
-   header bytes than it takes memory), so no input can make it allocate
-   more than a fixed multiple of the header. */
+/* A small, bounded JSON reader for the safetensors header (and a
+   checkpoint's config.json). It never reads past `end`, limits nesting,
+   and copies every string it keeps into a temporary arena sized from the
+   header length (each entry needs more header bytes than it takes memory),
+   so no input can make it allocate more than a fixed multiple of the
+   header. */
 
 enum { VIT__F32 = 0, VIT__F16, VIT__BF16, VIT__OTHER };
 
@@ -3007,6 +3060,29 @@ static int vit__json_skip(vit__json *j, int depth) {
     while (j->p < j->end && (*j->p == '+' || *j->p == '-' || *j->p == '.' || (*j->p >= '0' && *j->p <= '9') || (*j->p >= 'a' && *j->p <= 'z') || *j->p == 'E'))
         j->p++;
     return j->p > s;
+}
+
+/* A JSON number (at most 63 characters) as a finite double. */
+static int vit__json_num(vit__json *j, double *v) {
+    char buf[64], *end;
+    size_t n = 0;
+    vit__json_ws(j);
+    while (j->p < j->end && n < sizeof buf - 1 &&
+           (*j->p == '-' || *j->p == '+' || *j->p == '.' || *j->p == 'e' || *j->p == 'E' || (*j->p >= '0' && *j->p <= '9')))
+        buf[n++] = *j->p++;
+    buf[n] = 0;
+    if (!n) return 0;
+    *v = strtod(buf, &end);
+    return *end == 0 && *v == *v && *v - *v == 0.0; /* no NaN, no infinity */
+}
+
+/* Consumes the literal w (true, false, null) if it comes next. */
+static int vit__json_word(vit__json *j, const char *w) {
+    size_t n = strlen(w);
+    vit__json_ws(j);
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n)) return 0;
+    j->p += n;
+    return 1;
 }
 
 static int vit__dtype(const char *s, int *esize) {
@@ -3213,26 +3289,39 @@ typedef struct vit__mha_names { const char *naming; int layout; const char *w, *
 typedef struct vit__mlp_names { const char *naming; const char *fc1, *fc2; } vit__mlp_names;
 typedef struct vit__block_names { const char *naming; const char *ln1, *attn, *mha, *ln2, *mlp, *mlp_naming; } vit__block_names;
 typedef struct vit__patch_names { const char *naming; const char *conv, *cls, *pos; int pos3d; } vit__patch_names;
-typedef struct vit__vit_names { const char *naming; vit__patch_names patch; const char *block_fmt, *norm, *pre, *head; } vit__vit_names;
+/* norm_alt: a second name for the final LayerNorm (timm's fc_norm). pre:
+   a Linear + tanh before the head (torchvision's pre_logits; transformers'
+   pooler, which only ViTModel files have, then with no head). */
+typedef struct vit__vit_names { const char *naming; vit__patch_names patch; const char *block_fmt, *norm, *norm_alt, *pre, *head; } vit__vit_names;
 
 static const vit__mha_names vit__mha_tab[] = {
     {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj"},
     {"seed004", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection"},
-    {"seed000", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"}};
+    {"seed000", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"},
+    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj"},
+    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense"}};
 static const vit__mlp_names vit__mlp_tab[] = {
-    {"seed001", "layers.0", "layers.2"}, {"torchvision", "0", "3"}, {"seed004", "0", "3"}, {"seed002", "mlp.0", "mlp.2"}};
+    {"seed001", "layers.0", "layers.2"}, {"torchvision", "0", "3"}, {"seed004", "0", "3"}, {"seed002", "mlp.0", "mlp.2"},
+    {"timm", "fc1", "fc2"}, {"transformers", "intermediate.dense", "output.dense"}};
 static const vit__block_names vit__block_tab[] = {
     {"torchvision", "ln_1", "self_attention.", "nn", "ln_2", "mlp.", "torchvision"},
     {"seed001", "ln_1", "attention.", "nn", "ln_2", "mlp.", "seed001"},
-    {"seed004", "0.fn.0", "0.fn.1.", "seed004", "1.fn.0", "1.fn.1.", "seed004"}};
+    {"seed004", "0.fn.0", "0.fn.1.", "seed004", "1.fn.0", "1.fn.1.", "seed004"},
+    {"timm", "norm1", "attn.", "timm", "norm2", "mlp.", "timm"},
+    {"transformers", "layernorm_before", "attention.", "transformers", "layernorm_after", "", "transformers"}};
 static const vit__patch_names vit__patch_tab[] = {
     {"seed000", "conv_proj", NULL, NULL, 0}, {"seed001", "conv_proj", NULL, NULL, 0},
     {"seed004", "projection.0", "cls_token", "positions", 0}};
+/* A transformers ViTForImageClassification file puts "vit." before every
+   name but the classifier's; vit__ld.pfx holds it. */
 static const vit__vit_names vit__vit_tab[] = {
     {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1},
-     "encoder.layers.encoder_layer_%d.", "encoder.ln", "heads.pre_logits", "heads.head"},
-    {"seed001", {"seed001", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", "ln", NULL, "final"},
-    {"seed004", {"seed004", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", "2.1", NULL, "2.2"}};
+     "encoder.layers.encoder_layer_%d.", "encoder.ln", NULL, "heads.pre_logits", "heads.head"},
+    {"seed001", {"seed001", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", "ln", NULL, NULL, "final"},
+    {"seed004", {"seed004", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", "2.1", NULL, NULL, "2.2"},
+    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1}, "blocks.%d.", "norm", "fc_norm", NULL, "head"},
+    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1},
+     "encoder.layer.%d.", "layernorm", NULL, "pooler.dense", "classifier"}};
 
 /* The seed modules: one naming each, their own state_dict names. */
 typedef struct vit__se_names { const char *naming; const char *fc1, *fc2; } vit__se_names;
@@ -3267,6 +3356,13 @@ static const void *vit__find_naming(const void *tab, size_t stride, size_t n, co
 typedef struct vit__ld {
     vit__st st;
     vit_model *m;
+    char pfx[8];              /* before every ViT name but the head's: "vit." or "" */
+    const char *norm;         /* the final LayerNorm's name when not the naming's first */
+    const char **labels;      /* n_labels class names for m->labels (temporary storage) */
+    int32_t n_labels;
+    const char *xk[4], *xv[4]; /* metadata derived from a config.json, after the file's */
+    int32_t nx;
+    char inferred[320];       /* m->inferred, when the config was inferred */
 } vit__ld;
 
 static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
@@ -3442,14 +3538,16 @@ static vit_result vit__bind_patch(vit__ld *L, vit_patch_weights *w, const vit__p
     int32_t G = p->image_size / p->patch_size, T = G * G + (p->class_token ? 1 : 0);
     char n[256];
     vit_result r = VIT_OK;
-    snprintf(n, sizeof n, "%s.weight", nm->conv);
+    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->conv);
     if ((r = vit__bind(L, &w->conv_w, n, 4, p->dim, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s.bias", nm->conv);
+    snprintf(n, sizeof n, "%s%s.bias", L->pfx, nm->conv);
     if ((r = vit__bind(L, &w->conv_b, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
-    if (p->class_token && (r = vit__bind(L, &w->cls, nm->cls, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->cls ? nm->cls : "");
+    if (p->class_token && (r = vit__bind(L, &w->cls, n, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->pos ? nm->pos : "");
     if (p->pos_embed) {
-        if (nm->pos3d) r = vit__bind(L, &w->pos, nm->pos, 3, 1, T, p->dim, 0, why);
-        else r = vit__bind(L, &w->pos, nm->pos, 2, T, p->dim, 0, 0, why);
+        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, p->dim, 0, why);
+        else r = vit__bind(L, &w->pos, n, 2, T, p->dim, 0, 0, why);
     }
     return r;
 }
@@ -3577,6 +3675,268 @@ static vit_result vit__bind_seed(vit__ld *L) {
     return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", src);
 }
 
+/* ---- model: config.json and label files ---- */
+/* A checkpoint without vit.h metadata may come with a config.json: a
+   transformers ViTConfig (num_attention_heads, layer_norm_eps, hidden_act,
+   id2label, the sizes) or timm's hub config (global_pool, label_names and
+   label_descriptions, model_args, pretrained_cfg). It goes through the
+   safetensors header's bounded JSON reader with a temporary arena sized
+   from its length, as there; other keys are skipped, depth-limited. A
+   labels file is plain text, one name a line. */
+
+typedef struct vit__label_desc { const char *name, *text; } vit__label_desc;
+
+typedef struct vit__cfg {
+    vit__st st;                 /* st.src names the file; st.tmp holds its strings */
+    int32_t heads;              /* num_attention_heads or model_args.num_heads; 0: absent */
+    int32_t hidden, layers, mlp, image, patch, channels; /* transformers' sizes; 0: absent */
+    double ln_eps;              /* layer_norm_eps; 0: absent */
+    const char *act;            /* hidden_act, or NULL */
+    const char *pool;           /* timm's global_pool (model_args' over the top level's), or NULL */
+    int32_t fc_norm;            /* timm's model_args.fc_norm: -1 absent or null, else 0 or 1 */
+    const char *arch;           /* architectures[0] or architecture, or NULL */
+    const char **labels;        /* n_labels class names by index, in cap slots */
+    int32_t n_labels, cap;
+    const char *labels_key;     /* "id2label" or "label_names" */
+    vit__label_desc *desc;      /* n_desc of timm's label_descriptions, in cap slots */
+    int32_t n_desc;
+    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg, as text: "0.5,0.5,0.5" */
+} vit__cfg;
+
+/* An integer in [1, hi]; null leaves *out unchanged. */
+static vit_result vit__cfg_int(vit__cfg *c, vit__json *j, const char *key, int32_t hi, int32_t *out) {
+    double v;
+    if (vit__json_word(j, "null")) return VIT_OK;
+    if (!vit__json_num(j, &v) || v < 1.0 || v > (double)hi || v != floor(v))
+        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not an integer in 1..%ld", c->st.src, key, (long)hi);
+    *out = (int32_t)v;
+    return VIT_OK;
+}
+
+/* A string, or null (*out = NULL). */
+static vit_result vit__cfg_str(vit__cfg *c, vit__json *j, const char *key, const char **out) {
+    if (vit__json_word(j, "null")) { *out = NULL; return VIT_OK; }
+    if (!vit__json_str(j, out)) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a string", c->st.src, key);
+    return VIT_OK;
+}
+
+/* One number, or a list of up to 3 (timm's mean and std), as text "a,b,c". */
+static vit_result vit__cfg_nums(vit__cfg *c, vit__json *j, const char *key, char *out, size_t n) {
+    int k = 0, list;
+    size_t u = 0;
+    double v;
+    if (vit__json_word(j, "null")) return VIT_OK;
+    list = vit__json_eat(j, '[');
+    do {
+        if (k == 3 || !vit__json_num(j, &v) || (u += (size_t)snprintf(out + u, n - u, k ? ",%g" : "%g", v)) >= n)
+            return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a number or a list of up to 3 numbers", c->st.src, key);
+        k++;
+    } while (list && vit__json_eat(j, ','));
+    if (list && !vit__json_eat(j, ']')) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a list of numbers", c->st.src, key);
+    return VIT_OK;
+}
+
+/* Class names: a list, or an object from class indices "0".."n-1" to
+   names (transformers' id2label, which it writes sorted as strings). */
+static vit_result vit__cfg_labels(vit__cfg *c, vit__json *j, const char *key) {
+    int32_t n = 0, top = -1, obj;
+    if (vit__json_word(j, "null")) return VIT_OK;
+    obj = vit__json_eat(j, '{');
+    if (!obj && !vit__json_eat(j, '[')) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not an object or a list", c->st.src, key);
+    memset(c->labels, 0, (size_t)c->cap * sizeof(char *));
+    if (!vit__json_eat(j, obj ? '}' : ']')) {
+        do {
+            const char *k = NULL, *v, *q;
+            int32_t id = n;
+            if (obj) {
+                if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, key);
+                for (id = 0, q = k; *q >= '0' && *q <= '9' && q - k < 9; q++) id = id * 10 + (*q - '0');
+                if (*q || q == k) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' key \"%s\" is not a class index", c->st.src, key, k);
+            }
+            if (!vit__json_str(j, &v)) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' entry %ld is not a string", c->st.src, key, (long)id);
+            if (id >= c->cap || c->labels[id]) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names class %ld twice", c->st.src, key, (long)id);
+            c->labels[id] = v;
+            n++;
+            if (id > top) top = id;
+        } while (vit__json_eat(j, ','));
+        if (!vit__json_eat(j, obj ? '}' : ']')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, key);
+    }
+    if (top + 1 != n)
+        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' has %ld names for classes up to %ld; classes 0..n-1 need one each", c->st.src, key, (long)n, (long)top);
+    c->n_labels = n;
+    c->labels_key = key;
+    return VIT_OK;
+}
+
+/* timm's label_descriptions: {"n01440764": "tench, Tinca tinca", ...}. */
+static vit_result vit__cfg_desc(vit__cfg *c, vit__json *j) {
+    c->n_desc = 0;
+    if (vit__json_word(j, "null")) return VIT_OK;
+    if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: 'label_descriptions' is not an object", c->st.src);
+    if (vit__json_eat(j, '}')) return VIT_OK;
+    do {
+        vit__label_desc *d = &c->desc[c->n_desc];
+        if (c->n_desc >= c->cap || !vit__json_str(j, &d->name) || !vit__json_eat(j, ':') || !vit__json_str(j, &d->text))
+            return vit__fail(VIT_ERR_FORMAT, "%s: 'label_descriptions' must map strings to strings", c->st.src);
+        c->n_desc++;
+    } while (vit__json_eat(j, ','));
+    return vit__json_eat(j, '}') ? VIT_OK : vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in 'label_descriptions'", c->st.src);
+}
+
+static int vit__desc_cmp(const void *a, const void *b) {
+    return strcmp(((const vit__label_desc *)a)->name, ((const vit__label_desc *)b)->name);
+}
+
+/* The members of one object: level 0 the top, 1 timm's model_args, 2 its
+   pretrained_cfg. Unknown members are skipped. */
+static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
+    vit_result r = VIT_OK;
+    if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: %s is not a JSON object", c->st.src, level ? "a section" : "the file");
+    if (vit__json_eat(j, '}')) return VIT_OK;
+    do {
+        const char *k, *s;
+        if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
+        if (level == 0 && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
+        else if (level == 0 && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
+        else if (level == 0 && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
+        else if (level == 0 && !strcmp(k, "intermediate_size")) r = vit__cfg_int(c, j, k, 1 << 20, &c->mlp);
+        else if (level == 0 && !strcmp(k, "image_size")) r = vit__cfg_int(c, j, k, 8192, &c->image);
+        else if (level == 0 && !strcmp(k, "patch_size")) r = vit__cfg_int(c, j, k, 8192, &c->patch);
+        else if (level == 0 && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
+        else if (level == 0 && !strcmp(k, "layer_norm_eps")) {
+            if (!vit__json_num(j, &c->ln_eps) || !(c->ln_eps > 0.0 && c->ln_eps < 1.0))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1)", c->st.src);
+        } else if (level == 0 && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
+        else if (level == 0 && !strcmp(k, "id2label")) r = vit__cfg_labels(c, j, "id2label");
+        else if (level == 0 && !strcmp(k, "label_names")) r = vit__cfg_labels(c, j, "label_names");
+        else if (level == 0 && !strcmp(k, "label_descriptions")) r = vit__cfg_desc(c, j);
+        else if (level == 0 && !strcmp(k, "architecture")) r = vit__cfg_str(c, j, k, &c->arch);
+        else if (level == 0 && !strcmp(k, "architectures")) {
+            int ok = vit__json_eat(j, '[');
+            if (ok && !vit__json_eat(j, ']')) {
+                ok = vit__json_str(j, &c->arch);
+                while (ok && vit__json_eat(j, ',')) ok = vit__json_skip(j, 1);
+                ok = ok && vit__json_eat(j, ']');
+            }
+            if (!ok) return vit__fail(VIT_ERR_FORMAT, "%s: 'architectures' is not a list of strings", c->st.src);
+        } else if (level == 0 && !strcmp(k, "model_args")) r = vit__cfg_object(c, j, 1);
+        else if (level == 0 && !strcmp(k, "pretrained_cfg")) r = vit__cfg_object(c, j, 2);
+        else if (level <= 1 && !strcmp(k, "global_pool")) {
+            if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s && (level == 1 || !c->pool)) c->pool = s;
+        } else if (level == 1 && !strcmp(k, "num_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
+        else if (level == 1 && !strcmp(k, "fc_norm")) {
+            if (vit__json_word(j, "true")) c->fc_norm = 1;
+            else if (vit__json_word(j, "false")) c->fc_norm = 0;
+            else if (vit__json_word(j, "null")) c->fc_norm = -1;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'fc_norm' is not true, false or null", c->st.src);
+        } else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
+        else if (level == 2 && !strcmp(k, "std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
+        else if (level == 2 && !strcmp(k, "crop_pct")) r = vit__cfg_nums(c, j, k, c->crop, sizeof c->crop);
+        else if (!vit__json_skip(j, level + 1)) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, k);
+        if (r != VIT_OK) return r;
+    } while (vit__json_eat(j, ','));
+    return vit__json_eat(j, '}') ? VIT_OK : vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (',' or '}' was expected)", c->st.src);
+}
+
+/* Parses config.json text (n bytes) into c; c->st.src must be set. The
+   caller frees c->st.tmp, on failure too. */
+static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
+    vit__json j;
+    vit_result r;
+    int32_t i;
+    c->fc_norm = -1;
+    if (n > ((size_t)16 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
+    /* Each string (>= 3 JSON bytes with its separator) takes at most its
+       length + VIT_ALIGN; a list or object has at most n/2 + 1 entries. */
+    c->cap = (int32_t)(n / 2) + 1;
+    if ((r = vit_arena_init_alloc(&c->st.tmp, n * 32 + (size_t)c->cap * (sizeof(char *) + sizeof(vit__label_desc)) + 4096)) != VIT_OK) return r;
+    c->labels = (const char **)vit_arena_alloc(&c->st.tmp, (size_t)c->cap * sizeof(char *));
+    c->desc = (vit__label_desc *)vit_arena_alloc(&c->st.tmp, (size_t)c->cap * sizeof(vit__label_desc));
+    if (!c->labels || !c->desc) return VIT_ERR_OOM;
+    j.p = text;
+    j.end = text + n;
+    j.st = &c->st;
+    if (n >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) j.p += 3; /* a UTF-8 byte order mark */
+    if ((r = vit__cfg_object(c, &j, 0)) != VIT_OK) return r;
+    vit__json_ws(&j);
+    if (j.p != j.end) return vit__fail(VIT_ERR_FORMAT, "%s: trailing bytes after the JSON object", c->st.src);
+    /* timm's label_names are often synsets; show their descriptions. */
+    if (c->n_labels && c->n_desc) {
+        qsort(c->desc, (size_t)c->n_desc, sizeof(vit__label_desc), vit__desc_cmp);
+        for (i = 0; i < c->n_labels; i++) {
+            vit__label_desc key, *d;
+            key.name = c->labels[i];
+            key.text = NULL;
+            d = (vit__label_desc *)bsearch(&key, c->desc, (size_t)c->n_desc, sizeof(vit__label_desc), vit__desc_cmp);
+            if (d) c->labels[i] = d->text;
+        }
+    }
+    return VIT_OK;
+}
+
+/* Splits text (n bytes, no NUL) into class names, one a line (sep '\n') or
+   comma-separated (','): a '\r' at the end of a name is dropped, and a
+   final separator ends the last name. The names live in arena a, made here
+   (the caller frees it, on failure too). */
+static vit_result vit__labels_parse(vit_arena *a, const char *src, const char *text, size_t n, char sep, const char ***out, int32_t *count) {
+    size_t i, lines = 0;
+    const char **lab;
+    char *buf, *p;
+    vit_result r;
+    if (n > ((size_t)64 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a labels file", src, n);
+    for (i = 0; i < n; i++) {
+        if (text[i] == sep) lines++;
+        else if (text[i] == 0) return vit__fail(VIT_ERR_FORMAT, "%s: line %zu holds a NUL byte (not a text file?)", src, lines + 1);
+    }
+    if (n && text[n - 1] != sep) lines++;
+    if (!lines) return vit__fail(VIT_ERR_FORMAT, "%s: no labels (the file is empty)", src);
+    if ((r = vit_arena_init_alloc(a, lines * sizeof(char *) + n + 1 + 2 * VIT_ALIGN)) != VIT_OK) return r;
+    lab = (const char **)vit_arena_alloc(a, lines * sizeof(char *));
+    buf = (char *)vit_arena_alloc(a, n + 1);
+    if (!lab || !buf) return VIT_ERR_OOM;
+    memcpy(buf, text, n);
+    buf[n] = 0;
+    for (i = 0, p = buf; i < lines; i++) {
+        char *e = strchr(p, sep);
+        size_t len;
+        if (e) *e = 0;
+        len = strlen(p);
+        if (len && p[len - 1] == '\r') p[len - 1] = 0;
+        lab[i] = p;
+        p += len + 1;
+    }
+    *out = lab;
+    *count = (int32_t)lines;
+    return VIT_OK;
+}
+
+#ifndef VIT_NO_STDIO
+/* The whole of a file of at most `limit` bytes into arena a, made here. */
+static vit_result vit__read_all(vit_arena *a, const char *path, size_t limit, const char **text, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    long len;
+    vit_result r;
+    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return vit__fail(VIT_ERR_IO, "%s: unreadable file", path);
+    }
+    if ((unsigned long)len > limit) {
+        fclose(f);
+        return vit__fail(VIT_ERR_FORMAT, "%s: %ld bytes is more than the %zu vit.h reads from such a file", path, len, limit);
+    }
+    if ((r = vit_arena_init_alloc(a, (size_t)len + 1)) != VIT_OK) { fclose(f); return r; }
+    if (fread(a->base, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        return vit__fail(VIT_ERR_IO, "%s: short read", path);
+    }
+    fclose(f);
+    *text = (const char *)a->base;
+    *n = (size_t)len;
+    return VIT_OK;
+}
+#endif
+
 /* ---- model: loading ---- */
 
 static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "encoder_block", "patch_embed", "se", "sdsa",
@@ -3585,6 +3945,25 @@ static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "enco
 
 VITDEF const char *vit_kind_name(vit_kind k) {
     return (int)k >= 0 && (int)k < VIT__NKINDS ? vit__kind_names[k] : "unknown";
+}
+
+/* Checks a ViT's config and derives its patch and block params from it. */
+static vit_result vit__vit_derive(vit__ld *L) {
+    vit_model *m = L->m;
+    vit_config *c = &m->cfg;
+    int32_t G;
+    if (c->image_size % c->patch_size)
+        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", L->st.src, (int)c->image_size, (int)c->patch_size);
+    if (c->dim % c->heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", L->st.src, (int)c->dim, (int)c->heads);
+    G = c->image_size / c->patch_size;
+    if (G * G + 1 > 16384)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src, (int)(G * G + 1));
+    m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
+    m->patch.dim = c->dim; m->patch.class_token = 1; m->patch.pos_embed = 1;
+    m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
+    m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.quirk = c->quirk;
+    return VIT_OK;
 }
 
 /* Reads the config of m->kind from the metadata and checks it is coherent. */
@@ -3596,7 +3975,6 @@ static vit_result vit__read_config(vit__ld *L) {
     switch (m->kind) {
     case VIT_KIND_VIT: {
         vit_config *c = &m->cfg;
-        int32_t G;
         if ((r = vit__meta_int(st, "image_size", 1, 8192, &c->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &c->patch_size)) ||
             (r = vit__meta_int(st, "in_channels", 1, 64, &c->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &c->dim)) ||
             (r = vit__meta_int(st, "num_layers", 1, 1024, &c->depth)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &c->heads)) ||
@@ -3605,22 +3983,12 @@ static vit_result vit__read_config(vit__ld *L) {
             (r = vit__meta_float(st, "ln_eps", &c->ln_eps)) || (r = vit__meta_act(st, &c->act)) ||
             (r = vit__meta_int(st, "attn_quirk", 0, 1, &c->quirk)))
             return r;
+        /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool). */
         s = vit__meta(st, "pool");
-        if (!s || (strcmp(s, "cls") && strcmp(s, "mean")))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'pool' must be \"cls\" or \"mean\"", st->src);
-        c->pool = strcmp(s, "cls") ? VIT_POOL_MEAN : VIT_POOL_CLS;
-        if (c->image_size % c->patch_size)
-            return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", st->src, (int)c->image_size, (int)c->patch_size);
-        if (c->dim % c->heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", st->src, (int)c->dim, (int)c->heads);
-        G = c->image_size / c->patch_size;
-        if (G * G + 1 > 16384)
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", st->src, (int)(G * G + 1));
-        m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
-        m->patch.dim = c->dim; m->patch.class_token = 1; m->patch.pos_embed = 1;
-        m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
-        m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.quirk = c->quirk;
-        return VIT_OK;
+        if (!s || (strcmp(s, "cls") && strcmp(s, "mean") && strcmp(s, "avg")))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'pool' must be \"cls\", \"mean\" or \"avg\"", st->src);
+        c->pool = !strcmp(s, "cls") ? VIT_POOL_CLS : !strcmp(s, "mean") ? VIT_POOL_MEAN : VIT_POOL_AVG;
+        return vit__vit_derive(L);
     }
     case VIT_KIND_SDPA:
         return VIT_OK;
@@ -3722,22 +4090,49 @@ static vit_result vit__read_config(vit__ld *L) {
 
 /* Keeps the file's metadata (labels, preprocessing, training record) in the
    weights arena for vit_model_meta. */
+/* A copy of s in the weights arena (NULL while counting). */
+static vit_result vit__keep_str(vit__ld *L, const char *s, const char **out) {
+    size_t n = strlen(s) + 1;
+    char *dst = (char *)vit_arena_alloc(&L->m->arena, n);
+    if (!dst) return VIT_ERR_OOM;
+    if (vit_arena_counting(&L->m->arena)) dst = NULL;
+    else memcpy(dst, s, n);
+    *out = dst;
+    return VIT_OK;
+}
+
+/* Keeps the file's metadata (labels, preprocessing, training record), then
+   what a config.json added (input_mean, ...), in the weights arena for
+   vit_model_meta; the class names for vit_model_label; the inferred config. */
 static vit_result vit__bind_meta(vit__ld *L) {
     vit_model *m = L->m;
-    int i;
-    m->meta = (const char **)vit_arena_alloc(&m->arena, (size_t)(2 * L->st.nmeta + 1) * sizeof(char *));
-    if (!m->meta) return VIT_ERR_OOM;
-    for (i = 0; i < 2 * L->st.nmeta; i++) {
-        const char *src = i % 2 ? L->st.mv[i / 2] : L->st.mk[i / 2];
-        size_t n = strlen(src) + 1;
-        char *dst = (char *)vit_arena_alloc(&m->arena, n);
-        if (!dst) return VIT_ERR_OOM;
-        if (!vit_arena_counting(&m->arena)) {
-            memcpy(dst, src, n);
-            m->meta[i] = dst;
-        }
+    int32_t i, n = L->st.nmeta + L->nx;
+    int counting = vit_arena_counting(&m->arena);
+    const char **meta = (const char **)vit_arena_alloc(&m->arena, (size_t)(2 * n + 1) * sizeof(char *)), *s;
+    vit_result r;
+    if (!meta) return VIT_ERR_OOM;
+    for (i = 0; i < 2 * n; i++) {
+        int32_t k = i / 2;
+        const char *src = k < L->st.nmeta ? (i % 2 ? L->st.mv[k] : L->st.mk[k]) : (i % 2 ? L->xv[k - L->st.nmeta] : L->xk[k - L->st.nmeta]);
+        if ((r = vit__keep_str(L, src, &s)) != VIT_OK) return r;
+        if (!counting) meta[i] = s;
     }
-    m->n_meta = L->st.nmeta;
+    m->meta = counting ? NULL : meta;
+    m->n_meta = counting ? 0 : n;
+    if (L->n_labels) {
+        const char **lab = (const char **)vit_arena_alloc(&m->arena, (size_t)L->n_labels * sizeof(char *));
+        if (!lab) return VIT_ERR_OOM;
+        for (i = 0; i < L->n_labels; i++) {
+            if ((r = vit__keep_str(L, L->labels[i], &s)) != VIT_OK) return r;
+            if (!counting) lab[i] = s;
+        }
+        m->labels = counting ? NULL : lab;
+        m->n_labels = counting ? 0 : L->n_labels;
+    }
+    if (L->inferred[0]) {
+        if ((r = vit__keep_str(L, L->inferred, &s)) != VIT_OK) return r;
+        m->inferred = s;
+    }
     return VIT_OK;
 }
 
@@ -3746,6 +4141,10 @@ VITDEF const char *vit_model_meta(const vit_model *m, const char *key) {
     for (i = 0; m && key && i < m->n_meta; i++)
         if (!strcmp(m->meta[2 * i], key)) return m->meta[2 * i + 1];
     return NULL;
+}
+
+VITDEF const char *vit_model_label(const vit_model *m, int32_t k) {
+    return m && m->labels && k >= 0 && k < m->n_labels ? m->labels[k] : NULL;
 }
 
 /* Binds every tensor m->kind needs. Run twice: first into a counting arena
@@ -3763,26 +4162,27 @@ static vit_result vit__bind_all(vit__ld *L) {
         const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, naming);
         const vit_config *c = &m->cfg;
         int32_t feat = c->representation_size ? c->representation_size : c->dim;
-        char pre[128];
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown ViT naming '%s' (torchvision, seed001, seed004)", L->st.src, naming);
+        char pre[128], fmt[64];
+        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown ViT naming '%s' (torchvision, timm, transformers, seed001, seed004)", L->st.src, naming);
         snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
                  (int)c->image_size, (int)c->in_channels);
         if ((r = vit__bind_patch(L, &m->patch_w, &nm->patch, &m->patch, why)) != VIT_OK) return r;
         m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights));
         if (!m->blocks) return VIT_ERR_OOM;
         snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
+        snprintf(fmt, sizeof fmt, "%s%s", L->pfx, nm->block_fmt);
         for (l = 0; l < c->depth; l++) {
             vit_block_weights tmp;
-            snprintf(pre, sizeof pre, nm->block_fmt, (int)l);
+            snprintf(pre, sizeof pre, fmt, (int)l);
             /* The block table is fake memory while counting: bind into a copy. */
             if ((r = vit__bind_block(L, &tmp, pre, naming, &m->block, why)) != VIT_OK) return r;
             if (!vit_arena_counting(&m->arena)) m->blocks[l] = tmp;
         }
-        if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, "", nm->norm, c->dim, why)) != VIT_OK) return r;
+        if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
         if (c->representation_size) {
             if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, naming);
             snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
-            if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, "", nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
+            if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
         }
         if (c->num_classes) {
             snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
@@ -3822,37 +4222,360 @@ static vit_result vit__bind_all(vit__ld *L) {
     return VIT_ERR_UNSUPPORTED;
 }
 
-static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src) {
+/* ---- model: checkpoints without vit.h metadata ---- */
+/* A timm, transformers or torchvision ViT checkpoint: the naming from the
+   tensor names, the sizes from the shapes, the heads from the caller, a
+   config.json or the standard ViT sizes. Binding then checks every tensor
+   as for an exported file. */
+
+static const vit__entry *vit__entry_find(const vit__st *st, const char *name) {
+    int i;
+    for (i = 0; i < st->n; i++)
+        if (!strcmp(st->e[i].name, name)) return &st->e[i];
+    return NULL;
+}
+
+/* The 2-D shape (rows, cols) of tensor `name`, or a message naming it. */
+static vit_result vit__infer_2d(vit__ld *L, const char *name, const char *what, int32_t *rows, int32_t *cols) {
+    const vit__entry *e = vit__entry_find(&L->st, name);
+    char got[96];
+    if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", L->st.src, name, what);
+    vit__shape_text(got, sizeof got, e->ndim, e->shape);
+    if (e->ndim != 2 || e->shape[0] < 1 || e->shape[0] > (1 << 24) || e->shape[1] < 1)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected a (out, in) matrix (%s)", L->st.src, name, got, what);
+    *rows = (int32_t)e->shape[0];
+    if (cols) *cols = (int32_t)e->shape[1];
+    return VIT_OK;
+}
+
+/* The config.json to read: opts' text or path, else the one beside `path`
+   (missing is fine). c->st.src is set when there is one. */
+static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name, size_t name_size) {
+    const char *text = NULL;
+    size_t n = 0;
+    (void)text_arena; /* unused under VIT_NO_STDIO */
+    if (o && o->config_text) {
+        snprintf(name, name_size, "%s", o->config_path ? o->config_path : "config.json");
+        text = o->config_text;
+        n = o->config_size;
+    } else if (o && o->config_path) {
+#ifndef VIT_NO_STDIO
+        vit_result r;
+        snprintf(name, name_size, "%s", o->config_path);
+        if ((r = vit__read_all(text_arena, o->config_path, (size_t)16 << 20, &text, &n)) != VIT_OK) return r;
+#else
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: config_path needs file I/O (built with VIT_NO_STDIO)", o->config_path);
+#endif
+    } else if (path && !(o && o->no_config_search)) {
+#ifndef VIT_NO_STDIO
+        /* "config.json" in the model file's directory, as a hub download has it. */
+        size_t d = strlen(path);
+        FILE *f;
+        while (d > 0 && path[d - 1] != '/' && path[d - 1] != '\\') d--;
+        if (d + 12 > name_size) return VIT_OK;
+        memcpy(name, path, d);
+        memcpy(name + d, "config.json", 12);
+        if (!(f = fopen(name, "rb"))) return VIT_OK;
+        fclose(f);
+        {
+            vit_result r = vit__read_all(text_arena, name, (size_t)16 << 20, &text, &n);
+            if (r != VIT_OK) return r;
+        }
+#endif
+    }
+    if (!text) return VIT_OK;
+    c->st.src = name;
+    return vit__cfg_parse(c, text, n);
+}
+
+static const struct { int32_t dim, heads; } vit__std_heads[] = {
+    {192, 3}, {384, 6}, {512, 8}, {768, 12}, {1024, 16}, {1280, 16}, {1408, 16}, {1664, 16}};
+
+/* Names, sizes and hyperparameters of a ViT file without vit.h metadata.
+   c (config.json, if c->st.src) is read already. */
+static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o) {
+    static const struct { const char *naming, *pfx, *probe, *variant; } probes[] = {
+        {"torchvision", "", "conv_proj.weight", "VisionTransformer"},
+        {"timm", "", "patch_embed.proj.weight", "VisionTransformer"},
+        {"transformers", "vit.", "vit.embeddings.patch_embeddings.projection.weight", "ViTForImageClassification"},
+        {"transformers", "", "embeddings.patch_embeddings.projection.weight", "ViTModel"}};
+    vit__st *st = &L->st;
+    vit_model *m = L->m;
+    vit_config *c = &m->cfg;
+    const vit__vit_names *nm;
+    const vit__block_names *bn;
+    const vit__mlp_names *mn;
+    const vit__entry *e;
+    const char *src = st->src, *heads_from, *pool_name = "class token", *s;
+    char n[256], pre[128], got[96];
+    int32_t T, G, i, l, feat, which;
+    vit_result r;
+    for (which = 0; which < (int32_t)(sizeof probes / sizeof probes[0]); which++)
+        if (vit__entry_find(st, probes[which].probe)) break;
+    if (which == (int32_t)(sizeof probes / sizeof probes[0])) {
+        if (!st->n) return vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata and no tensors; hint: export with tools/export.py", src);
+        return vit__fail(VIT_ERR_MISSING,
+                         "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
+                         "patch_embed.*, transformers [vit.]embeddings.*); hint: export with tools/export.py",
+                         src, st->e[0].name);
+    }
+    m->kind = VIT_KIND_VIT;
+    snprintf(m->naming, sizeof m->naming, "%s", probes[which].naming);
+    snprintf(L->pfx, sizeof L->pfx, "%s", probes[which].pfx);
+    nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, m->naming);
+    bn = (const vit__block_names *)VIT__FIND(vit__block_tab, m->naming);
+    mn = (const vit__mlp_names *)VIT__FIND(vit__mlp_tab, bn->mlp_naming);
+    /* patch embedding (C, in_channels, P, P) */
+    e = vit__entry_find(st, probes[which].probe);
+    vit__shape_text(got, sizeof got, e->ndim, e->shape);
+    if (e->ndim != 4 || e->shape[2] != e->shape[3] || e->shape[0] < 1 || e->shape[0] > 65536 || e->shape[1] < 1 || e->shape[1] > 64 ||
+        e->shape[2] < 1 || e->shape[2] > 8192)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected (hidden, in_channels, P, P)", src, e->name, got);
+    c->dim = (int32_t)e->shape[0];
+    c->in_channels = (int32_t)e->shape[1];
+    c->patch_size = (int32_t)e->shape[2];
+    /* position embedding (1, 1 + G*G, C): the image is G patches a side */
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.pos);
+    if (!(e = vit__entry_find(st, n))) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
+    vit__shape_text(got, sizeof got, e->ndim, e->shape);
+    if (e->ndim != 3 || e->shape[0] != 1 || e->shape[2] != c->dim || e->shape[1] < 2 || e->shape[1] > 16384)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected [1,T,%d] with 2 <= T <= 16384 (hidden size %d from the patch embedding)",
+                         src, n, got, (int)c->dim, (int)c->dim);
+    T = (int32_t)e->shape[1];
+    for (G = 1; G * G < T - 1; G++) {}
+    if (G * G != T - 1)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has %d positions; vit.h needs 1 + G*G (a class token, then a square grid "
+                         "of patches); hint: models without a class token or with extra tokens are not supported", src, n, (int)T);
+    if ((int64_t)G * c->patch_size > 8192) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
+    c->image_size = G * c->patch_size;
+    /* depth: blocks 0, 1, ... as long as their first LayerNorm is there */
+    for (l = 0; l <= 1024; l++) {
+        snprintf(pre, sizeof pre, nm->block_fmt, (int)l);
+        snprintf(n, sizeof n, "%s%s%s.weight", L->pfx, pre, bn->ln1);
+        if (!vit__entry_find(st, n)) break;
+    }
+    if (l > 1024) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: more than 1024 encoder blocks", src);
+    if (l == 0) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (encoder block 0)", src, n);
+    c->depth = l;
+    /* MLP size, from block 0's first linear; every block is checked later */
+    snprintf(pre, sizeof pre, nm->block_fmt, 0);
+    snprintf(n, sizeof n, "%s%s%s%s.weight", L->pfx, pre, bn->mlp, mn->fc1);
+    if ((r = vit__infer_2d(L, n, "the MLP's first linear", &c->mlp_dim, NULL)) != VIT_OK) return r;
+    if (c->mlp_dim > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': an MLP of %d is more than vit.h supports", src, n, (int)c->mlp_dim);
+    /* head (classes, C or R) and torchvision's pre_logits or transformers'
+       pooler (R, C); a ViTModel's pooler is its output: no head then */
+    snprintf(n, sizeof n, "%s.weight", nm->head);
+    if (vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre ? nm->pre : "");
+    if (nm->pre && vit__entry_find(st, n) && (!strcmp(m->naming, "torchvision") || !c->num_classes) &&
+        (r = vit__infer_2d(L, n, "the pre-logits layer", &c->representation_size, NULL)) != VIT_OK)
+        return r;
+    if (c->representation_size > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
+    /* config.json's sizes must be the weights' */
+    if (cj->st.src) {
+        const struct { const char *key; int32_t said, found; } chk[] = {
+            {"hidden_size", cj->hidden, c->dim}, {"num_hidden_layers", cj->layers, c->depth}, {"intermediate_size", cj->mlp, c->mlp_dim},
+            {"image_size", cj->image, c->image_size}, {"patch_size", cj->patch, c->patch_size}, {"num_channels", cj->channels, c->in_channels}};
+        for (i = 0; i < (int32_t)(sizeof chk / sizeof chk[0]); i++)
+            if (chk[i].said && chk[i].said != chk[i].found)
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but %s's weights have %d", cj->st.src, chk[i].key, (int)chk[i].said, src,
+                                 (int)chk[i].found);
+    }
+    /* heads: the caller's, config.json's, or the standard size's */
+    if (o && o->heads > 0) {
+        c->heads = o->heads;
+        heads_from = "given";
+    } else if (cj->heads) {
+        c->heads = cj->heads;
+        heads_from = cj->st.src;
+    } else {
+        for (i = 0; i < (int32_t)(sizeof vit__std_heads / sizeof vit__std_heads[0]); i++)
+            if (vit__std_heads[i].dim == c->dim) break;
+        if (i == (int32_t)(sizeof vit__std_heads / sizeof vit__std_heads[0]))
+            return vit__fail(VIT_ERR_MISSING, "%s: cannot tell the number of attention heads of a ViT of hidden size %d; give it "
+                             "(vit_load_opts.heads, vit --heads N) or a config.json with num_attention_heads", src, (int)c->dim);
+        c->heads = vit__std_heads[i].heads;
+        heads_from = "the standard for its hidden size";
+    }
+    if (c->dim % c->heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim, (int)c->heads, heads_from);
+    /* LayerNorm eps: timm and torchvision 1e-6, transformers' default 1e-12 */
+    c->ln_eps = cj->ln_eps > 0.0 ? (float)cj->ln_eps : strcmp(m->naming, "transformers") ? 1e-6f : 1e-12f;
+    c->act = VIT_ACT_GELU;
+    if (cj->act && !strcmp(cj->act, "relu")) c->act = VIT_ACT_RELU;
+    else if (cj->act && strcmp(cj->act, "gelu"))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (vit.h has gelu, the exact erf form, and relu)", cj->st.src, cj->act);
+    /* pooling: timm's global_pool; with 'avg', fc_norm normalises the mean
+       of the patch tokens, else norm normalises each token before it */
+    c->pool = VIT_POOL_CLS;
+    if (cj->pool && strcmp(m->naming, "timm"))
+        return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src, m->naming);
+    if (!strcmp(m->naming, "timm")) {
+        int fc = cj->fc_norm >= 0 ? cj->fc_norm : vit__entry_find(st, "fc_norm.weight") != NULL;
+        const char *gp = cj->pool ? cj->pool : fc ? "avg" : "token";
+        L->norm = fc ? nm->norm_alt : NULL;
+        if (!strcmp(gp, "avg")) {
+            c->pool = VIT_POOL_AVG;
+            c->norm_tokens = !fc;
+            pool_name = fc ? "mean of the patch tokens, then fc_norm" : "norm, then the mean of the patch tokens";
+        } else if (strcmp(gp, "token"))
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token' or 'avg')", cj->st.src ? cj->st.src : src, gp);
+    }
+    if ((r = vit__vit_derive(L)) != VIT_OK) return r;
+    s = cj->arch && strcmp(cj->arch, probes[which].variant) ? cj->arch : NULL;
+    snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s, pool: %s", m->naming,
+             probes[which].variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, c->act == VIT_ACT_GELU ? "gelu" : "relu",
+             pool_name);
+    return VIT_OK;
+}
+
+/* ---- model: reading a file ---- */
+
+/* Appends to the inferred-config note, if there is one. */
+#if defined(__MINGW32__)
+__attribute__((format(gnu_printf, 2, 3)))
+#elif defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void vit__note(vit__ld *L, const char *fmt, ...) {
+    size_t u = strlen(L->inferred);
+    va_list ap;
+    if (!u) return;
+    va_start(ap, fmt);
+#ifdef __MINGW32__
+    __mingw_vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
+#else
+    vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
+#endif
+    va_end(ap);
+}
+
+/* A hint for a checkpoint tensor vit.h has no place for. */
+static const char *vit__unsupported_hint(const char *name) {
+    static const struct { const char *part, *hint; } t[] = {
+        {".ls1.", "layer scale (timm's init_values)"}, {".ls2.", "layer scale (timm's init_values)"},
+        {"reg_token", "register tokens"}, {"norm_pre", "a LayerNorm before the blocks (timm's pre_norm)"},
+        {"attn_pool", "attention pooling (timm's global_pool='map')"}, {"q_norm", "qk_norm"}, {"k_norm", "qk_norm"},
+        {"dist_token", "a distillation token (DeiT)"}, {"head_dist", "a distillation head (DeiT)"},
+        {"mask_token", "a mask token (masked image modelling)"}, {"patch_embed.norm", "a LayerNorm in the patch embedding"},
+        {"pooler.", "a pooler beside a classifier"}};
+    static VIT__TLS char buf[96];
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strstr(name, t[i].part)) {
+            snprintf(buf, sizeof buf, "; vit.h does not support %s", t[i].hint);
+            return buf;
+        }
+    return "";
+}
+
+/* Class names: opts' (a file or text), else config.json's, else the
+   file's "labels" metadata when it names every class. */
+static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o, vit_arena *text, vit_arena *names) {
+    vit_model *m = L->m;
+    int32_t classes = m->kind == VIT_KIND_VIT ? m->cfg.num_classes : 0;
+    const char *src = "labels", *buf = NULL, *meta;
+    size_t n = 0;
+    vit_result r;
+    (void)text; /* unused under VIT_NO_STDIO */
+    if (o && (o->labels_text || o->labels_path)) {
+        if (o->labels_path) src = o->labels_path;
+        if (o->labels_text) {
+            buf = o->labels_text;
+            n = o->labels_size;
+        } else {
+#ifndef VIT_NO_STDIO
+            if ((r = vit__read_all(text, o->labels_path, (size_t)64 << 20, &buf, &n)) != VIT_OK) return r;
+#else
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: labels_path needs file I/O (built with VIT_NO_STDIO)", src);
+#endif
+        }
+        if (!classes) return vit__fail(VIT_ERR_ARG, "%s: class labels given, but %s is not a ViT classifier", src, L->st.src);
+        if ((r = vit__labels_parse(names, src, buf, n, '\n', &L->labels, &L->n_labels)) != VIT_OK) return r;
+        if (L->n_labels != classes)
+            return vit__fail(VIT_ERR_FORMAT, "%s: %d labels (lines) for the %d classes of %s", src, (int)L->n_labels, (int)classes, L->st.src);
+        vit__note(L, "; labels from %s", src);
+        return VIT_OK;
+    }
+    if (cj->st.src && cj->n_labels && classes) {
+        if (cj->n_labels != classes)
+            return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names %d classes, %s's classifier has %d", cj->st.src, cj->labels_key, (int)cj->n_labels,
+                             L->st.src, (int)classes);
+        L->labels = cj->labels;
+        L->n_labels = cj->n_labels;
+        vit__note(L, "; labels from %s (%s)", cj->st.src, cj->labels_key);
+        return VIT_OK;
+    }
+    meta = vit__meta(&L->st, "labels");
+    if (meta && classes && vit__labels_parse(names, "labels", meta, strlen(meta), ',', &L->labels, &L->n_labels) == VIT_OK &&
+        L->n_labels != classes) {
+        L->labels = NULL; /* a list that does not name every class is only metadata */
+        L->n_labels = 0;
+    }
+    vit__note(L, L->n_labels ? "; labels from the file's metadata" : "; no labels");
+    return VIT_OK;
+}
+
+static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src, const vit_load_opts *o, const char *path) {
     vit__ld L;
+    vit__cfg cj;
+    vit_arena cfg_text, lab_text, lab_names;
+    char cfg_name[1024];
     vit_result r;
     const char *s;
     int i, k;
     memset(&L, 0, sizeof L);
+    memset(&cj, 0, sizeof cj);
+    memset(&cfg_text, 0, sizeof cfg_text);
+    memset(&lab_text, 0, sizeof lab_text);
+    memset(&lab_names, 0, sizeof lab_names);
+    cj.fc_norm = -1;
     L.st.src = src;
     L.m = m;
     if ((r = vit__st_parse(&L.st, buf, size)) != VIT_OK) goto done;
     s = vit__meta(&L.st, "format");
-    if (!s || strcmp(s, "vit.h")) {
-        r = vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata (__metadata__.format is not \"vit.h\"); hint: export with tools/export.py", src);
-        goto done;
+    if (s && !strcmp(s, "vit.h")) {
+        if (o && (o->config_path || o->config_text)) {
+            r = vit__fail(VIT_ERR_ARG, "%s has vit.h metadata; a config.json is only read for files without", src);
+            goto done;
+        }
+        s = vit__meta(&L.st, "kind");
+        for (k = 0; s && k < VIT__NKINDS; k++)
+            if (!strcmp(s, vit__kind_names[k])) break;
+        if (!s || k == VIT__NKINDS) {
+            r = vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", src, s ? s : "(none)");
+            goto done;
+        }
+        m->kind = (vit_kind)k;
+        s = vit__meta(&L.st, "naming");
+        snprintf(m->naming, sizeof m->naming, "%s", s ? s : "");
+        if ((r = vit__read_config(&L)) != VIT_OK) goto done;
+        if (m->kind == VIT_KIND_VIT) {
+            const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, m->naming);
+            char n[64];
+            if (nm && !strcmp(m->naming, "transformers") && vit__entry_find(&L.st, "vit.embeddings.cls_token")) strcpy(L.pfx, "vit.");
+            snprintf(n, sizeof n, "%s%s.weight", L.pfx, nm && nm->norm_alt ? nm->norm_alt : "");
+            if (nm && nm->norm_alt && vit__entry_find(&L.st, n)) L.norm = nm->norm_alt;
+            if (o && o->heads > 0 && o->heads != m->cfg.heads) {
+                r = vit__fail(VIT_ERR_ARG, "%s: its metadata says num_heads=%d, the caller %d", src, (int)m->cfg.heads, (int)o->heads);
+                goto done;
+            }
+        }
+    } else {
+        if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK || (r = vit__infer(&L, &cj, o)) != VIT_OK) goto done;
+        /* timm's preprocessing, for programs that read vit_model_meta */
+        if (cj.mean[0]) { L.xk[L.nx] = "input_mean"; L.xv[L.nx++] = cj.mean; }
+        if (cj.std[0]) { L.xk[L.nx] = "input_std"; L.xv[L.nx++] = cj.std; }
+        if (cj.crop[0]) { L.xk[L.nx] = "input_crop_pct"; L.xv[L.nx++] = cj.crop; }
     }
-    s = vit__meta(&L.st, "kind");
-    for (k = 0; s && k < VIT__NKINDS; k++)
-        if (!strcmp(s, vit__kind_names[k])) break;
-    if (!s || k == VIT__NKINDS) {
-        r = vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", src, s ? s : "(none)");
-        goto done;
-    }
-    m->kind = (vit_kind)k;
-    s = vit__meta(&L.st, "naming");
-    snprintf(m->naming, sizeof m->naming, "%s", s ? s : "");
-    if ((r = vit__read_config(&L)) != VIT_OK) goto done;
+    if ((r = vit__labels_resolve(&L, &cj, o, &lab_text, &lab_names)) != VIT_OK) goto done;
+    if (L.inferred[0] && vit__log_fn) vit__log_fn(vit__log_user, L.inferred);
     vit_arena_init(&m->arena, NULL, 0);
     if ((r = vit__bind_all(&L)) != VIT_OK) goto done;
     for (i = 0; i < L.st.n; i++)
         if (!L.st.e[i].used) {
-            r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'", src, L.st.e[i].name,
-                          vit_kind_name(m->kind), m->naming);
+            r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'%s", src, L.st.e[i].name,
+                          vit_kind_name(m->kind), m->naming, vit__unsupported_hint(L.st.e[i].name));
             goto done;
         }
     if ((r = vit_arena_init_alloc(&m->arena, m->arena.peak ? m->arena.peak : 1)) != VIT_OK) goto done;
@@ -3860,20 +4583,30 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     r = vit__bind_all(&L);
 done:
     vit_arena_free(&L.st.tmp);
+    vit_arena_free(&cj.st.tmp);
+    vit_arena_free(&cfg_text);
+    vit_arena_free(&lab_text);
+    vit_arena_free(&lab_names);
     return r;
 }
 
-VITDEF vit_result vit_model_load_memory(vit_model *m, const void *data, size_t size) {
+VITDEF vit_result vit_model_load_memory_ex(vit_model *m, const void *data, size_t size, const vit_load_opts *opts) {
     vit_result r;
     if (!m || !data) return vit__fail(VIT_ERR_ARG, "vit_model_load_memory: NULL argument");
     memset(m, 0, sizeof *m);
-    r = vit__load(m, (const unsigned char *)data, size, "<memory>");
+    r = vit__load(m, (const unsigned char *)data, size, "<memory>", opts, NULL);
     if (r != VIT_OK) vit_model_free(m);
     return r;
 }
 
+VITDEF vit_result vit_model_load_memory(vit_model *m, const void *data, size_t size) {
+    return vit_model_load_memory_ex(m, data, size, NULL);
+}
+
 #ifndef VIT_NO_STDIO
-VITDEF vit_result vit_model_load_file(vit_model *m, const char *path) {
+VITDEF vit_result vit_model_load_file(vit_model *m, const char *path) { return vit_model_load_file_ex(m, path, NULL); }
+
+VITDEF vit_result vit_model_load_file_ex(vit_model *m, const char *path, const vit_load_opts *opts) {
     vit_result r;
     const unsigned char *buf;
     size_t size;
@@ -3920,7 +4653,7 @@ VITDEF vit_result vit_model_load_file(vit_model *m, const char *path) {
         buf = m->file_buf.base;
     }
 #endif
-    r = vit__load(m, buf, size, path);
+    r = vit__load(m, buf, size, path, opts, path);
     if (r != VIT_OK) vit_model_free(m);
     return r;
 }
@@ -3942,7 +4675,10 @@ VITDEF void vit_model_free(vit_model *m) {
 static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
     const vit_config *c = &m->cfg;
     int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + 1, l, bi, i;
-    int features = (o && o->features) || c->num_classes == 0;
+    /* No head: the representation (transformers' pooler output) if there
+       is a pre-logits layer, else the features. */
+    int features = (o && o->features) || (c->num_classes == 0 && c->representation_size == 0);
+    int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
     vit_tensor y, tok, nxt, pooled, pre, swap;
     vit_tensor *att = o ? o->attn : NULL;
     vit_result r;
@@ -3956,7 +4692,7 @@ static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_t
         (r = vit__fits((double)B * c->heads * T * T, "vit attention")) != VIT_OK)
         return r;
     /* Outputs and kept maps first, so that rewinding frees only scratch. */
-    if ((r = vit__tensor4(a, &y, 2, B, features ? C : c->num_classes, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &y, 2, B, width, 1, 1)) != VIT_OK) return r;
     if (att)
         for (l = 0; l < c->depth; l++)
             if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
@@ -3969,22 +4705,26 @@ static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_t
         if ((r = vit__block_run(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
         swap = tok; tok = nxt; nxt = swap;
     }
-    /* pool: the class token (torchvision, seed 001) or the mean of all
-       tokens, class token included (seed 004); then the final LayerNorm.
-       LayerNorm is per token, so pooling first equals torchvision's order. */
+    /* pool: the class token (torchvision, seed 001, timm's 'token'), the
+       mean of all tokens (seed 004) or of the patch tokens (timm's 'avg');
+       the final LayerNorm comes after the pool, or before it on every token
+       (timm's avg without fc_norm). LayerNorm is per token, so for the class
+       token pooling first equals torchvision's order. */
     if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
+        if (c->norm_tokens) vit_k_layernorm(tok.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
         for (bi = 0; bi < B; bi++) {
             float *pb = pooled.data + (size_t)bi * C;
             const float *tb = tok.data + (size_t)bi * T * C;
+            int32_t first = c->pool == VIT_POOL_AVG ? 1 : 0;
             if (c->pool == VIT_POOL_CLS) memcpy(pb, tb, (size_t)C * sizeof(float));
             else {
                 memset(pb, 0, (size_t)C * sizeof(float));
-                for (l = 0; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
-                for (i = 0; i < C; i++) pb[i] /= (float)T;
+                for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
+                for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
             }
         }
-        vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+        if (!c->norm_tokens) vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
     }
     /* head: optional pre_logits (Linear + tanh), then the classifier */
     if (!features && c->representation_size) {
@@ -3996,7 +4736,7 @@ static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_t
         pooled = pre;
     }
     if (!vit_arena_counting(a)) {
-        if (features) memcpy(y.data, pooled.data, (size_t)B * C * sizeof(float));
+        if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
         else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
     }
     vit_arena_rewind(a, mark);
