@@ -1,7 +1,7 @@
 """Export PyTorch modules to safetensors files for vit.h, with their config in the metadata.
 
     python3 tools/export.py SPEC OUT.safetensors [--num-classes N] [--image-size S]
-                            [--seed S] [--dtype F32|F16|BF16]
+                            [--seed S] [--dtype F32|F16|BF16] [--naming NAMING]
 
 SPEC names a module to build:
     torchvision:vit_b_16                    a torchvision builder (vit_b_32, vit_l_16, vit_l_32, vit_h_14)
@@ -9,6 +9,9 @@ SPEC names a module to build:
     nn:MultiheadAttention:embed_dim=24,num_heads=4,batch_first=True
     reference:seed001.VisionTransformer:image_size=32,...          a class of tools/reference.py
 --num-classes 0 replaces a ViT's head by nn.Identity (vit.h then returns features).
+--naming timm|timm-avg|transformers|transformers-model|torchvision writes a
+torchvision ViT in that library's names without vit.h metadata, plus a
+config.json beside it (timm, transformers): a checkpoint as a model hub has it.
 --seed re-draws every parameter (see randomize); without it the module keeps its own init.
 
 The file is plain safetensors (STYLE.md section 7), written here so the tools
@@ -492,6 +495,168 @@ def load_module(path):
     return module, meta
 
 
+# ---- other libraries' names: timm and Hugging Face transformers ----
+# A torchvision VisionTransformer written as timm or transformers would save
+# it: their state_dict names, no vit.h metadata, and (transformers, and timm
+# when asked) a config.json beside the weights. vit.h then has to infer the
+# config, as for a checkpoint downloaded from a model hub.
+
+NAMINGS = ("torchvision", "timm", "timm-avg", "transformers", "transformers-model")
+
+
+def _tv_parts(model):
+    """(layers, head Linear or None, pre_logits Linear or None) of a torchvision ViT, refusing what the others lack."""
+    if not isinstance(model, tv.VisionTransformer):
+        raise ExportError(f"{type(model).__qualname__}: only a torchvision VisionTransformer can be renamed")
+    if not isinstance(model.conv_proj, nn.Conv2d):
+        raise ExportError("a conv stem (conv_stem_configs) has no timm or transformers name")
+    heads = {} if isinstance(model.heads, nn.Identity) else dict(model.heads.named_children())
+    return list(model.encoder.layers), heads.get("head"), heads.get("pre_logits")
+
+
+def timm_state_dict(model, global_pool="token"):
+    """A torchvision ViT's weights under timm's VisionTransformer names.
+
+    global_pool "token" keeps the final LayerNorm as `norm`; "avg" makes it
+    `fc_norm` (timm's default for avg pooling), which then normalises the
+    mean of the patch tokens: the same weights, a different model.
+    """
+    layers, head, pre = _tv_parts(model)
+    if pre is not None:
+        raise ExportError("timm's VisionTransformer has no pre_logits layer (representation_size)")
+    if global_pool not in ("token", "avg"):
+        raise ExportError(f"global_pool {global_pool!r}: expected 'token' or 'avg'")
+    sd = {"cls_token": model.class_token, "pos_embed": model.encoder.pos_embedding,
+          "patch_embed.proj.weight": model.conv_proj.weight, "patch_embed.proj.bias": model.conv_proj.bias}
+    for i, layer in enumerate(layers):
+        attn, mlp, b = layer.self_attention, layer.mlp, f"blocks.{i}."
+        sd.update({b + "norm1.weight": layer.ln_1.weight, b + "norm1.bias": layer.ln_1.bias,
+                   b + "attn.qkv.weight": attn.in_proj_weight, b + "attn.qkv.bias": attn.in_proj_bias,
+                   b + "attn.proj.weight": attn.out_proj.weight, b + "attn.proj.bias": attn.out_proj.bias,
+                   b + "norm2.weight": layer.ln_2.weight, b + "norm2.bias": layer.ln_2.bias,
+                   b + "mlp.fc1.weight": mlp[0].weight, b + "mlp.fc1.bias": mlp[0].bias,
+                   b + "mlp.fc2.weight": mlp[3].weight, b + "mlp.fc2.bias": mlp[3].bias})
+    norm = "fc_norm" if global_pool == "avg" else "norm"
+    sd.update({f"{norm}.weight": model.encoder.ln.weight, f"{norm}.bias": model.encoder.ln.bias})
+    if head is not None:
+        sd.update({"head.weight": head.weight, "head.bias": head.bias})
+    return {k: v.detach() for k, v in sd.items()}
+
+
+def hf_state_dict(model, classification=True):
+    """A torchvision ViT's weights under transformers' names.
+
+    classification: ViTForImageClassification ("vit." before every name,
+    the head as `classifier`); else ViTModel (no prefix, no head), whose
+    pooler (dense + tanh on the class token) is the model's pre_logits
+    layer when it has one of the hidden size.
+    """
+    layers, head, pre = _tv_parts(model)
+    p = "vit." if classification else ""
+    if pre is not None and (classification or pre.out_features != pre.in_features):
+        raise ExportError("transformers' ViT has no pre_logits layer; only a ViTModel's pooler (hidden -> hidden) is one")
+    sd = {p + "embeddings.cls_token": model.class_token, p + "embeddings.position_embeddings": model.encoder.pos_embedding,
+          p + "embeddings.patch_embeddings.projection.weight": model.conv_proj.weight,
+          p + "embeddings.patch_embeddings.projection.bias": model.conv_proj.bias}
+    for i, layer in enumerate(layers):
+        attn, mlp, b = layer.self_attention, layer.mlp, f"{p}encoder.layer.{i}."
+        for part, w, bias in zip(("query", "key", "value"), attn.in_proj_weight.chunk(3), attn.in_proj_bias.chunk(3)):
+            sd.update({f"{b}attention.attention.{part}.weight": w, f"{b}attention.attention.{part}.bias": bias})
+        sd.update({b + "attention.output.dense.weight": attn.out_proj.weight, b + "attention.output.dense.bias": attn.out_proj.bias,
+                   b + "layernorm_before.weight": layer.ln_1.weight, b + "layernorm_before.bias": layer.ln_1.bias,
+                   b + "layernorm_after.weight": layer.ln_2.weight, b + "layernorm_after.bias": layer.ln_2.bias,
+                   b + "intermediate.dense.weight": mlp[0].weight, b + "intermediate.dense.bias": mlp[0].bias,
+                   b + "output.dense.weight": mlp[3].weight, b + "output.dense.bias": mlp[3].bias})
+    sd.update({p + "layernorm.weight": model.encoder.ln.weight, p + "layernorm.bias": model.encoder.ln.bias})
+    if pre is not None:
+        sd.update({"pooler.dense.weight": pre.weight, "pooler.dense.bias": pre.bias})
+    if classification and head is not None:
+        sd.update({"classifier.weight": head.weight, "classifier.bias": head.bias})
+    return {k: v.detach().contiguous() for k, v in sd.items()}
+
+
+def hf_config(model, classification=True, labels=None):
+    """transformers' ViTConfig of a torchvision ViT, as config.json holds it (id2label from labels, if given)."""
+    layers, head, _ = _tv_parts(model)
+    config = {"architectures": ["ViTForImageClassification" if classification else "ViTModel"], "model_type": "vit",
+              "hidden_size": model.hidden_dim, "num_hidden_layers": len(layers), "num_attention_heads": layers[0].num_heads,
+              "intermediate_size": model.mlp_dim, "hidden_act": "gelu", "layer_norm_eps": model.encoder.ln.eps,
+              "image_size": model.image_size, "patch_size": model.patch_size, "num_channels": 3, "qkv_bias": True,
+              "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0, "initializer_range": 0.02}
+    if classification and head is not None:
+        names = labels or [f"LABEL_{i}" for i in range(head.out_features)]
+        config["id2label"] = {str(i): name for i, name in enumerate(names)}
+        config["label2id"] = {name: i for i, name in enumerate(names)}
+    return config
+
+
+def timm_config(model, global_pool="token", labels=None, mean=None, std=None, crop_pct=None):
+    """timm's hub config.json for a renamed torchvision ViT: global_pool, num_heads in model_args, labels, preprocessing."""
+    layers, head, _ = _tv_parts(model)
+    pretrained = {"input_size": [3, model.image_size, model.image_size], "num_classes": head.out_features if head else 0}
+    pretrained.update({k: v for k, v in (("mean", mean), ("std", std), ("crop_pct", crop_pct)) if v is not None})
+    config = {"architecture": "vit_custom", "num_classes": pretrained["num_classes"], "num_features": model.hidden_dim,
+              "global_pool": global_pool, "model_args": {"embed_dim": model.hidden_dim, "depth": len(layers),
+                                                         "num_heads": layers[0].num_heads, "global_pool": global_pool},
+              "pretrained_cfg": pretrained}
+    if labels:
+        config["label_names"] = list(labels)
+    return config
+
+
+def write_safetensors_plain(path, tensors, metadata=None, dtype="F32"):
+    """Like write_safetensors, but with no __metadata__ at all when metadata is None (as safetensors' save_file)."""
+    if metadata is not None:
+        return write_safetensors(path, tensors, metadata, dtype)
+    if dtype not in DTYPES:
+        raise ExportError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    header, blobs, end = {}, [], 0
+    for name, t in tensors.items():
+        data = _tensor_bytes(t, dtype)
+        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [end, end + len(data)]}
+        blobs.append(data)
+        end += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (_align(8 + len(text)) - 8 - len(text))
+    check_layout(header, end)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for data in blobs:
+            f.write(data)
+
+
+def export_naming(model, path, naming, dtype="F32", config=True, labels=None):
+    """Write a torchvision ViT in another library's naming (one of NAMINGS) without vit.h metadata.
+
+    timm and timm-avg (global_pool 'avg' with fc_norm) files have no
+    __metadata__, as timm's own; transformers files have {"format": "pt"},
+    as save_pretrained writes. With config, config.json goes beside the
+    file (transformers always needs it for the heads unless the width is a
+    standard one; timm's holds global_pool). Returns the config written, or None.
+    """
+    if naming not in NAMINGS:
+        raise ExportError(f"naming {naming!r}: expected one of {', '.join(NAMINGS)}")
+    cfg, meta = None, None
+    if naming == "torchvision":
+        _tv_parts(model)
+        sd = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+    elif naming.startswith("timm"):
+        pool = "avg" if naming == "timm-avg" else "token"
+        sd = timm_state_dict(model, pool)
+        cfg = timm_config(model, pool, labels) if config else None
+    else:
+        classification = naming == "transformers"
+        sd, meta = hf_state_dict(model, classification), {"format": "pt"}
+        cfg = hf_config(model, classification, labels) if config else None
+    write_safetensors_plain(path, sd, meta, dtype)
+    if cfg is not None:
+        with open(os.path.join(os.path.dirname(os.path.abspath(path)), "config.json"), "w") as f:
+            json.dump(cfg, f, indent=2, sort_keys=True)
+            f.write("\n")
+    return cfg
+
+
 # ---- specs ----
 
 def _value(text):
@@ -553,12 +718,18 @@ def main(argv=None):
     add_build_args(parser)
     parser.add_argument("out", help="output .safetensors path")
     parser.add_argument("--seed", type=int, help="re-draw all parameters with this seed (default: keep the init)")
+    parser.add_argument("--naming", choices=NAMINGS, help="write a torchvision ViT in this library's names, without "
+                                                          "vit.h metadata (and config.json beside it); see export_naming")
     args = parser.parse_args(argv)
     try:
         module = build(args.spec, args.num_classes, args.image_size)
         if args.seed is not None:
             randomize(module, args.seed)
-        meta = export_module(module, args.out, dtype=args.dtype)
+        if args.naming:
+            export_naming(module, args.out, args.naming, dtype=args.dtype)
+            meta = {"kind": "vit", "naming": args.naming}
+        else:
+            meta = export_module(module, args.out, dtype=args.dtype)
     except (ExportError, TypeError) as e:
         parser.exit(2, f"export.py: error: {e}\n")
     count = sum(p.numel() for p in module.state_dict().values())
