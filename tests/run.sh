@@ -25,7 +25,7 @@ step() {
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps; do
+  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
@@ -39,6 +39,7 @@ matrix() {
   step "$m_cfg-modules" "build/$m_cfg/test_modules" tests/fixtures
   step "$m_cfg-errors" "build/$m_cfg/test_errors" tests/fixtures
   step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
+  step "$m_cfg-naming" "build/$m_cfg/test_naming" tests/fixtures/naming tests/fixtures
 }
 
 mkdir -p build/log
@@ -92,7 +93,7 @@ mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps; do
+  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming; do
     step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
   done
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
@@ -100,6 +101,7 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-modules" $x_run "build/$x_name/test_modules$x_ext" tests/fixtures
   step "$x_name-errors" $x_run "build/$x_name/test_errors$x_ext" tests/fixtures
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
+  step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
@@ -125,6 +127,20 @@ big() {
   build/native/test_modules build/fixtures_big
 }
 step vit_b_16 big
+# Checkpoints as timm and transformers save them (no vit.h metadata): the
+# committed small cases are what tools/naming_reference.py writes today;
+# ViT-Ti/16, S/16 and B/32 sized ones are made here (about 280 MB, redone
+# when the tools change) and must match its PyTorch modules; `vit
+# classify` runs one with its config.json and labels.
+step naming-fixtures-drift $PY tools/naming_reference.py --check
+naming_big() {
+  if [ ! build/naming_big/MANIFEST -nt tools/naming_reference.py ] || [ ! build/naming_big/MANIFEST -nt tools/export.py ]; then
+    rm -rf build/naming_big && $PY tools/naming_reference.py --big build/naming_big || return 1
+  fi
+  build/native/vit info build/naming_big/vit_s16_hf/model.safetensors && build/native/test_naming build/naming_big --cases-only
+}
+step naming-big naming_big
+step naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \
