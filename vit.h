@@ -5534,7 +5534,10 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          and attention maps: squeeze-excitation (seed 000),
                          seed 002's self-attention and classifier, EMSA,
                          shuffle attention, SGE, AFT full/simple/local and
-                         outlook attention (seed 003).
+                         outlook attention (seed 003); packed-panel GEMM;
+                         attention maps, rollout and PNG output; image
+                         loading and torchvision preprocessing; timm and
+                         Hugging Face checkpoints without an export step.
 
    ------------------------------------------------------------------------------
    This software is available under 2 licenses -- choose whichever you prefer.
