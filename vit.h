@@ -5269,24 +5269,35 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
 static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int32_t **first, int32_t **count, float **w) {
     double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0, support = fs;
     int32_t kmax = (int32_t)ceil(support) * 2 + 1, o, x;
+    size_t wn;
+    if (!vit__mul_ok((size_t)n, (size_t)kmax, &wn) || !vit__mul_ok(wn, sizeof(float), &wn)) {
+        vit__fail(VIT_ERR_OOM, "preprocess: resize from %d to %d needs too many filter taps", (int)in, (int)out);
+        return 0;
+    }
     *first = (int32_t *)vit_arena_alloc(a, (size_t)n * sizeof(int32_t));
     *count = (int32_t *)vit_arena_alloc(a, (size_t)n * sizeof(int32_t));
-    *w = (float *)vit_arena_alloc(a, (size_t)n * kmax * sizeof(float));
+    *w = (float *)vit_arena_alloc(a, wn);
     if (!*first || !*count || !*w) return 0;
+    if (vit_arena_counting(a)) return kmax;
     for (o = 0; o < n; o++) {
-        double center = (o0 + o + 0.5) * scale, total = 0.0, ww[1024];
+        double center = (o0 + o + 0.5) * scale, total = 0.0;
         int32_t lo = (int32_t)(center - support + 0.5), hi = (int32_t)(center + support + 0.5);
+        float *wo = *w + (size_t)o * kmax;
         if (lo < 0) lo = 0;
         if (hi > in) hi = in;
         if (hi - lo > kmax) hi = lo + kmax;
+        /* The taps sum in double, as PIL's do; only the normalised weight
+           is rounded to float. */
         for (x = 0; x < hi - lo; x++) {
             double t = fabs((x + lo - center + 0.5) / fs);
-            ww[x] = t < 1.0 ? 1.0 - t : 0.0;
-            total += ww[x];
+            total += t < 1.0 ? 1.0 - t : 0.0;
+        }
+        for (x = 0; x < hi - lo; x++) {
+            double t = fabs((x + lo - center + 0.5) / fs);
+            wo[x] = (float)(total > 0.0 ? (t < 1.0 ? 1.0 - t : 0.0) / total : 0.0);
         }
         (*first)[o] = lo;
         (*count)[o] = hi - lo;
-        for (x = 0; x < hi - lo; x++) (*w)[(size_t)o * kmax + x] = (float)(total > 0.0 ? ww[x] / total : 0.0);
     }
     return kmax;
 }

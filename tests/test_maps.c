@@ -141,6 +141,21 @@ static void test_preprocess(void) {
         }
         snprintf(path, sizeof path, "%s/%s", dir, cases[i].ref);
         expect(vit_image_load(&A, path, 3, &want) == VIT_OK, cases[i].ref);
+        {
+            /* A counting arena sizes the call without touching memory: an
+               arena of exactly that size is enough, one line less is not. */
+            vit_arena count, exact;
+            vit_tensor t;
+            vit_arena_init(&count, NULL, (size_t)1 << 40);
+            expect(vit_image_preprocess(&count, &img, &pix, &t) == VIT_OK, "preprocess counts");
+            expect(vit_arena_init_alloc(&exact, count.peak) == VIT_OK && vit_image_preprocess(&exact, &img, &pix, &t) == VIT_OK,
+                   "preprocess fits the counted size");
+            vit_arena_free(&exact);
+            expect(vit_arena_init_alloc(&exact, count.peak - VIT_ALIGN) == VIT_OK &&
+                       vit_image_preprocess(&exact, &img, &pix, &t) == VIT_ERR_OOM,
+                   "preprocess refuses a smaller arena");
+            vit_arena_free(&exact);
+        }
         expect(vit_image_preprocess(&A, &img, &pix, &got) == VIT_OK, "preprocess runs");
         snprintf(label, sizeof label, "preprocess %s", cases[i].ref);
         expect(check_close(label, got.data, want.data, 3 * 224 * 224, cases[i].tol + 1e-6, 0), label);

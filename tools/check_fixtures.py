@@ -4,8 +4,11 @@
 
 Regenerates the small fixtures into a temporary directory and compares:
 MANIFEST and .safetensors byte for byte, .npy arrays elementwise within
-1e-6 * max(1, |ref|) (another torch build may round differently, but not by
-more than that). Then reloads each committed case with export.load_module
+1e-5 * max(1, max |ref|), the bound the C tests hold vit.h to: on another
+CPU torch picks other BLAS kernels that round differently (EMSA's
+InstanceNorm turned that into 7e-6 on an AMD Zen 4 against the Intel
+machine that wrote the fixtures), while a changed module moves results by
+far more. Then reloads each committed case with export.load_module
 (metadata -> module, as bench/bench_torch.py does) and checks that it
 reproduces NAME.out.npy within the same bound. Exits 1 with a report on any
 drift: a changed reference module, exporter or case list must come with
@@ -47,8 +50,8 @@ def compare(fresh, committed):
 
 
 def _excess(name, a, b):
-    """A problem line when a differs from b by more than 1e-6 * max(1, |b|), else None."""
-    excess = np.abs(a - b) - 1e-6 * np.maximum(1, np.abs(b))
+    """A problem line when a differs from b by more than 1e-5 * max(1, max |b|), else None."""
+    excess = np.abs(a - b) - 1e-5 * max(1.0, float(np.abs(b).max()) if b.size else 0.0)
     if (excess > 0).any():
         i = np.unravel_index(np.argmax(excess), a.shape)
         return f"{name}: max |diff| {np.abs(a - b).max():.3g}; at {list(i)} now {a[i]!r}, committed {b[i]!r}"
