@@ -3981,28 +3981,33 @@ static vit_result vit__labels_parse(vit_arena *a, const char *src, const char *t
 }
 
 #ifndef VIT_NO_STDIO
-/* The whole of a file of at most `limit` bytes into arena a, made here. */
-static vit_result vit__read_all(vit_arena *a, const char *path, size_t limit, const char **text, size_t *n) {
+/* The whole of a file of at most `limit` bytes in a fresh arena of its own
+   (the caller frees it; freed here on failure), NUL-terminated. */
+static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf, size_t *len) {
     FILE *f = fopen(path, "rb");
-    long len;
+    long n;
     vit_result r;
     if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
         return vit__fail(VIT_ERR_IO, "%s: unreadable file", path);
     }
-    if ((unsigned long)len > limit) {
+    if ((unsigned long)n > limit) {
         fclose(f);
-        return vit__fail(VIT_ERR_FORMAT, "%s: %ld bytes is more than the %zu vit.h reads from such a file", path, len, limit);
+        return vit__fail(VIT_ERR_FORMAT, "%s: %ld bytes is more than the %zu vit.h reads from such a file", path, n, limit);
     }
-    if ((r = vit_arena_init_alloc(a, (size_t)len + 1)) != VIT_OK) { fclose(f); return r; }
-    if (fread(a->base, 1, (size_t)len, f) != (size_t)len) {
+    if ((r = vit_arena_init_alloc(buf, (size_t)n + 1)) != VIT_OK) {
         fclose(f);
+        return r;
+    }
+    if (fread(buf->base, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        vit_arena_free(buf);
         return vit__fail(VIT_ERR_IO, "%s: short read", path);
     }
     fclose(f);
-    *text = (const char *)a->base;
-    *n = (size_t)len;
+    buf->base[n] = 0;
+    *len = (size_t)n;
     return VIT_OK;
 }
 #endif
@@ -4332,7 +4337,8 @@ static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_lo
 #ifndef VIT_NO_STDIO
         vit_result r;
         snprintf(name, name_size, "%s", o->config_path);
-        if ((r = vit__read_all(text_arena, o->config_path, (size_t)16 << 20, &text, &n)) != VIT_OK) return r;
+        if ((r = vit__read_file(o->config_path, (size_t)16 << 20, text_arena, &n)) != VIT_OK) return r;
+        text = (const char *)text_arena->base;
 #else
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: config_path needs file I/O (built with VIT_NO_STDIO)", o->config_path);
 #endif
@@ -4348,8 +4354,9 @@ static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_lo
         if (!(f = fopen(name, "rb"))) return VIT_OK;
         fclose(f);
         {
-            vit_result r = vit__read_all(text_arena, name, (size_t)16 << 20, &text, &n);
+            vit_result r = vit__read_file(name, (size_t)16 << 20, text_arena, &n);
             if (r != VIT_OK) return r;
+            text = (const char *)text_arena->base;
         }
 #endif
     }
@@ -4555,7 +4562,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
             n = o->labels_size;
         } else {
 #ifndef VIT_NO_STDIO
-            if ((r = vit__read_all(text, o->labels_path, (size_t)64 << 20, &buf, &n)) != VIT_OK) return r;
+            if ((r = vit__read_file(o->labels_path, (size_t)64 << 20, text, &n)) != VIT_OK) return r;
+            buf = (const char *)text->base;
 #else
             return vit__fail(VIT_ERR_UNSUPPORTED, "%s: labels_path needs file I/O (built with VIT_NO_STDIO)", src);
 #endif
@@ -5198,30 +5206,6 @@ VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t siz
 }
 
 #ifndef VIT_NO_STDIO
-/* The whole of `path` in a fresh arena of its own (the caller frees it). */
-static vit_result vit__read_file(const char *path, vit_arena *buf, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    long n;
-    vit_result r;
-    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return vit__fail(VIT_ERR_IO, "%s: cannot read", path);
-    }
-    if ((r = vit_arena_init_alloc(buf, (size_t)n + 1)) != VIT_OK) {
-        fclose(f);
-        return r;
-    }
-    if (fread(buf->base, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        vit_arena_free(buf);
-        return vit__fail(VIT_ERR_IO, "%s: short read", path);
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return VIT_OK;
-}
-
 /* r, with `path: ` put before the message of a failure. */
 static vit_result vit__in_file(const char *path, vit_result r) {
     if (r != VIT_OK) {
@@ -5237,7 +5221,7 @@ VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
     vit_result r;
     size_t len;
     if (!a || !path || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
-    if ((r = vit__read_file(path, &tmp, &len)) != VIT_OK) return r;
+    if ((r = vit__read_file(path, ~(size_t)0, &tmp, &len)) != VIT_OK) return r;
     r = vit_npy_load_memory(a, tmp.base, len, t);
     vit_arena_free(&tmp);
     return vit__in_file(path, r);
@@ -5379,7 +5363,7 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
     vit_result r;
     size_t len;
     if (!a || !path || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
-    if ((r = vit__read_file(path, &tmp, &len)) != VIT_OK) return r;
+    if ((r = vit__read_file(path, ~(size_t)0, &tmp, &len)) != VIT_OK) return r;
     r = vit_image_load_memory(a, tmp.base, len, channels, img);
     vit_arena_free(&tmp);
     return vit__in_file(path, r);
