@@ -53,6 +53,7 @@ bench: deps build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
+	$(PY) bench/compare.py --modules
 
 # Longer fuzzing than `make test` does (FUZZ_SECONDS per parser).
 fuzz: deps

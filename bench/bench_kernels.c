@@ -1,8 +1,13 @@
-/* Kernel bench: each fast kernel is first checked against its _ref twin,
-   then timed; matrix multiply is also timed against OpenBLAS's sgemm and
-   reported as a fraction of an FMA peak measured in this same process.
-   Prints ratios from one run, never asserts on time.
-   Build: make bench (links -lopenblas when BENCH_OPENBLAS=1). */
+/* Kernel bench: every fast kernel (every vit_k_* with a _ref twin) is first
+   checked against its _ref twin with the tolerance the tests use, then
+   both are timed, alternately, on ViT-B/16 and seed-module sizes: GFLOP/s
+   and the fraction of an FMA peak measured in this same process for the
+   kernels that multiply, GB/s for those that stream, and the fast/ref
+   speedup. Products that are one GEMM (matmul, conv1x1, scores, attend)
+   are also timed against OpenBLAS's sgemm. Prints ratios from one run,
+   never asserts on time.
+   Usage: bench_kernels [THREADS]   (make bench runs 1 and 2; builds with
+   -DBENCH_OPENBLAS and -lopenblas) */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "../tests/check.h"
@@ -101,6 +106,349 @@ static void bench_matmul(int M, int K, int N, double peak) {
     free(x); free(w); free(b); free(y1); free(y2);
 }
 
+/* ---- every other kernel: fast against _ref, alternating ---- */
+
+/* One case: the same buffers for both versions, except that fast writes
+   y/att and ref writes y2/att2, which are then compared. */
+typedef struct kcase {
+    float *x, *x2, *x3, *w, *b, *y, *y2, *att, *att2, *scr, *aux;
+    int B, M, N, K, C, H, W, NH, HS, S, pad, ld, ld2;
+    float scale, post;
+} kcase;
+typedef void (*kcase_fn)(kcase *);
+
+/* Seconds per call of f, over enough calls to fill ~2 ms (at least one). */
+static double per_call(kcase_fn f, kcase *c, long n) {
+    double t = now();
+    long i;
+    for (i = 0; i < n; i++) f(c);
+    return (now() - t) / (double)n;
+}
+
+/* Best seconds per call of fast and ref over 5 samples taken alternately,
+   each sample ~2 ms of calls (one call when a call is longer): machine
+   noise hits both alike. */
+static void time_pair(kcase_fn fast, kcase_fn ref, kcase *c, double *tf, double *tr) {
+    double f1 = per_call(fast, c, 1), r1 = per_call(ref, c, 1);
+    long nf = f1 < 2e-3 ? (long)(2e-3 / (f1 + 1e-9)) + 1 : 1, nr = r1 < 2e-3 ? (long)(2e-3 / (r1 + 1e-9)) + 1 : 1;
+    int s, samples = r1 > 0.2 ? 2 : 5;
+    *tf = *tr = 1e30;
+    for (s = 0; s < samples; s++) {
+        double a = per_call(fast, c, nf), b = per_call(ref, c, nr);
+        if (a < *tf) *tf = a;
+        if (b < *tr) *tr = b;
+    }
+}
+
+/* Check, time and print one kernel. flop > 0: GFLOP/s and % of the FMA
+   peak; else GB/s of `bytes` moved. nout/natt: floats compared in y and
+   att (tolerances as in tests/test_kernels*.c). blas, when set, times
+   OpenBLAS doing the same products. */
+static void bench_case(const char *label, kcase_fn fast, kcase_fn ref, kcase *c, size_t nout, double atol, double rtol,
+                       size_t natt, double att_atol, double att_rtol, double flop, double bytes, double peak, kcase_fn blas) {
+    double tf, tr;
+    fast(c);
+    ref(c);
+    if (!check_close(label, c->y, c->y2, nout, atol, rtol) || (natt && !check_close(label, c->att, c->att2, natt, att_atol, att_rtol))) exit(1);
+    time_pair(fast, ref, c, &tf, &tr);
+    if (flop > 0)
+        printf("%-36s fast %7.1f GFLOP/s (%5.1f%% of peak)  ref %6.2f GFLOP/s  fast x%.1f", label, flop / tf / 1e9,
+               100.0 * flop / tf / 1e9 / peak, flop / tr / 1e9, tr / tf);
+    else
+        printf("%-36s fast %7.1f GB/s  ref %6.2f GB/s  fast x%.1f", label, bytes / tf / 1e9, bytes / tr / 1e9, tr / tf);
+    printf("  (%.2f us)", tf * 1e6);
+#ifdef BENCH_OPENBLAS
+    if (blas) {
+        double tb = 1e30, t;
+        long nb = (long)(2e-3 / (per_call(blas, c, 1) + 1e-9)) + 1;
+        int s;
+        for (s = 0; s < 5; s++) {
+            t = per_call(blas, c, nb);
+            if (t < tb) tb = t;
+        }
+        printf("  openblas %7.1f GFLOP/s (vit.h/openblas %.2f)", flop / tb / 1e9, tb / tf);
+    }
+#else
+    (void)blas;
+#endif
+    printf("\n");
+}
+
+static kcase *kcase_new(size_t nx, size_t nx2, size_t nx3, size_t nw, size_t nb, size_t ny, size_t natt, size_t nscr) {
+    kcase *c = (kcase *)calloc(1, sizeof *c);
+    c->x = urandv(nx ? nx : 1); c->x2 = urandv(nx2 ? nx2 : 1); c->x3 = urandv(nx3 ? nx3 : 1);
+    c->w = urandv(nw ? nw : 1); c->b = urandv(nb ? nb : 1);
+    c->y = urandv(ny ? ny : 1); c->y2 = urandv(ny ? ny : 1);
+    c->att = urandv(natt ? natt : 1); c->att2 = urandv(natt ? natt : 1);
+    c->scr = urandv(nscr ? nscr : 1); c->aux = urandv(nscr ? nscr : 1);
+    return c;
+}
+static void kcase_free(kcase *c) {
+    free(c->x); free(c->x2); free(c->x3); free(c->w); free(c->b); free(c->y); free(c->y2);
+    free(c->att); free(c->att2); free(c->scr); free(c->aux); free(c);
+}
+
+static void f_softmax(kcase *c) { vit_k_softmax(c->y, c->x, c->M, c->N); }
+static void r_softmax(kcase *c) { vit_k_softmax_ref(c->y2, c->x, c->M, c->N); }
+static void f_layernorm(kcase *c) { vit_k_layernorm(c->y, c->x, c->w, c->b, c->M, c->N, 1e-6f); }
+static void r_layernorm(kcase *c) { vit_k_layernorm_ref(c->y2, c->x, c->w, c->b, c->M, c->N, 1e-6f); }
+static void f_gelu(kcase *c) { vit_k_gelu(c->y, c->x, c->N); }
+static void r_gelu(kcase *c) { vit_k_gelu_ref(c->y2, c->x, c->N); }
+static void f_relu(kcase *c) { vit_k_relu(c->y, c->x, c->N); }
+static void r_relu(kcase *c) { vit_k_relu_ref(c->y2, c->x, c->N); }
+static void f_sigmoid(kcase *c) { vit_k_sigmoid(c->y, c->x, c->N); }
+static void r_sigmoid(kcase *c) { vit_k_sigmoid_ref(c->y2, c->x, c->N); }
+static void f_tanh(kcase *c) { vit_k_tanh(c->y, c->x, c->N); }
+static void r_tanh(kcase *c) { vit_k_tanh_ref(c->y2, c->x, c->N); }
+static void f_add(kcase *c) { vit_k_add(c->y, c->x, c->x2, c->N); }
+static void r_add(kcase *c) { vit_k_add_ref(c->y2, c->x, c->x2, c->N); }
+static void f_mul(kcase *c) { vit_k_mul(c->y, c->x, c->x2, c->N); }
+static void r_mul(kcase *c) { vit_k_mul_ref(c->y2, c->x, c->x2, c->N); }
+/* patch conv: x (B, C, H, W), w (K=D, C, S, S) */
+static void f_patch(kcase *c) { vit_k_patch_conv(c->y, c->scr, c->x, c->w, c->b, c->B, c->C, c->H, c->W, c->S, c->K); }
+static void r_patch(kcase *c) { vit_k_patch_conv_ref(c->y2, c->x, c->w, c->b, c->B, c->C, c->H, c->W, c->S, c->K); }
+/* attention: q, k, v interleaved in x with row stride ld, as the MHA's qkv */
+static void f_attention(kcase *c) {
+    int C = c->NH * c->HS;
+    vit_k_attention(c->y, c->att, c->scr, c->x, c->x + C, c->x + 2 * C, c->B, c->N, c->NH, c->HS, c->ld, c->scale, c->post);
+}
+static void r_attention(kcase *c) {
+    int C = c->NH * c->HS;
+    vit_k_attention_ref(c->y2, c->att2, c->x, c->x + C, c->x + 2 * C, c->B, c->N, c->NH, c->HS, c->ld, c->scale, c->post);
+}
+/* rowstats: means into y, variances into att */
+static void f_rowstats(kcase *c) { vit_k_rowstats(c->y, c->att, c->x, c->M, c->N); }
+static void r_rowstats(kcase *c) { vit_k_rowstats_ref(c->y2, c->att2, c->x, c->M, c->N); }
+static void f_rowaffine(kcase *c) { vit_k_rowaffine(c->y, c->x, c->w, c->b, c->M, c->N); }
+static void r_rowaffine(kcase *c) { vit_k_rowaffine_ref(c->y2, c->x, c->w, c->b, c->M, c->N); }
+/* conv1x1: x (B, C, M), w (K, C): K output channels over M pixels */
+static void f_conv1x1(kcase *c) { vit_k_conv1x1(c->y, c->x, c->w, c->b, c->B, c->C, c->K, c->M); }
+static void r_conv1x1(kcase *c) { vit_k_conv1x1_ref(c->y2, c->x, c->w, c->b, c->B, c->C, c->K, c->M); }
+/* dwconv: x (B, H, W, C), w (C, 1, K, K), stride S */
+static void f_dwconv(kcase *c) { vit_k_dwconv(c->y, c->scr, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad); }
+static void r_dwconv(kcase *c) { vit_k_dwconv_ref(c->y2, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad); }
+static void f_avgpool(kcase *c) { vit_k_avgpool(c->y, c->x, c->B, c->H, c->W, c->C, c->S); }
+static void r_avgpool(kcase *c) { vit_k_avgpool_ref(c->y2, c->x, c->B, c->H, c->W, c->C, c->S); }
+/* scores / attend: q = x (B, M, ld), k = x2 (B, N, ld), v = x3 (B, N, ld2), p = w (B, NH, M, N) */
+static void f_scores(kcase *c) { vit_k_scores(c->y, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale); }
+static void r_scores(kcase *c) { vit_k_scores_ref(c->y2, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale); }
+static void f_attend(kcase *c) { vit_k_attend(c->y, c->scr, c->w, c->x3, c->B, c->NH, c->M, c->N, c->HS, c->ld2); }
+static void r_attend(kcase *c) { vit_k_attend_ref(c->y2, c->w, c->x3, c->B, c->NH, c->M, c->N, c->HS, c->ld2); }
+/* aft: q, k, v = x, x2, x3 (B, N=T, C=D), w (M, M) with window S;
+   without the optional weights map, as the module runs them */
+static void f_aft(kcase *c) { vit_k_aft(c->y, NULL, c->scr, c->x, c->x2, c->x3, c->w, c->B, c->N, c->C, c->M, c->S); }
+static void r_aft(kcase *c) { vit_k_aft_ref(c->y2, NULL, c->x, c->x2, c->x3, c->w, c->B, c->N, c->C, c->M, c->S); }
+static void f_aft_simple(kcase *c) { vit_k_aft_simple(c->y, NULL, c->x, c->x2, c->x3, c->B, c->N, c->C); }
+static void r_aft_simple(kcase *c) { vit_k_aft_simple_ref(c->y2, NULL, c->x, c->x2, c->x3, c->B, c->N, c->C); }
+/* outlook: logits x (B, L, NH, K^4), v x2 (B, H, W, C) */
+static void f_outlook(kcase *c) { vit_k_outlook(c->y, c->att, c->x, c->x2, c->B, c->H, c->W, c->C, c->NH, c->K, c->pad, c->S, c->scale); }
+static void r_outlook(kcase *c) { vit_k_outlook_ref(c->y2, c->att2, c->x, c->x2, c->B, c->H, c->W, c->C, c->NH, c->K, c->pad, c->S, c->scale); }
+
+#ifdef BENCH_OPENBLAS
+/* The same products through cblas_sgemm, one call per image or head. */
+static void b_conv1x1(kcase *c) {
+    int bi;
+    for (bi = 0; bi < c->B; bi++)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->K, c->M, c->C, 1.0f, c->w, c->C, c->x + (size_t)bi * c->C * c->M, c->M,
+                    0.0f, c->aux + (size_t)bi * c->K * c->M, c->M);
+}
+static void b_scores(kcase *c) {
+    int t;
+    for (t = 0; t < c->B * c->NH; t++) {
+        int bi = t / c->NH, h = t % c->NH;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->M, c->N, c->HS, c->scale, c->x + (size_t)bi * c->M * c->ld + h * c->HS, c->ld,
+                    c->x2 + (size_t)bi * c->N * c->ld + h * c->HS, c->ld, 0.0f, c->aux + (size_t)t * c->M * c->N, c->N);
+    }
+}
+static void b_attend(kcase *c) {
+    int t, C = c->NH * c->HS;
+    for (t = 0; t < c->B * c->NH; t++) {
+        int bi = t / c->NH, h = t % c->NH;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->M, c->HS, c->N, 1.0f, c->w + (size_t)t * c->M * c->N, c->N,
+                    c->x3 + (size_t)bi * c->N * c->ld2 + h * c->HS, c->ld2, 0.0f, c->aux + (size_t)bi * c->M * C + h * c->HS, C);
+    }
+}
+#else
+#define b_conv1x1 NULL
+#define b_scores NULL
+#define b_attend NULL
+#endif
+
+static void bench_rowwise(double peak) {
+    /* rows, n: a ViT-B/16 attention map (12 heads x 197 rows of 197) and an EMSA one (8 heads x 49 x 49) */
+    static const int soft[][2] = {{12 * 197, 197}, {8 * 49, 49}, {6 * 784 * 9, 9}};
+    static const int ln[][2] = {{197, 768}, {8 * 197, 768}, {16, 512}};
+    int i;
+    char label[96];
+    for (i = 0; i < 3; i++) {
+        int M = soft[i][0], N = soft[i][1];
+        kcase *c = kcase_new((size_t)M * N, 0, 0, 0, 0, (size_t)M * N, 0, 0);
+        c->M = M; c->N = N;
+        snprintf(label, sizeof label, "softmax %dx%d", M, N);
+        bench_case(label, f_softmax, r_softmax, c, (size_t)M * N, 1e-7, 1e-6, 0, 0, 0, 0, 8.0 * M * N, peak, NULL);
+        kcase_free(c);
+    }
+    for (i = 0; i < 3; i++) {
+        int M = ln[i][0], N = ln[i][1];
+        kcase *c = kcase_new((size_t)M * N, 0, 0, (size_t)N, (size_t)N, (size_t)M * N, 0, 0);
+        c->M = M; c->N = N;
+        snprintf(label, sizeof label, "layernorm %dx%d", M, N);
+        bench_case(label, f_layernorm, r_layernorm, c, (size_t)M * N, 1e-5, 1e-5, 0, 0, 0, 0, 8.0 * M * N, peak, NULL);
+        kcase_free(c);
+    }
+}
+
+static void bench_unary(double peak) {
+    /* n: ViT-B/16's MLP hidden layer (197 x 3072), an SE/SGE gate map (512 x 7 x 7), ViT-B's pre-logits (768) */
+    static const struct { const char *name; kcase_fn f, r; int n; double atol, rtol; } u[] = {
+        {"gelu", f_gelu, r_gelu, 197 * 3072, 1e-6, 1e-6}, {"relu", f_relu, r_relu, 197 * 3072, 0.0, 0.0},
+        {"sigmoid", f_sigmoid, r_sigmoid, 512 * 49, 1e-7, 1e-6}, {"sigmoid", f_sigmoid, r_sigmoid, 8 * 512 * 49, 1e-7, 1e-6},
+        {"tanh", f_tanh, r_tanh, 8 * 768, 2e-7, 1e-6}, {"add", f_add, r_add, 197 * 768, 0.0, 0.0}, {"mul", f_mul, r_mul, 512 * 49, 0.0, 0.0}};
+    int i;
+    char label[96];
+    for (i = 0; i < (int)(sizeof u / sizeof u[0]); i++) {
+        int n = u[i].n, two = u[i].f == f_add || u[i].f == f_mul;
+        kcase *c = kcase_new((size_t)n, (size_t)n, 0, 0, 0, (size_t)n, 0, 0);
+        size_t j;
+        for (j = 0; j < (size_t)n; j++) c->x[j] *= 8.0f; /* [-4, 4): both tails of gelu, sigmoid, tanh */
+        c->N = n;
+        snprintf(label, sizeof label, "%s n=%d", u[i].name, n);
+        bench_case(label, u[i].f, u[i].r, c, (size_t)n, u[i].atol, u[i].rtol, 0, 0, 0, 0, (two ? 12.0 : 8.0) * n, peak, NULL);
+        kcase_free(c);
+    }
+}
+
+static void bench_vit_kernels(double peak) {
+    char label[96];
+    kcase *c;
+    /* ViT-B/16's patch embedding: 224x224x3, P = 16, D = 768 */
+    {
+        int B = 1, C = 3, H = 224, P = 16, D = 768, N = (H / P) * (H / P), K = C * P * P;
+        c = kcase_new((size_t)B * C * H * H, 0, 0, (size_t)D * K, (size_t)D, (size_t)B * N * D, 0, (size_t)B * N * K);
+        c->B = B; c->C = C; c->H = c->W = H; c->S = P; c->K = D;
+        snprintf(label, sizeof label, "patch_conv 3x224x224 P=16 D=768");
+        bench_case(label, f_patch, r_patch, c, (size_t)B * N * D, 1e-5, 1e-5, 0, 0, 0, 2.0 * B * N * D * K, 0, peak, NULL);
+        kcase_free(c);
+    }
+    /* attention: ViT-B/16 (197 tokens, 12 heads of 64), seed 002's one head of 49 over 16 patches */
+    {
+        static const int cfg[][4] = {{1, 197, 12, 64}, {8, 197, 12, 64}, {1, 16, 1, 49}};
+        int i;
+        for (i = 0; i < 3; i++) {
+            int B = cfg[i][0], N = cfg[i][1], NH = cfg[i][2], HS = cfg[i][3], C = NH * HS;
+            c = kcase_new((size_t)B * N * 3 * C, 0, 0, 0, 0, (size_t)B * N * C, (size_t)B * NH * N * N, (size_t)B * C * N);
+            c->B = B; c->N = N; c->NH = NH; c->HS = HS; c->ld = 3 * C; c->scale = 1.0f / sqrtf((float)HS); c->post = 1.0f;
+            snprintf(label, sizeof label, "attention B=%d N=%d NH=%d HS=%d", B, N, NH, HS);
+            bench_case(label, f_attention, r_attention, c, (size_t)B * N * C, 1e-6, 1e-5, (size_t)B * NH * N * N, 1e-7, 1e-5,
+                       4.0 * B * NH * N * N * HS, 0, peak, NULL);
+            kcase_free(c);
+        }
+    }
+}
+
+static void bench_seed_kernels(double peak) {
+    char label[96];
+    kcase *c;
+    int i;
+    /* rowstats, rowaffine: SE/SGE/ShuffleAttention pooling and gating, C = 512 at 7x7, B = 1 and 8 */
+    for (i = 1; i <= 8; i += 7) {
+        int M = 512 * i, N = 49;
+        c = kcase_new((size_t)M * N, 0, 0, (size_t)M, (size_t)M, (size_t)M * N, (size_t)M, 0);
+        c->M = M; c->N = N;
+        snprintf(label, sizeof label, "rowstats %dx%d", M, N);
+        bench_case(label, f_rowstats, r_rowstats, c, (size_t)M, 1e-6, 1e-5, (size_t)M, 1e-5, 1e-4, 0, 4.0 * M * N, peak, NULL);
+        snprintf(label, sizeof label, "rowaffine %dx%d", M, N);
+        bench_case(label, f_rowaffine, r_rowaffine, c, (size_t)M * N, 1e-6, 1e-6, 0, 0, 0, 0, 8.0 * M * N, peak, NULL);
+        kcase_free(c);
+    }
+    /* conv1x1: EMSA's transform (8 heads mixed over 49 x 16 maps) and SGE's group sum (64 channels -> 1 over 7x7) */
+    {
+        static const int cfg[][4] = {{1, 8, 8, 49 * 16}, {8, 8, 8, 49 * 49}, {1, 64, 1, 49}};
+        for (i = 0; i < 3; i++) {
+            int B = cfg[i][0], Ci = cfg[i][1], Co = cfg[i][2], HW = cfg[i][3];
+            c = kcase_new((size_t)B * Ci * HW, 0, 0, (size_t)Co * Ci, (size_t)Co, (size_t)B * Co * HW, 0, (size_t)B * Co * HW);
+            c->B = B; c->C = Ci; c->K = Co; c->M = HW;
+            snprintf(label, sizeof label, "conv1x1 B=%d %d->%d HW=%d", B, Ci, Co, HW);
+            bench_case(label, f_conv1x1, r_conv1x1, c, (size_t)B * Co * HW, 1e-6 * Ci, 1e-5, 0, 0, 0, 2.0 * B * Co * Ci * HW, 0, peak, b_conv1x1);
+            kcase_free(c);
+        }
+    }
+    /* dwconv: EMSA ratio 2 on 7x7x512 (kernel 3, stride 2, pad 1); ResT stage 1, ratio 8 on 56x56x64 (kernel 9, stride 8, pad 4) */
+    {
+        static const int cfg[][7] = {{1, 7, 7, 512, 3, 2, 1}, {8, 7, 7, 512, 3, 2, 1}, {1, 56, 56, 64, 9, 8, 4}};
+        for (i = 0; i < 3; i++) {
+            int B = cfg[i][0], H = cfg[i][1], W = cfg[i][2], C = cfg[i][3], K = cfg[i][4], st = cfg[i][5], pad = cfg[i][6];
+            int Ho = (H + 2 * pad - K) / st + 1, Wo = (W + 2 * pad - K) / st + 1;
+            c = kcase_new((size_t)B * H * W * C, 0, 0, (size_t)C * K * K, (size_t)C, (size_t)B * Ho * Wo * C, 0, (size_t)K * K * C);
+            c->B = B; c->H = H; c->W = W; c->C = C; c->K = K; c->S = st; c->pad = pad;
+            snprintf(label, sizeof label, "dwconv B=%d %dx%dx%d K=%d s=%d", B, H, W, C, K, st);
+            bench_case(label, f_dwconv, r_dwconv, c, (size_t)B * Ho * Wo * C, 1e-6 * K * K, 1e-5, 0, 0, 0, 2.0 * B * Ho * Wo * C * K * K, 0, peak, NULL);
+            kcase_free(c);
+        }
+    }
+    /* avgpool: OutlookAttention stride 2 on VOLO's 28x28x192 */
+    for (i = 1; i <= 8; i += 7) {
+        int B = i, H = 28, C = 192, S = 2, Ho = H / S;
+        c = kcase_new((size_t)B * H * H * C, 0, 0, 0, 0, (size_t)B * Ho * Ho * C, 0, 0);
+        c->B = B; c->H = c->W = H; c->C = C; c->S = S;
+        snprintf(label, sizeof label, "avgpool B=%d 28x28x192 S=2", B);
+        bench_case(label, f_avgpool, r_avgpool, c, (size_t)B * Ho * Ho * C, 1e-6, 1e-6, 0, 0, 0, 0, 4.0 * B * H * H * C * 1.25, peak, NULL);
+        kcase_free(c);
+    }
+    /* scores, attend: EMSA on 7x7 tokens, 8 heads of 64, keys from 7x7 (ratio 1) or 4x4 (ratio 2) */
+    {
+        static const int cfg[][5] = {{1, 8, 49, 49, 64}, {1, 8, 49, 16, 64}, {8, 8, 49, 49, 64}};
+        for (i = 0; i < 3; i++) {
+            int B = cfg[i][0], NH = cfg[i][1], Nq = cfg[i][2], Nk = cfg[i][3], HS = cfg[i][4], ld = NH * HS;
+            size_t np = (size_t)B * NH * Nq * Nk, no = (size_t)B * Nq * ld, nvt = (size_t)B * NH * HS * Nk;
+            size_t ny = np > no ? np : no, nscr = ny > nvt ? ny : nvt; /* scr: attend's vt, and OpenBLAS's outputs */
+            c = kcase_new(no, (size_t)B * Nk * ld, (size_t)B * Nk * ld, np, 0, ny, 0, nscr);
+            c->B = B; c->NH = NH; c->M = Nq; c->N = Nk; c->HS = HS; c->ld = ld; c->ld2 = ld; c->scale = 0.125f;
+            vit_k_softmax_ref(c->w, c->w, B * NH * Nq, Nk); /* attend takes probabilities */
+            snprintf(label, sizeof label, "scores B=%d NH=%d %dx%d HS=%d", B, NH, Nq, Nk, HS);
+            bench_case(label, f_scores, r_scores, c, np, 1e-6 * HS, 1e-5, 0, 0, 0, 2.0 * np * HS, 0, peak, b_scores);
+            snprintf(label, sizeof label, "attend B=%d NH=%d %dx%d HS=%d", B, NH, Nq, Nk, HS);
+            bench_case(label, f_attend, r_attend, c, (size_t)B * Nq * ld, 1e-6, 1e-5, 0, 0, 0, 2.0 * np * HS, 0, peak, b_attend);
+            kcase_free(c);
+        }
+    }
+    /* aft: seed 003's AFT on T = 49 steps of hidden_dim 64: full (s >= T), local (s = 7), simple */
+    {
+        static const int cfg[][3] = {{1, 49, 49}, {1, 49, 7}, {8, 49, 49}};
+        for (i = 0; i < 3; i++) {
+            int B = cfg[i][0], T = cfg[i][1], s = cfg[i][2], D = 64;
+            size_t n = (size_t)B * T * D;
+            c = kcase_new(n, n, n, (size_t)T * T, 0, n, 0, (size_t)T * T + 4 * (size_t)T * D + D);
+            c->B = B; c->N = T; c->C = D; c->M = T; c->S = s;
+            snprintf(label, sizeof label, "aft B=%d T=%d D=%d s=%d", B, T, D, s);
+            bench_case(label, f_aft, r_aft, c, n, 1e-6, 2e-5, 0, 0, 0, 4.0 * B * T * T * D, 0, peak, NULL);
+            kcase_free(c);
+        }
+        for (i = 1; i <= 8; i += 7) {
+            int B = i, T = 49, D = 64;
+            size_t n = (size_t)B * T * D;
+            c = kcase_new(n, n, n, 0, 0, n, 0, 0);
+            c->B = B; c->N = T; c->C = D;
+            snprintf(label, sizeof label, "aft_simple B=%d T=%d D=%d", B, T, D);
+            bench_case(label, f_aft_simple, r_aft_simple, c, n, 1e-6, 1e-5, 0, 0, 0, 0, 4.0 * 4.0 * n, peak, NULL);
+            kcase_free(c);
+        }
+    }
+    /* outlook: VOLO-D1 stage 1, 28x28x192, 6 heads, 3x3 windows, stride 1 and 2 */
+    {
+        static const int cfg[][2] = {{1, 1}, {1, 2}, {8, 1}};
+        for (i = 0; i < 3; i++) {
+            int B = cfg[i][0], st = cfg[i][1], H = 28, C = 192, NH = 6, K = 3, KK = 9, L = ((H + 2 - K) / st + 1) * ((H + 2 - K) / st + 1);
+            size_t na = (size_t)B * NH * L * KK * KK, ny = (size_t)B * H * H * C;
+            c = kcase_new(na, ny, 0, 0, 0, ny, na, 0);
+            c->B = B; c->H = c->W = H; c->C = C; c->NH = NH; c->K = K; c->pad = 1; c->S = st; c->scale = 1.0f / sqrtf(32.0f);
+            snprintf(label, sizeof label, "outlook B=%d 28x28x192 NH=6 K=3 s=%d", B, st);
+            bench_case(label, f_outlook, r_outlook, c, ny, 1e-6, 1e-5, na, 1e-7, 1e-5, 2.0 * B * L * KK * KK * C, 0, peak, NULL);
+            kcase_free(c);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     double peak = 1.0;
     int threads = argc > 1 ? atoi(argv[1]) : 1;
@@ -120,5 +468,9 @@ int main(int argc, char **argv) {
     bench_matmul(1576, 768, 3072, peak);
     bench_matmul(197, 64, 197, peak);
     bench_matmul(1, 768, 1000, peak);
+    bench_rowwise(peak);
+    bench_unary(peak);
+    bench_vit_kernels(peak);
+    bench_seed_kernels(peak);
     return 0;
 }

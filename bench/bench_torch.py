@@ -1,8 +1,9 @@
 """Time PyTorch on a vit.h weights file: the PyTorch half of bench/bench_vit.c.
 
     build/venv/bin/python bench/bench_torch.py MODEL.safetensors --batch B --threads T --reps R
-        [--warmup W] [--tokens N] [--input IN.npy] [--setting auto|openblas|omp]
+        [--warmup W] [--min-time S] [--tokens N] [--input IN.npy] [--setting auto|openblas|omp]
         [--forward-only-once] [--json]
+    build/venv/bin/python bench/bench_torch.py --serve --threads T --setting openblas|omp
 
 Rebuilds the module the file describes (tools/export.py load_module: the
 metadata's class and hyperparameters, then the file's weights), runs it in
@@ -22,9 +23,17 @@ runs both, openblas first, and reports the faster by median; with T = 1 they
 are the same and only openblas runs. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE,
 when set, are passed through unchanged.
 
+--min-time S keeps timing past R reps until S seconds of forward passes
+have run (at most 100000 reps), for modules that take microseconds.
 --forward-only-once times one cold forward pass (no warm-up, one rep).
 --json prints one JSON object as the last line: the winning run, plus
 `runs` (every setting's result).
+
+--serve keeps one process (one thread setting, torch imported once) for
+many measurements, as bench/compare.py --modules uses it: each line read
+from stdin is a JSON object {"model": PATH, "input": NPY, "reps": R,
+"warmup": W, "min_time": S}; each answer is one JSON line (the same
+fields as --json, or {"error": MESSAGE}). Modules stay loaded by path.
 """
 
 import argparse
@@ -47,52 +56,107 @@ def thread_env(setting, threads):
 
 def parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("model", help="a .safetensors file written by tools/export.py")
+    parser.add_argument("model", nargs="?", help="a .safetensors file written by tools/export.py")
     parser.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     parser.add_argument("--threads", type=int, default=1, help="cores to use (default 1)")
     parser.add_argument("--reps", type=int, default=5, help="timed forward passes (default 5)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed passes first (default 1)")
+    parser.add_argument("--min-time", type=float, default=0.0, help="time at least this many seconds (default 0)")
     parser.add_argument("--tokens", type=int, default=197, help="N where the kind leaves it free (default 197)")
     parser.add_argument("--input", help="run on this .npy instead of a random input")
     parser.add_argument("--setting", default="auto", choices=("auto",) + SETTINGS, help="thread setting (see above)")
     parser.add_argument("--forward-only-once", action="store_true", help="time one cold forward pass only")
     parser.add_argument("--json", action="store_true", help="print one JSON object on the last line")
+    parser.add_argument("--serve", action="store_true", help="answer JSON requests on stdin (see above)")
     return parser, parser.parse_args(argv)
 
 
-def run(args):
-    """Time the model in this process, whose thread environment is already args.setting's."""
-    import numpy as np
+def forward_times(module, x, warmup, reps, min_time):
+    """Seconds per forward pass: `reps` of them after `warmup`, more until min_time seconds have run."""
+    import torch
+
+    from export import reference_forward
+    times, spent = [], 0.0
+    with torch.no_grad():
+        for _ in range(warmup):
+            reference_forward(module, x)
+        while len(times) < 100000 and (len(times) < reps or spent < min_time):
+            t = time.perf_counter()
+            reference_forward(module, x)
+            times.append(time.perf_counter() - t)
+            spent += times[-1]
+    return times
+
+
+def measure(args, module, meta, x, load_s, base_rss):
+    """The result dict of timing module on x in this process."""
+    import torch
+
+    warmup, reps = (0, 1) if args.forward_only_once else (args.warmup, args.reps)
+    times = forward_times(module, x, warmup, reps, 0.0 if args.forward_only_once else args.min_time)
+    openblas, omp = thread_env(args.setting, args.threads)
+    return dict(model=args.model, kind=meta["kind"], naming=meta["naming"], input=list(x.shape),
+                threads=args.threads, setting=args.setting, openblas_threads=openblas, omp_threads=omp,
+                load_s=load_s, reps=len(times), warmup=warmup, cold=args.forward_only_once,
+                median_s=statistics.median(times), min_s=min(times),
+                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                import_rss_mb=base_rss / 1024, torch=torch.__version__)
+
+
+def setup(args):
+    """Import torch and the tools in a process whose thread environment is already args.setting's."""
     import torch
 
     torch.set_num_threads(thread_env(args.setting, args.threads)[1])
     sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from export import load_module, reference_forward
+
+
+def load_input(args, meta):
+    import numpy as np
+    import torch
+
     from roundtrip import input_shape
+    if args.input:
+        return torch.from_numpy(np.load(args.input).astype(np.float32))
+    return torch.randn(input_shape(meta, args.batch, args.tokens), generator=torch.Generator().manual_seed(0))
+
+
+def run(args):
+    """Time the model in this process, whose thread environment is already args.setting's."""
+    setup(args)
+    from export import load_module
 
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
     module, meta = load_module(args.model)
     load_s = time.perf_counter() - t
-    if args.input:
-        x = torch.from_numpy(np.load(args.input).astype(np.float32))
-    else:
-        x = torch.randn(input_shape(meta, args.batch, args.tokens), generator=torch.Generator().manual_seed(0))
-    warmup, reps = (0, 1) if args.forward_only_once else (args.warmup, args.reps)
-    times = []
-    with torch.no_grad():
-        for i in range(warmup + reps):
-            t = time.perf_counter()
-            reference_forward(module, x)
-            if i >= warmup:
-                times.append(time.perf_counter() - t)
-    openblas, omp = thread_env(args.setting, args.threads)
-    return dict(model=args.model, kind=meta["kind"], naming=meta["naming"], input=list(x.shape),
-                threads=args.threads, setting=args.setting, openblas_threads=openblas, omp_threads=omp,
-                load_s=load_s, reps=reps, warmup=warmup, cold=args.forward_only_once,
-                median_s=statistics.median(times), min_s=min(times),
-                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                import_rss_mb=base_rss / 1024, torch=torch.__version__)
+    return measure(args, module, meta, load_input(args, meta), load_s, base_rss)
+
+
+def serve(args):
+    """Answer one JSON request per stdin line (see the module docstring) until EOF."""
+    setup(args)
+    from export import load_module
+
+    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    modules = {}
+    for line in sys.stdin:
+        try:
+            req = json.loads(line)
+            if req["model"] not in modules:
+                t = time.perf_counter()
+                module, meta = load_module(req["model"])
+                modules[req["model"]] = module, meta, time.perf_counter() - t
+            module, meta, load_s = modules[req["model"]]
+            a = argparse.Namespace(**vars(args))
+            a.model, a.input = req["model"], req.get("input")
+            a.reps, a.warmup, a.min_time = int(req.get("reps", 5)), int(req.get("warmup", 1)), float(req.get("min_time", 0.0))
+            a.batch, a.forward_only_once = int(req.get("batch", 1)), False
+            result = measure(a, module, meta, load_input(a, meta), load_s, base_rss)
+        except (ValueError, OSError, KeyError) as e:  # ExportError is a ValueError
+            result = dict(error=str(e))
+        print(json.dumps(result), flush=True)
+    return 0
 
 
 def describe(r):
@@ -116,14 +180,20 @@ def child(args, argv, setting):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     parser, args = parse(argv)
-    if args.threads < 1 or args.reps < 1 or args.warmup < 0 or args.batch < 1:
-        parser.error("--threads, --reps and --batch must be >= 1, --warmup >= 0")
+    if args.threads < 1 or args.reps < 1 or args.warmup < 0 or args.batch < 1 or args.min_time < 0:
+        parser.error("--threads, --reps and --batch must be >= 1, --warmup and --min-time >= 0")
+    if args.serve and args.setting == "auto":
+        parser.error("--serve needs --setting openblas or omp")
+    if not args.serve and not args.model:
+        parser.error("MODEL is required")
     if args.setting != "auto":
         openblas, omp = thread_env(args.setting, args.threads)
         if os.environ.get("OPENBLAS_NUM_THREADS") != str(openblas) or os.environ.get("OMP_NUM_THREADS") != str(omp):
             # Thread pools size themselves at import: start again with the right environment.
             env = dict(os.environ, OPENBLAS_NUM_THREADS=str(openblas), OMP_NUM_THREADS=str(omp))
             os.execve(sys.executable, [sys.executable, os.path.abspath(__file__)] + argv, env)
+        if args.serve:
+            return serve(args)
         try:
             result = run(args)
         except (ValueError, OSError) as e:  # ExportError is a ValueError

@@ -1,7 +1,13 @@
 /* vit.h half of the model bench (bench/compare.py runs it beside PyTorch):
    load time, forward latency (median and min over reps, after a warm-up),
    and peak RSS, for any file tools/export.py writes.
-   Usage: bench_vit MODEL --batch B --threads T --reps R [--no-pack] [--json]
+   Usage: bench_vit MODEL --batch B --threads T --reps R [--min-time S]
+                    [--input IN.npy] [--no-pack] [--json]
+   --input runs on that float32 .npy (its shape is the input's; --batch is
+   then ignored), else on a made-up input of the shape the kind takes.
+   --min-time keeps timing past R reps until S seconds of forward passes
+   have run (at most 100000 reps): a module that takes microseconds needs
+   thousands of reps for a stable median.
    The weights are prepacked (vit_model_pack) unless --no-pack; the time
    that takes is reported apart from the load. */
 #define _DEFAULT_SOURCE /* madvise, for vit_model_pack to give pages back */
@@ -25,8 +31,9 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    int B = 1, threads = 1, reps = 5, json = 0, i, tokens = 197, pack = 1;
-    double t0, load, pack_s = 0.0, times[100];
+    int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197, pack = 1;
+    double t0, load, pack_s = 0.0, *times, min_time = 0.0, spent;
+    const char *input = NULL;
     vit_model m;
     vit_arena act, in;
     vit_tensor x, y;
@@ -36,7 +43,7 @@ int main(int argc, char **argv) {
     struct rusage ru;
     vit_result r;
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--tokens N] [--no-pack] [--json]\n");
+        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input IN.npy] [--no-pack] [--json]\n");
         return 2;
     }
     for (i = 2; i < argc; i++) {
@@ -46,9 +53,14 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--tokens")) tokens = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--min-time")) min_time = atof(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--input")) input = argv[++i];
         else { fprintf(stderr, "bench_vit: unknown argument %s\n", argv[i]); return 2; }
     }
-    if (reps < 1 || reps > 100 || B < 1 || threads < 1) return 2;
+    if (reps < 1 || reps > 100000 || B < 1 || threads < 1 || min_time < 0.0 || min_time > 600.0) return 2;
+    cap = min_time > 0.0 ? 100000 : reps;
+    times = (double *)malloc((size_t)cap * sizeof(double));
+    if (!times) return 1;
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
@@ -64,42 +76,58 @@ int main(int argc, char **argv) {
         return 1;
     }
     pack_s = now() - t0;
-    /* The input every kind takes: images for ViTs and patch embeddings,
-       (B, N, C) token sequences for the rest. */
-    shape[0] = B;
-    if (m.kind == VIT_KIND_VIT || m.kind == VIT_KIND_PATCH) {
-        const vit_patch_params *p = &m.patch;
-        ndim = 4; shape[1] = p->in_channels; shape[2] = shape[3] = p->image_size;
+    if (input) {
+        /* Sized by a counting pass, then loaded for real. */
+        vit_arena_init(&in, NULL, 0);
+        if ((r = vit_npy_load(&in, input, &x)) != VIT_OK || (r = vit_arena_init_alloc(&in, in.peak)) != VIT_OK ||
+            (r = vit_npy_load(&in, input, &x)) != VIT_OK) {
+            fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+            return 1;
+        }
+        B = x.shape[0];
     } else {
-        ndim = 3; shape[1] = tokens;
-        shape[2] = m.kind == VIT_KIND_MHA ? m.mha.dim : m.kind == VIT_KIND_MLP ? m.mlp.in_dim : m.kind == VIT_KIND_BLOCK ? m.block.dim : 64;
+        /* The input every kind takes: images for ViTs and patch embeddings,
+           (B, N, C) token sequences for the rest. */
+        shape[0] = B;
+        if (m.kind == VIT_KIND_VIT || m.kind == VIT_KIND_PATCH) {
+            const vit_patch_params *p = &m.patch;
+            ndim = 4; shape[1] = p->in_channels; shape[2] = shape[3] = p->image_size;
+        } else {
+            ndim = 3; shape[1] = tokens;
+            shape[2] = m.kind == VIT_KIND_MHA ? m.mha.dim : m.kind == VIT_KIND_MLP ? m.mlp.in_dim : m.kind == VIT_KIND_BLOCK ? m.block.dim : 64;
+        }
+        vit_arena_init(&in, NULL, 0);
+        vit_tensor_init(&in, &x, ndim, shape);
+        if (vit_arena_init_alloc(&in, in.peak) != VIT_OK || vit_tensor_init(&in, &x, ndim, shape) != VIT_OK) return 1;
+        n = vit_tensor_numel(&x);
+        for (i = 0; (size_t)i < n; i++) x.data[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
     }
-    vit_arena_init(&in, NULL, 0);
-    vit_tensor_init(&in, &x, ndim, shape);
-    if (vit_arena_init_alloc(&in, in.peak) != VIT_OK || vit_tensor_init(&in, &x, ndim, shape) != VIT_OK) return 1;
-    n = vit_tensor_numel(&x);
-    for (i = 0; (size_t)i < n; i++) x.data[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
     if ((r = vit_model_memory(&m, &x, NULL, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
         fprintf(stderr, "bench_vit: %s\n", vit_last_error());
         return 1;
     }
-    for (i = -1; i < reps; i++) { /* i = -1 is the warm-up */
+    spent = 0.0;
+    for (i = -1, n_done = 0; i < cap && (i < reps || spent < min_time); i++) { /* i = -1 is the warm-up */
+        double t;
         vit_arena_reset(&act);
         t0 = now();
         if ((r = vit_model_forward(&m, &act, &x, NULL, &y)) != VIT_OK) {
             fprintf(stderr, "bench_vit: %s\n", vit_last_error());
             return 1;
         }
-        if (i >= 0) times[i] = now() - t0;
+        t = now() - t0;
+        if (i >= 0) { times[n_done++] = t; spent += t; }
     }
+    reps = n_done;
     qsort(times, (size_t)reps, sizeof(double), cmp);
     getrusage(RUSAGE_SELF, &ru);
     if (json)
-        printf("{\"impl\": \"vit.h\", \"load_s\": %.6f, \"pack_s\": %.6f, \"median_s\": %.6f, \"min_s\": %.6f, \"peak_rss_mb\": %.1f, \"act_mb\": %.1f, \"batch\": %d, \"threads\": %d}\n",
-               load, pack_s, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads);
+        printf("{\"impl\": \"vit.h\", \"load_s\": %.6f, \"pack_s\": %.6f, \"median_s\": %.9f, \"min_s\": %.9f, \"peak_rss_mb\": %.1f, \"act_mb\": %.1f, \"batch\": %d, \"threads\": %d, \"reps\": %d}\n",
+               load, pack_s, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads, reps);
     else
         printf("vit.h: load %.3f s, pack %.3f s, forward median %.4f s, min %.4f s, peak RSS %.1f MB (activations %.1f MB)\n", load, pack_s, times[reps / 2],
                times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0);
+    free(times);
     vit_arena_free(&act);
     vit_arena_free(&in);
     vit_model_free(&m);

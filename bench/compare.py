@@ -1,6 +1,7 @@
 """vit.h against PyTorch on the same weights, in one run, alternating.
 
     build/venv/bin/python bench/compare.py [--quick] [--reps R] [--rounds K]
+    build/venv/bin/python bench/compare.py --modules [--min-time S] [--rounds K] [--only NAME,...]
 
 For each model (ViT-Ti/16, ViT-S/16, ViT-B/16 with random weights exported by
 tools/export.py), batch size (1, 8) and thread count (1, 2) it runs
@@ -12,9 +13,24 @@ program that runs a model more than once would). It also
 times one whole `build/vit run` invocation on ViT-B/16 (load, forward,
 write) against PyTorch's forward pass alone. Ratios are what to read: this
 machine is shared and noisy, so absolute times move between runs.
+
+--modules does the same for every attention module from the seeds (and
+sdpa, the MHA layouts, MLPs, encoder blocks, patch embedding) on the
+shapes the seeds' example usage and papers use (MODULES below), at B = 1
+and 8, 1 and 2 threads. Each module is exported once with random weights
+(tools/export.py, seed 0; kept in build/bench/modules under a name that
+hashes its spec) and both sides run on the same .npy input. vit.h runs in
+a fresh build/bench_vit process per measurement; PyTorch in long-lived
+bench/bench_torch.py --serve processes (torch imported once), one per
+thread setting, the better of the two settings counting at 2 threads as
+bench_torch.py's `auto` does. Each measurement runs at least --reps passes
+and --min-time seconds (modules take microseconds to tens of
+milliseconds), the median counts, and the best median of --rounds
+alternations (vit.h first in odd rounds, PyTorch first in even ones).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -33,6 +49,56 @@ MODELS = {
 }
 
 
+# name -> (spec for tools/export.py, input shape at batch B given as a function of B, why these sizes).
+MODULES = [
+    ("SE r16 (seed 000)", "reference:seed000.SqueezeExcitation:in_channels=512,squeeze_channels=32",
+     lambda b: (b, 512, 7, 7), "C 512 at 7x7 (a ResNet-50 last stage), reduction 16 as in the paper"),
+    ("SE r1 (seed 000)", "reference:seed000.SqueezeExcitation:in_channels=512",
+     lambda b: (b, 512, 7, 7), "the seed's default: squeeze_channels = in_channels"),
+    ("ScaledDotSelfAttention (seed 002)", "reference:seed002.ScaledDotSelfAttention:n_embd=49",
+     lambda b: (b, 16, 49), "MNIST as 16 patches of 7x7"),
+    ("attention classifier (seed 002)", "reference:seed002.Model:n_embd=49,seq_len=16",
+     lambda b: (b, 16, 49), "MNIST as 16 patches of 7x7"),
+    ("MLP 784-784-10 (seed 002)", "reference:seed002.MLP", lambda b: (b, 784), "MNIST pixels"),
+    ("EMSA ratio 1 (seed 003)", "reference:seed003.EMSA:d_model=512,d_k=64,d_v=64,h=8,H=7,W=7,ratio=1,apply_transform=False",
+     lambda b: (b, 49, 512), "ResT's last stage: 7x7 tokens, 512 wide, 8 heads of 64"),
+    ("EMSA ratio 2 (seed 003)", "reference:seed003.EMSA:d_model=512,d_k=64,d_v=64,h=8,H=7,W=7,ratio=2,apply_transform=False",
+     lambda b: (b, 49, 512), "keys and values from a 4x4 grid"),
+    ("EMSA ratio 2 + transform (seed 003)", "reference:seed003.EMSA:d_model=512,d_k=64,d_v=64,h=8,H=7,W=7,ratio=2,apply_transform=True",
+     lambda b: (b, 49, 512), "as above, with the 1x1 conv + softmax + InstanceNorm transform"),
+    ("ShuffleAttention (seed 003)", "reference:seed003.ShuffleAttention:channel=512,G=8",
+     lambda b: (b, 512, 7, 7), "the seed's defaults, C 512 at 7x7"),
+    ("SpatialGroupEnhance (seed 003)", "reference:seed003.SpatialGroupEnhance:groups=8",
+     lambda b: (b, 512, 7, 7), "8 groups, C 512 at 7x7"),
+    ("AFTFull (seed 003)", "reference:seed003.AFTFull:max_seqlen=49,dim=512,hidden_dim=64",
+     lambda b: (b, 49, 512), "T 49, D 512, the seed's hidden_dim 64"),
+    ("AFTSimple (seed 003)", "reference:seed003.AFTSimple:max_seqlen=49,dim=512,hidden_dim=64",
+     lambda b: (b, 49, 512), "T 49, D 512, hidden_dim 64"),
+    ("AFTLocal s=7 (seed 003)", "reference:seed003.AFTLocal:max_seqlen=49,dim=512,hidden_dim=64,s=7",
+     lambda b: (b, 49, 512), "T 49, D 512, hidden_dim 64, window 7 (the seed's s=256 would be AFTFull)"),
+    ("OutlookAttention stride 1 (seed 003)", "reference:seed003.OutlookAttention:dim=192,num_heads=6,kernel_size=3,padding=1,stride=1",
+     lambda b: (b, 28, 28, 192), "VOLO-D1 stage 1: 28x28x192, 6 heads, 3x3"),
+    ("OutlookAttention stride 2 (seed 003)", "reference:seed003.OutlookAttention:dim=192,num_heads=6,kernel_size=3,padding=1,stride=2",
+     lambda b: (b, 28, 28, 192), "as above, attention from the 14x14 pooled grid"),
+    ("sdpa attention(x, x, x) (seed 000)", "reference:seed000.SDPA", lambda b: (b, 197, 64), "one ViT-B/16 head: 197 tokens of 64"),
+    ("nn.MultiheadAttention", "nn:MultiheadAttention:embed_dim=768,num_heads=12,batch_first=True",
+     lambda b: (b, 197, 768), "ViT-B/16's attention"),
+    ("MultiHeadedAttention (seed 000)", "reference:seed000.MultiHeadedAttention:heads=12,d_model=768",
+     lambda b: (b, 197, 768), "ViT-B/16 sizes, separate q/k/v"),
+    ("MultiHeadAttention (seed 004)", "reference:seed004.MultiHeadAttention:emb_size=768,num_heads=12",
+     lambda b: (b, 197, 768), "ViT-B/16 sizes, fused qkv, q/k/v fastest"),
+    ("MLPBlock GELU (torchvision)", "torchvision:MLPBlock:in_dim=768,mlp_dim=3072,dropout=0.0",
+     lambda b: (b, 197, 768), "ViT-B/16's MLP"),
+    ("MLP ReLU (seed 001)", "reference:seed001.MLP:token_dim=768,mlp_dim=3072", lambda b: (b, 197, 768), "ViT-B/16 sizes"),
+    ("EncoderBlock (torchvision)", "torchvision:EncoderBlock:num_heads=12,hidden_dim=768,mlp_dim=3072,dropout=0.0,attention_dropout=0.0",
+     lambda b: (b, 197, 768), "one ViT-B/16 layer"),
+    ("TransformerEncoderBlock (seed 004)", "reference:seed004.TransformerEncoderBlock:emb_size=768,num_heads=12",
+     lambda b: (b, 197, 768), "one ViT-B/16 layer, seed 004's attention"),
+    ("PatchifyLayer (seed 000)", "reference:seed000.PatchifyLayer:image_size=224,patch_size=16,hidden_dim=768",
+     lambda b: (b, 3, 224, 224), "ViT-B/16's patch embedding"),
+]
+
+
 def run_json(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -43,12 +109,110 @@ def export(spec, path):
         subprocess.run([PY, "tools/export.py", spec, path, "--seed", "0"], check=True, cwd=ROOT, capture_output=True)
 
 
+class TorchServer:
+    """One bench_torch.py --serve process: fixed threads and setting, modules kept loaded."""
+
+    def __init__(self, threads, setting):
+        self.threads, self.setting = threads, setting
+        self.proc = subprocess.Popen([PY, "bench/bench_torch.py", "--serve", "--threads", str(threads), "--setting", setting],
+                                     cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def measure(self, **req):
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            sys.exit(f"compare.py: bench_torch.py --serve ({self.setting}, {self.threads} threads) exited")
+        r = json.loads(line)
+        if "error" in r:
+            sys.exit(f"compare.py: PyTorch failed on {req['model']}: {r['error']}")
+        return r
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def module_files(entries):
+    """{name: path} of exported modules, exporting (in one process) those not yet in build/bench/modules."""
+    paths, todo = {}, []
+    for name, spec, _, _ in entries:
+        tag = hashlib.sha1(spec.encode()).hexdigest()[:10]
+        path = os.path.join("build", "bench", "modules", f"{spec.split(':')[1].split('.')[-1]}-{tag}.safetensors")
+        paths[name] = path
+        if not os.path.exists(os.path.join(ROOT, path)):
+            todo.append((spec, path))
+    if todo:
+        print(f"exporting {len(todo)} module(s) with tools/export.py", file=sys.stderr)
+        code = ("import sys; sys.path.insert(0, 'tools'); import export\n"
+                "for spec, path in " + repr(todo) + ":\n"
+                "    export.main([spec, path, '--seed', '0'])\n")
+        subprocess.run([PY, "-c", code], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return paths
+
+
+def modules(args):
+    entries = [e for e in MODULES if not args.only or any(o.lower() in e[0].lower() for o in args.only.split(","))]
+    if not entries:
+        sys.exit(f"compare.py: --only {args.only!r} matches no module")
+    os.makedirs(os.path.join(ROOT, "build", "bench", "modules"), exist_ok=True)
+    paths = module_files(entries)
+    servers = {1: [TorchServer(1, "openblas")], 2: [TorchServer(2, "openblas"), TorchServer(2, "omp")]}
+    rows = []
+    try:
+        for name, spec, shape, _ in entries:
+            for batch in (1, 8):
+                x = np.random.default_rng(batch).standard_normal(shape(batch), dtype=np.float32)
+                inp = os.path.join("build", "bench", "modules", f"in-{'x'.join(map(str, x.shape))}.npy")
+                np.save(os.path.join(ROOT, inp), x)
+                for threads in (1, 2):
+                    best = {}
+                    for rnd in range(args.rounds):
+                        def vit():
+                            return run_json(["build/bench_vit", paths[name], "--input", inp, "--threads", str(threads),
+                                             "--reps", str(args.reps), "--min-time", str(args.min_time), "--json"])
+
+                        def torch():
+                            runs = [s.measure(model=paths[name], input=inp, reps=args.reps, warmup=2, min_time=args.min_time)
+                                    for s in servers[threads]]
+                            return min(runs, key=lambda r: r["median_s"])
+                        order = (("vit.h", vit), ("torch", torch)) if rnd % 2 == 0 else (("torch", torch), ("vit.h", vit))
+                        for impl, fn in order:
+                            r = fn()
+                            if impl not in best or r["median_s"] < best[impl]["median_s"]:
+                                best[impl] = r
+                    v, t = best["vit.h"], best["torch"]
+                    rows.append((name, list(x.shape), batch, threads, v, t))
+                    print(f"{name} B={batch} T={threads}: vit.h {v['median_s'] * 1e3:.4f} ms ({v['reps']} reps), "
+                          f"PyTorch {t['median_s'] * 1e3:.4f} ms ({t['setting']}, {t['reps']} reps), "
+                          f"ratio {v['median_s'] / t['median_s']:.2f}", file=sys.stderr)
+    finally:
+        for group in servers.values():
+            for s in group:
+                s.close()
+    print("| module | input | threads | vit.h (ms) | PyTorch (ms) | vit.h / PyTorch |")
+    print("|---|---|---|---|---|---|")
+    for name, shape, batch, threads, v, t in rows:
+        ratio = v["median_s"] / t["median_s"]
+        print(f"| {name} | {tuple(shape)} | {threads} | {v['median_s'] * 1e3:.4g} | {t['median_s'] * 1e3:.4g} | "
+              f"{'**' if ratio < 1 else ''}{ratio:.2f}{'**' if ratio < 1 else ''} |")
+    slower = [(n, b, th, v["median_s"] / t["median_s"]) for n, _, b, th, v, t in rows if v["median_s"] >= t["median_s"]]
+    print(f"\nvit.h faster than PyTorch in {len(rows) - len(slower)} of {len(rows)} rows (bold: ratio < 1)."
+          + ("" if not slower else " Not faster: " + "; ".join(f"{n} B={b} T={th} ({r:.2f})" for n, b, th, r in slower) + "."))
+    print(f"Shapes: " + "; ".join(f"{name}: {why}" for name, _, _, why in entries) + ".")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="ViT-B/16 only, B=1")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--modules", action="store_true", help="the seed modules and ViT parts instead of whole ViTs")
+    ap.add_argument("--min-time", type=float, default=0.25, help="--modules: seconds per measurement (default 0.25)")
+    ap.add_argument("--only", help="--modules: comma-separated name fragments to run (default all)")
     args = ap.parse_args()
+    if args.modules:
+        return modules(args)
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     rows = []
     models = {"ViT-B/16": MODELS["ViT-B/16"]} if args.quick else MODELS
