@@ -22,8 +22,7 @@
      stb_image.h or stb_image_write.h with its implementation, vit.h uses it.
 
    MEMORY
-     The library calls malloc only in vit_arena_init_alloc (which
-     vit_model_pack uses once for the packed weights). A forward pass
+     The library calls malloc only in vit_arena_init_alloc. A forward pass
      never allocates: it takes tensors from a caller's activation arena and
      rewinds per layer. An arena made with a NULL buffer only counts bytes;
      vit_model_memory() runs the real forward code in that mode, so the size it
@@ -55,8 +54,6 @@
      tools/export.py writes the module's own state_dict names, and puts the
      module kind and hyperparameters in "__metadata__" (format="vit.h",
      kind, naming, ...). F32 is used in place; F16 and BF16 are converted.
-     vit_model_pack() optionally copies a ViT's matrices once more, into
-     the SIMD matrix multiply's own layout.
      A ViT checkpoint without that metadata is read by its tensor names:
      timm (patch_embed, blocks.N, norm or fc_norm, head), Hugging Face
      transformers' ViTForImageClassification and ViTModel ([vit.]embeddings,
@@ -444,8 +441,6 @@ typedef struct vit_model {
     const char *inferred;      /* file without vit.h metadata: how its config was found, else NULL */
     void *map;                 /* the file's mmap, or NULL */
     size_t map_size;           /* bytes of `map` */
-    const float **packed;      /* vit_model_pack: 4 per block (qkv, out, fc1, fc2) GEMM panels, or NULL */
-    vit_arena pack_buf;        /* what `packed` points into */
 } vit_model;
 
 typedef struct vit_forward_opts {
@@ -667,16 +662,6 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
 VITDEF const char *vit_kind_name(vit_kind k);
 /* The value of `key` in the file's __metadata__ (e.g. "labels"), or NULL. */
 VITDEF const char *vit_model_meta(const vit_model *m, const char *key);
-/* Repacks a ViT's attention and MLP weights into the layout the SIMD matrix
-   multiply reads (panels of columns, k-major), once, so that no forward
-   pass repacks them: ~10-25% faster forwards for a one-off cost of about a
-   forward's time, worth it when the model runs more than once. Results are
-   bit-identical. Call it before sharing m between threads. The packed copy
-   is one allocation; for a mapped file the pages of the original matrices
-   are handed back to the OS, so memory stays about the file's size (read
-   or converted weights are kept and memory grows by that much). Other
-   kinds, and builds without SIMD, are left as they are. */
-VITDEF vit_result vit_model_pack(vit_model *m);
 /* Resizes a ViT's position embedding for image_size x image_size inputs
    (bicubic, class token untouched: torchvision's interpolate_embeddings). */
 VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size);
@@ -1148,12 +1133,12 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
    is two aligned-size vector loads), which stays in L1 while an MR x NR
    register tile walks down the rows of x, broadcasting one x value per row
    and k. MR x 2 accumulators fill the register file (12 x 2 of 32 with
-   AVX-512, 6 x 2 of 16 with AVX2) and hide the FMA latency.
-   vit_model_pack copies a model's weights into panels once, which takes the
-   copy (and the NR strided streams it reads) out of every forward pass.
-   Threads split the panels, and every output
+   AVX-512, 6 x 2 of 16 with AVX2) and hide the FMA latency. Packing goes
+   through 8 x 8 register transposes, which makes it cheap enough that
+   packing a model's weights once at load (tried: a vit_model_pack) gained
+   under 1% of a ViT-B/16 forward. Threads split the panels, and every output
    is summed in the same order (k ascending in KC blocks, one FMA per k)
-   whatever thread or tile computes it and whether w was prepacked, so
+   whatever thread or tile computes it, so
    results are bit-identical for any thread count. Against the plain
    left-to-right _ref sum the difference is rounding only: |fast - ref| <=
    ~K * 2^-24 * sum_k |x w|. */
@@ -1254,17 +1239,46 @@ static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL, vit__tile1, vit__tile
 #endif
 };
 
-/* Weights packed ahead of time (vit_model_pack): panel p holds rows
-   [p NR, p NR + NR) of w as K x NR floats, k-major, zero past N. */
-static size_t vit__panels_floats(int N, int K) { return (size_t)((N + VIT__NR - 1) / VIT__NR) * VIT__NR * (size_t)K; }
+/* dst[k NR + j] = src[j ldw + k] for an 8 x 8 block: the classic AVX
+   transpose (unpack, shuffle, swap halves), 24 shuffles for 64 floats that
+   one at a time would cost 64 loads and 64 stores. */
+static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
+    simde__m256 r0 = simde_mm256_loadu_ps(src), r1 = simde_mm256_loadu_ps(src + ldw), r2 = simde_mm256_loadu_ps(src + 2 * (size_t)ldw),
+                r3 = simde_mm256_loadu_ps(src + 3 * (size_t)ldw), r4 = simde_mm256_loadu_ps(src + 4 * (size_t)ldw),
+                r5 = simde_mm256_loadu_ps(src + 5 * (size_t)ldw), r6 = simde_mm256_loadu_ps(src + 6 * (size_t)ldw),
+                r7 = simde_mm256_loadu_ps(src + 7 * (size_t)ldw);
+    simde__m256 t0 = simde_mm256_unpacklo_ps(r0, r1), t1 = simde_mm256_unpackhi_ps(r0, r1), t2 = simde_mm256_unpacklo_ps(r2, r3),
+                t3 = simde_mm256_unpackhi_ps(r2, r3), t4 = simde_mm256_unpacklo_ps(r4, r5), t5 = simde_mm256_unpackhi_ps(r4, r5),
+                t6 = simde_mm256_unpacklo_ps(r6, r7), t7 = simde_mm256_unpackhi_ps(r6, r7);
+    simde__m256 u0 = simde_mm256_shuffle_ps(t0, t2, 0x44), u1 = simde_mm256_shuffle_ps(t0, t2, 0xEE), u2 = simde_mm256_shuffle_ps(t1, t3, 0x44),
+                u3 = simde_mm256_shuffle_ps(t1, t3, 0xEE), u4 = simde_mm256_shuffle_ps(t4, t6, 0x44), u5 = simde_mm256_shuffle_ps(t4, t6, 0xEE),
+                u6 = simde_mm256_shuffle_ps(t5, t7, 0x44), u7 = simde_mm256_shuffle_ps(t5, t7, 0xEE);
+    simde_mm256_storeu_ps(dst + 0 * VIT__NR, simde_mm256_permute2f128_ps(u0, u4, 0x20));
+    simde_mm256_storeu_ps(dst + 1 * VIT__NR, simde_mm256_permute2f128_ps(u1, u5, 0x20));
+    simde_mm256_storeu_ps(dst + 2 * VIT__NR, simde_mm256_permute2f128_ps(u2, u6, 0x20));
+    simde_mm256_storeu_ps(dst + 3 * VIT__NR, simde_mm256_permute2f128_ps(u3, u7, 0x20));
+    simde_mm256_storeu_ps(dst + 4 * VIT__NR, simde_mm256_permute2f128_ps(u0, u4, 0x31));
+    simde_mm256_storeu_ps(dst + 5 * VIT__NR, simde_mm256_permute2f128_ps(u1, u5, 0x31));
+    simde_mm256_storeu_ps(dst + 6 * VIT__NR, simde_mm256_permute2f128_ps(u2, u6, 0x31));
+    simde_mm256_storeu_ps(dst + 7 * VIT__NR, simde_mm256_permute2f128_ps(u3, u7, 0x31));
+}
 
 static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv, int k0, int kc) {
     int k, j, kb;
     /* 64 k at a time: the NR source rows are read in 256-byte runs and the
-       8 KiB of panel they fill stays in L1 while it is written. */
+       8 KiB of panel they fill stays in L1 while it is written. Whole 8 x 8
+       blocks go through registers; the edges one float at a time. */
     for (kb = 0; kb < kc; kb += 64) {
-        int ke = kc - kb < 64 ? kc : kb + 64;
-        for (j = 0; j < nv; j++) {
+        int ke = kc - kb < 64 ? kc : kb + 64, k8 = kb + (ke - kb) / 8 * 8;
+        for (j = 0; j + 8 <= nv; j += 8) {
+            const float *src = w + (size_t)(n0 + j) * ldw + k0;
+            for (k = kb; k < k8; k += 8) vit__transpose8(dst + (size_t)k * VIT__NR + j, src + k, ldw);
+            for (; k < ke; k++) {
+                int r;
+                for (r = 0; r < 8; r++) dst[(size_t)k * VIT__NR + j + r] = src[(size_t)r * ldw + k];
+            }
+        }
+        for (; j < nv; j++) {
             const float *src = w + (size_t)(n0 + j) * ldw + k0;
             for (k = kb; k < ke; k++) dst[(size_t)k * VIT__NR + j] = src[k];
         }
@@ -1273,41 +1287,23 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
     }
 }
 
-/* All of w (N, K) as panels, into dst (vit__panels_floats(N, K) floats). */
-static void vit__pack_matrix(float *dst, const float *w, int N, int K) {
-    int np = (N + VIT__NR - 1) / VIT__NR, p;
-    VIT__OMP_FOR_IF(np > 1)
-    for (p = 0; p < np; p++) {
-        int k0;
-        for (k0 = 0; k0 < K; k0 += VIT__KC)
-            vit__pack_panel(dst + (size_t)p * VIT__NR * K + (size_t)k0 * VIT__NR, w, K, p * VIT__NR,
-                            N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, k0, K - k0 < VIT__KC ? K - k0 : VIT__KC);
-    }
-}
-
-/* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), rows [m0, m1).
-   wp: the prepacked panels, else the panel is packed here into bp. */
-static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *wp,
-                            const float *b, int m0, int m1, int K, int N, int k0, int kc, int n0, int nv, float alpha) {
+/* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows. */
+static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                            const float *b, int M, int K, int N, int k0, int kc, int n0, int nv, float alpha) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    int m, lines = 0, per = 0, done = 0, row_lines = 1, nk0 = 0, nn0 = 0;
-    if (wp) bp = (float *)(uintptr_t)(wp + (size_t)(n0 / VIT__NR) * VIT__NR * K + (size_t)k0 * VIT__NR);
-    else {
-        vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
-        /* While this block is multiplied, pull the next one (the next k
-           block, else the next panel's first) towards the cache a few lines
-           before each tile: at batch 1 the weights stream from memory once
-           per forward, and NR rows read at once are more streams than the
-           hardware prefetcher follows. */
-        nk0 = k0 + kc < K ? k0 + kc : 0;
-        nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
-        row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16;
-        if (nn0 < N) lines = (N - nn0 < VIT__NR ? N - nn0 : VIT__NR) * row_lines;
-        per = (lines + (m1 - m0 + VIT__MR - 1) / VIT__MR - 1) / ((m1 - m0 + VIT__MR - 1) / VIT__MR);
-    }
-    for (m = m0; m < m1; m += VIT__MR) {
-        int mr = m1 - m < VIT__MR ? m1 - m : VIT__MR, stop = done + per < lines ? done + per : lines;
+    int m, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
+    int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16;
+    vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
+    /* While this block is multiplied, pull the next one (the next k block,
+       else the next panel's first) towards the cache a few lines before
+       each tile: at batch 1 the weights stream from memory once per
+       forward, and NR rows read at once are more streams than the hardware
+       prefetcher follows. */
+    if (nn0 < N) lines = (N - nn0 < VIT__NR ? N - nn0 : VIT__NR) * row_lines;
+    per = (lines + (M + VIT__MR - 1) / VIT__MR - 1) / ((M + VIT__MR - 1) / VIT__MR);
+    for (m = 0; m < M; m += VIT__MR) {
+        int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
         for (; done < stop; done++)
             VIT__PREFETCH(w + (size_t)(nn0 + done / row_lines) * ldw + nk0 + (done % row_lines) * 16);
         vit__tiles[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0, k0 + kc == K, alpha,
@@ -1334,14 +1330,12 @@ static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const floa
 
 /* Threads take whole panels (static, so a panel's outputs stay on one
    core), and a panel runs its k blocks over all M rows: its M x NR outputs
-   stay in L2 across the k blocks, and each piece of w is packed (or, when
-   prepacked, read) once, while the next is prefetched. Blocking rows of x
-   for L2 instead, with k blocks outermost, measured 5-10% slower on Zen 5
-   both with the weights in L3 and streaming from memory. */
-static void vit__gemm_nt_p(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *wp,
-                           const float *b, int M, int K, int N, float alpha, int threaded) {
+   stay in L2 across the k blocks, and each piece of w is packed once, while
+   the next is prefetched. Blocking rows of x for L2 instead, with k blocks
+   outermost, measured 5-10% slower on Zen 5. */
+static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
+                         const float *b, int M, int K, int N, float alpha, int threaded) {
     int np = (N + VIT__NR - 1) / VIT__NR, p;
-    /* (w, not the panels, even when packed: the same sums either way.) */
     if (M < 4) {
         int chunks = (N + 63) / 64, c;
         VIT__OMP_FOR_IF(threaded && chunks > 1 && (double)M * K * N >= 65536.0)
@@ -1359,15 +1353,11 @@ static void vit__gemm_nt_p(float *y, int ldy, const float *x, int ldx, const flo
     for (p = 0; p < np; p++) {
         int k0;
         for (k0 = 0; k0 < K; k0 += VIT__KC)
-            vit__gemm_block(y, ldy, x, ldx, w, ldw, wp, b, 0, M, K, N, k0, K - k0 < VIT__KC ? K - k0 : VIT__KC, p * VIT__NR,
+            vit__gemm_block(y, ldy, x, ldx, w, ldw, b, M, K, N, k0, K - k0 < VIT__KC ? K - k0 : VIT__KC, p * VIT__NR,
                             N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha);
     }
 }
 
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded) {
-    vit__gemm_nt_p(y, ldy, x, ldx, w, ldw, NULL, b, M, K, N, alpha, threaded);
-}
 #else
 static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
                          const float *b, int M, int K, int N, float alpha, int threaded) {
@@ -1381,17 +1371,6 @@ static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float
 
 VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
     vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1);
-}
-
-/* A layer's y = x . w^T + b, from w's prepacked panels wp when the model
-   has them (vit_model_pack), else from w. */
-static void vit__linear(float *y, const float *x, const float *w, const float *wp, const float *b, int M, int K, int N) {
-#ifndef VIT_NO_SIMD
-    vit__gemm_nt_p(y, N, x, K, w, K, wp, b, M, K, N, 1.0f, 1);
-#else
-    (void)wp;
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1);
-#endif
 }
 
 /* ---- kernels: softmax ---- */
@@ -2337,7 +2316,7 @@ static vit_result vit__mha_check(const vit_mha_params *p, const vit_mha_weights 
 
 /* y (B*N, C) from x (B*N, C). att: where to keep the probabilities, or NULL
    for scratch that is released on return. */
-static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const float *const *pk,
+static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
                                const float *x, float *y, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, NH = p->heads, HS = C / NH;
     size_t mark = vit_arena_mark(a);
@@ -2354,9 +2333,9 @@ static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_
         att = sc.data;
     }
     if (!vit_arena_counting(a)) {
-        vit__linear(qkv.data, x, w->qkv_w.data, pk ? pk[0] : NULL, w->qkv_b.data, B * N, C, 3 * C);
+        vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
         vit_k_attention(ao.data, att, vt.data, qkv.data, qkv.data + C, qkv.data + 2 * C, B, N, NH, HS, 3 * C, scale, post);
-        vit__linear(y, ao.data, w->out_w.data, pk ? pk[1] : NULL, w->out_b.data, B * N, C, C);
+        vit_k_matmul(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -2369,7 +2348,7 @@ VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const v
     if ((r = vit__mha_check(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__mha_run(a, p, w, NULL, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__mha_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
     if (p->attn) *p->attn = att;
     *out = y;
     return VIT_OK;
@@ -2380,7 +2359,7 @@ VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const v
    torchvision's MLPBlock (0/3), seed 004's FeedForwardBlock (0/3), seed
    002's baseline (mlp.0/2). Input (..., in_dim), output (..., out_dim). */
 
-static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const float *const *pk,
+static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
                                const float *x, float *y, int32_t rows) {
     size_t mark = vit_arena_mark(a);
     vit_tensor h;
@@ -2389,10 +2368,10 @@ static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_
     if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         int n = rows * p->hidden_dim;
-        vit__linear(h.data, x, w->fc1_w.data, pk ? pk[0] : NULL, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
+        vit_k_matmul(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
         if (p->act == VIT_ACT_RELU) vit_k_relu(h.data, h.data, n);
         else vit_k_gelu(h.data, h.data, n);
-        vit__linear(y, h.data, w->fc2_w.data, pk ? pk[1] : NULL, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
+        vit_k_matmul(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -2413,7 +2392,7 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
-    if ((r = vit__mlp_run(a, p, w, NULL, x->data, y.data, (int32_t)rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_run(a, p, w, x->data, y.data, (int32_t)rows)) != VIT_OK) return r;
     *out = y;
     return VIT_OK;
 }
@@ -2425,8 +2404,7 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
    (eps 1e-5, ReLU), seed 004's TransformerEncoderBlock (eps 1e-5, GELU,
    quirk). Layout (B, N, C). */
 
-/* pk: the block's packed qkv, out, fc1 and fc2 weights, or NULL. */
-static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const float *const *pk,
+static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
                                  const float *x, float *y, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, rows = B * N;
     size_t mark = vit_arena_mark(a);
@@ -2440,12 +2418,12 @@ static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const 
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, x, w->ln1_w.data, w->ln1_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mha_run(a, &mp, &w->attn, pk, h.data, t.data, att, B, N)) != VIT_OK) return r;
+    if ((r = vit__mha_run(a, &mp, &w->attn, h.data, t.data, att, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_add(y, x, t.data, rows * C);
         vit_k_layernorm(h.data, y, w->ln2_w.data, w->ln2_b.data, rows, C, p->ln_eps);
     }
-    if ((r = vit__mlp_run(a, &lp, &w->mlp, pk ? pk + 2 : NULL, h.data, t.data, rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_run(a, &lp, &w->mlp, h.data, t.data, rows)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) vit_k_add(y, y, t.data, rows * C);
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -2469,7 +2447,7 @@ VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, con
     if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), "block")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__block_run(a, p, w, NULL, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__block_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
     if (p->attn) *p->attn = att;
     *out = y;
     return VIT_OK;
@@ -4742,7 +4720,6 @@ VITDEF void vit_model_free(vit_model *m) {
     vit_arena_free(&m->arena);
     vit_arena_free(&m->file_buf);
     vit_arena_free(&m->extra);
-    vit_arena_free(&m->pack_buf);
 #ifdef VIT__HAVE_MMAP
     if (m->map) munmap(m->map, m->map_size);
 #endif
@@ -4781,7 +4758,7 @@ static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_t
     if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
     /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
     for (l = 0; l < c->depth; l++) {
-        if ((r = vit__block_run(a, &m->block, &m->blocks[l], m->packed ? m->packed + 4 * l : NULL, tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
+        if ((r = vit__block_run(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
         swap = tok; tok = nxt; nxt = swap;
     }
     /* pool: the class token (torchvision, seed 001, timm's 'token'), the
@@ -5025,60 +5002,6 @@ static void vit__cubic(float t, float w[4]) {
     x = t;        w[1] = ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
     x = 1.0f - t; w[2] = ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
     x = 2.0f - t; w[3] = ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
-}
-
-#ifndef VIT_NO_SIMD
-/* Slot i of vit_model_pack: block i / 4's qkv, out, fc1 or fc2 weight. */
-static const vit_tensor *vit__pack_slot(const vit_model *m, int32_t i) {
-    const vit_block_weights *w = &m->blocks[i / 4];
-    switch (i % 4) {
-    case 0: return &w->attn.qkv_w;
-    case 1: return &w->attn.out_w;
-    case 2: return &w->mlp.fc1_w;
-    default: return &w->mlp.fc2_w;
-    }
-}
-#endif
-
-VITDEF vit_result vit_model_pack(vit_model *m) {
-#ifndef VIT_NO_SIMD
-    int32_t i, n;
-    size_t total, bytes;
-    if (!m) return vit__fail(VIT_ERR_ARG, "vit_model_pack: NULL argument");
-    if (m->kind != VIT_KIND_VIT || m->packed || !m->blocks) return VIT_OK;
-    n = 4 * m->cfg.depth;
-    total = (size_t)n * sizeof(float *) + VIT_ALIGN;
-    for (i = 0; i < n; i++) {
-        const vit_tensor *t = vit__pack_slot(m, i);
-        if (!vit__mul_ok(vit__panels_floats(t->shape[0], t->shape[1]), sizeof(float), &bytes) ||
-            !vit__add_ok(total, bytes + VIT_ALIGN, &total))
-            return vit__fail(VIT_ERR_OVERFLOW, "vit_model_pack: packed size overflows");
-    }
-    if (vit_arena_init_alloc(&m->pack_buf, total) != VIT_OK) return VIT_ERR_OOM;
-    m->packed = (const float **)vit_arena_alloc(&m->pack_buf, (size_t)n * sizeof(float *));
-    for (i = 0; i < n; i++) {
-        const vit_tensor *t = vit__pack_slot(m, i);
-        int32_t N = t->shape[0], K = t->shape[1];
-        float *dst = (float *)vit_arena_alloc(&m->pack_buf, vit__panels_floats(N, K) * sizeof(float));
-        vit__pack_matrix(dst, t->data, N, K);
-        m->packed[i] = dst;
-#if defined(VIT__HAVE_MMAP) && defined(MADV_DONTNEED)
-        /* The original is not read again: give its whole pages back (a
-           private read-only mapping refaults from the file if it ever is).
-           madvise is not POSIX: strict -std=c99 hides it unless the
-           program defines _DEFAULT_SOURCE, and then both copies stay. */
-        if (m->map && (const unsigned char *)t->data >= (const unsigned char *)m->map &&
-            (const unsigned char *)t->data < (const unsigned char *)m->map + m->map_size) {
-            uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo = ((uintptr_t)t->data + page - 1) / page * page,
-                      hi = ((uintptr_t)(t->data + (size_t)N * K)) / page * page;
-            if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
-        }
-#endif
-    }
-#else
-    if (!m) return vit__fail(VIT_ERR_ARG, "vit_model_pack: NULL argument");
-#endif
-    return VIT_OK;
 }
 
 VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {

@@ -81,19 +81,6 @@ static void bench_matmul(int M, int K, int N, double peak) {
     if (flop < 2e9) TIME_BEST(tr, 1, vit_k_matmul_ref(y2, x, w, b, M, K, N));
     printf("%-26s fast %7.1f GFLOP/s (%5.1f%% of peak)", label, flop / tf / 1e9, 100.0 * flop / tf / 1e9 / peak);
     if (tr > 0) printf("  ref %6.2f GFLOP/s (fast x%.0f)", flop / tr / 1e9, tr / tf);
-#ifndef VIT_NO_SIMD
-    {
-        /* Weights prepacked once (vit_model_pack), as a loaded model runs. */
-        float *wp = urandv(vit__panels_floats(N, K));
-        double tp;
-        vit__pack_matrix(wp, w, N, K);
-        vit__gemm_nt_p(y2, N, x, K, w, K, wp, b, M, K, N, 1.0f, 1);
-        if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) { printf("\n%s: packed weights change the result\n", label); exit(1); }
-        TIME_BEST(tp, 5, vit__gemm_nt_p(y2, N, x, K, w, K, wp, b, M, K, N, 1.0f, 1));
-        printf("  packed %7.1f GFLOP/s (%5.1f%% of peak)", flop / tp / 1e9, 100.0 * flop / tp / 1e9 / peak);
-        free(wp);
-    }
-#endif
 #ifdef BENCH_OPENBLAS
     {
         /* y = x . w^T: OpenBLAS row-major sgemm with B transposed. */

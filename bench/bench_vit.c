@@ -2,15 +2,12 @@
    load time, forward latency (median and min over reps, after a warm-up),
    and peak RSS, for any file tools/export.py writes.
    Usage: bench_vit MODEL --batch B --threads T --reps R [--min-time S]
-                    [--input IN.npy] [--no-pack] [--json]
+                    [--input IN.npy] [--json]
    --input runs on that float32 .npy (its shape is the input's; --batch is
    then ignored), else on a made-up input of the shape the kind takes.
    --min-time keeps timing past R reps until S seconds of forward passes
    have run (at most 100000 reps): a module that takes microseconds needs
-   thousands of reps for a stable median.
-   The weights are prepacked (vit_model_pack) unless --no-pack; the time
-   that takes is reported apart from the load. */
-#define _DEFAULT_SOURCE /* madvise, for vit_model_pack to give pages back */
+   thousands of reps for a stable median. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 
@@ -31,8 +28,8 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197, pack = 1;
-    double t0, load, pack_s = 0.0, *times, min_time = 0.0, spent;
+    int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197;
+    double t0, load, *times, min_time = 0.0, spent;
     const char *input = NULL;
     vit_model m;
     vit_arena act, in;
@@ -43,12 +40,11 @@ int main(int argc, char **argv) {
     struct rusage ru;
     vit_result r;
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input IN.npy] [--no-pack] [--json]\n");
+        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input IN.npy] [--json]\n");
         return 2;
     }
     for (i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--no-pack")) pack = 0;
         else if (i + 1 < argc && !strcmp(argv[i], "--batch")) B = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
@@ -70,12 +66,6 @@ int main(int argc, char **argv) {
         return 1;
     }
     load = now() - t0;
-    t0 = now();
-    if (pack && (r = vit_model_pack(&m)) != VIT_OK) {
-        fprintf(stderr, "bench_vit: %s\n", vit_last_error());
-        return 1;
-    }
-    pack_s = now() - t0;
     if (input) {
         /* Sized by a counting pass, then loaded for real. */
         vit_arena_init(&in, NULL, 0);
@@ -122,10 +112,10 @@ int main(int argc, char **argv) {
     qsort(times, (size_t)reps, sizeof(double), cmp);
     getrusage(RUSAGE_SELF, &ru);
     if (json)
-        printf("{\"impl\": \"vit.h\", \"load_s\": %.6f, \"pack_s\": %.6f, \"median_s\": %.9f, \"min_s\": %.9f, \"peak_rss_mb\": %.1f, \"act_mb\": %.1f, \"batch\": %d, \"threads\": %d, \"reps\": %d}\n",
-               load, pack_s, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads, reps);
+        printf("{\"impl\": \"vit.h\", \"load_s\": %.6f, \"median_s\": %.9f, \"min_s\": %.9f, \"peak_rss_mb\": %.1f, \"act_mb\": %.1f, \"batch\": %d, \"threads\": %d, \"reps\": %d}\n",
+               load, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads, reps);
     else
-        printf("vit.h: load %.3f s, pack %.3f s, forward median %.4f s, min %.4f s, peak RSS %.1f MB (activations %.1f MB)\n", load, pack_s, times[reps / 2],
+        printf("vit.h: load %.3f s, forward median %.4f s, min %.4f s, peak RSS %.1f MB (activations %.1f MB)\n", load, times[reps / 2],
                times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0);
     free(times);
     vit_arena_free(&act);

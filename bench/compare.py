@@ -7,9 +7,7 @@ For each model (ViT-Ti/16, ViT-S/16, ViT-B/16 with random weights exported by
 tools/export.py), batch size (1, 8) and thread count (1, 2) it runs
 build/bench_vit and bench/bench_torch.py alternately K times (so machine
 noise hits both alike), keeps each side's best median latency, and prints a
-Markdown table of latencies, their ratio, peak RSS and load time (vit.h's
-split into mapping the file and vit_model_pack, which bench_vit calls as a
-program that runs a model more than once would). It also
+Markdown table of latencies, their ratio, peak RSS and load time. It also
 times one whole `build/vit run` invocation on ViT-B/16 (load, forward,
 write) against PyTorch's forward pass alone. Ratios are what to read: this
 machine is shared and noisy, so absolute times move between runs.
@@ -233,12 +231,12 @@ def main():
                 rows.append((name, batch, threads, v, t))
                 print(f"{name} B={batch} T={threads}: vit.h {v['median_s']:.4f} s, PyTorch {t['median_s']:.4f} s "
                       f"({t.get('setting', '')}), ratio {v['median_s'] / t['median_s']:.2f}", file=sys.stderr)
-    print("| model | B | threads | vit.h (s) | PyTorch (s) | vit.h / PyTorch | vit.h peak RSS (MB) | weights (MB) | vit.h load + pack (s) | PyTorch load (s) |")
+    print("| model | B | threads | vit.h (s) | PyTorch (s) | vit.h / PyTorch | vit.h peak RSS (MB) | weights (MB) | vit.h load (s) | PyTorch load (s) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, batch, threads, v, t in rows:
         size = os.path.getsize(os.path.join(ROOT, "build", "bench", name.replace("/", "_") + ".safetensors")) / 2**20
         print(f"| {name} | {batch} | {threads} | {v['median_s']:.4f} | {t['median_s']:.4f} | **{v['median_s'] / t['median_s']:.2f}** | "
-              f"{v['peak_rss_mb']:.0f} ({v['peak_rss_mb'] / size:.2f}x) | {size:.0f} | {v['load_s']:.3f} + {v['pack_s']:.3f} | {t['load_s']:.3f} |")
+              f"{v['peak_rss_mb']:.0f} ({v['peak_rss_mb'] / size:.2f}x) | {size:.0f} | {v['load_s']:.3f} | {t['load_s']:.3f} |")
     # One whole CLI invocation on ViT-B/16 against PyTorch's forward alone.
     path = os.path.join("build", "bench", "ViT-B_16.safetensors")
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,39 +32,6 @@ static void test_matmul(void) {
             }
 }
 
-/* Weights prepacked into panels (vit_model_pack) give the same bits as
-   packing them on the fly, for every tail and block edge: K past one KC
-   block, N past whole panels, M past one MC block, one and two threads. */
-static void test_matmul_packed(void) {
-#ifndef VIT_NO_SIMD
-    static const int Ms[] = {1, 3, 5, 13, 197, 1000}, Ks[] = {9, 300, 700}, Ns[] = {1, 33, 65, 100};
-    int a, b, c, t;
-    char label[96];
-    for (a = 0; a < 6; a++)
-        for (b = 0; b < 3; b++)
-            for (c = 0; c < 4; c++) {
-                int M = Ms[a], K = Ks[b], N = Ns[c];
-                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *bias = randv((size_t)N, 1.0f);
-                float *wp = randv(vit__panels_floats(N, K), 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
-                vit__pack_matrix(wp, w, N, K);
-                for (t = 1; t <= 2; t++) {
-#ifdef _OPENMP
-                    int saved = omp_get_max_threads();
-                    omp_set_num_threads(t);
-#endif
-                    vit__gemm_nt(y1, N, x, K, w, K, c % 2 ? bias : NULL, M, K, N, 1.0f, 1);
-                    vit__gemm_nt_p(y2, N, x, K, w, K, wp, c % 2 ? bias : NULL, M, K, N, 1.0f, 1);
-#ifdef _OPENMP
-                    omp_set_num_threads(saved);
-#endif
-                    snprintf(label, sizeof label, "packed matmul M=%d K=%d N=%d, %d thread(s): same bits", M, K, N, t);
-                    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
-                }
-                free(x); free(w); free(bias); free(wp); free(y1); free(y2);
-            }
-#endif
-}
-
 static void test_rowwise(void) {
     int a, r;
     char label[96];
@@ -186,7 +153,6 @@ int main(void) {
     rng = 12345u; /* each program its own stream */
     test_arena();
     test_matmul();
-    test_matmul_packed();
     test_rowwise();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     test_unary("relu", vit_k_relu, vit_k_relu_ref, 3.0f, 0.0, 0.0);

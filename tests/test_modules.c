@@ -72,23 +72,6 @@ static int run_case(const char *dir, const char *name, const char *tol_class, in
             free(keep);
         }
 #endif
-        if (r == VIT_OK && m.kind == VIT_KIND_VIT && !m.packed) {
-            /* Prepacked weights: the same bits (and the features pass after
-               this one runs packed from the start, against PyTorch). */
-            size_t n = vit_tensor_numel(&y);
-            float *keep = (float *)malloc(n * sizeof(float));
-            vit_tensor y2;
-            memcpy(keep, y.data, n * sizeof(float));
-            vit_arena_reset(&act);
-            if ((r = vit_model_pack(&m)) != VIT_OK || (r = vit_model_forward(&m, &act, &x, &opts, &y2)) != VIT_OK) {
-                printf("FAIL %s: packed: %s\n", label, vit_last_error());
-                ok = 0;
-            } else if (memcmp(y2.data, keep, n * sizeof(float))) {
-                printf("FAIL %s: prepacked weights change the result\n", label);
-                ok = 0;
-            }
-            free(keep);
-        }
         vit_arena_free(&act);
     }
 done:
