@@ -1293,7 +1293,7 @@ static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const fl
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     int m, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
-    int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16;
+    int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16, row = 0, line = 0;
     vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
     /* While this block is multiplied, pull the next one (the next k block,
        else the next panel's first) towards the cache a few lines before
@@ -1304,8 +1304,10 @@ static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const fl
     per = (lines + (M + VIT__MR - 1) / VIT__MR - 1) / ((M + VIT__MR - 1) / VIT__MR);
     for (m = 0; m < M; m += VIT__MR) {
         int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
-        for (; done < stop; done++)
-            VIT__PREFETCH(w + (size_t)(nn0 + done / row_lines) * ldw + nk0 + (done % row_lines) * 16);
+        for (; done < stop; done++) { /* line `line` of row `row`, counted without a division */
+            VIT__PREFETCH(w + (size_t)(nn0 + row) * ldw + nk0 + line * 16);
+            if (++line == row_lines) { line = 0; row++; }
+        }
         vit__tiles[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0, k0 + kc == K, alpha,
                        b ? b + n0 : NULL, nv);
     }
