@@ -1551,6 +1551,94 @@ static int vit__all_finite(const float *x, size_t n) {
 static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
 #endif
 
+/* ---- kernels: products with few rows ---- */
+/* y (M, N) = x (M, K) . w (N, K)^T + b for a handful of rows: a small batch
+   through SE's 1x1 convs, seed 002's layers or a classifier. The product
+   is vit_k_matmul's, and vit_k_matmul_ref is its specification too. The
+   GEMM packs each NR-column panel of w before tiles of rows run down it;
+   with a single tile of rows the packing costs as much as the arithmetic.
+   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
+   VIT__VW) with zeros past row M (it is small), and each output column is
+   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
+   per k for all M rows at once, VIT__NF columns side by side to hide the
+   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
+   so |fast - ref| is rounding only; threads take whole blocks of columns,
+   so results do not depend on their number. */
+
+#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
+
+#ifndef VIT_NO_SIMD
+#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
+#define VIT__NF 8
+
+/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
+static void vit__gemm_few_cols(float *y, const float *x, const float *w, const float *b, int M, int K, int N, int n0, int n1) {
+    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    int k0, k, m, n, j;
+    for (k0 = 0; k0 < K; k0 += VIT__KF) {
+        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
+        for (m = 0; m < VIT__VW; m++)
+            if (m < M)
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * K + k0 + k];
+            else
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
+        for (n = n0; n < n1; n += VIT__NF) {
+            /* Rows of w past n1 repeat the last one; their sums are dropped. */
+            const float *wr[VIT__NF];
+            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
+            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
+            float t[VIT__NF][VIT__VW];
+            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
+            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * K + k0;
+            for (k = 0; k < kc; k++) {
+                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
+                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
+                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
+                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
+                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
+                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
+                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
+                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
+                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
+            }
+            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
+            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
+            for (j = 0; j < nf; j++)
+                for (m = 0; m < M; m++) {
+                    float *yo = y + (size_t)m * N + n + j, sum = first ? t[j][m] : *yo + t[j][m];
+                    *yo = last && b ? sum + b[n + j] : sum;
+                }
+        }
+    }
+}
+
+/* One block of columns per thread (each transposes x itself): a column's
+   arithmetic does not depend on the block it falls in. */
+static void vit__gemm_few(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+#ifdef _OPENMP
+    int chunks = (double)M * K * N >= 65536.0 ? omp_get_max_threads() : 1;
+#else
+    int chunks = 1;
+#endif
+    int per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF, c;
+    VIT__OMP_FOR_IF(chunks > 1)
+    for (c = 0; c < chunks; c++)
+        if (c * per < N) vit__gemm_few_cols(y, x, w, b, M, K, N, c * per, c * per + per < N ? c * per + per : N);
+}
+#endif
+
+/* y = x w^T + b, as the modules call it: the few-rows product for
+   VIT__FEW_MIN..VIT__VW rows, the GEMM otherwise. */
+static void vit__linear(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+#ifndef VIT_NO_SIMD
+    if (M >= VIT__FEW_MIN && M <= VIT__VW && K > 0) {
+        vit__gemm_few(y, x, w, b, M, K, N);
+        return;
+    }
+#endif
+    vit_k_matmul(y, x, w, b, M, K, N);
+}
+
 /* ---- kernels: patch convolution ---- */
 
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
@@ -2344,10 +2432,10 @@ static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_
     if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         int n = rows * p->hidden_dim;
-        vit_k_matmul(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
+        vit__linear(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
         if (p->act == VIT_ACT_RELU) vit_k_relu(h.data, h.data, n);
         else vit_k_gelu(h.data, h.data, n);
-        vit_k_matmul(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
+        vit__linear(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -2501,9 +2589,9 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
     if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
-        vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
+        vit__linear(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
         vit_k_relu(h.data, h.data, B * S);
-        vit_k_matmul(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
+        vit__linear(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
         vit_k_sigmoid(g.data, g.data, B * C);
         vit_k_rowaffine(y.data, x->data, g.data, NULL, B * C, HW); /* scale * x */
     }
@@ -2593,7 +2681,7 @@ VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, c
     if ((r = vit__sdsa_run(a, C, &w->attn, x->data, h.data, p->attn ? att.data : NULL, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
-        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+        vit__linear(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
     }
     vit_arena_rewind(a, mark);
     if (p->attn) *p->attn = att;
