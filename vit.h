@@ -1341,6 +1341,26 @@ VITDEF void vit_k_softmax_ref(float *y, const float *x, int rows, int n) {
 }
 
 #ifndef VIT_NO_SIMD
+/* The first n <= VIT__VW floats at p, the other lanes `fill`; and the
+   matching store. Loops over a short or ragged dimension use them for the
+   last vector, so the tail goes through the very same arithmetic. Forced
+   inline: an out-of-line copy returning a vector would change the ABI
+   without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
+static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
+    float t[VIT__VW];
+    int j;
+    if (n == VIT__VW) return vit__v_load(p);
+    for (j = 0; j < VIT__VW; j++) t[j] = j < n ? p[j] : fill;
+    return vit__v_load(t);
+}
+static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
+    float t[VIT__VW];
+    int j;
+    if (n == VIT__VW) { vit__v_store(p, v); return; }
+    vit__v_store(t, v);
+    for (j = 0; j < n; j++) p[j] = t[j];
+}
+
 /* One row; vit__v_exp is within ~2 ulp of expf, the sum differs from the
    reference by rounding order only. */
 static void vit__softmax_row(float *y, const float *x, int n) {
@@ -1374,8 +1394,61 @@ static void vit__softmax_row(float *y, const float *x, int n) {
     for (; i < n; i++) y[i] *= inv;
 }
 
+/* Rows shorter than a vector (outlook attention's K*K = 9 per row) would
+   each pay a padded vector exp and its scalar set-up. Here they go in two
+   steps over a block of rows: vit__softmax_shift writes scale * x minus
+   its row's max, then vit__softmax_finish runs one vector exp over the
+   block's contiguous values and divides each row by its sum. Each value
+   sees the same subtraction and vector exp as in vit__softmax_row on scale
+   * x; only the order of the row sums differs (rounding). */
+static void vit__softmax_shift(float *y, const float *x, int rows, int n, float scale) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *yr = y + (size_t)r * n, mx = scale * xr[0];
+        for (i = 1; i < n; i++) mx = scale * xr[i] > mx ? scale * xr[i] : mx;
+        for (i = 0; i < n; i++) yr[i] = scale * xr[i] - mx;
+    }
+}
+static void vit__softmax_finish(float *y, int rows, int n) {
+    size_t i, total = (size_t)rows * n;
+    int r, j;
+    for (i = 0; i < total; i += VIT__VW) {
+        int m = total - i < VIT__VW ? (int)(total - i) : VIT__VW;
+        vit__v_store_part(y + i, vit__v_exp(vit__v_load_part(y + i, m, 0.0f)), m);
+    }
+    for (r = 0; r < rows; r++) {
+        float *yr = y + (size_t)r * n, sum = 0.0f, inv;
+        for (j = 0; j < n; j++) sum += yr[j];
+        inv = 1.0f / sum;
+        for (j = 0; j < n; j++) yr[j] *= inv;
+    }
+}
+static void vit__softmax_short(float *y, const float *x, int rows, int n, float scale) {
+    vit__softmax_shift(y, x, rows, n, scale);
+    vit__softmax_finish(y, rows, n);
+}
+
+/* softmax(scale * x) row by row, either way. */
+static void vit__softmax_rows(float *y, const float *x, int rows, int n, float scale) {
+    int r, i;
+    if (n < VIT__VW) {
+        vit__softmax_short(y, x, rows, n, scale);
+        return;
+    }
+    if (scale != 1.0f)
+        for (i = 0; i < rows * n; i++) y[i] = scale * x[i];
+    for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, (scale != 1.0f ? y : x) + (size_t)r * n, n);
+}
+
 VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) {
     int r;
+    if (n < VIT__VW) {
+        /* blocks of 64 short rows */
+        VIT__OMP_FOR
+        for (r = 0; r < rows; r += 64) vit__softmax_short(y + (size_t)r * n, x + (size_t)r * n, rows - r < 64 ? rows - r : 64, n, 1.0f);
+        return;
+    }
     VIT__OMP_FOR
     for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, x + (size_t)r * n, n);
 }
@@ -1758,31 +1831,11 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
 }
 
 #ifndef VIT_NO_SIMD
-/* The first n <= VIT__VW floats at p, the other lanes `fill`; and the
-   matching store. Loops over a short or ragged dimension use them for the
-   last vector, so the tail goes through the very same arithmetic. Forced
-   inline: an out-of-line copy returning a vector would change the ABI
-   without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
 /* The seed modules call these kernels once per group or channel, often on
    little work; below VIT__PAR_MIN floats a loop runs on the calling thread,
    as the GEMM does below its own threshold: a parallel region costs more
    than it saves there. Results do not depend on it. */
 #define VIT__PAR_MIN 32768.0
-static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
-    float t[VIT__VW];
-    int j;
-    if (n == VIT__VW) return vit__v_load(p);
-    for (j = 0; j < VIT__VW; j++) t[j] = j < n ? p[j] : fill;
-    return vit__v_load(t);
-}
-static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
-    float t[VIT__VW];
-    int j;
-    if (n == VIT__VW) { vit__v_store(p, v); return; }
-    vit__v_store(t, v);
-    for (j = 0; j < n; j++) p[j] = t[j];
-}
-
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
     int r;
     VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
@@ -2266,36 +2319,57 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
 }
 
 #ifndef VIT_NO_SIMD
-/* One task per (batch, head): it alone writes that head's channels. */
+/* One task per (batch, head): it alone writes that head's channels. The
+   head's L softmaxes run first, as one block when rows are shorter than a
+   vector. A window's pixels inside the image form a rectangle [ky0, ky1)
+   x [kx0, kx1) of its K x K taps, so the loops run over that rectangle
+   with no test per tap, in the _ref's order (padding adds nothing there). */
 VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
     VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
     for (task = 0; task < B * NH; task++) {
-        int bi = task / NH, h = task % NH, l, a, c, d0, i;
+        int bi = task / NH, h = task % NH, l, i;
+        float *Ah = att + (size_t)task * L * KK * KK;
         for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));
         for (l = 0; l < L; l++) {
-            int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad;
-            float *A = att + ((size_t)task * L + l) * KK * KK;
             const float *lg = logits + (((size_t)bi * L + l) * NH + h) * KK * KK;
-            for (a = 0; a < KK * KK; a++) A[a] = scale * lg[a];
-            for (a = 0; a < KK; a++) vit__softmax_row(A + (size_t)a * KK, A + (size_t)a * KK, KK);
-            for (a = 0; a < KK; a++) {
-                int py = oy + a / K, px = ox + a % K;
-                float *yp;
-                if (py < 0 || py >= H || px < 0 || px >= W) continue;
-                yp = y + (((size_t)bi * H + py) * W + px) * C + h * HS;
-                for (d0 = 0; d0 < HS; d0 += VIT__VW) {
-                    int n = HS - d0 < VIT__VW ? HS - d0 : VIT__VW;
-                    vit__vf acc = vit__v_zero();
-                    for (c = 0; c < KK; c++) {
-                        int qy = oy + c / K, qx = ox + c % K;
-                        if (qy < 0 || qy >= H || qx < 0 || qx >= W) continue;
-                        acc = vit__v_fma(vit__v_set1(A[(size_t)a * KK + c]),
-                                         vit__v_load_part(v + (((size_t)bi * H + qy) * W + qx) * C + h * HS + d0, n, 0.0f), acc);
+            if (KK < VIT__VW) vit__softmax_shift(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
+            else vit__softmax_rows(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
+        }
+        if (KK < VIT__VW) vit__softmax_finish(Ah, L * KK, KK);
+        for (l = 0; l < L; l++) {
+            int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad, ay, ax, cy, cx, d0;
+            int ky0 = oy < 0 ? -oy : 0, ky1 = oy + K > H ? H - oy : K, kx0 = ox < 0 ? -ox : 0, kx1 = ox + K > W ? W - ox : K;
+            const float *A = Ah + (size_t)l * KK * KK, *vb = v + (size_t)bi * H * W * C + h * HS;
+            for (ay = ky0; ay < ky1; ay++)
+                for (ax = kx0; ax < kx1; ax++) {
+                    const float *Aa = A + (size_t)(ay * K + ax) * KK;
+                    float *yp = y + (((size_t)bi * H + oy + ay) * W + ox + ax) * C + h * HS;
+                    /* two vectors of channels at a time: two independent FMA chains */
+                    for (d0 = 0; d0 < HS; d0 += 2 * VIT__VW) {
+                        int n0 = HS - d0 < VIT__VW ? HS - d0 : VIT__VW, n1 = HS - d0 - VIT__VW;
+                        vit__vf acc0 = vit__v_zero(), acc1 = vit__v_zero();
+                        n1 = n1 < 0 ? 0 : n1 < VIT__VW ? n1 : VIT__VW;
+                        for (cy = ky0; cy < ky1; cy++) {
+                            /* vr: the first tap inside the image on this row */
+                            const float *vr = vb + ((size_t)(oy + cy) * W + ox + kx0) * C + d0, *Ar = Aa + cy * K;
+                            if (n1 == VIT__VW)
+                                for (cx = kx0; cx < kx1; cx++) {
+                                    vit__vf a = vit__v_set1(Ar[cx]);
+                                    acc0 = vit__v_fma(a, vit__v_load(vr + (size_t)(cx - kx0) * C), acc0);
+                                    acc1 = vit__v_fma(a, vit__v_load(vr + (size_t)(cx - kx0) * C + VIT__VW), acc1);
+                                }
+                            else
+                                for (cx = kx0; cx < kx1; cx++) {
+                                    vit__vf a = vit__v_set1(Ar[cx]);
+                                    acc0 = vit__v_fma(a, vit__v_load_part(vr + (size_t)(cx - kx0) * C, n0, 0.0f), acc0);
+                                    if (n1) acc1 = vit__v_fma(a, vit__v_load_part(vr + (size_t)(cx - kx0) * C + VIT__VW, n1, 0.0f), acc1);
+                                }
+                        }
+                        vit__v_store_part(yp + d0, vit__v_add(vit__v_load_part(yp + d0, n0, 0.0f), acc0), n0);
+                        if (n1) vit__v_store_part(yp + d0 + VIT__VW, vit__v_add(vit__v_load_part(yp + d0 + VIT__VW, n1, 0.0f), acc1), n1);
                     }
-                    vit__v_store_part(yp + d0, vit__v_add(vit__v_load_part(yp + d0, n, 0.0f), acc), n);
                 }
-            }
         }
     }
 }

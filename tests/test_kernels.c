@@ -78,6 +78,25 @@ static void test_rowwise(void) {
         }
 }
 
+/* Many short rows: blocks of rows shorter than a vector (outlook's 3x3
+   windows give rows of 9). */
+static void test_softmax_short(void) {
+    static const int ns[] = {1, 2, 5, 9, 15};
+    int a, rows = 130;
+    char label[96];
+    for (a = 0; a < (int)(sizeof ns / sizeof ns[0]); a++) {
+        int n = ns[a];
+        size_t len = (size_t)rows * n;
+        float *x = randv(len, 4.0f), *y1 = randv(len, 0.0f), *y2 = randv(len, 0.0f);
+        x[len - 1] = 80.0f;
+        vit_k_softmax(y1, x, rows, n);
+        vit_k_softmax_ref(y2, x, rows, n);
+        snprintf(label, sizeof label, "softmax rows=%d n=%d", rows, n);
+        expect(check_close(label, y1, y2, len, 1e-7, 1e-6), label);
+        free(x); free(y1); free(y2);
+    }
+}
+
 typedef void (*unary_fn)(float *, const float *, int);
 
 static void test_unary(const char *name, unary_fn fast, unary_fn ref, float scale, double atol, double rtol) {
@@ -181,6 +200,7 @@ int main(void) {
     test_matmul();
     test_linear();
     test_rowwise();
+    test_softmax_short();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     test_unary("relu", vit_k_relu, vit_k_relu_ref, 3.0f, 0.0, 0.0);
     test_unary("sigmoid", vit_k_sigmoid, vit_k_sigmoid_ref, 5.0f, 1e-7, 1e-6);
