@@ -1391,6 +1391,26 @@ VITDEF void vit_k_softmax_ref(float *y, const float *x, int rows, int n) {
 }
 
 #ifndef VIT_NO_SIMD
+/* The first n <= VIT__VW floats at p, the other lanes `fill`; and the
+   matching store. Loops over a short or ragged dimension use them for the
+   last vector, so the tail goes through the very same arithmetic. Forced
+   inline: an out-of-line copy returning a vector would change the ABI
+   without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
+static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
+    float t[VIT__VW];
+    int j;
+    if (n == VIT__VW) return vit__v_load(p);
+    for (j = 0; j < VIT__VW; j++) t[j] = j < n ? p[j] : fill;
+    return vit__v_load(t);
+}
+static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
+    float t[VIT__VW];
+    int j;
+    if (n == VIT__VW) { vit__v_store(p, v); return; }
+    vit__v_store(t, v);
+    for (j = 0; j < n; j++) p[j] = t[j];
+}
+
 /* One row; vit__v_exp is within ~2 ulp of expf, the sum differs from the
    reference by rounding order only. */
 static void vit__softmax_row(float *y, const float *x, int n) {
@@ -1424,8 +1444,61 @@ static void vit__softmax_row(float *y, const float *x, int n) {
     for (; i < n; i++) y[i] *= inv;
 }
 
+/* Rows shorter than a vector (outlook attention's K*K = 9 per row) would
+   each pay a padded vector exp and its scalar set-up. Here they go in two
+   steps over a block of rows: vit__softmax_shift writes scale * x minus
+   its row's max, then vit__softmax_finish runs one vector exp over the
+   block's contiguous values and divides each row by its sum. Each value
+   sees the same subtraction and vector exp as in vit__softmax_row on scale
+   * x; only the order of the row sums differs (rounding). */
+static void vit__softmax_shift(float *y, const float *x, int rows, int n, float scale) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * n;
+        float *yr = y + (size_t)r * n, mx = scale * xr[0];
+        for (i = 1; i < n; i++) mx = scale * xr[i] > mx ? scale * xr[i] : mx;
+        for (i = 0; i < n; i++) yr[i] = scale * xr[i] - mx;
+    }
+}
+static void vit__softmax_finish(float *y, int rows, int n) {
+    size_t i, total = (size_t)rows * n;
+    int r, j;
+    for (i = 0; i < total; i += VIT__VW) {
+        int m = total - i < VIT__VW ? (int)(total - i) : VIT__VW;
+        vit__v_store_part(y + i, vit__v_exp(vit__v_load_part(y + i, m, 0.0f)), m);
+    }
+    for (r = 0; r < rows; r++) {
+        float *yr = y + (size_t)r * n, sum = 0.0f, inv;
+        for (j = 0; j < n; j++) sum += yr[j];
+        inv = 1.0f / sum;
+        for (j = 0; j < n; j++) yr[j] *= inv;
+    }
+}
+static void vit__softmax_short(float *y, const float *x, int rows, int n, float scale) {
+    vit__softmax_shift(y, x, rows, n, scale);
+    vit__softmax_finish(y, rows, n);
+}
+
+/* softmax(scale * x) row by row, either way. */
+static void vit__softmax_rows(float *y, const float *x, int rows, int n, float scale) {
+    int r, i;
+    if (n < VIT__VW) {
+        vit__softmax_short(y, x, rows, n, scale);
+        return;
+    }
+    if (scale != 1.0f)
+        for (i = 0; i < rows * n; i++) y[i] = scale * x[i];
+    for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, (scale != 1.0f ? y : x) + (size_t)r * n, n);
+}
+
 VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) {
     int r;
+    if (n < VIT__VW) {
+        /* blocks of 64 short rows */
+        VIT__OMP_FOR
+        for (r = 0; r < rows; r += 64) vit__softmax_short(y + (size_t)r * n, x + (size_t)r * n, rows - r < 64 ? rows - r : 64, n, 1.0f);
+        return;
+    }
     VIT__OMP_FOR
     for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, x + (size_t)r * n, n);
 }
@@ -1577,6 +1650,118 @@ VITDEF void vit_k_tanh(float *y, const float *x, int n) { vit_k_tanh_ref(y, x, n
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n) { vit_k_add_ref(y, a, b, n); }
 #endif
 
+/* ---- kernels: finiteness of an input ---- */
+/* vit_model_forward refuses NaN and Inf inputs. x * 0 is 0 for a finite x
+   and NaN for NaN or +-Inf, and a NaN stays NaN through the sum, so the
+   check is one multiply-add per value with no branch per value (a scalar
+   isfinite loop cost as much as a whole SE or SGE forward pass); the
+   caller looks for the culprit only when it fails. */
+static int vit__all_finite_ref(const float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+#ifndef VIT_NO_SIMD
+static int vit__all_finite(const float *x, size_t n) {
+    vit__vf acc = vit__v_zero(), zero = vit__v_zero();
+    size_t i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_fma(vit__v_load(x + i), zero, acc);
+    return vit__v_hsum(acc) == 0.0f && vit__all_finite_ref(x + i, n - i);
+}
+#else
+static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
+#endif
+
+/* ---- kernels: products with few rows ---- */
+/* y (M, N) = x (M, K) . w (N, K)^T + b for a handful of rows: a small batch
+   through SE's 1x1 convs, seed 002's layers or a classifier. The product
+   is vit_k_matmul's, and vit_k_matmul_ref is its specification too. The
+   GEMM packs each NR-column panel of w before tiles of rows run down it;
+   with a single tile of rows the packing costs as much as the arithmetic.
+   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
+   VIT__VW) with zeros past row M (it is small), and each output column is
+   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
+   per k for all M rows at once, VIT__NF columns side by side to hide the
+   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
+   so |fast - ref| is rounding only; threads take whole blocks of columns,
+   so results do not depend on their number. */
+
+#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
+
+#ifndef VIT_NO_SIMD
+#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
+#define VIT__NF 8
+
+/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
+static void vit__gemm_few_cols(float *y, const float *x, const float *w, const float *b, int M, int K, int N, int n0, int n1) {
+    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    int k0, k, m, n, j;
+    for (k0 = 0; k0 < K; k0 += VIT__KF) {
+        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
+        for (m = 0; m < VIT__VW; m++)
+            if (m < M)
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * K + k0 + k];
+            else
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
+        for (n = n0; n < n1; n += VIT__NF) {
+            /* Rows of w past n1 repeat the last one; their sums are dropped. */
+            const float *wr[VIT__NF];
+            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
+            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
+            float t[VIT__NF][VIT__VW];
+            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
+            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * K + k0;
+            for (k = 0; k < kc; k++) {
+                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
+                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
+                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
+                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
+                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
+                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
+                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
+                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
+                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
+            }
+            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
+            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
+            for (j = 0; j < nf; j++)
+                for (m = 0; m < M; m++) {
+                    float *yo = y + (size_t)m * N + n + j, sum = first ? t[j][m] : *yo + t[j][m];
+                    *yo = last && b ? sum + b[n + j] : sum;
+                }
+        }
+    }
+}
+
+/* One block of columns per thread (each transposes x itself): a column's
+   arithmetic does not depend on the block it falls in. */
+static void vit__gemm_few(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+#ifdef _OPENMP
+    int chunks = (double)M * K * N >= 65536.0 ? omp_get_max_threads() : 1;
+#else
+    int chunks = 1;
+#endif
+    int per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF, c;
+    VIT__OMP_FOR_IF(chunks > 1)
+    for (c = 0; c < chunks; c++)
+        if (c * per < N) vit__gemm_few_cols(y, x, w, b, M, K, N, c * per, c * per + per < N ? c * per + per : N);
+}
+#endif
+
+/* y = x w^T + b, as the modules call it: the few-rows product for
+   VIT__FEW_MIN..VIT__VW rows, the GEMM otherwise. */
+static void vit__linear(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+#ifndef VIT_NO_SIMD
+    if (M >= VIT__FEW_MIN && M <= VIT__VW && K > 0) {
+        vit__gemm_few(y, x, w, b, M, K, N);
+        return;
+    }
+#endif
+    vit_k_matmul(y, x, w, b, M, K, N);
+}
+
 /* ---- kernels: patch convolution ---- */
 
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
@@ -1696,31 +1881,11 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
 }
 
 #ifndef VIT_NO_SIMD
-/* The first n <= VIT__VW floats at p, the other lanes `fill`; and the
-   matching store. Loops over a short or ragged dimension use them for the
-   last vector, so the tail goes through the very same arithmetic. Forced
-   inline: an out-of-line copy returning a vector would change the ABI
-   without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
 /* The seed modules call these kernels once per group or channel, often on
    little work; below VIT__PAR_MIN floats a loop runs on the calling thread,
    as the GEMM does below its own threshold: a parallel region costs more
    than it saves there. Results do not depend on it. */
 #define VIT__PAR_MIN 32768.0
-static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
-    float t[VIT__VW];
-    int j;
-    if (n == VIT__VW) return vit__v_load(p);
-    for (j = 0; j < VIT__VW; j++) t[j] = j < n ? p[j] : fill;
-    return vit__v_load(t);
-}
-static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
-    float t[VIT__VW];
-    int j;
-    if (n == VIT__VW) { vit__v_store(p, v); return; }
-    vit__v_store(t, v);
-    for (j = 0; j < n; j++) p[j] = t[j];
-}
-
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
     int r;
     VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
@@ -2204,36 +2369,57 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
 }
 
 #ifndef VIT_NO_SIMD
-/* One task per (batch, head): it alone writes that head's channels. */
+/* One task per (batch, head): it alone writes that head's channels. The
+   head's L softmaxes run first, as one block when rows are shorter than a
+   vector. A window's pixels inside the image form a rectangle [ky0, ky1)
+   x [kx0, kx1) of its K x K taps, so the loops run over that rectangle
+   with no test per tap, in the _ref's order (padding adds nothing there). */
 VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
     VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
     for (task = 0; task < B * NH; task++) {
-        int bi = task / NH, h = task % NH, l, a, c, d0, i;
+        int bi = task / NH, h = task % NH, l, i;
+        float *Ah = att + (size_t)task * L * KK * KK;
         for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));
         for (l = 0; l < L; l++) {
-            int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad;
-            float *A = att + ((size_t)task * L + l) * KK * KK;
             const float *lg = logits + (((size_t)bi * L + l) * NH + h) * KK * KK;
-            for (a = 0; a < KK * KK; a++) A[a] = scale * lg[a];
-            for (a = 0; a < KK; a++) vit__softmax_row(A + (size_t)a * KK, A + (size_t)a * KK, KK);
-            for (a = 0; a < KK; a++) {
-                int py = oy + a / K, px = ox + a % K;
-                float *yp;
-                if (py < 0 || py >= H || px < 0 || px >= W) continue;
-                yp = y + (((size_t)bi * H + py) * W + px) * C + h * HS;
-                for (d0 = 0; d0 < HS; d0 += VIT__VW) {
-                    int n = HS - d0 < VIT__VW ? HS - d0 : VIT__VW;
-                    vit__vf acc = vit__v_zero();
-                    for (c = 0; c < KK; c++) {
-                        int qy = oy + c / K, qx = ox + c % K;
-                        if (qy < 0 || qy >= H || qx < 0 || qx >= W) continue;
-                        acc = vit__v_fma(vit__v_set1(A[(size_t)a * KK + c]),
-                                         vit__v_load_part(v + (((size_t)bi * H + qy) * W + qx) * C + h * HS + d0, n, 0.0f), acc);
+            if (KK < VIT__VW) vit__softmax_shift(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
+            else vit__softmax_rows(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
+        }
+        if (KK < VIT__VW) vit__softmax_finish(Ah, L * KK, KK);
+        for (l = 0; l < L; l++) {
+            int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad, ay, ax, cy, cx, d0;
+            int ky0 = oy < 0 ? -oy : 0, ky1 = oy + K > H ? H - oy : K, kx0 = ox < 0 ? -ox : 0, kx1 = ox + K > W ? W - ox : K;
+            const float *A = Ah + (size_t)l * KK * KK, *vb = v + (size_t)bi * H * W * C + h * HS;
+            for (ay = ky0; ay < ky1; ay++)
+                for (ax = kx0; ax < kx1; ax++) {
+                    const float *Aa = A + (size_t)(ay * K + ax) * KK;
+                    float *yp = y + (((size_t)bi * H + oy + ay) * W + ox + ax) * C + h * HS;
+                    /* two vectors of channels at a time: two independent FMA chains */
+                    for (d0 = 0; d0 < HS; d0 += 2 * VIT__VW) {
+                        int n0 = HS - d0 < VIT__VW ? HS - d0 : VIT__VW, n1 = HS - d0 - VIT__VW;
+                        vit__vf acc0 = vit__v_zero(), acc1 = vit__v_zero();
+                        n1 = n1 < 0 ? 0 : n1 < VIT__VW ? n1 : VIT__VW;
+                        for (cy = ky0; cy < ky1; cy++) {
+                            /* vr: the first tap inside the image on this row */
+                            const float *vr = vb + ((size_t)(oy + cy) * W + ox + kx0) * C + d0, *Ar = Aa + cy * K;
+                            if (n1 == VIT__VW)
+                                for (cx = kx0; cx < kx1; cx++) {
+                                    vit__vf a = vit__v_set1(Ar[cx]);
+                                    acc0 = vit__v_fma(a, vit__v_load(vr + (size_t)(cx - kx0) * C), acc0);
+                                    acc1 = vit__v_fma(a, vit__v_load(vr + (size_t)(cx - kx0) * C + VIT__VW), acc1);
+                                }
+                            else
+                                for (cx = kx0; cx < kx1; cx++) {
+                                    vit__vf a = vit__v_set1(Ar[cx]);
+                                    acc0 = vit__v_fma(a, vit__v_load_part(vr + (size_t)(cx - kx0) * C, n0, 0.0f), acc0);
+                                    if (n1) acc1 = vit__v_fma(a, vit__v_load_part(vr + (size_t)(cx - kx0) * C + VIT__VW, n1, 0.0f), acc1);
+                                }
+                        }
+                        vit__v_store_part(yp + d0, vit__v_add(vit__v_load_part(yp + d0, n0, 0.0f), acc0), n0);
+                        if (n1) vit__v_store_part(yp + d0 + VIT__VW, vit__v_add(vit__v_load_part(yp + d0 + VIT__VW, n1, 0.0f), acc1), n1);
                     }
-                    vit__v_store_part(yp + d0, vit__v_add(vit__v_load_part(yp + d0, n, 0.0f), acc), n);
                 }
-            }
         }
     }
 }
@@ -2370,10 +2556,10 @@ static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_
     if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         int n = rows * p->hidden_dim;
-        vit_k_matmul(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
+        vit__linear(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
         if (p->act == VIT_ACT_RELU) vit_k_relu(h.data, h.data, n);
         else vit_k_gelu(h.data, h.data, n);
-        vit_k_matmul(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
+        vit__linear(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -2527,9 +2713,9 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
     if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
-        vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
+        vit__linear(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
         vit_k_relu(h.data, h.data, B * S);
-        vit_k_matmul(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
+        vit__linear(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
         vit_k_sigmoid(g.data, g.data, B * C);
         vit_k_rowaffine(y.data, x->data, g.data, NULL, B * C, HW); /* scale * x */
     }
@@ -2619,7 +2805,7 @@ VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, c
     if ((r = vit__sdsa_run(a, C, &w->attn, x->data, h.data, p->attn ? att.data : NULL, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
-        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+        vit__linear(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
     }
     vit_arena_rewind(a, mark);
     if (p->attn) *p->attn = att;
@@ -4847,9 +5033,10 @@ VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vi
     for (i = 0; i < (size_t)x->ndim; i++)
         if (x->shape[i] < 1) return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input dimension %d is %d", (int)i, (int)x->shape[i]);
     n = vit_tensor_numel(x);
-    for (i = 0; i < n; i++)
-        if (!isfinite(x->data[i]))
-            return vit__fail(VIT_ERR_NONFINITE, "vit_model_forward: input element %zu is %s", i, isnan(x->data[i]) ? "NaN" : "infinite");
+    if (!vit__all_finite(x->data, n))
+        for (i = 0; i < n; i++)
+            if (!isfinite(x->data[i]))
+                return vit__fail(VIT_ERR_NONFINITE, "vit_model_forward: input element %zu is %s", i, isnan(x->data[i]) ? "NaN" : "infinite");
     /* On failure the arena is rewound and *out is untouched. */
     mark = vit_arena_mark(act);
     r = vit__dispatch(m, act, x, opts, &y);

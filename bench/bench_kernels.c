@@ -436,6 +436,39 @@ static void bench_seed_kernels(double peak) {
     }
 }
 
+/* The modules' few-rows product (SE and seed 002's layers at B = 8): vit__linear
+   against the GEMM (vit_k_matmul) and OpenBLAS on the same shape. */
+static void bench_linear(int M, int K, int N, double peak) {
+    float *x = urandv((size_t)M * K), *w = urandv((size_t)N * K), *b = urandv((size_t)N);
+    float *y1 = urandv((size_t)M * N), *y2 = urandv((size_t)M * N);
+    double flop = 2.0 * M * K * N, tf = 1e30, tg = 1e30, t;
+    long n, i;
+    int s;
+    char label[64];
+    snprintf(label, sizeof label, "linear %dx%dx%d (few rows)", M, K, N);
+    vit__linear(y1, x, w, b, M, K, N);
+    vit_k_matmul_ref(y2, x, w, b, M, K, N);
+    if (!check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5)) exit(1);
+    t = now(); vit__linear(y1, x, w, b, M, K, N); t = now() - t;
+    n = (long)(2e-3 / (t + 1e-9)) + 1;
+    for (s = 0; s < 5; s++) { /* alternately */
+        t = now(); for (i = 0; i < n; i++) vit__linear(y1, x, w, b, M, K, N); t = (now() - t) / n; if (t < tf) tf = t;
+        t = now(); for (i = 0; i < n; i++) vit_k_matmul(y2, x, w, b, M, K, N); t = (now() - t) / n; if (t < tg) tg = t;
+    }
+    printf("%-36s fast %7.1f GFLOP/s (%5.1f%% of peak)  vit_k_matmul %6.1f GFLOP/s (fast x%.2f)", label, flop / tf / 1e9,
+           100.0 * flop / tf / 1e9 / peak, flop / tg / 1e9, tg / tf);
+#ifdef BENCH_OPENBLAS
+    {
+        double tb;
+        TIME_BEST(tb, 5, for (i = 0; i < n; i++) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 0.0f, y2, N));
+        tb /= n;
+        printf("  openblas %7.1f GFLOP/s (vit.h/openblas %.2f)", flop / tb / 1e9, tb / tf);
+    }
+#endif
+    printf("\n");
+    free(x); free(w); free(b); free(y1); free(y2);
+}
+
 int main(int argc, char **argv) {
     double peak = 1.0;
     int threads = argc > 1 ? atoi(argv[1]) : 1;
@@ -455,6 +488,8 @@ int main(int argc, char **argv) {
     bench_matmul(1576, 768, 3072, peak);
     bench_matmul(197, 64, 197, peak);
     bench_matmul(1, 768, 1000, peak);
+    bench_linear(8, 784, 784, peak);
+    bench_linear(8, 512, 512, peak);
     bench_rowwise(peak);
     bench_unary(peak);
     bench_vit_kernels(peak);

@@ -25,6 +25,9 @@ bench_torch.py's `auto` does. Each measurement runs at least --reps passes
 and --min-time seconds (modules take microseconds to tens of
 milliseconds), the median counts, and the best median of --rounds
 alternations (vit.h first in odd rounds, PyTorch first in even ones).
+Before each measurement it waits (up to --max-wait seconds in all) until
+no other process keeps a core busy (see Quiet); rows measured while the
+machine stayed busy are marked (busy).
 """
 
 import argparse
@@ -102,6 +105,46 @@ def run_json(cmd):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def busy_cpus(seconds=0.25):
+    """Fraction of all CPUs busy over `seconds` (/proc/stat) while this bench sits idle: other people's work."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(t) for t in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # total, idle + iowait
+
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+    except OSError:
+        return 0.0
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
+
+
+class Quiet:
+    """Waits, before each measurement, until no other process keeps a core busy, within a total budget.
+
+    libgomp's threads spin for milliseconds at every barrier before they
+    sleep; when another process holds one of the cores, each of vit.h's
+    parallel regions at 2 threads can cost that spin (measured: 24 ms
+    instead of 0.04 ms for one SE pass), so a measurement taken then says
+    more about the other process than about vit.h. Rows measured while the
+    machine stayed busy are flagged in the table.
+    """
+
+    def __init__(self, budget_s, threshold=0.2):
+        self.budget, self.threshold, self.waited = budget_s, threshold, 0.0
+
+    def wait(self):
+        """The busy fraction when measuring starts (after waiting, if the budget allows)."""
+        busy = busy_cpus()
+        while busy > self.threshold and self.waited < self.budget:
+            time.sleep(1.0)
+            self.waited += 1.25
+            busy = busy_cpus()
+        return busy
+
+
 def export(spec, path):
     if not os.path.exists(path):
         subprocess.run([PY, "tools/export.py", spec, path, "--seed", "0"], check=True, cwd=ROOT, capture_output=True)
@@ -156,7 +199,7 @@ def modules(args):
     os.makedirs(os.path.join(ROOT, "build", "bench", "modules"), exist_ok=True)
     paths = module_files(entries)
     servers = {1: [TorchServer(1, "openblas")], 2: [TorchServer(2, "openblas"), TorchServer(2, "omp")]}
-    rows = []
+    rows, quiet = [], Quiet(args.max_wait)
     try:
         for name, spec, shape, _ in entries:
             for batch in (1, 8):
@@ -164,7 +207,7 @@ def modules(args):
                 inp = os.path.join("build", "bench", "modules", f"in-{'x'.join(map(str, x.shape))}.npy")
                 np.save(os.path.join(ROOT, inp), x)
                 for threads in (1, 2):
-                    best = {}
+                    best, busy = {}, 0.0
                     for rnd in range(args.rounds):
                         def vit():
                             return run_json(["build/bench_vit", paths[name], "--input", inp, "--threads", str(threads),
@@ -176,27 +219,32 @@ def modules(args):
                             return min(runs, key=lambda r: r["median_s"])
                         order = (("vit.h", vit), ("torch", torch)) if rnd % 2 == 0 else (("torch", torch), ("vit.h", vit))
                         for impl, fn in order:
+                            busy = max(busy, quiet.wait())
                             r = fn()
                             if impl not in best or r["median_s"] < best[impl]["median_s"]:
                                 best[impl] = r
                     v, t = best["vit.h"], best["torch"]
-                    rows.append((name, list(x.shape), batch, threads, v, t))
+                    rows.append((name, list(x.shape), batch, threads, v, t, busy > quiet.threshold))
                     print(f"{name} B={batch} T={threads}: vit.h {v['median_s'] * 1e3:.4f} ms ({v['reps']} reps), "
                           f"PyTorch {t['median_s'] * 1e3:.4f} ms ({t['setting']}, {t['reps']} reps), "
-                          f"ratio {v['median_s'] / t['median_s']:.2f}", file=sys.stderr)
+                          f"ratio {v['median_s'] / t['median_s']:.2f}{f' (cores {busy:.0%} busy with other work)' if busy > quiet.threshold else ''}",
+                          file=sys.stderr)
     finally:
         for group in servers.values():
             for s in group:
                 s.close()
     print("| module | input | threads | vit.h (ms) | PyTorch (ms) | vit.h / PyTorch |")
     print("|---|---|---|---|---|---|")
-    for name, shape, batch, threads, v, t in rows:
+    for name, shape, batch, threads, v, t, busy in rows:
         ratio = v["median_s"] / t["median_s"]
         print(f"| {name} | {tuple(shape)} | {threads} | {v['median_s'] * 1e3:.4g} | {t['median_s'] * 1e3:.4g} | "
-              f"{'**' if ratio < 1 else ''}{ratio:.2f}{'**' if ratio < 1 else ''} |")
-    slower = [(n, b, th, v["median_s"] / t["median_s"]) for n, _, b, th, v, t in rows if v["median_s"] >= t["median_s"]]
+              f"{'**' if ratio < 1 else ''}{ratio:.2f}{'**' if ratio < 1 else ''}{' (busy)' if busy else ''} |")
+    slower = [(n, b, th, v["median_s"] / t["median_s"]) for n, _, b, th, v, t, _ in rows if v["median_s"] >= t["median_s"]]
     print(f"\nvit.h faster than PyTorch in {len(rows) - len(slower)} of {len(rows)} rows (bold: ratio < 1)."
           + ("" if not slower else " Not faster: " + "; ".join(f"{n} B={b} T={th} ({r:.2f})" for n, b, th, r in slower) + "."))
+    flagged = sum(1 for r in rows if r[-1])
+    print(f"{flagged} row(s) marked (busy): other processes kept the cores busy during them "
+          f"(waited {quiet.waited:.0f} s of a {quiet.budget:.0f} s budget for a quiet machine).")
     print(f"Shapes: " + "; ".join(f"{name}: {why}" for name, _, _, why in entries) + ".")
 
 
@@ -208,6 +256,7 @@ def main():
     ap.add_argument("--modules", action="store_true", help="the seed modules and ViT parts instead of whole ViTs")
     ap.add_argument("--min-time", type=float, default=0.25, help="--modules: seconds per measurement (default 0.25)")
     ap.add_argument("--only", help="--modules: comma-separated name fragments to run (default all)")
+    ap.add_argument("--max-wait", type=float, default=300, help="--modules: seconds to wait in all for a quiet machine (default 300)")
     args = ap.parse_args()
     if args.modules:
         return modules(args)

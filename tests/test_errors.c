@@ -177,6 +177,13 @@ static void test_inputs(void) {
     x.data[7] = -INFINITY;
     expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "infinite", "Inf input");
     x.data[7] = 1.0f;
+    /* The check runs whole vectors, then a scalar tail: a culprit in either. */
+    x.data[12] = INFINITY;
+    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "element 12 is infinite", "Inf input in a vector");
+    x.data[12] = 0.0f;
+    x.data[29] = NAN;
+    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "element 29 is NaN", "NaN input in the tail");
+    x.data[29] = 0.0f;
     vit_arena_init(&small, tiny, sizeof tiny);
     expect_err(vit_model_forward(&m, &small, &x, NULL, &y), VIT_ERR_OOM, "needed", "activation arena too small");
     expect_err(small.used == 0 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "arena rewound after a failure");

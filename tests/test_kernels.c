@@ -32,6 +32,26 @@ static void test_matmul(void) {
             }
 }
 
+/* The modules' few-rows product (vit__linear: 4..VIT__VW rows) against the
+   GEMM's reference, K past one VIT__KF block, N off the column block. */
+static void test_linear(void) {
+    static const int ks[] = {1, 7, 65, 257, 784}, ns[] = {1, 7, 9, 65, 197};
+    int M, a, c;
+    char label[96];
+    for (M = 1; M <= 17; M++)
+        for (a = 0; a < (int)(sizeof ks / sizeof ks[0]); a++)
+            for (c = 0; c < (int)(sizeof ns / sizeof ns[0]); c++) {
+                int K = ks[a], N = ns[c];
+                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *bias = randv((size_t)N, 1.0f);
+                float *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+                vit__linear(y1, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
+                vit_k_matmul_ref(y2, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
+                snprintf(label, sizeof label, "linear M=%d K=%d N=%d", M, K, N);
+                expect(check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5), label);
+                free(x); free(w); free(bias); free(y1); free(y2);
+            }
+}
+
 static void test_rowwise(void) {
     int a, r;
     char label[96];
@@ -56,6 +76,25 @@ static void test_rowwise(void) {
             expect(check_close(label, y1, y2, len, 1e-5, 1e-5), label);
             free(x); free(w); free(b); free(y1); free(y2);
         }
+}
+
+/* Many short rows: blocks of rows shorter than a vector (outlook's 3x3
+   windows give rows of 9). */
+static void test_softmax_short(void) {
+    static const int ns[] = {1, 2, 5, 9, 15};
+    int a, rows = 130;
+    char label[96];
+    for (a = 0; a < (int)(sizeof ns / sizeof ns[0]); a++) {
+        int n = ns[a];
+        size_t len = (size_t)rows * n;
+        float *x = randv(len, 4.0f), *y1 = randv(len, 0.0f), *y2 = randv(len, 0.0f);
+        x[len - 1] = 80.0f;
+        vit_k_softmax(y1, x, rows, n);
+        vit_k_softmax_ref(y2, x, rows, n);
+        snprintf(label, sizeof label, "softmax rows=%d n=%d", rows, n);
+        expect(check_close(label, y1, y2, len, 1e-7, 1e-6), label);
+        free(x); free(y1); free(y2);
+    }
 }
 
 typedef void (*unary_fn)(float *, const float *, int);
@@ -127,6 +166,12 @@ static void test_threads(void) {
     vit_k_matmul(y2, x, w, NULL, M, K, N);
     omp_set_num_threads(saved);
     expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and 2 threads");
+    omp_set_num_threads(1);
+    vit__linear(y1, x, w, NULL, 8, K, N);
+    omp_set_num_threads(2);
+    vit__linear(y2, x, w, NULL, 8, K, N);
+    omp_set_num_threads(saved);
+    expect(memcmp(y1, y2, (size_t)8 * N * sizeof(float)) == 0, "few-rows product bit-identical for 1 and 2 threads");
     free(x); free(w); free(y1); free(y2);
 #endif
 }
@@ -153,7 +198,9 @@ int main(void) {
     rng = 12345u; /* each program its own stream */
     test_arena();
     test_matmul();
+    test_linear();
     test_rowwise();
+    test_softmax_short();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     test_unary("relu", vit_k_relu, vit_k_relu_ref, 3.0f, 0.0, 0.0);
     test_unary("sigmoid", vit_k_sigmoid, vit_k_sigmoid_ref, 5.0f, 1e-7, 1e-6);
