@@ -1615,10 +1615,17 @@ static int vit__all_finite_ref(const float *x, size_t n) {
 
 #ifndef VIT_NO_SIMD
 static int vit__all_finite(const float *x, size_t n) {
-    vit__vf acc = vit__v_zero(), zero = vit__v_zero();
+    /* four independent chains: one would wait on the FMA latency */
+    vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero(), zero = vit__v_zero();
     size_t i;
-    for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_fma(vit__v_load(x + i), zero, acc);
-    return vit__v_hsum(acc) == 0.0f && vit__all_finite_ref(x + i, n - i);
+    for (i = 0; i + 4 * VIT__VW <= n; i += 4 * VIT__VW) {
+        a0 = vit__v_fma(vit__v_load(x + i), zero, a0);
+        a1 = vit__v_fma(vit__v_load(x + i + VIT__VW), zero, a1);
+        a2 = vit__v_fma(vit__v_load(x + i + 2 * VIT__VW), zero, a2);
+        a3 = vit__v_fma(vit__v_load(x + i + 3 * VIT__VW), zero, a3);
+    }
+    for (; i + VIT__VW <= n; i += VIT__VW) a0 = vit__v_fma(vit__v_load(x + i), zero, a0);
+    return vit__v_hsum(vit__v_add(vit__v_add(a0, a1), vit__v_add(a2, a3))) == 0.0f && vit__all_finite_ref(x + i, n - i);
 }
 #else
 static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
@@ -1836,43 +1843,59 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
    as the GEMM does below its own threshold: a parallel region costs more
    than it saves there. Results do not depend on it. */
 #define VIT__PAR_MIN 32768.0
+/* for (r = 0; r < rows; r++) stmt, in parallel when cond holds. Otherwise
+   the loop runs here without entering the OpenMP runtime: a parallel
+   region of one thread still costs libgomp a team allocation (a malloc and
+   a free), and the seed modules call these kernels hundreds of times per
+   pass (once per group or channel). */
+#define VIT__FOR_ROWS(cond, r, rows, stmt)          \
+    do {                                            \
+        if (cond) {                                 \
+            VIT__OMP_FOR                            \
+            for (r = 0; r < (rows); r++) stmt;      \
+        } else                                      \
+            for (r = 0; r < (rows); r++) stmt;      \
+    } while (0)
+
+static void vit__rowstats_row(float *mean, float *var, const float *x, int r, int n) {
+    const float *xr = x + (size_t)r * n;
+    vit__vf acc = vit__v_zero(), vm;
+    float m, v;
+    int i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(xr + i));
+    m = vit__v_hsum(acc);
+    for (; i < n; i++) m += xr[i];
+    m /= (float)n;
+    mean[r] = m;
+    if (!var) return;
+    vm = vit__v_set1(m);
+    acc = vit__v_zero();
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+        vit__vf d = vit__v_sub(vit__v_load(xr + i), vm);
+        acc = vit__v_fma(d, d, acc);
+    }
+    v = vit__v_hsum(acc);
+    for (; i < n; i++) v += (xr[i] - m) * (xr[i] - m);
+    var[r] = v / (float)n;
+}
+
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
     int r;
-    VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * n;
-        vit__vf acc = vit__v_zero(), vm;
-        float m, v;
-        int i;
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(xr + i));
-        m = vit__v_hsum(acc);
-        for (; i < n; i++) m += xr[i];
-        m /= (float)n;
-        mean[r] = m;
-        if (!var) continue;
-        vm = vit__v_set1(m);
-        acc = vit__v_zero();
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
-            vit__vf d = vit__v_sub(vit__v_load(xr + i), vm);
-            acc = vit__v_fma(d, d, acc);
-        }
-        v = vit__v_hsum(acc);
-        for (; i < n; i++) v += (xr[i] - m) * (xr[i] - m);
-        var[r] = v / (float)n;
-    }
+    VIT__FOR_ROWS((double)rows * n >= VIT__PAR_MIN, r, rows, vit__rowstats_row(mean, var, x, r, n));
+}
+
+static void vit__rowaffine_row(float *y, const float *x, const float *a, const float *b, int r, int n) {
+    const float *xr = x + (size_t)r * n;
+    float *yr = y + (size_t)r * n, ar = a[r], br = b ? b[r] : 0.0f;
+    vit__vf va = vit__v_set1(ar), vb = vit__v_set1(br);
+    int i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(yr + i, vit__v_fma(vit__v_load(xr + i), va, vb));
+    for (; i < n; i++) yr[i] = xr[i] * ar + br;
 }
 
 VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
     int r;
-    VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * n;
-        float *yr = y + (size_t)r * n, ar = a[r], br = b ? b[r] : 0.0f;
-        vit__vf va = vit__v_set1(ar), vb = vit__v_set1(br);
-        int i;
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(yr + i, vit__v_fma(vit__v_load(xr + i), va, vb));
-        for (; i < n; i++) yr[i] = xr[i] * ar + br;
-    }
+    VIT__FOR_ROWS((double)rows * n >= VIT__PAR_MIN, r, rows, vit__rowaffine_row(y, x, a, b, r, n));
 }
 
 VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) {
@@ -1935,24 +1958,26 @@ VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int
 }
 
 #ifndef VIT_NO_SIMD
+/* Output channel o of image bi (t = bi * Cout + o). */
+static void vit__conv1x1_row(float *y, const float *x, const float *w, const float *b, int t, int Cin, int Cout, int HW) {
+    int bi = t / Cout, o = t % Cout, i, p;
+    const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
+    float *yo = y + (size_t)t * HW, bo = b ? b[o] : 0.0f;
+    for (p = 0; p + VIT__VW <= HW; p += VIT__VW) {
+        vit__vf acc = vit__v_zero();
+        for (i = 0; i < Cin; i++) acc = vit__v_fma(vit__v_set1(wo[i]), vit__v_load(xb + (size_t)i * HW + p), acc);
+        vit__v_store(yo + p, vit__v_add(acc, vit__v_set1(bo)));
+    }
+    for (; p < HW; p++) {
+        float s = 0.0f;
+        for (i = 0; i < Cin; i++) s += wo[i] * xb[(size_t)i * HW + p];
+        yo[p] = s + bo;
+    }
+}
+
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
     int t;
-    VIT__OMP_FOR_IF((double)B * Cout * Cin * HW >= VIT__PAR_MIN)
-    for (t = 0; t < B * Cout; t++) {
-        int bi = t / Cout, o = t % Cout, i, p;
-        const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
-        float *yo = y + (size_t)t * HW, bo = b ? b[o] : 0.0f;
-        for (p = 0; p + VIT__VW <= HW; p += VIT__VW) {
-            vit__vf acc = vit__v_zero();
-            for (i = 0; i < Cin; i++) acc = vit__v_fma(vit__v_set1(wo[i]), vit__v_load(xb + (size_t)i * HW + p), acc);
-            vit__v_store(yo + p, vit__v_add(acc, vit__v_set1(bo)));
-        }
-        for (; p < HW; p++) {
-            float s = 0.0f;
-            for (i = 0; i < Cin; i++) s += wo[i] * xb[(size_t)i * HW + p];
-            yo[p] = s + bo;
-        }
-    }
+    VIT__FOR_ROWS((double)B * Cout * Cin * HW >= VIT__PAR_MIN, t, B * Cout, vit__conv1x1_row(y, x, w, b, t, Cin, Cout, HW));
 }
 
 /* The weights are first transposed to wt (K*K, C), so that one kernel tap
