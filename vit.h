@@ -47,7 +47,10 @@
      specification; tests hold them equal. Kernels are written once against
      SIMDe: AVX-512 or AVX2+FMA natively on x86, NEON on ARM, portable C
      elsewhere. OpenMP, when enabled, splits only independent outer loops, so
-     results are bit-identical for any thread count.
+     results are bit-identical for any thread count. Small calls stay on
+     the calling thread. On a machine where other processes hold the cores,
+     libgomp's threads spin for milliseconds at each barrier before they
+     sleep; OMP_WAIT_POLICY=passive (or fewer threads) avoids that cost.
 
    WEIGHTS FORMAT
      safetensors: 8-byte little-endian header length, JSON header, raw data.
