@@ -240,7 +240,7 @@ def modules(args):
         print(f"| {name} | {tuple(shape)} | {threads} | {v['median_s'] * 1e3:.4g} | {t['median_s'] * 1e3:.4g} | "
               f"{'**' if ratio < 1 else ''}{ratio:.2f}{'**' if ratio < 1 else ''}{' (busy)' if busy else ''} |")
     # The same, one line per module: latencies at B = 1, 1 thread, and the four ratios.
-    print("\n| module | input (B = 1) | vit.h (ms) | PyTorch (ms) | B=1, 1 thread | B=1, 2 threads | B=8, 1 thread | B=8, 2 threads |")
+    print("\n| module | input (B = 1) | vit.h (ms, B=1, 1 thread) | PyTorch (ms, B=1, 1 thread) | B=1, 1 thread | B=1, 2 threads | B=8, 1 thread | B=8, 2 threads |")
     print("|---|---|---|---|---|---|---|---|")
     for name, _, _, _ in entries:
         mine = {(b, th): (shape, v, t, busy) for n, shape, b, th, v, t, busy in rows if n == name}
