@@ -5440,6 +5440,32 @@ static int vit__jpeg_tables_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
+/* 16-bit PNMs (max value 256..65535) are refused: stb_image 2.27 reads
+   their big-endian samples in the machine's byte order (a little-endian
+   machine gets the low bytes), and converting their channels (grey to RGB,
+   or back) it uses its 8-bit converter, then reads the result as 16-bit
+   samples, twice the buffer it made (found by fuzz/fuzz_image.c). The
+   header is read the way stb_image reads it (whitespace and # comments,
+   digits up to the end). */
+static int vit__pnm_ok(const unsigned char *b, size_t n) {
+    size_t i = 2;
+    unsigned char c;
+    unsigned v = 0;
+    int k, maxv;
+    if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return 1; /* not a binary PNM */
+    c = i < n ? b[i++] : 0;
+    for (k = 0; k < 3; k++) { /* width, height, max value */
+        for (;;) {
+            while (i < n && (c == ' ' || (c >= '\t' && c <= '\r'))) c = b[i++];
+            if (i >= n || c != '#') break;
+            while (i < n && c != '\n' && c != '\r') c = b[i++];
+        }
+        for (v = 0; i < n && c >= '0' && c <= '9'; c = b[i++]) v = v * 10u + (unsigned)(c - '0'); /* wraps like stb's int */
+    }
+    maxv = (int)(v & 0x7fffffffu);
+    return !(v <= 0x7fffffffu && maxv > 255 && maxv <= 65535);
+}
+
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
     int w, h, n, c, i;
     unsigned char *px;
@@ -5449,6 +5475,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
     if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
     if (!vit__jpeg_tables_ok((const unsigned char *)data, size))
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG (a Huffman table with more than 256 codes)");
+    if (!vit__pnm_ok((const unsigned char *)data, size))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
     px = stbi_load_from_memory((const unsigned char *)data, (int)size, &w, &h, &n, channels);
     if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode (%s)", stbi_failure_reason());
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {
