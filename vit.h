@@ -713,7 +713,8 @@ typedef struct vit_preprocess {
 /* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
    float tensor in [0, 1]: channels 3 gives RGB (grey replicated, alpha
    dropped, as PIL's convert("RGB")), 1 gives luminance. stb_image decodes
-   with VIT_MALLOC/VIT_FREE. */
+   with VIT_MALLOC/VIT_FREE. 16-bit PNMs are refused (VIT_ERR_UNSUPPORTED):
+   stb_image 2.27 misreads them. */
 #ifndef VIT_NO_IMAGE
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img);
 #ifndef VIT_NO_STDIO
