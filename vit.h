@@ -47,7 +47,10 @@
      specification; tests hold them equal. Kernels are written once against
      SIMDe: AVX-512 or AVX2+FMA natively on x86, NEON on ARM, portable C
      elsewhere. OpenMP, when enabled, splits only independent outer loops, so
-     results are bit-identical for any thread count.
+     results are bit-identical for any thread count. Small calls stay on
+     the calling thread. On a machine where other processes hold the cores,
+     libgomp's threads spin for milliseconds at each barrier before they
+     sleep; OMP_WAIT_POLICY=passive (or fewer threads) avoids that cost.
 
    WEIGHTS FORMAT
      safetensors: 8-byte little-endian header length, JSON header, raw data.
@@ -710,7 +713,8 @@ typedef struct vit_preprocess {
 /* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
    float tensor in [0, 1]: channels 3 gives RGB (grey replicated, alpha
    dropped, as PIL's convert("RGB")), 1 gives luminance. stb_image decodes
-   with VIT_MALLOC/VIT_FREE. */
+   with VIT_MALLOC/VIT_FREE. 16-bit PNMs are refused (VIT_ERR_UNSUPPORTED):
+   stb_image 2.27 misreads them. */
 #ifndef VIT_NO_IMAGE
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img);
 #ifndef VIT_NO_STDIO
@@ -1665,10 +1669,17 @@ static int vit__all_finite_ref(const float *x, size_t n) {
 
 #ifndef VIT_NO_SIMD
 static int vit__all_finite(const float *x, size_t n) {
-    vit__vf acc = vit__v_zero(), zero = vit__v_zero();
+    /* four independent chains: one would wait on the FMA latency */
+    vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero(), zero = vit__v_zero();
     size_t i;
-    for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_fma(vit__v_load(x + i), zero, acc);
-    return vit__v_hsum(acc) == 0.0f && vit__all_finite_ref(x + i, n - i);
+    for (i = 0; i + 4 * VIT__VW <= n; i += 4 * VIT__VW) {
+        a0 = vit__v_fma(vit__v_load(x + i), zero, a0);
+        a1 = vit__v_fma(vit__v_load(x + i + VIT__VW), zero, a1);
+        a2 = vit__v_fma(vit__v_load(x + i + 2 * VIT__VW), zero, a2);
+        a3 = vit__v_fma(vit__v_load(x + i + 3 * VIT__VW), zero, a3);
+    }
+    for (; i + VIT__VW <= n; i += VIT__VW) a0 = vit__v_fma(vit__v_load(x + i), zero, a0);
+    return vit__v_hsum(vit__v_add(vit__v_add(a0, a1), vit__v_add(a2, a3))) == 0.0f && vit__all_finite_ref(x + i, n - i);
 }
 #else
 static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
@@ -1886,43 +1897,59 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
    as the GEMM does below its own threshold: a parallel region costs more
    than it saves there. Results do not depend on it. */
 #define VIT__PAR_MIN 32768.0
+/* for (r = 0; r < rows; r++) stmt, in parallel when cond holds. Otherwise
+   the loop runs here without entering the OpenMP runtime: a parallel
+   region of one thread still costs libgomp a team allocation (a malloc and
+   a free), and the seed modules call these kernels hundreds of times per
+   pass (once per group or channel). */
+#define VIT__FOR_ROWS(cond, r, rows, stmt)          \
+    do {                                            \
+        if (cond) {                                 \
+            VIT__OMP_FOR                            \
+            for (r = 0; r < (rows); r++) stmt;      \
+        } else                                      \
+            for (r = 0; r < (rows); r++) stmt;      \
+    } while (0)
+
+static void vit__rowstats_row(float *mean, float *var, const float *x, int r, int n) {
+    const float *xr = x + (size_t)r * n;
+    vit__vf acc = vit__v_zero(), vm;
+    float m, v;
+    int i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(xr + i));
+    m = vit__v_hsum(acc);
+    for (; i < n; i++) m += xr[i];
+    m /= (float)n;
+    mean[r] = m;
+    if (!var) return;
+    vm = vit__v_set1(m);
+    acc = vit__v_zero();
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+        vit__vf d = vit__v_sub(vit__v_load(xr + i), vm);
+        acc = vit__v_fma(d, d, acc);
+    }
+    v = vit__v_hsum(acc);
+    for (; i < n; i++) v += (xr[i] - m) * (xr[i] - m);
+    var[r] = v / (float)n;
+}
+
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
     int r;
-    VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * n;
-        vit__vf acc = vit__v_zero(), vm;
-        float m, v;
-        int i;
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(xr + i));
-        m = vit__v_hsum(acc);
-        for (; i < n; i++) m += xr[i];
-        m /= (float)n;
-        mean[r] = m;
-        if (!var) continue;
-        vm = vit__v_set1(m);
-        acc = vit__v_zero();
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
-            vit__vf d = vit__v_sub(vit__v_load(xr + i), vm);
-            acc = vit__v_fma(d, d, acc);
-        }
-        v = vit__v_hsum(acc);
-        for (; i < n; i++) v += (xr[i] - m) * (xr[i] - m);
-        var[r] = v / (float)n;
-    }
+    VIT__FOR_ROWS((double)rows * n >= VIT__PAR_MIN, r, rows, vit__rowstats_row(mean, var, x, r, n));
+}
+
+static void vit__rowaffine_row(float *y, const float *x, const float *a, const float *b, int r, int n) {
+    const float *xr = x + (size_t)r * n;
+    float *yr = y + (size_t)r * n, ar = a[r], br = b ? b[r] : 0.0f;
+    vit__vf va = vit__v_set1(ar), vb = vit__v_set1(br);
+    int i;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(yr + i, vit__v_fma(vit__v_load(xr + i), va, vb));
+    for (; i < n; i++) yr[i] = xr[i] * ar + br;
 }
 
 VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
     int r;
-    VIT__OMP_FOR_IF((double)rows * n >= VIT__PAR_MIN)
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + (size_t)r * n;
-        float *yr = y + (size_t)r * n, ar = a[r], br = b ? b[r] : 0.0f;
-        vit__vf va = vit__v_set1(ar), vb = vit__v_set1(br);
-        int i;
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(yr + i, vit__v_fma(vit__v_load(xr + i), va, vb));
-        for (; i < n; i++) yr[i] = xr[i] * ar + br;
-    }
+    VIT__FOR_ROWS((double)rows * n >= VIT__PAR_MIN, r, rows, vit__rowaffine_row(y, x, a, b, r, n));
 }
 
 VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) {
@@ -1985,24 +2012,26 @@ VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int
 }
 
 #ifndef VIT_NO_SIMD
+/* Output channel o of image bi (t = bi * Cout + o). */
+static void vit__conv1x1_row(float *y, const float *x, const float *w, const float *b, int t, int Cin, int Cout, int HW) {
+    int bi = t / Cout, o = t % Cout, i, p;
+    const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
+    float *yo = y + (size_t)t * HW, bo = b ? b[o] : 0.0f;
+    for (p = 0; p + VIT__VW <= HW; p += VIT__VW) {
+        vit__vf acc = vit__v_zero();
+        for (i = 0; i < Cin; i++) acc = vit__v_fma(vit__v_set1(wo[i]), vit__v_load(xb + (size_t)i * HW + p), acc);
+        vit__v_store(yo + p, vit__v_add(acc, vit__v_set1(bo)));
+    }
+    for (; p < HW; p++) {
+        float s = 0.0f;
+        for (i = 0; i < Cin; i++) s += wo[i] * xb[(size_t)i * HW + p];
+        yo[p] = s + bo;
+    }
+}
+
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
     int t;
-    VIT__OMP_FOR_IF((double)B * Cout * Cin * HW >= VIT__PAR_MIN)
-    for (t = 0; t < B * Cout; t++) {
-        int bi = t / Cout, o = t % Cout, i, p;
-        const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
-        float *yo = y + (size_t)t * HW, bo = b ? b[o] : 0.0f;
-        for (p = 0; p + VIT__VW <= HW; p += VIT__VW) {
-            vit__vf acc = vit__v_zero();
-            for (i = 0; i < Cin; i++) acc = vit__v_fma(vit__v_set1(wo[i]), vit__v_load(xb + (size_t)i * HW + p), acc);
-            vit__v_store(yo + p, vit__v_add(acc, vit__v_set1(bo)));
-        }
-        for (; p < HW; p++) {
-            float s = 0.0f;
-            for (i = 0; i < Cin; i++) s += wo[i] * xb[(size_t)i * HW + p];
-            yo[p] = s + bo;
-        }
-    }
+    VIT__FOR_ROWS((double)B * Cout * Cin * HW >= VIT__PAR_MIN, t, B * Cout, vit__conv1x1_row(y, x, w, b, t, Cin, Cout, HW));
 }
 
 /* The weights are first transposed to wt (K*K, C), so that one kernel tap
@@ -5446,6 +5475,32 @@ static int vit__jpeg_tables_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
+/* 16-bit PNMs (max value 256..65535) are refused: stb_image 2.27 reads
+   their big-endian samples in the machine's byte order (a little-endian
+   machine gets the low bytes), and converting their channels (grey to RGB,
+   or back) it uses its 8-bit converter, then reads the result as 16-bit
+   samples, twice the buffer it made (found by fuzz/fuzz_image.c). The
+   header is read the way stb_image reads it (whitespace and # comments,
+   digits up to the end). */
+static int vit__pnm_ok(const unsigned char *b, size_t n) {
+    size_t i = 2;
+    unsigned char c;
+    unsigned v = 0;
+    int k, maxv;
+    if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return 1; /* not a binary PNM */
+    c = i < n ? b[i++] : 0;
+    for (k = 0; k < 3; k++) { /* width, height, max value */
+        for (;;) {
+            while (i < n && (c == ' ' || (c >= '\t' && c <= '\r'))) c = b[i++];
+            if (i >= n || c != '#') break;
+            while (i < n && c != '\n' && c != '\r') c = b[i++];
+        }
+        for (v = 0; i < n && c >= '0' && c <= '9'; c = b[i++]) v = v * 10u + (unsigned)(c - '0'); /* wraps like stb's int */
+    }
+    maxv = (int)(v & 0x7fffffffu);
+    return !(v <= 0x7fffffffu && maxv > 255 && maxv <= 65535);
+}
+
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
     int w, h, n, c, i;
     unsigned char *px;
@@ -5455,6 +5510,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
     if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
     if (!vit__jpeg_tables_ok((const unsigned char *)data, size))
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG (a Huffman table with more than 256 codes)");
+    if (!vit__pnm_ok((const unsigned char *)data, size))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
     px = stbi_load_from_memory((const unsigned char *)data, (int)size, &w, &h, &n, channels);
     if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode (%s)", stbi_failure_reason());
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {

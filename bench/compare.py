@@ -239,6 +239,18 @@ def modules(args):
         ratio = v["median_s"] / t["median_s"]
         print(f"| {name} | {tuple(shape)} | {threads} | {v['median_s'] * 1e3:.4g} | {t['median_s'] * 1e3:.4g} | "
               f"{'**' if ratio < 1 else ''}{ratio:.2f}{'**' if ratio < 1 else ''}{' (busy)' if busy else ''} |")
+    # The same, one line per module: latencies at B = 1, 1 thread, and the four ratios.
+    print("\n| module | input (B = 1) | vit.h (ms, B=1, 1 thread) | PyTorch (ms, B=1, 1 thread) | B=1, 1 thread | B=1, 2 threads | B=8, 1 thread | B=8, 2 threads |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, _, _, _ in entries:
+        mine = {(b, th): (shape, v, t, busy) for n, shape, b, th, v, t, busy in rows if n == name}
+        shape, v, t, _ = mine[(1, 1)]
+        cells = []
+        for key in ((1, 1), (1, 2), (8, 1), (8, 2)):
+            _, v2, t2, busy = mine[key]
+            ratio = v2["median_s"] / t2["median_s"]
+            cells.append(f"{'**' if ratio < 1 else ''}{ratio:.2f}{'**' if ratio < 1 else ''}{' (busy)' if busy else ''}")
+        print(f"| {name} | {tuple(shape)} | {v['median_s'] * 1e3:.4g} | {t['median_s'] * 1e3:.4g} | " + " | ".join(cells) + " |")
     slower = [(n, b, th, v["median_s"] / t["median_s"]) for n, _, b, th, v, t, _ in rows if v["median_s"] >= t["median_s"]]
     print(f"\nvit.h faster than PyTorch in {len(rows) - len(slower)} of {len(rows)} rows (bold: ratio < 1)."
           + ("" if not slower else " Not faster: " + "; ".join(f"{n} B={b} T={th} ({r:.2f})" for n, b, th, r in slower) + "."))

@@ -205,6 +205,19 @@ static void test_png(void) {
     expect(vit_image_load(&A, "/nonexistent.png", 3, &back) == VIT_ERR_IO, "missing image");
     snprintf(path, sizeof path, "%s/../vit_tv.in.npy", dir);
     expect(vit_image_load(&A, path, 3, &back) == VIT_ERR_FORMAT, "not an image");
+    {
+        /* A 16-bit PGM (max value 1000, # comment in the header) is refused
+           either way: stb_image 2.27 would read its samples byte-swapped,
+           and overrun its buffer converting grey to RGB. An 8-bit one with
+           the same header decodes. */
+        static const unsigned char pgm16[] = "P5\n# c\n2 1\n1000\n\x12\x34\xab\xcd", pgm8[] = "P5\n# c\n2 1\n255\n\x12\xab";
+        expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 1, &back) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16-bit PNM"),
+               "16-bit PGM as grey refused");
+        expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 3, &back) == VIT_ERR_UNSUPPORTED, "16-bit PGM as RGB refused");
+        expect(vit_image_load_memory(&A, pgm8, sizeof pgm8 - 1, 3, &back) == VIT_OK && back.shape[2] == 2 &&
+                   fabsf(back.data[1] * 255.0f - 0xab) < 1e-3f,
+               "8-bit PGM decodes");
+    }
 }
 
 int main(int argc, char **argv) {
