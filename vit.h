@@ -85,8 +85,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 1
-#define VIT_VERSION_PATCH 0
-#define VIT_VERSION_STRING "0.1.0"
+#define VIT_VERSION_PATCH 1
+#define VIT_VERSION_STRING "0.1.1"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -5816,6 +5816,13 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
+                         (85-90% of the FMA peak on ViT-B shapes); a
+                         few-rows product for 4..16 rows; short softmax rows
+                         in blocks, faster outlook fold; small kernel calls
+                         stay out of OpenMP; vector NaN/Inf input check;
+                         16-bit PNM images refused (stb_image 2.27 overrun);
+                         image preprocessing sizes itself in a counting arena.
      0.1.0 (2026-11-22)  first release: arenas, SIMDe kernels with scalar
                          twins, SDPA/MHA/MLP/encoder block/patch embedding,
                          torchvision, seed-001 and seed-004 ViTs, safetensors
