@@ -149,8 +149,46 @@ static void test_attention(void) {
             snprintf(label, sizeof label, "attention B=%d N=%d NH=%d HS=%d%s", B, N, NH, HS, post ? " quirk" : "");
             expect(check_close(label, o1, o2, (size_t)B * N * C, 1e-6, 1e-5), label);
             expect(check_close(label, a1, a2, (size_t)B * NH * N * N, 1e-7, 1e-5), label);
+            /* Without kept maps (the models' path): per-thread score slots,
+               the same bits. */
+            {
+                float *o3 = randv((size_t)B * N * C, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
+                vit__attention(o3, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, scale, pst);
+                expect(memcmp(o1, o3, (size_t)B * N * C * sizeof(float)) == 0, "attention without maps: same bits as with");
+                free(o3); free(scr);
+            }
             free(qkv); free(o1); free(o2); free(a1); free(a2); free(vt);
         }
+}
+
+/* Query blocks: only when a head's scores pass VIT__ATT_TILE; none under 4
+   rows (that would change the GEMM's summation order); blocks cover N. */
+static void test_attention_tiles(void) {
+    int N, nt, per, ok = 1, split = 0;
+    for (N = 1; N <= 5000 && ok; N++) {
+        int last;
+        vit__att_tiles(N, &nt, &per);
+        last = N - (nt - 1) * per;
+        ok = nt >= 1 && per >= 1 && last >= 1 && last <= per + 3 && (N < 4 || last >= 4) &&
+             (nt == 1) == (4.0 * N * N <= VIT__ATT_TILE) && 4.0 * per * N <= VIT__ATT_TILE + 4.0 * N;
+        if (nt > 1) split++;
+        if (!ok) printf("  attention tiles: N=%d tiles=%d per=%d last=%d\n", N, nt, per, last);
+    }
+    expect(ok && split > 0, "attention query blocks cover N, none under 4 rows, each within the tile budget");
+    /* A head split into blocks (N = 1030: two of 515) equals the reference. */
+    {
+        int B = 1, NH = 2, HS = 5, C = NH * HS, ld = 3 * C;
+        float *qkv, *o1, *o2, *a2, *scr;
+        N = 1030;
+        vit__att_tiles(N, &nt, &per);
+        qkv = randv((size_t)B * N * ld, 1.0f); o1 = randv((size_t)B * N * C, 0.0f); o2 = randv((size_t)B * N * C, 0.0f);
+        a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
+        vit__attention(o1, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, 0.4f, 1.0f);
+        vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, 0.4f, 1.0f);
+        expect(nt == 2 && check_close("attention in query blocks N=1030", o1, o2, (size_t)B * N * C, 1e-6, 1e-5),
+               "attention in query blocks equals the reference");
+        free(qkv); free(o1); free(o2); free(a2); free(scr);
+    }
 }
 
 /* Results must not depend on the number of threads (STYLE: parallel loops
@@ -173,6 +211,18 @@ static void test_threads(void) {
     omp_set_num_threads(saved);
     expect(memcmp(y1, y2, (size_t)8 * N * sizeof(float)) == 0, "few-rows product bit-identical for 1 and 2 threads");
     free(x); free(w); free(y1); free(y2);
+    {
+        int B = 2, T = 197, NH = 3, HS = 64, C = NH * HS;
+        float *qkv = randv((size_t)B * T * 3 * C, 1.0f), *o1 = randv((size_t)B * T * C, 0.0f), *o2 = randv((size_t)B * T * C, 0.0f);
+        float *scr = randv(2 * vit__att_slot(T, HS, 0), 0.0f);
+        omp_set_num_threads(1);
+        vit__attention(o1, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, T, NH, HS, 3 * C, 0.125f, 1.0f);
+        omp_set_num_threads(2);
+        vit__attention(o2, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, T, NH, HS, 3 * C, 0.125f, 1.0f);
+        omp_set_num_threads(saved);
+        expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, "attention bit-identical for 1 and 2 threads");
+        free(qkv); free(o1); free(o2); free(scr);
+    }
 #endif
 }
 
@@ -208,6 +258,7 @@ int main(void) {
     test_unary("add", add_fast, add_ref, 3.0f, 0.0, 0.0);
     test_patch_conv();
     test_attention();
+    test_attention_tiles();
     test_threads();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
     return failed != 0;

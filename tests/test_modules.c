@@ -69,6 +69,23 @@ static int run_case(const char *dir, const char *name, const char *tol_class, in
                 printf("FAIL %s: 1 thread and %d threads give different bits\n", label, saved);
                 ok = 0;
             }
+            /* An arena sized with one thread, run with more: attention
+               takes fewer scratch slots, nothing else changes. */
+            if (saved > 1) {
+                vit_arena small;
+                size_t one = 0;
+                omp_set_num_threads(1);
+                r = vit_model_memory(&m, &x, &opts, &one);
+                omp_set_num_threads(saved);
+                if (r == VIT_OK && (r = vit_arena_init_alloc(&small, one)) == VIT_OK) {
+                    r = vit_model_forward(&m, &small, &x, &opts, &y1);
+                    if (r != VIT_OK || memcmp(y1.data, keep, n * sizeof(float))) {
+                        printf("FAIL %s: arena sized for 1 thread, run with %d: %s\n", label, saved, r ? vit_last_error() : "different bits");
+                        ok = 0;
+                    }
+                    vit_arena_free(&small);
+                }
+            }
             free(keep);
         }
 #endif
