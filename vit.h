@@ -1955,52 +1955,65 @@ static size_t vit__att_slot(int N, int HS, int keep) {
     return ((size_t)HS + (keep ? 0 : (size_t)per + 3)) * (size_t)N;
 }
 
+/* One task of vit__attention: query rows [i0, i0 + rows) of head bh. vth
+   holds V^T of head *held (refilled when another head comes), tile one
+   block of scores. */
+static void vit__att_task(float *out, float *att, float *vth, float *tile, int *held, const float *q, const float *k, const float *v,
+                          int bh, int i0, int rows, int N, int NH, int HS, int ld, float scale, float post) {
+    int bi = bh / NH, h = bh % NH, C = NH * HS, j, d;
+    const float *qb = q + ((size_t)bi * N + i0) * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
+    const float *vb = v + (size_t)bi * N * ld + h * HS;
+    float *S = att ? att + ((size_t)bh * N + i0) * N : tile;
+    if (*held != bh) {
+        for (j = 0; j < N; j++)
+            for (d = 0; d < HS; d++) vth[(size_t)d * N + j] = vb[(size_t)j * ld + d];
+        *held = bh;
+    }
+    vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, rows, HS, N, scale, 0, NULL);
+#ifndef VIT_NO_SIMD
+    for (j = 0; j < rows; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
+#else
+    vit_k_softmax_ref(S, S, rows, N);
+#endif
+    if (post != 1.0f)
+        for (j = 0; j < rows * N; j++) S[j] *= post;
+    vit__gemm_nt(out + ((size_t)bi * N + i0) * C + h * HS, C, S, N, vth, N, NULL, rows, N, HS, 1.0f, 0, NULL);
+}
+
 /* att: (B, NH, N, N) to keep the probabilities, or NULL. scratch: `slots`
    slots of vit__att_slot(N, HS, att != NULL) floats; at most `slots`
-   threads run. */
+   threads run. Small work stays out of the OpenMP runtime (a team of one
+   still costs libgomp an allocation per call). */
 static void vit__attention(float *out, float *att, float *scratch, int slots, const float *q, const float *k, const float *v,
                            int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int nt, per, tasks, C = NH * HS;
-    size_t slot_floats = vit__att_slot(N, HS, att != NULL);
+    int nt, per, tasks, t, held = -1;
     vit__att_tiles(N, &nt, &per);
     tasks = B * NH * nt;
     if (slots > tasks) slots = tasks;
+#ifdef _OPENMP
+    /* num_threads overrides omp_set_num_threads: never ask for more. */
+    if (slots > omp_get_max_threads()) slots = omp_get_max_threads();
+#else
+    slots = 1;
+#endif
     if ((double)B * NH * N * N * HS < 65536.0) slots = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(slots) if (slots > 1)
-#endif
-    {
-#ifdef _OPENMP
-        int slot = omp_get_thread_num();
-#else
-        int slot = 0;
-#endif
-        float *vth = scratch + (size_t)slot * slot_floats, *tile = vth + (size_t)HS * N;
-        int held = -1, t;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (t = 0; t < tasks; t++) {
-            int bh = t / nt, bi = bh / NH, h = bh % NH, i0 = t % nt * per, rows = t % nt == nt - 1 ? N - i0 : per, j, d;
-            const float *qb = q + ((size_t)bi * N + i0) * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
-            const float *vb = v + (size_t)bi * N * ld + h * HS;
-            float *S = att ? att + ((size_t)bh * N + i0) * N : tile;
-            if (held != bh) { /* consecutive tiles of a head share its V^T */
-                for (j = 0; j < N; j++)
-                    for (d = 0; d < HS; d++) vth[(size_t)d * N + j] = vb[(size_t)j * ld + d];
-                held = bh;
-            }
-            vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, rows, HS, N, scale, 0, NULL);
-#ifndef VIT_NO_SIMD
-            for (j = 0; j < rows; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
-#else
-            vit_k_softmax_ref(S, S, rows, N);
-#endif
-            if (post != 1.0f)
-                for (j = 0; j < rows * N; j++) S[j] *= post;
-            vit__gemm_nt(out + ((size_t)bi * N + i0) * C + h * HS, C, S, N, vth, N, NULL, rows, N, HS, 1.0f, 0, NULL);
-        }
+    if (slots <= 1) {
+        for (t = 0; t < tasks; t++)
+            vit__att_task(out, att, scratch, scratch + (size_t)HS * N, &held, q, k, v, t / nt, t % nt * per,
+                          t % nt == nt - 1 ? N - t % nt * per : per, N, NH, HS, ld, scale, post);
+        return;
     }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(slots) firstprivate(held)
+    {
+        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, att != NULL);
+        int u;
+#pragma omp for schedule(dynamic, 1)
+        for (u = 0; u < tasks; u++)
+            vit__att_task(out, att, vth, vth + (size_t)HS * N, &held, q, k, v, u / nt, u % nt * per,
+                          u % nt == nt - 1 ? N - u % nt * per : per, N, NH, HS, ld, scale, post);
+    }
+#endif
 }
 
 /* vt holds B * NH slots of HS * N floats: enough for any thread count. */
