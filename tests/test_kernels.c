@@ -32,8 +32,10 @@ static void test_matmul(void) {
             }
 }
 
-/* The modules' few-rows product (vit__linear: 4..VIT__VW rows) against the
-   GEMM's reference, K past one VIT__KF block, N off the column block. */
+/* The modules' product (vit__linear: the few-rows product where
+   VIT__FEW_USE picks it, M from 3/4 of a vector to a vector, N and K >= 128)
+   against the GEMM's reference, K past one VIT__KF block, N off the column
+   block. */
 static void test_linear(void) {
     static const int ks[] = {1, 7, 65, 257, 784}, ns[] = {1, 7, 9, 65, 197};
     int M, a, c;
@@ -48,6 +50,13 @@ static void test_linear(void) {
                 vit_k_matmul_ref(y2, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
                 snprintf(label, sizeof label, "linear M=%d K=%d N=%d", M, K, N);
                 expect(check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5), label);
+#ifndef VIT_NO_SIMD
+                if (M >= VIT__FEW_MIN && M <= VIT__VW) { /* the few-rows product itself, wherever it applies */
+                    vit__gemm_few(y1, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N, NULL);
+                    snprintf(label, sizeof label, "few-rows M=%d K=%d N=%d", M, K, N);
+                    expect(check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5), label);
+                }
+#endif
                 free(x); free(w); free(bias); free(y1); free(y2);
             }
 }
@@ -204,12 +213,14 @@ static void test_threads(void) {
     vit_k_matmul(y2, x, w, NULL, M, K, N);
     omp_set_num_threads(saved);
     expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and 2 threads");
+#ifndef VIT_NO_SIMD
     omp_set_num_threads(1);
-    vit__linear(y1, x, w, NULL, 8, K, N);
+    vit__gemm_few(y1, x, w, NULL, VIT__VW, K, N, NULL);
     omp_set_num_threads(2);
-    vit__linear(y2, x, w, NULL, 8, K, N);
+    vit__gemm_few(y2, x, w, NULL, VIT__VW, K, N, NULL);
     omp_set_num_threads(saved);
-    expect(memcmp(y1, y2, (size_t)8 * N * sizeof(float)) == 0, "few-rows product bit-identical for 1 and 2 threads");
+    expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, "few-rows product bit-identical for 1 and 2 threads");
+#endif
     free(x); free(w); free(y1); free(y2);
     {
         int B = 2, T = 197, NH = 3, HS = 64, C = NH * HS;
