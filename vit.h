@@ -2024,6 +2024,7 @@ static void vit__attention(float *out, float *att, float *scratch, int slots, co
 
 /* vt holds B * NH slots of HS * N floats: enough for any thread count. */
 VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
+    VIT_ASSERT(att != NULL);
     vit__attention(out, att, vt, B * NH, q, k, v, B, N, NH, HS, ld, scale, post);
 }
 
