@@ -1188,10 +1188,13 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 
 /* One tile: rows [0, mr) of x (stride ldx) against the packed panel bp
    (kc x NR), into y (stride ldy), columns [0, nv). first: y holds nothing
-   yet; last: finish with alpha and the bias. mr is a constant after
-   inlining, so rows >= mr vanish and every accumulator is a register. */
+   yet; last: finish with alpha and the bias. mr and nvec (vectors of
+   columns: 2, or 1 when nv <= VIT__VW, a narrow last panel or a 16-wide
+   product) are constants after inlining, so rows >= mr and the unused
+   vector vanish and every accumulator is a register. The narrow tile runs
+   the same FMAs for its columns as the wide one, so the bits match. */
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-static VIT__INLINE void vit__tile(const int mr, float *y, int ldy, const float *x, int ldx, const float *bp, int kc,
+static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ldy, const float *x, int ldx, const float *bp, int kc,
                                        int first, int last, float alpha, const float *b, int nv) {
     int k;
     vit__vf va = vit__v_set1(alpha);
@@ -1202,19 +1205,19 @@ static VIT__INLINE void vit__tile(const int mr, float *y, int ldy, const float *
 #define VIT__PREFETCH_Y(i) if (mr > i && !first) { VIT__PREFETCH(y + (size_t)i * ldy); VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1); }
     VIT__ROWS(VIT__PREFETCH_Y)
     for (k = 0; k < kc; k++) {
-        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW);
+        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
 #define VIT__STEP(i)                                                   \
         if (mr > i) {                                                  \
             vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
             c##i##a = vit__v_fma(a, b0, c##i##a);                      \
-            c##i##b = vit__v_fma(a, b1, c##i##b);                      \
+            if (nvec > 1) c##i##b = vit__v_fma(a, b1, c##i##b);        \
         }
         VIT__ROWS(VIT__STEP)
     }
 #define VIT__OUT(i)                                                                     \
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
-        if (nv == VIT__NR) {                                                            \
+        if (nvec > 1 && nv == VIT__NR) {                                                \
             if (!first) {                                                               \
                 c##i##a = vit__v_add(vit__v_load(yi), c##i##a);                         \
                 c##i##b = vit__v_add(vit__v_load(yi + VIT__VW), c##i##b);               \
@@ -1229,7 +1232,7 @@ static VIT__INLINE void vit__tile(const int mr, float *y, int ldy, const float *
             float t[VIT__NR];                                                           \
             int j;                                                                      \
             vit__v_store(t, c##i##a);                                                   \
-            vit__v_store(t + VIT__VW, c##i##b);                                         \
+            if (nvec > 1) vit__v_store(t + VIT__VW, c##i##b);                           \
             for (j = 0; j < nv; j++) {                                                  \
                 float s = first ? t[j] : yi[j] + t[j];                                  \
                 yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
@@ -1245,7 +1248,11 @@ static VIT__INLINE void vit__tile(const int mr, float *y, int ldy, const float *
 #define VIT__TILE(mr)                                                                                      \
     static void vit__tile##mr(float *y, int ldy, const float *x, int ldx, const float *bp, int kc, int first, \
                               int last, float alpha, const float *b, int nv) {                             \
-        vit__tile(mr, y, ldy, x, ldx, bp, kc, first, last, alpha, b, nv);                                  \
+        vit__tile(mr, 2, y, ldy, x, ldx, bp, kc, first, last, alpha, b, nv);                               \
+    }                                                                                                      \
+    static void vit__tileh##mr(float *y, int ldy, const float *x, int ldx, const float *bp, int kc, int first,\
+                               int last, float alpha, const float *b, int nv) {                            \
+        vit__tile(mr, 1, y, ldy, x, ldx, bp, kc, first, last, alpha, b, nv);                               \
     }
 VIT__TILE(1) VIT__TILE(2) VIT__TILE(3) VIT__TILE(4) VIT__TILE(5) VIT__TILE(6)
 #if VIT__MR > 6
@@ -1255,6 +1262,11 @@ typedef void (*vit__tile_fn)(float *, int, const float *, int, const float *, in
 static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL, vit__tile1, vit__tile2, vit__tile3, vit__tile4, vit__tile5, vit__tile6
 #if VIT__MR > 6
     , vit__tile7, vit__tile8, vit__tile9, vit__tile10, vit__tile11, vit__tile12
+#endif
+};
+static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL, vit__tileh1, vit__tileh2, vit__tileh3, vit__tileh4, vit__tileh5, vit__tileh6
+#if VIT__MR > 6
+    , vit__tileh7, vit__tileh8, vit__tileh9, vit__tileh10, vit__tileh11, vit__tileh12
 #endif
 };
 
@@ -1336,8 +1348,8 @@ static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const fl
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
             }
         }
-        vit__tiles[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0, k0 + kc == K, alpha,
-                       b ? b + n0 : NULL, nv);
+        (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc,
+                                                        k0 == 0, k0 + kc == K, alpha, b ? b + n0 : NULL, nv);
         if (e && k0 + kc == K) vit__epi_tile(y, ldy, e, m, n0, mr, nv);
     }
 }

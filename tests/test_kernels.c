@@ -200,6 +200,20 @@ static void test_attention_tiles(void) {
     }
 }
 
+/* A column's bits do not depend on the panel it falls in: the narrow tile
+   of a last panel with <= VIT__VW columns runs the same FMAs as the wide
+   one (N = 40 ends in an 8-column panel, N = 64 does not). */
+static void test_narrow_panel(void) {
+    int M = 29, K = 300, m, ok = 1;
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)64 * K, 1.0f), *b = randv(64, 1.0f);
+    float *y40 = randv((size_t)M * 40, 0.0f), *y64 = randv((size_t)M * 64, 0.0f);
+    vit_k_matmul(y40, x, w, b, M, K, 40);
+    vit_k_matmul(y64, x, w, b, M, K, 64);
+    for (m = 0; m < M; m++) ok &= memcmp(y40 + (size_t)m * 40, y64 + (size_t)m * 64, 40 * sizeof(float)) == 0;
+    expect(ok, "matmul: a narrow last panel gives the wide panel's bits");
+    free(x); free(w); free(b); free(y40); free(y64);
+}
+
 /* Results must not depend on the number of threads (STYLE: parallel loops
    split only independent outputs, each computed the same way). */
 static void test_threads(void) {
@@ -270,6 +284,7 @@ int main(void) {
     test_patch_conv();
     test_attention();
     test_attention_tiles();
+    test_narrow_panel();
     test_threads();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
     return failed != 0;
