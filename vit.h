@@ -667,9 +667,23 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
 VITDEF const char *vit_kind_name(vit_kind k);
 /* The value of `key` in the file's __metadata__ (e.g. "labels"), or NULL. */
 VITDEF const char *vit_model_meta(const vit_model *m, const char *key);
-/* Resizes a ViT's position embedding for image_size x image_size inputs
-   (bicubic, class token untouched: torchvision's interpolate_embeddings). */
+/* How a position embedding's grid is resized, as each library does it
+   (class token untouched, bicubic in every case):
+   TORCHVISION  interpolate_embeddings: align_corners=True, Keys a = -0.75
+   TIMM         resample_abs_pos_embed (what timm does when a checkpoint
+                meets another img_size): align_corners=False,
+                antialias=True, i.e. PIL's bicubic, a = -0.5, filter
+                stretched by the shrink factor, taps renormalised
+   HF           transformers' ViTEmbeddings.interpolate_pos_encoding
+                (size= form, transformers >= 4.4x): align_corners=False,
+                a = -0.75
+   AUTO         by the file's naming: timm -> TIMM, transformers -> HF,
+                anything else -> TORCHVISION. */
+typedef enum vit_pos_resize { VIT_POS_AUTO = 0, VIT_POS_TORCHVISION, VIT_POS_TIMM, VIT_POS_HF } vit_pos_resize;
+/* Resizes a ViT's position embedding for image_size x image_size inputs,
+   the way `how` says (vit_model_set_image_size: VIT_POS_AUTO). */
 VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size);
+VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how);
 
 
 /* ---- maps: attention maps and rollout ---- */
@@ -5414,58 +5428,111 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
 
 /* ---- model: position-embedding interpolation ---- */
 
-/* PyTorch's cubic convolution weights (A = -0.75) for fraction t. */
-static void vit__cubic(float t, float w[4]) {
-    const float A = -0.75f;
-    float x;
-    x = t + 1.0f; w[0] = ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
-    x = t;        w[1] = ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
-    x = 1.0f - t; w[2] = ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f;
-    x = 2.0f - t; w[3] = ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A;
+/* Keys' cubic convolution kernel with parameter A at distance |x|. */
+static double vit__keys(double x, double A) {
+    x = fabs(x);
+    if (x < 1.0) return ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    if (x < 2.0) return ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    return 0.0;
+}
+
+/* The taps of one axis resized from n to n2 positions: output o is
+   sum_j w[o K + j] in[idx[o K + j]], j < K (unused taps weigh 0). K: 4,
+   or the antialiased filter's width when it shrinks. Weights follow
+   PyTorch's CPU kernels: float source coordinates for the plain bicubic,
+   PIL's normalised taps for antialias. */
+static int32_t vit__pos_taps_k(int32_t n, int32_t n2, vit_pos_resize how) {
+    double scale = (double)n / n2;
+    return how == VIT_POS_TIMM && scale > 1.0 ? (int32_t)ceil(2.0 * scale) * 2 + 1 : 4;
+}
+static void vit__pos_taps(int32_t n, int32_t n2, vit_pos_resize how, int32_t K, int32_t *idx, float *w) {
+    int32_t o, j;
+    for (o = 0; o < n2; o++) {
+        int32_t *io = idx + (size_t)o * K;
+        float *wo = w + (size_t)o * K;
+        for (j = 0; j < K; j++) { io[j] = 0; wo[j] = 0.0f; }
+        if (how == VIT_POS_TIMM) {
+            float scale = (float)n / (float)n2;
+            double support = scale >= 1.0f ? 2.0 * scale : 2.0, inv = scale >= 1.0f ? 1.0 / scale : 1.0, total = 0.0;
+            double center = scale * (o + 0.5);
+            int32_t lo = (int32_t)(center - support + 0.5), hi = (int32_t)(center + support + 0.5);
+            if (lo < 0) lo = 0;
+            if (hi > n) hi = n;
+            if (hi - lo > K) hi = lo + K;
+            for (j = 0; j < hi - lo; j++) total += vit__keys((j + lo - center + 0.5) * inv, -0.5);
+            for (j = 0; j < hi - lo; j++) {
+                io[j] = lo + j;
+                wo[j] = (float)(total != 0.0 ? vit__keys((j + lo - center + 0.5) * inv, -0.5) / total : 0.0);
+            }
+        } else {
+            /* align_corners=True: o (n - 1) / (n2 - 1); False: (o + 1/2) n / n2 - 1/2 */
+            float src = how == VIT_POS_TORCHVISION ? (n2 > 1 ? (float)(n - 1) / (float)(n2 - 1) * (float)o : 0.0f)
+                                                   : (float)n / (float)n2 * ((float)o + 0.5f) - 0.5f;
+            int32_t i0 = (int32_t)floorf(src);
+            float t;
+            if (i0 > n - 1) i0 = n - 1;
+            t = src - (float)i0;
+            t = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+            for (j = 0; j < 4; j++) {
+                int32_t at = i0 - 1 + j;
+                io[j] = at < 0 ? 0 : at > n - 1 ? n - 1 : at;
+                wo[j] = (float)vit__keys((double)t - (j - 1), -0.75);
+            }
+        }
+    }
 }
 
 VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {
-    int32_t P, G, G2, C, T2, c, y, x, i, j;
-    vit_arena ex;
-    float *pos, sy, sx;
+    return vit_model_set_image_size_ex(m, image_size, VIT_POS_AUTO);
+}
+
+VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how) {
+    int32_t P, G, G2, C, T2, K, c, y, x, i, j;
+    vit_arena ex, tmp;
+    int32_t *idx;
+    float *pos, *w;
+    size_t bytes;
     vit_result r;
     if (!m || m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
+    if (how < VIT_POS_AUTO || how > VIT_POS_HF) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
+    if (how == VIT_POS_AUTO)
+        how = !strcmp(m->naming, "timm") ? VIT_POS_TIMM : !strcmp(m->naming, "transformers") ? VIT_POS_HF : VIT_POS_TORCHVISION;
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
     if (image_size < P || image_size % P || image_size > 8192)
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
     G2 = image_size / P;
     T2 = G2 * G2 + 1;
     if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
-    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float))) != VIT_OK) return r;
+    K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
+    bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float));
+    if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
+    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float))) != VIT_OK) {
+        vit_arena_free(&tmp);
+        return r;
+    }
+    idx = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * K * sizeof(int32_t));
+    w = (float *)vit_arena_alloc(&tmp, (size_t)G2 * K * sizeof(float));
+    vit__pos_taps(G, G2, how, K, idx, w);
     pos = (float *)ex.base;
-    /* torchvision's interpolate_embeddings: class token untouched, the
-       (C, G, G) grid resized bicubically with align_corners=True. */
+    /* Class token untouched; the (C, G, G) grid resized separably: the
+       weighted sum along x of each source row, then along y, as PyTorch's
+       kernels order it. */
     memcpy(pos, m->patch_w.pos.data, (size_t)C * sizeof(float));
-    sy = G2 > 1 ? (float)(G - 1) / (float)(G2 - 1) : 0.0f;
-    sx = sy;
-    for (y = 0; y < G2; y++) {
-        float fy = sy * (float)y, wy[4];
-        int32_t iy = (int32_t)floorf(fy);
-        vit__cubic(fy - (float)iy, wy);
+    for (y = 0; y < G2; y++)
         for (x = 0; x < G2; x++) {
-            float fx = sx * (float)x, wx[4];
-            int32_t ix = (int32_t)floorf(fx);
-            vit__cubic(fx - (float)ix, wx);
+            const int32_t *iy = idx + (size_t)y * K, *ix = idx + (size_t)x * K;
+            const float *wy = w + (size_t)y * K, *wx = w + (size_t)x * K;
             for (c = 0; c < C; c++) {
                 float acc = 0.0f;
-                for (i = 0; i < 4; i++) {
-                    int32_t yy = iy - 1 + i < 0 ? 0 : iy - 1 + i >= G ? G - 1 : iy - 1 + i;
+                for (i = 0; i < K; i++) {
                     float row = 0.0f;
-                    for (j = 0; j < 4; j++) {
-                        int32_t xx = ix - 1 + j < 0 ? 0 : ix - 1 + j >= G ? G - 1 : ix - 1 + j;
-                        row += wx[j] * m->patch_w.pos.data[(size_t)(1 + yy * G + xx) * C + c];
-                    }
+                    for (j = 0; j < K; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(1 + iy[i] * G + ix[j]) * C + c];
                     acc += wy[i] * row;
                 }
                 pos[(size_t)(1 + y * G2 + x) * C + c] = acc;
             }
         }
-    }
+    vit_arena_free(&tmp);
     vit_arena_free(&m->extra);
     m->extra = ex;
     m->patch_w.pos.data = pos;
@@ -6028,7 +6095,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          GELU/ReLU and residual adds fused into the GEMM's
                          epilogue; attention keeps one head's scores per
                          thread unless maps are requested (ViT-B/16 at B = 8:
-                         37 MB of activations instead of 56).
+                         37 MB of activations instead of 56); a narrow GEMM
+                         tile for panels of <= one vector of columns;
+                         vit_model_set_image_size_ex resizes position
+                         embeddings as timm and transformers do, and AUTO
+                         picks the file's library.
      0.1.0 (2026-11-22)  first release: arenas, SIMDe kernels with scalar
                          twins, SDPA/MHA/MLP/encoder block/patch embedding,
                          torchvision, seed-001 and seed-004 ViTs, safetensors

@@ -3,7 +3,7 @@
      vit info MODEL.safetensors [LOAD]
      vit run  MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features] [LOAD]
      vit classify MODEL.safetensors IMAGE [--top K] [--mean A,B,C] [--std A,B,C] [--resize N] [LOAD]
-   LOAD: [--heads N] [--config config.json] [--labels FILE]
+   LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
 
    `run` works for every kind tools/export.py writes (whole ViTs and single
    modules): float32 .npy in, float32 .npy out. This contract is stable.
@@ -13,7 +13,10 @@
    `classify` preprocesses as torchvision's ImageClassification transform
    (resize the short side, centre crop to the model's size, normalise): the
    file's input_mean/input_std and timm's crop_pct when it has them, else
-   ImageNet's mean/std and a 256/224 resize; the options override. */
+   ImageNet's mean/std and a 256/224 resize; the options override.
+   --image-size runs a ViT at another input size: its position embedding
+   is resized as the library the file came from does it (torchvision,
+   timm or transformers; vit_model_set_image_size). */
 #define VIT_IMPLEMENTATION
 #include "vit.h"
 
@@ -27,17 +30,21 @@ static int usage(void) {
             "       vit run MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features] [LOAD]\n"
             "       vit classify MODEL.safetensors IMAGE [--top K] [--mean A,B,C] [--std A,B,C] [--resize N] [LOAD]\n"
             "       vit version\n"
-            "LOAD: [--heads N] [--config config.json] [--labels FILE] (checkpoints without vit.h metadata; labels for any ViT)\n");
+            "LOAD: [--heads N] [--config config.json] [--labels FILE] (checkpoints without vit.h metadata; labels for any ViT)\n"
+            "      [--image-size N] (a ViT at another input size: its position embedding resized)\n");
     return 2;
 }
+
+static int image_size; /* --image-size, 0: the model's own */
 
 /* Takes argv[*i] (and its value) if it is a load option; 1 taken, 0 not, -1 bad. */
 static int load_arg(int argc, char **argv, int *i, vit_load_opts *o) {
     const char *a = argv[*i];
-    if (strcmp(a, "--heads") && strcmp(a, "--config") && strcmp(a, "--labels")) return 0;
+    if (strcmp(a, "--heads") && strcmp(a, "--config") && strcmp(a, "--labels") && strcmp(a, "--image-size")) return 0;
     if (*i + 1 >= argc) return -1;
     (*i)++;
     if (!strcmp(a, "--heads")) return (o->heads = atoi(argv[*i])) > 0 ? 1 : -1;
+    if (!strcmp(a, "--image-size")) return (image_size = atoi(argv[*i])) > 0 ? 1 : -1;
     if (!strcmp(a, "--config")) o->config_path = argv[*i];
     else o->labels_path = argv[*i];
     return 1;
@@ -48,6 +55,13 @@ static int fail(vit_result r) {
     return 1;
 }
 
+/* vit_model_load_file_ex, then --image-size if given. */
+static vit_result load_model(vit_model *m, const char *path, const vit_load_opts *o) {
+    vit_result r = vit_model_load_file_ex(m, path, o);
+    if (r == VIT_OK && image_size > 0 && (r = vit_model_set_image_size(m, image_size)) != VIT_OK) vit_model_free(m);
+    return r;
+}
+
 static void print_tensor(const char *label, const vit_tensor *t) {
     char s[64];
     if (t->data) printf("  %-22s %s\n", label, vit_tensor_shape_str(t, s, sizeof s));
@@ -55,7 +69,7 @@ static void print_tensor(const char *label, const vit_tensor *t) {
 
 static int cmd_info(const char *path, const vit_load_opts *o) {
     vit_model m;
-    vit_result r = vit_model_load_file_ex(&m, path, o);
+    vit_result r = load_model(&m, path, o);
     if (r != VIT_OK) return fail(r);
     printf("%s: %s (naming %s), %lld weights\n", path, vit_kind_name(m.kind), m.naming, (long long)m.n_params);
     if (m.inferred) printf("  %s\n", m.inferred);
@@ -135,7 +149,7 @@ static int cmd_run(const char *model_path, const char *in_path, const char *out_
     vit_result r;
     memset(&opts, 0, sizeof opts);
     opts.features = features;
-    if ((r = vit_model_load_file_ex(&m, model_path, o)) != VIT_OK) return fail(r);
+    if ((r = load_model(&m, model_path, o)) != VIT_OK) return fail(r);
     /* The input's size is only known from its header: count, then load. */
     vit_arena_init(&io, NULL, 0);
     if ((r = vit_npy_load(&io, in_path, &x)) != VIT_OK) { vit_model_free(&m); return fail(r); }
@@ -190,7 +204,7 @@ static int cmd_classify(int argc, char **argv) {
         else return usage();
     }
     if (top < 1 || resize < 0) return usage();
-    if ((r = vit_model_load_file_ex(&m, argv[2], &o)) != VIT_OK) return fail(r);
+    if ((r = load_model(&m, argv[2], &o)) != VIT_OK) return fail(r);
     if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1) {
         fprintf(stderr, "vit: %s is not a ViT classifier (%s%s)\n", argv[2], vit_kind_name(m.kind),
                 m.kind == VIT_KIND_VIT ? " without a head" : "");

@@ -141,6 +141,14 @@ naming_big() {
 }
 step naming-big naming_big
 step naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
+# `vit run --image-size`: the 32 px fixture ViT at 48 px equals torchvision's
+# with interpolate_embeddings (the logits tools/maps_reference.py made).
+image_size_run() {
+  build/native/vit run tests/fixtures/vit_tv.safetensors tests/fixtures/maps/pos48.in.npy build/log/pos48.out.npy --image-size 48 &&
+    $PY -c 'import sys, numpy as np; g, w = np.load(sys.argv[1]), np.load(sys.argv[2]); d = float(np.abs(g - w).max()); t = 1e-4 * max(1.0, float(np.abs(w).max())); print(f"max|diff| {d:.3g}, tolerance {t:.3g}"); sys.exit(d > t)' \
+      build/log/pos48.out.npy tests/fixtures/maps/pos48.out.npy
+}
+step cli-image-size image_size_run
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \

@@ -115,7 +115,35 @@ static void test_maps(void) {
     want = npy("pos48.out.npy");
     expect(vit_model_forward(&m, &A, &x, NULL, &y) == VIT_OK && check_close("pos48 logits", y.data, want.data, 20, 0, 1e-4), "pos48 logits");
     expect(vit_model_set_image_size(&m, 50) == VIT_ERR_ARG, "set_image_size refuses 50 (patch 8)");
+    expect(vit_model_set_image_size_ex(&m, 48, (vit_pos_resize)7) == VIT_ERR_ARG, "set_image_size_ex refuses an unknown mode");
     vit_model_free(&m);
+}
+
+/* The same 4 x 4 grid grown to 6 x 6 and shrunk to 3 x 3 as timm
+   (antialiased bicubic) and transformers (align_corners=False) resize
+   theirs, and AUTO following the file's naming. */
+static void test_pos_modes(void) {
+    static const struct { vit_pos_resize how; const char *name, *naming; } modes[] = {
+        {VIT_POS_TIMM, "timm", "timm"}, {VIT_POS_HF, "hf", "transformers"}};
+    static const int sizes[] = {48, 24};
+    char path[1024], label[128];
+    int i, k, a;
+    for (i = 0; i < 2; i++)
+        for (k = 0; k < 2; k++)
+            for (a = 0; a < 2; a++) {
+                vit_model m;
+                vit_tensor fx;
+                int G = sizes[k] / 8;
+                snprintf(path, sizeof path, "%s/../vit_tv.safetensors", dir);
+                if (vit_model_load_file(&m, path) != VIT_OK) { failed++; printf("FAIL %s\n", vit_last_error()); return; }
+                if (a) strcpy(m.naming, modes[i].naming); /* as if loaded from that naming */
+                fx = npy("pos%d_%s.npy", sizes[k], modes[i].name);
+                snprintf(label, sizeof label, "pos%d %s%s", sizes[k], modes[i].name, a ? " (AUTO by naming)" : "");
+                expect(vit_model_set_image_size_ex(&m, sizes[k], a ? VIT_POS_AUTO : modes[i].how) == VIT_OK &&
+                           m.patch_w.pos.shape[0] == 1 + G * G &&
+                           check_close(label, m.patch_w.pos.data, fx.data, (size_t)(1 + G * G) * 48, 1e-6, 1e-5), label);
+                vit_model_free(&m);
+            }
 }
 
 /* torchvision's ViT transform; fixtures are 8-bit PNGs of the un-normalised crop. */
@@ -225,6 +253,7 @@ int main(int argc, char **argv) {
     snprintf(out_dir, sizeof out_dir, "%s", argc > 2 ? argv[2] : "build");
     if (vit_arena_init_alloc(&A, 128u << 20) != VIT_OK) return 1;
     test_maps();
+    test_pos_modes();
     test_preprocess();
     test_png();
     vit_arena_free(&A);

@@ -114,6 +114,14 @@ pos48.npy (37, 48)
     F.interpolate(mode="bicubic", align_corners=True): Keys cubic with
     a = -0.75, output o samples source o * (4 - 1) / (6 - 1), taps
     clamped to the border, separable; then rows 1..36.
+pos48_timm.npy, pos24_timm.npy (37, 48), (10, 48)
+    the same position embedding resized to 6 x 6 and 3 x 3 grids as timm's
+    resample_abs_pos_embed does: F.interpolate(mode="bicubic",
+    antialias=True) (PIL's bicubic, a = -0.5, filter stretched by the
+    shrink factor).
+pos48_hf.npy, pos24_hf.npy
+    the same, as transformers' interpolate_pos_encoding:
+    F.interpolate(mode="bicubic", align_corners=False).
 pos48.in.npy (2, 3, 48, 48)
     torch.randn with torch.Generator().manual_seed(0).
 pos48.out.npy (2, 10)
@@ -129,6 +137,7 @@ import tempfile
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 import torchvision
 import torchvision.models.vision_transformer as tv
 from PIL import Image
@@ -148,6 +157,7 @@ EXPLAIN_FUSIONS = ("mean", "max")
 PNG_INPUTS = ("gray", "rgba", "tiny")
 PHOTOS = ("china", "flower")
 POS_SIZE = 48
+POS_SMALL = 24  # a shrink: the 4 x 4 grid to 3 x 3
 
 
 def _save(path, a):
@@ -315,6 +325,37 @@ def write_pos(out, model, meta):
     _save(os.path.join(out, "pos48.npy"), state["encoder.pos_embedding"][0])
     _save(os.path.join(out, "pos48.in.npy"), x)
     _save(os.path.join(out, "pos48.out.npy"), logits)
+    # The same grid resized as timm and transformers resize theirs.
+    pos = model.state_dict()["encoder.pos_embedding"]
+    for size in (POS_SIZE, POS_SMALL):
+        grid = size // int(meta["patch_size"])
+        _save(os.path.join(out, f"pos{size}_timm.npy"), timm_resample(pos, grid)[0])
+        _save(os.path.join(out, f"pos{size}_hf.npy"), hf_interpolate(pos, grid)[0])
+
+
+def _grid(pos):
+    """(1, 1 + G*G, C) -> class row (1, 1, C), grid (1, C, G, G)."""
+    g = int(round((pos.shape[1] - 1) ** 0.5))
+    return pos[:, :1], pos[:, 1:].reshape(1, g, g, -1).permute(0, 3, 1, 2)
+
+
+def _ungrid(cls, grid):
+    return torch.cat([cls, grid.permute(0, 2, 3, 1).reshape(1, -1, grid.shape[1])], dim=1)
+
+
+def timm_resample(pos, grid):
+    """timm.layers.resample_abs_pos_embed(pos, (grid, grid)) with its defaults
+    (interpolation='bicubic', antialias=True, one prefix token): timm is not a
+    Debian package, so its one F.interpolate call is written out here."""
+    cls, g = _grid(pos)
+    return _ungrid(cls, F.interpolate(g, size=(grid, grid), mode="bicubic", antialias=True))
+
+
+def hf_interpolate(pos, grid):
+    """transformers' ViTEmbeddings.interpolate_pos_encoding for a square image
+    of grid patches a side (its size= form, transformers >= 4.4x)."""
+    cls, g = _grid(pos)
+    return _ungrid(cls, F.interpolate(g, size=(grid, grid), mode="bicubic", align_corners=False))
 
 
 # ---- all ----
