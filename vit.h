@@ -5437,15 +5437,15 @@ static double vit__keys(double x, double A) {
 }
 
 /* The taps of one axis resized from n to n2 positions: output o is
-   sum_j w[o K + j] in[idx[o K + j]], j < K (unused taps weigh 0). K: 4,
-   or the antialiased filter's width when it shrinks. Weights follow
+   sum_j w[o K + j] in[idx[o K + j]], j < cnt[o] <= K. K: 4, or the
+   antialiased filter's width when it shrinks. Weights follow
    PyTorch's CPU kernels: float source coordinates for the plain bicubic,
    PIL's normalised taps for antialias. */
 static int32_t vit__pos_taps_k(int32_t n, int32_t n2, vit_pos_resize how) {
     double scale = (double)n / n2;
     return how == VIT_POS_TIMM && scale > 1.0 ? (int32_t)ceil(2.0 * scale) * 2 + 1 : 4;
 }
-static void vit__pos_taps(int32_t n, int32_t n2, vit_pos_resize how, int32_t K, int32_t *idx, float *w) {
+static void vit__pos_taps(int32_t n, int32_t n2, vit_pos_resize how, int32_t K, int32_t *idx, float *w, int32_t *cnt) {
     int32_t o, j;
     for (o = 0; o < n2; o++) {
         int32_t *io = idx + (size_t)o * K;
@@ -5464,6 +5464,7 @@ static void vit__pos_taps(int32_t n, int32_t n2, vit_pos_resize how, int32_t K, 
                 io[j] = lo + j;
                 wo[j] = (float)(total != 0.0 ? vit__keys((j + lo - center + 0.5) * inv, -0.5) / total : 0.0);
             }
+            cnt[o] = hi - lo;
         } else {
             /* align_corners=True: o (n - 1) / (n2 - 1); False: (o + 1/2) n / n2 - 1/2 */
             float src = how == VIT_POS_TORCHVISION ? (n2 > 1 ? (float)(n - 1) / (float)(n2 - 1) * (float)o : 0.0f)
@@ -5478,6 +5479,7 @@ static void vit__pos_taps(int32_t n, int32_t n2, vit_pos_resize how, int32_t K, 
                 io[j] = at < 0 ? 0 : at > n - 1 ? n - 1 : at;
                 wo[j] = (float)vit__keys((double)t - (j - 1), -0.75);
             }
+            cnt[o] = 4;
         }
     }
 }
@@ -5489,7 +5491,7 @@ VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {
 VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how) {
     int32_t P, G, G2, C, T2, K, c, y, x, i, j;
     vit_arena ex, tmp;
-    int32_t *idx;
+    int32_t *idx, *cnt;
     float *pos, *w;
     size_t bytes;
     vit_result r;
@@ -5504,7 +5506,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     T2 = G2 * G2 + 1;
     if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
-    bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float));
+    bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
     if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float))) != VIT_OK) {
         vit_arena_free(&tmp);
@@ -5512,7 +5514,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     }
     idx = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * K * sizeof(int32_t));
     w = (float *)vit_arena_alloc(&tmp, (size_t)G2 * K * sizeof(float));
-    vit__pos_taps(G, G2, how, K, idx, w);
+    cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
+    vit__pos_taps(G, G2, how, K, idx, w, cnt);
     pos = (float *)ex.base;
     /* Class token untouched; the (C, G, G) grid resized separably: the
        weighted sum along x of each source row, then along y, as PyTorch's
@@ -5524,9 +5527,9 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
             const float *wy = w + (size_t)y * K, *wx = w + (size_t)x * K;
             for (c = 0; c < C; c++) {
                 float acc = 0.0f;
-                for (i = 0; i < K; i++) {
+                for (i = 0; i < cnt[y]; i++) {
                     float row = 0.0f;
-                    for (j = 0; j < K; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(1 + iy[i] * G + ix[j]) * C + c];
+                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(1 + iy[i] * G + ix[j]) * C + c];
                     acc += wy[i] * row;
                 }
                 pos[(size_t)(1 + y * G2 + x) * C + c] = acc;
