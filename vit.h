@@ -1,4 +1,4 @@
-/* vit.h - v0.1.0 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.1.1 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -26,7 +26,9 @@
      never allocates: it takes tensors from a caller's activation arena and
      rewinds per layer. An arena made with a NULL buffer only counts bytes;
      vit_model_memory() runs the real forward code in that mode, so the size it
-     reports is the size the forward uses. A tensor lives as long as its arena,
+     reports is the size the forward uses with the thread count set then
+     (attention keeps one scratch slot per thread; run with more threads
+     later and it takes the slots that fit). A tensor lives as long as its arena,
      and every function that creates tensors takes that arena first.
 
    ERRORS
@@ -6090,7 +6092,7 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
    REVISION HISTORY
      0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
                          (85-90% of the FMA peak on ViT-B shapes); a
-                         few-rows product for 4..16 rows; short softmax rows
+                         few-rows product where it beats the GEMM; short softmax rows
                          in blocks, faster outlook fold; small kernel calls
                          stay out of OpenMP; vector NaN/Inf input check;
                          16-bit PNM images refused (stb_image 2.27 overrun);
