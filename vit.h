@@ -1061,8 +1061,12 @@ VITDEF vit_result vit_arena_init_alloc(vit_arena *a, size_t size) {
 
 VITDEF int vit_arena_counting(const vit_arena *a) { return a->base == NULL; }
 
+/* Where the next allocation starts: `used` rounded up to VIT_ALIGN (below
+   `used` only if that overflowed). */
+static size_t vit__arena_next(const vit_arena *a) { return (a->used + (VIT_ALIGN - 1)) / VIT_ALIGN * VIT_ALIGN; }
+
 VITDEF void *vit_arena_alloc(vit_arena *a, size_t bytes) {
-    size_t start = (a->used + (VIT_ALIGN - 1)) / VIT_ALIGN * VIT_ALIGN, end;
+    size_t start = vit__arena_next(a), end;
     if (start < a->used || !vit__add_ok(start, bytes, &end) || end > a->size) {
         vit__fail(VIT_ERR_OOM, "arena full: needed %zu bytes, %zu available", bytes,
                   a->size > a->used ? a->size - a->used : (size_t)0);
@@ -1989,18 +1993,24 @@ static size_t vit__att_slot(int N, int HS, int keep) {
     return ((size_t)HS + (keep ? 0 : (size_t)per + 3)) * (size_t)N;
 }
 
-/* One task of vit__attention: query rows [i0, i0 + rows) of head bh. vth
-   holds V^T of head *held (refilled when another head comes), tile one
-   block of scores. */
+/* vt (HS, n) = one head's v (n rows of stride ld, HS wide), transposed
+   so that P V is a GEMM with V^T in nn.Linear's layout. */
+static void vit__head_t(float *vt, const float *v, int n, int HS, int ld) {
+    int j, d;
+    for (j = 0; j < n; j++)
+        for (d = 0; d < HS; d++) vt[(size_t)d * n + j] = v[(size_t)j * ld + d];
+}
+
+/* Task t of vit__attention: block t % nt (of `per` query rows) of head
+   t / nt. vth holds V^T of head *held (refilled when another head comes),
+   tile one block of scores. */
 static void vit__att_task(float *out, float *att, float *vth, float *tile, int *held, const float *q, const float *k, const float *v,
-                          int bh, int i0, int rows, int N, int NH, int HS, int ld, float scale, float post) {
-    int bi = bh / NH, h = bh % NH, C = NH * HS, j, d;
+                          int t, int nt, int per, int N, int NH, int HS, int ld, float scale, float post) {
+    int bh = t / nt, bi = bh / NH, h = bh % NH, i0 = t % nt * per, rows = t % nt == nt - 1 ? N - i0 : per, C = NH * HS, j;
     const float *qb = q + ((size_t)bi * N + i0) * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
-    const float *vb = v + (size_t)bi * N * ld + h * HS;
     float *S = att ? att + ((size_t)bh * N + i0) * N : tile;
     if (*held != bh) {
-        for (j = 0; j < N; j++)
-            for (d = 0; d < HS; d++) vth[(size_t)d * N + j] = vb[(size_t)j * ld + d];
+        vit__head_t(vth, v + (size_t)bi * N * ld + h * HS, N, HS, ld);
         *held = bh;
     }
     vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, rows, HS, N, scale, 0, NULL);
@@ -2033,8 +2043,7 @@ static void vit__attention(float *out, float *att, float *scratch, int slots, co
     if ((double)B * NH * N * N * HS < 65536.0) slots = 1;
     if (slots <= 1) {
         for (t = 0; t < tasks; t++)
-            vit__att_task(out, att, scratch, scratch + (size_t)HS * N, &held, q, k, v, t / nt, t % nt * per,
-                          t % nt == nt - 1 ? N - t % nt * per : per, N, NH, HS, ld, scale, post);
+            vit__att_task(out, att, scratch, scratch + (size_t)HS * N, &held, q, k, v, t, nt, per, N, NH, HS, ld, scale, post);
         return;
     }
 #ifdef _OPENMP
@@ -2044,8 +2053,7 @@ static void vit__attention(float *out, float *att, float *scratch, int slots, co
         int u;
 #pragma omp for schedule(dynamic, 1)
         for (u = 0; u < tasks; u++)
-            vit__att_task(out, att, vth, vth + (size_t)HS * N, &held, q, k, v, u / nt, u % nt * per,
-                          u % nt == nt - 1 ? N - u % nt * per : per, N, NH, HS, ld, scale, post);
+            vit__att_task(out, att, vth, vth + (size_t)HS * N, &held, q, k, v, u, nt, per, N, NH, HS, ld, scale, post);
     }
 #endif
 }
@@ -2338,11 +2346,9 @@ VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, 
     int t, C = NH * HS;
     VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
     for (t = 0; t < B * NH; t++) {
-        int bi = t / NH, h = t % NH, j, d;
+        int bi = t / NH, h = t % NH;
         float *vth = vt + (size_t)t * HS * Nk;
-        const float *vb = v + (size_t)bi * Nk * ldv + h * HS;
-        for (j = 0; j < Nk; j++)
-            for (d = 0; d < HS; d++) vth[(size_t)d * Nk + j] = vb[(size_t)j * ldv + d];
+        vit__head_t(vth, v + (size_t)bi * Nk * ldv + h * HS, Nk, HS, ldv);
         vit__gemm_nt(out + (size_t)bi * Nq * C + h * HS, C, p + (size_t)t * Nq * Nk, Nk, vth, Nk, NULL, Nq, Nk, HS, 1.0f, 0, NULL);
     }
 }
@@ -2696,7 +2702,7 @@ static vit_result vit__att_scratch(vit_arena *a, int N, int HS, int keep, int ta
 #endif
     if (n > tasks) n = tasks;
     if (!vit_arena_counting(a)) {
-        size_t start = (a->used + (VIT_ALIGN - 1)) / VIT_ALIGN * VIT_ALIGN, room = a->size > start ? a->size - start : 0;
+        size_t start = vit__arena_next(a), room = a->size > start && start >= a->used ? a->size - start : 0;
         if (room / bytes < (size_t)n) n = room / bytes > 1 ? (int)(room / bytes) : 1;
     }
     if (!vit__mul_ok(bytes, (size_t)n, &total)) return vit__fail(VIT_ERR_OVERFLOW, "attention scratch: size overflows");
@@ -5452,7 +5458,6 @@ static void vit__pos_taps(int32_t n, int32_t n2, vit_pos_resize how, int32_t K, 
     for (o = 0; o < n2; o++) {
         int32_t *io = idx + (size_t)o * K;
         float *wo = w + (size_t)o * K;
-        for (j = 0; j < K; j++) { io[j] = 0; wo[j] = 0.0f; }
         if (how == VIT_POS_TIMM) {
             float scale = (float)n / (float)n2;
             double support = scale >= 1.0f ? 2.0 * scale : 2.0, inv = scale >= 1.0f ? 1.0 / scale : 1.0, total = 0.0;
