@@ -200,6 +200,32 @@ static void test_attention_tiles(void) {
     }
 }
 
+/* The GEMM's fused epilogue equals the separate passes bit for bit:
+   act(x w^T + b) + r against vit__linear, then vit_k_gelu / vit_k_relu,
+   then vit_k_add, on every path the product takes (dot products below 4
+   rows, the few-rows product, the GEMM with a narrow last panel). */
+static void test_epilogue(void) {
+    static const int shapes[][3] = {{1, 65, 9}, {3, 768, 197}, {7, 9, 65}, {16, 784, 200}, {13, 257, 129}, {29, 300, 40}, {197, 768, 65}};
+    int i, act;
+    char label[96];
+    for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
+        for (act = VIT__EPI_NONE; act <= VIT__EPI_GELU; act++) {
+            int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
+            float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
+            float *r = randv((size_t)M * N, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+            vit__epi e;
+            e.act = act; e.r = r; e.ldr = N;
+            vit__linear_epi(y1, x, w, b, M, K, N, &e);
+            vit__linear(y2, x, w, b, M, K, N);
+            if (act == VIT__EPI_GELU) vit_k_gelu(y2, y2, M * N);
+            if (act == VIT__EPI_RELU) vit_k_relu(y2, y2, M * N);
+            vit_k_add(y2, r, y2, M * N);
+            snprintf(label, sizeof label, "fused epilogue act=%d M=%d K=%d N=%d: same bits as the separate passes", act, M, K, N);
+            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
+            free(x); free(w); free(b); free(r); free(y1); free(y2);
+        }
+}
+
 /* A column's bits do not depend on the panel it falls in: the narrow tile
    of a last panel with <= VIT__VW columns runs the same FMAs as the wide
    one (N = 40 ends in an 8-column panel, N = 64 does not). */
@@ -284,6 +310,7 @@ int main(void) {
     test_patch_conv();
     test_attention();
     test_attention_tiles();
+    test_epilogue();
     test_narrow_panel();
     test_threads();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
