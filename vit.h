@@ -732,7 +732,8 @@ typedef struct vit_preprocess {
    float tensor in [0, 1]: channels 3 gives RGB (grey replicated, alpha
    dropped, as PIL's convert("RGB")), 1 gives luminance. stb_image decodes
    with VIT_MALLOC/VIT_FREE. 16-bit PNMs are refused (VIT_ERR_UNSUPPORTED):
-   stb_image 2.27 misreads them. */
+   stb_image 2.27 misreads them; so are PNM headers with a number past
+   INT_MAX (VIT_ERR_FORMAT), which overflow its parser. */
 #ifndef VIT_NO_IMAGE
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img);
 #ifndef VIT_NO_STDIO
@@ -5754,19 +5755,23 @@ static int vit__jpeg_tables_ok(const unsigned char *b, size_t n) {
     return 1;
 }
 
-/* 16-bit PNMs (max value 256..65535) are refused: stb_image 2.27 reads
-   their big-endian samples in the machine's byte order (a little-endian
-   machine gets the low bytes), and converting their channels (grey to RGB,
-   or back) it uses its 8-bit converter, then reads the result as 16-bit
-   samples, twice the buffer it made (found by fuzz/fuzz_image.c). The
-   header is read the way stb_image reads it (whitespace and # comments,
-   digits up to the end). */
-static int vit__pnm_ok(const unsigned char *b, size_t n) {
+/* Binary PNM headers stb_image 2.27 cannot take safely, read the way it
+   reads them (whitespace and # comments, digits up to the end):
+   VIT__PNM_BIG: a width, height or max value past INT_MAX, which its
+   value * 10 + digit overflows (undefined behaviour; found by
+   fuzz/fuzz_image.c). VIT__PNM_16BIT: max value 256..65535, whose
+   big-endian samples it reads in the machine's byte order (a
+   little-endian machine gets the low bytes), and converting whose
+   channels (grey to RGB, or back) it uses its 8-bit converter, then reads
+   the result as 16-bit samples, twice the buffer it made (found by
+   fuzz/fuzz_image.c). */
+enum { VIT__PNM_OK = 0, VIT__PNM_BIG, VIT__PNM_16BIT };
+static int vit__pnm_check(const unsigned char *b, size_t n) {
     size_t i = 2;
     unsigned char c;
-    unsigned v = 0;
-    int k, maxv;
-    if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return 1; /* not a binary PNM */
+    long v = 0;
+    int k;
+    if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return VIT__PNM_OK; /* not a binary PNM */
     c = i < n ? b[i++] : 0;
     for (k = 0; k < 3; k++) { /* width, height, max value */
         for (;;) {
@@ -5774,10 +5779,12 @@ static int vit__pnm_ok(const unsigned char *b, size_t n) {
             if (i >= n || c != '#') break;
             while (i < n && c != '\n' && c != '\r') c = b[i++];
         }
-        for (v = 0; i < n && c >= '0' && c <= '9'; c = b[i++]) v = v * 10u + (unsigned)(c - '0'); /* wraps like stb's int */
+        for (v = 0; i < n && c >= '0' && c <= '9'; c = b[i++]) {
+            if (v > (INT_MAX - (c - '0')) / 10) return VIT__PNM_BIG;
+            v = v * 10 + (c - '0');
+        }
     }
-    maxv = (int)(v & 0x7fffffffu);
-    return !(v <= 0x7fffffffu && maxv > 255 && maxv <= 65535);
+    return v > 255 && v <= 65535 ? VIT__PNM_16BIT : VIT__PNM_OK;
 }
 
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
@@ -5789,8 +5796,11 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
     if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
     if (!vit__jpeg_tables_ok((const unsigned char *)data, size))
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG (a Huffman table with more than 256 codes)");
-    if (!vit__pnm_ok((const unsigned char *)data, size))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
+    switch (vit__pnm_check((const unsigned char *)data, size)) {
+    case VIT__PNM_BIG: return vit__fail(VIT_ERR_FORMAT, "image: PNM header with a number beyond %d", INT_MAX);
+    case VIT__PNM_16BIT: return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
+    default: break;
+    }
     px = stbi_load_from_memory((const unsigned char *)data, (int)size, &w, &h, &n, channels);
     if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode (%s)", stbi_failure_reason());
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {
@@ -6100,7 +6110,8 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          few-rows product where it beats the GEMM; short softmax rows
                          in blocks, faster outlook fold; small kernel calls
                          stay out of OpenMP; vector NaN/Inf input check;
-                         16-bit PNM images refused (stb_image 2.27 overrun);
+                         16-bit PNM images and PNM header numbers past
+                         INT_MAX refused (stb_image 2.27 overrun, overflow);
                          image preprocessing sizes itself in a counting arena;
                          GELU/ReLU and residual adds fused into the GEMM's
                          epilogue; attention keeps one head's scores per

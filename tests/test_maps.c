@@ -242,6 +242,14 @@ static void test_png(void) {
         expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 1, &back) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16-bit PNM"),
                "16-bit PGM as grey refused");
         expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 3, &back) == VIT_ERR_UNSUPPORTED, "16-bit PGM as RGB refused");
+        static const unsigned char pgm_big[] = "P5\n5555555555555 1\n255\n\x12\xab", pgm_max[] = "P5\n2147483647 1\n255\n\x12\xab";
+        /* A header number past INT_MAX (stb_image's int parser would
+           overflow) is refused; INT_MAX itself reaches stb_image, which
+           refuses the size. */
+        expect(vit_image_load_memory(&A, pgm_big, sizeof pgm_big - 1, 1, &back) == VIT_ERR_FORMAT && strstr(vit_last_error(), "PNM header"),
+               "PNM header number past INT_MAX refused");
+        expect(vit_image_load_memory(&A, pgm_max, sizeof pgm_max - 1, 1, &back) == VIT_ERR_FORMAT && !strstr(vit_last_error(), "PNM header"),
+               "PNM width INT_MAX left to stb_image");
         expect(vit_image_load_memory(&A, pgm8, sizeof pgm8 - 1, 3, &back) == VIT_OK && back.shape[2] == 2 &&
                    fabsf(back.data[1] * 255.0f - 0xab) < 1e-3f,
                "8-bit PGM decodes");
