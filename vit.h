@@ -5787,6 +5787,23 @@ static int vit__pnm_check(const unsigned char *b, size_t n) {
     return v > 255 && v <= 65535 ? VIT__PNM_16BIT : VIT__PNM_OK;
 }
 
+/* 0 when a PNG's first IDAT chunk is empty: stb_image 2.27 then reads
+   zero bytes to a NULL buffer plus offset 0, undefined behaviour (UBSan;
+   found by fuzz/fuzz_image.c). Walks the chunks up to the first IDAT;
+   anything else is left to stb_image. */
+static int vit__png_idat_ok(const unsigned char *b, size_t n) {
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    size_t i = 8;
+    if (n < 8 || memcmp(b, sig, 8) != 0) return 1; /* not a PNG */
+    while (i + 8 <= n) {
+        uint32_t len = (uint32_t)b[i] << 24 | (uint32_t)b[i + 1] << 16 | (uint32_t)b[i + 2] << 8 | b[i + 3];
+        if (memcmp(b + i + 4, "IDAT", 4) == 0) return len != 0;
+        if (len > n - i - 8) return 1; /* truncated: stb_image says so */
+        i += (size_t)len + 12;
+    }
+    return 1;
+}
+
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
     int w, h, n, c, i;
     unsigned char *px;
@@ -5796,6 +5813,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
     if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
     if (!vit__jpeg_tables_ok((const unsigned char *)data, size))
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG (a Huffman table with more than 256 codes)");
+    if (!vit__png_idat_ok((const unsigned char *)data, size))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNG whose first IDAT chunk is empty (stb_image 2.27 cannot read it safely)");
     switch (vit__pnm_check((const unsigned char *)data, size)) {
     case VIT__PNM_BIG: return vit__fail(VIT_ERR_FORMAT, "image: PNM header with a number beyond %d", INT_MAX);
     case VIT__PNM_16BIT: return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");

@@ -254,6 +254,25 @@ static void test_png(void) {
                    fabsf(back.data[1] * 255.0f - 0xab) < 1e-3f,
                "8-bit PGM decodes");
     }
+    {
+        /* A 2x1 grey PNG whose first IDAT chunk is empty is refused
+           (stb_image 2.27 would offset a NULL buffer; fuzz/regressions/
+           png-empty-first-idat); an empty IDAT after the data decodes. */
+        static const unsigned char empty_first[] =
+            "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x00\x00\x00\x00\xd1"
+            "\x49\x20\x56\x00\x00\x00\x00\x49\x44\x41\x54\x35\xaf\x06\x1e\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x10\x5a\x0d\x00"
+            "\x00\xd2\x00\xbe\x73\xe5\xb3\x2b\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+        static const unsigned char empty_last[] =
+            "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x00\x00\x00\x00\xd1"
+            "\x49\x20\x56\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x10\x5a\x0d\x00\x00\xd2\x00\xbe\x73\xe5\xb3\x2b\x00\x00\x00\x00"
+            "\x49\x44\x41\x54\x35\xaf\x06\x1e\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
+        expect(vit_image_load_memory(&A, empty_first, sizeof empty_first - 1, 3, &back) == VIT_ERR_UNSUPPORTED &&
+                   strstr(vit_last_error(), "first IDAT chunk is empty"),
+               "PNG with an empty first IDAT refused");
+        expect(vit_image_load_memory(&A, empty_last, sizeof empty_last - 1, 1, &back) == VIT_OK && back.shape[2] == 2 &&
+                   fabsf(back.data[1] * 255.0f - 0xab) < 1e-3f,
+               "PNG with an empty IDAT after the data decodes");
+    }
 }
 
 int main(int argc, char **argv) {
