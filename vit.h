@@ -5848,13 +5848,26 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
 #endif
 #endif /* VIT_NO_IMAGE */
 
+/* The in-pixels [lo, hi) that output sample o of an axis resized from `in`
+   to `out` reads: the triangle filter's support, stretched by the
+   downscale factor, as PIL's ImagingResample computes it. */
+static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int32_t *hi) {
+    double scale = (double)in / out, support = scale > 1.0 ? scale : 1.0, center = (o + 0.5) * scale;
+    int32_t kmax = (int32_t)ceil(support) * 2 + 1;
+    *lo = (int32_t)(center - support + 0.5);
+    *hi = (int32_t)(center + support + 0.5);
+    if (*lo < 0) *lo = 0;
+    if (*hi > in) *hi = in;
+    if (*hi - *lo > kmax) *hi = *lo + kmax;
+}
+
 /* Antialiased bilinear weights for output samples [o0, o0 + n) of an axis
-   resized from `in` to `out`: the triangle filter stretched by the
-   downscale factor, as PIL's ImagingResample and torch's antialias=True
-   compute them. Sample o reads in-pixels first[o] .. first[o]+count[o]-1. */
+   resized from `in` to `out`, as PIL's ImagingResample and torch's
+   antialias=True compute them. Sample o reads in-pixels first[o] ..
+   first[o]+count[o]-1. */
 static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int32_t **first, int32_t **count, float **w) {
-    double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0, support = fs;
-    int32_t kmax = (int32_t)ceil(support) * 2 + 1, o, x;
+    double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0;
+    int32_t kmax = (int32_t)ceil(fs) * 2 + 1, o, x;
     size_t wn;
     if (!vit__mul_ok((size_t)n, (size_t)kmax, &wn) || !vit__mul_ok(wn, sizeof(float), &wn)) {
         vit__fail(VIT_ERR_OOM, "preprocess: resize from %d to %d needs too many filter taps", (int)in, (int)out);
@@ -5867,11 +5880,9 @@ static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0,
     if (vit_arena_counting(a)) return kmax;
     for (o = 0; o < n; o++) {
         double center = (o0 + o + 0.5) * scale, total = 0.0;
-        int32_t lo = (int32_t)(center - support + 0.5), hi = (int32_t)(center + support + 0.5);
+        int32_t lo, hi;
         float *wo = *w + (size_t)o * kmax;
-        if (lo < 0) lo = 0;
-        if (hi > in) hi = in;
-        if (hi - lo > kmax) hi = lo + kmax;
+        vit__aa_window(in, out, o0 + o, &lo, &hi);
         /* The taps sum in double, as PIL's do; only the normalised weight
            is rounded to float. */
         for (x = 0; x < hi - lo; x++) {
@@ -5895,7 +5906,7 @@ static int32_t vit__round_half_even(int32_t twice) { /* round(twice / 2.0) as Py
 
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out) {
     static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
-    int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky;
+    int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky, y0, y1, th;
     int32_t *fx, *cx, *fy, *cy;
     float *wx, *wy, mean[3], stdv[3];
     vit_tensor o, tmp;
@@ -5922,27 +5933,31 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     left = vit__round_half_even(nw - cs);
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    /* Only the cropped window is computed: columns first (H x crop), then rows. */
+    /* Only the cropped window is computed: columns first, on the in-rows
+       [y0, y1) that the crop's rows read (th rows x crop), then rows. */
+    vit__aa_window(H, nh, top, &y0, &y1);             /* windows move down monotonically */
+    vit__aa_window(H, nh, top + cs - 1, &th, &y1);
+    th = y1 - y0;
     kx = vit__aa_coeffs(a, W, nw, left, cs, &fx, &cx, &wx);
     ky = vit__aa_coeffs(a, H, nh, top, cs, &fy, &cy, &wy);
-    if (!kx || !ky || (r = vit__tensor4(a, &tmp, 3, C, H, cs, 1)) != VIT_OK) {
+    if (!kx || !ky || (r = vit__tensor4(a, &tmp, 3, C, th, cs, 1)) != VIT_OK) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
     }
     if (!vit_arena_counting(a)) {
         for (c = 0; c < C; c++)
-            for (y = 0; y < H; y++)
+            for (y = 0; y < th; y++)
                 for (x = 0; x < cs; x++) {
-                    const float *src = img->data + ((size_t)c * H + y) * W + fx[x];
+                    const float *src = img->data + ((size_t)c * H + y0 + y) * W + fx[x];
                     float acc = 0.0f;
                     for (k = 0; k < cx[x]; k++) acc += wx[(size_t)x * kx + k] * src[k];
-                    tmp.data[((size_t)c * H + y) * cs + x] = acc;
+                    tmp.data[((size_t)c * th + y) * cs + x] = acc;
                 }
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
                     float acc = 0.0f;
-                    for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * H + fy[y] + k) * cs + x];
+                    for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * th + fy[y] - y0 + k) * cs + x];
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
     }
