@@ -55,7 +55,8 @@ bench: deps build/vit
 	$(PY) bench/compare.py
 	$(PY) bench/compare.py --modules
 
-# Longer fuzzing than `make test` does (FUZZ_SECONDS per parser).
+# Open-ended fuzzing from a random seed, FUZZ_SECONDS per parser (`make test`
+# replays the corpus and a fixed-seed run only).
 fuzz: deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} ONLY=fuzz tests/run.sh
 
