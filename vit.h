@@ -77,6 +77,18 @@
      Checkpoints need a class token and a square grid of square patches;
      layer scale, register or distillation tokens, qk-norm, a norm before
      the blocks and attention pooling are refused.
+     Images are decoded by stb_image (Debian's 2.27, or the program's own),
+     compiled for PNG, JPEG, BMP and PNM only, and only after vit.h has
+     checked the file's structure itself: every chunk, segment or row the
+     header declares must be in the file (PNG chunks must match their CRC
+     and end with IEND, a JPEG with its end marker), every table a JPEG
+     scan uses must be defined before it, and the pixel data must fit:
+     exactly for BMP and PNM, by the densest coding the format allows for
+     PNG (1032 bytes per byte) and JPEG (2 bits per 8x8 block, 1 in a
+     progressive DC scan). So a truncated file is refused as PIL refuses
+     it (a PNG without IEND too, which PIL takes); palette indices past a
+     PNG's palette read grey k, as PIL reads them, and past a BMP's are
+     refused. JPEG pixels differ from PIL's (libjpeg) by up to 2/255.
      The image and PNG functions allocate through stb (VIT_MALLOC/VIT_FREE),
      outside the arenas. With GCC, the translation unit holding
      VIT_IMPLEMENTATION does not report unused static functions after the
@@ -728,12 +740,15 @@ typedef struct vit_preprocess {
     float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 */
 } vit_preprocess;
 
-/* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
-   float tensor in [0, 1]: channels 3 gives RGB (grey replicated, alpha
-   dropped, as PIL's convert("RGB")), 1 gives luminance. stb_image decodes
-   with VIT_MALLOC/VIT_FREE. 16-bit PNMs are refused (VIT_ERR_UNSUPPORTED):
-   stb_image 2.27 misreads them; so are PNM headers with a number past
-   INT_MAX (VIT_ERR_FORMAT), which overflow its parser. */
+/* Decodes PNG, JPEG (baseline, progressive), BMP and binary PPM/PGM into a
+   (C, H, W) float tensor in [0, 1]: channels 3 gives RGB (grey
+   replicated, alpha dropped, as PIL's convert("RGB")), 1 gives luminance.
+   Safe on untrusted files (see LIMITATIONS): a truncated or inconsistent
+   file is refused with VIT_ERR_FORMAT and the problem named ("truncated
+   BMP: ..."); other formats (GIF, TGA, ...), 16-bit PNM, run-length BMP
+   and lossless or arithmetic JPEG with VIT_ERR_UNSUPPORTED or
+   VIT_ERR_FORMAT and the formats that are read. stb_image decodes with
+   VIT_MALLOC/VIT_FREE. */
 #ifndef VIT_NO_IMAGE
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img);
 #ifndef VIT_NO_STDIO
@@ -5696,6 +5711,11 @@ static void *vit__realloc_sized(void *p, size_t old, size_t size) {
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR
+/* Only the formats vit__image_check checks first. */
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_ONLY_PNM
 #if defined(__GNUC__) && !defined(__clang__)
 /* Not popped: stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread
    static without defining it, which GCC reports at the end of the file
@@ -5718,117 +5738,420 @@ static void *vit__realloc_sized(void *p, size_t old, size_t size) {
 #endif
 #endif
 
-/* stb_image 2.27 (Debian 12's) writes past its Huffman size table when a
-   JPEG's DHT segment declares more than 256 codes; such files are refused
-   here before stb_image sees them. Walks every marker segment, including
-   those between progressive scans. */
-static int vit__jpeg_tables_ok(const unsigned char *b, size_t n) {
-    size_t i = 0;
-    while (i < n && b[i] == 0xff) i++; /* stb_image skips fill bytes before SOI too */
-    if (i == 0 || i >= n || b[i] != 0xd8) return 1; /* not a JPEG */
-    i++;
-    while (i + 1 < n) {
-        unsigned m;
-        size_t len;
-        if (b[i] != 0xff) { i++; continue; } /* entropy-coded data */
-        m = b[i + 1];
-        if (m == 0x00 || m == 0xff || (m >= 0xd0 && m <= 0xd7) || m == 0x01) { i += m == 0xff ? 1 : 2; continue; }
-        if (m == 0xd9) break;
-        if (i + 3 >= n) return 1;
-        len = (size_t)b[i + 2] << 8 | b[i + 3];
-        if (m == 0xc4) {
-            /* DHT: tables of (class/id, 16 counts, symbols), read the way
-               stb_image reads them: while the declared length lasts, even
-               past the segment's end, with 0 past the file's end. */
-            size_t p = i + 4;
-            long left = (long)len - 2;
-            while (left > 0) {
-                unsigned total = 0, k;
-                for (k = 0; k < 16; k++) total += p + 1 + k < n ? b[p + 1 + k] : 0;
-                if (total > 256) return 0;
-                p += 17 + total;
-                left -= 17 + (long)total;
-            }
-        }
-        i += 2 + len;
+/* Every file is checked here before stb_image sees it, so that what stb
+   reads is known to be there: stb_image 2.27 decodes a truncated file into
+   zeros or uninitialised memory, and reads tables a file never defined.
+   Each format gets one structure check, which refuses what PIL refuses
+   (a truncated file) and what stb_image cannot take safely, and names the
+   problem. Pixel data a header declares must fit in the file: exactly for
+   BMP and PNM, by the densest coding the format allows for PNG (deflate
+   packs at most 1032 bytes into one) and JPEG (an 8x8 block takes at
+   least 2 bits, 1 in a progressive DC scan). */
+
+typedef struct vit__img_info {
+    const char *format;   /* "PNG", "JPEG", "BMP", "PNM" */
+    size_t plte_at;       /* PNG: byte where a PLTE of fewer than 256 colours starts, else 0 */
+    uint32_t plte_len;    /* PNG: its data bytes */
+    int32_t pnm_max;      /* PNM: the max value (1..255) */
+    int32_t pnm_channels; /* PNM: 1 (P5) or 3 (P6) */
+} vit__img_info;
+
+static uint32_t vit__be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static uint32_t vit__le32(const unsigned char *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
+static uint32_t vit__le16(const unsigned char *p) { return (uint32_t)p[1] << 8 | p[0]; }
+
+/* CRC-32 as PNG chunks use it: the table, then the CRC of n bytes. */
+static void vit__crc_table(uint32_t table[256]) {
+    uint32_t i, c;
+    int k;
+    for (i = 0; i < 256; i++) {
+        for (c = i, k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        table[i] = c;
     }
-    return 1;
 }
 
-/* Binary PNM headers stb_image 2.27 cannot take safely, read the way it
-   reads them (whitespace and # comments, digits up to the end):
-   VIT__PNM_BIG: a width, height or max value past INT_MAX, which its
-   value * 10 + digit overflows (undefined behaviour; found by
-   fuzz/fuzz_image.c). VIT__PNM_16BIT: max value 256..65535, whose
-   big-endian samples it reads in the machine's byte order (a
-   little-endian machine gets the low bytes), and converting whose
-   channels (grey to RGB, or back) it uses its 8-bit converter, then reads
-   the result as 16-bit samples, twice the buffer it made (found by
-   fuzz/fuzz_image.c). */
-enum { VIT__PNM_OK = 0, VIT__PNM_BIG, VIT__PNM_16BIT };
-static int vit__pnm_check(const unsigned char *b, size_t n) {
+static uint32_t vit__crc32(const uint32_t *table, const unsigned char *p, size_t n) {
+    uint32_t crc = 0xffffffffu;
+    size_t i;
+    for (i = 0; i < n; i++) crc = table[(crc ^ p[i]) & 255] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* A PNG: every chunk whole and matching its CRC, IHDR first, IEND last,
+   enough IDAT data for the declared size. */
+static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info *info) {
+    size_t i = 8, idat = 0;
+    uint32_t w = 0, h = 0, depth = 0, type = 0, ch, crc[256];
+    int chunks = 0, first_idat = 1, plte = 0;
+    vit__crc_table(crc);
+    while (i < n) {
+        uint32_t len;
+        char t[5];
+        const unsigned char *d;
+        int k;
+        if (n - i < 12) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: the file ends inside the chunk at byte %zu", i);
+        len = vit__be32(b + i);
+        for (k = 0; k < 4; k++) {
+            unsigned char c = b[i + 4 + k];
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: no chunk type at byte %zu", i + 4);
+            t[k] = (char)c;
+        }
+        t[4] = 0;
+        if (len > n - i - 12)
+            return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: chunk '%s' at byte %zu holds %lu bytes, the file ends %zu bytes later", t, i,
+                             (unsigned long)len, n - i - 12);
+        d = b + i + 8;
+        if (vit__crc32(crc, b + i + 4, (size_t)len + 4) != vit__be32(d + len))
+            return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: chunk '%s' at byte %zu fails its CRC", t, i);
+        if (chunks++ == 0) {
+            static const unsigned char depths[7] = {1 | 2 | 4 | 8 | 16, 0, 8 | 16, 1 | 2 | 4 | 8, 8 | 16, 0, 8 | 16};
+            if (strcmp(t, "IHDR") || len != 13) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: the first chunk is not a 13-byte IHDR");
+            w = vit__be32(d); h = vit__be32(d + 4); depth = d[8]; type = d[9];
+            if (w == 0 || h == 0 || w > (1u << 24) || h > (1u << 24))
+                return vit__fail(w && h && w <= INT32_MAX && h <= INT32_MAX ? VIT_ERR_UNSUPPORTED : VIT_ERR_FORMAT,
+                                 "image: PNG of %lux%lu pixels; vit.h reads 1 to 16777216 a side", (unsigned long)w, (unsigned long)h);
+            if (type > 6 || depth > 16 || !(depths[type] & depth) || d[10] || d[11] || d[12] > 1)
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: IHDR has colour type %u, bit depth %u, methods %u %u %u", (unsigned)type,
+                                 (unsigned)depth, d[10], d[11], d[12]);
+        } else if (!strcmp(t, "IHDR")) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a second IHDR at byte %zu", i);
+        if (!strcmp(t, "PLTE")) {
+            if (plte || len % 3 || len == 0 || len > 768) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a second PLTE, or one of %lu bytes", (unsigned long)len);
+            plte = 1;
+            if (len < 768) { info->plte_at = i; info->plte_len = len; }
+        }
+        if (!strcmp(t, "IDAT")) {
+            /* stb_image 2.27 offsets a NULL buffer when the first is empty
+               (UBSan; found by fuzz/fuzz_image.c) */
+            if (first_idat && len == 0)
+                return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNG whose first IDAT chunk is empty (stb_image 2.27 cannot read it safely)");
+            first_idat = 0;
+            idat += len;
+        }
+        if (!strcmp(t, "IEND")) break;
+        i += (size_t)len + 12;
+    }
+    if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: no IEND chunk");
+    if (type == 3 && !plte) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a palette image without a PLTE chunk");
+    ch = type == 2 ? 3 : type == 4 ? 2 : type == 6 ? 4 : 1;
+    /* The pixel bits, ignoring filter bytes and interlacing (which only add). */
+    if ((double)idat * 1032.0 < (double)h * ceil((double)w * ch * depth / 8.0))
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: %zu bytes of IDAT data cannot hold %lux%lu pixels (deflate packs at most 1032 bytes in one)",
+                         idat, (unsigned long)w, (unsigned long)h);
+    if (type != 3) info->plte_at = 0;
+    return VIT_OK;
+}
+
+/* A JPEG: baseline or progressive, 8-bit, every segment whole, every table
+   a scan uses defined before it, every component in a scan that codes its
+   DC coefficients, enough coded bytes in each scan, and an end marker. */
+static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
+    struct { int id, h, v, tq; } comp[4];
+    int nc = 0, prog = 0, hmax = 1, vmax = 1, qdef = 0, hdef = 0, coded = 0, scans = 0, k;
+    uint32_t X = 0, Y = 0;
+    size_t i = 0;
+    while (i < n && b[i] == 0xff) i++; /* fill bytes before SOI, as stb_image allows */
+    i++;                               /* SOI */
+    for (;;) {
+        size_t len, at;
+        const unsigned char *s;
+        unsigned m;
+        if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: no end-of-image marker");
+        if (b[i] != 0xff) {
+            if (nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: no marker at byte %zu", i);
+            i++; /* stray bytes before the frame: skipped, as stb_image and libjpeg do */
+            continue;
+        }
+        at = i;
+        while (i < n && b[i] == 0xff) i++;
+        if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: no end-of-image marker");
+        m = b[i++];
+        if (m == 0xd9) break;
+        if (m == 0x00 || m == 0x01 || (m >= 0xd0 && m <= 0xd8))
+            return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: marker 0xFF%02X out of place at byte %zu", m, at);
+        if (n - i < 2) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside segment 0xFF%02X at byte %zu", m, at);
+        len = (size_t)b[i] << 8 | b[i + 1];
+        if (len < 2) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: segment 0xFF%02X at byte %zu has length %zu", m, at, len);
+        if (len > n - i)
+            return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: segment 0xFF%02X at byte %zu holds %zu bytes, the file ends %zu bytes later", m, at, len,
+                             n - i);
+        s = b + i + 2;
+        len -= 2;
+        i += 2 + len;
+        if (m == 0xc0 || m == 0xc1 || m == 0xc2) { /* SOF: baseline, extended, progressive */
+            if (nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a second frame header at byte %zu", at);
+            if (len < 6 || (s[5] != 1 && s[5] != 3 && s[5] != 4) || len != 6 + 3 * (size_t)s[5])
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: frame header at byte %zu", at);
+            if (s[0] != 8) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %d-bit JPEG; vit.h reads 8-bit JPEG", s[0]);
+            Y = (uint32_t)s[1] << 8 | s[2];
+            X = (uint32_t)s[3] << 8 | s[4];
+            if (!X || !Y) return vit__fail(VIT_ERR_UNSUPPORTED, "image: JPEG of %lux%lu pixels (a height given later is not read)", (unsigned long)X, (unsigned long)Y);
+            prog = m == 0xc2;
+            nc = s[5];
+            for (k = 0; k < nc; k++) {
+                comp[k].id = s[6 + 3 * k];
+                comp[k].h = s[7 + 3 * k] >> 4;
+                comp[k].v = s[7 + 3 * k] & 15;
+                comp[k].tq = s[8 + 3 * k];
+                if (comp[k].h < 1 || comp[k].h > 4 || comp[k].v < 1 || comp[k].v > 4 || comp[k].tq > 3)
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: frame header at byte %zu", at);
+                if (comp[k].h > hmax) hmax = comp[k].h;
+                if (comp[k].v > vmax) vmax = comp[k].v;
+            }
+        } else if ((m >= 0xc3 && m <= 0xcf) && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+            return vit__fail(VIT_ERR_UNSUPPORTED, "image: JPEG coded with SOF%u (lossless, hierarchical or arithmetic); vit.h reads baseline and progressive JPEG",
+                             m - 0xc0);
+        } else if (m == 0xc4) { /* DHT: (class and id, 16 counts, symbols) ... */
+            size_t p = 0;
+            while (p < len) {
+                unsigned total = 0;
+                if (len - p < 17 || s[p] >> 4 > 1 || (s[p] & 15) > 3)
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: Huffman table segment at byte %zu", at);
+                for (k = 1; k <= 16; k++) total += s[p + k];
+                /* stb_image 2.27 writes past its size table beyond 256 codes */
+                if (total > 256) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a Huffman table with %u codes (256 at most)", total);
+                if (len - p - 17 < total) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: Huffman table segment at byte %zu", at);
+                hdef |= 1 << ((s[p] >> 4) * 4 + (s[p] & 15));
+                p += 17 + total;
+            }
+        } else if (m == 0xdb) { /* DQT: (precision and id, 64 values) ... */
+            size_t p = 0;
+            while (p < len) {
+                size_t need = s[p] >> 4 ? 129 : 65;
+                if (s[p] >> 4 > 1 || (s[p] & 15) > 3 || len - p < need)
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: quantisation table segment at byte %zu", at);
+                qdef |= 1 << (s[p] & 15);
+                p += need;
+            }
+        } else if (m == 0xdd || m == 0xdc) { /* DRI, DNL */
+            if (len != 2) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: segment 0xFF%02X at byte %zu", m, at);
+        } else if (m == 0xda) { /* SOS: the scan's header, then its coded data */
+            int ns = len ? s[0] : 0, ss, ah, idx[4];
+            double blocks = 0.0;
+            size_t j;
+            if (!nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a scan before the frame header");
+            if (ns < 1 || ns > nc || len != 4 + 2 * (size_t)ns) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan header at byte %zu", at);
+            ss = s[1 + 2 * ns];
+            ah = s[3 + 2 * ns] >> 4;
+            scans++;
+            for (k = 0; k < ns; k++) {
+                int id = s[1 + 2 * k], td = s[2 + 2 * k] >> 4, ta = s[2 + 2 * k] & 15, c;
+                for (c = 0; c < nc && comp[c].id != id; c++) {}
+                if (c == nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d names component %d, which the frame lacks", scans, id);
+                idx[k] = c;
+                if (!(qdef & 1 << comp[c].tq))
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: component %d uses quantisation table %d, which no DQT segment defines", id,
+                                     comp[c].tq);
+                if ((!prog || (ss == 0 && ah == 0)) && (td > 3 || !(hdef & 1 << td)))
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d uses DC Huffman table %d, which no DHT segment defines", scans, td);
+                if ((!prog || ss > 0) && (ta > 3 || !(hdef & 1 << (4 + ta))))
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d uses AC Huffman table %d, which no DHT segment defines", scans, ta);
+            }
+            /* Blocks whose DC coefficients the scan codes (baseline: all of
+               them): at least 2 bits each in a baseline scan, 1 in a
+               progressive DC scan. */
+            if (!prog || (ss == 0 && ah == 0)) {
+                if (ns == 1) {
+                    const int c = idx[0];
+                    blocks = ceil(ceil((double)X * comp[c].h / hmax) / 8.0) * ceil(ceil((double)Y * comp[c].v / vmax) / 8.0);
+                } else {
+                    for (k = 0; k < ns; k++) blocks += (double)comp[idx[k]].h * comp[idx[k]].v;
+                    blocks *= ceil(X / (8.0 * hmax)) * ceil(Y / (8.0 * vmax));
+                }
+                for (k = 0; k < ns; k++) coded |= 1 << idx[k];
+            }
+            for (j = i; j < n; j++) /* coded data: up to a marker other than a stuffed 0 or a restart */
+                if (b[j] == 0xff && j + 1 < n && b[j + 1] != 0 && (b[j + 1] < 0xd0 || b[j + 1] > 0xd7)) break;
+            if (j >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside scan %d", scans);
+            if ((double)(j - i) * 8.0 < blocks * (prog ? 1.0 : 2.0))
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d holds %zu bytes, too few for its %.0f blocks of %lux%lu pixels", scans, j - i,
+                                 blocks, (unsigned long)X, (unsigned long)Y);
+            i = j;
+        } else if (!((m >= 0xe0 && m <= 0xef) || m == 0xfe)) { /* not APPn or COM */
+            return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: unknown marker 0xFF%02X at byte %zu", m, at);
+        }
+    }
+    if (!nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: no frame header");
+    for (k = 0; k < nc; k++)
+        if (!(coded & 1 << k)) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: component %d is in no scan that codes its DC coefficients", comp[k].id);
+    return VIT_OK;
+}
+
+/* A BMP: a header stb_image reads, the palette, every row of pixels, and
+   palette indices inside the palette (stb_image reads its 256-entry
+   palette table uninitialised past the file's colours). */
+static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
+    uint32_t off, hsz, bpp, comp = 0, psize = 0, y, x;
+    int64_t w, h;
+    uint64_t row, need;
+    if (n < 18) return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: the file ends inside its header");
+    off = vit__le32(b + 10);
+    hsz = vit__le32(b + 14);
+    if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with a %lu-byte header; vit.h reads 12, 40, 56, 108 and 124", (unsigned long)hsz);
+    if (n < 14 + (size_t)hsz) return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: the file ends inside its header");
+    if (hsz == 12) {
+        w = vit__le16(b + 18); h = vit__le16(b + 20);
+        if (vit__le16(b + 22) != 1) return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: planes is not 1");
+        bpp = vit__le16(b + 24);
+    } else {
+        w = (int32_t)vit__le32(b + 18); h = (int32_t)vit__le32(b + 22);
+        if (vit__le16(b + 26) != 1) return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: planes is not 1");
+        bpp = vit__le16(b + 28);
+        comp = vit__le32(b + 30);
+    }
+    if (h < 0) h = -h; /* rows stored top-down */
+    if (w < 1 || h < 1) return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: %lldx%lld pixels", (long long)w, (long long)h);
+    if (w > (1 << 24) || h > (1 << 24)) return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP of %lldx%lld pixels; vit.h reads up to 16777216 a side", (long long)w, (long long)h);
+    if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with %lu bits per pixel; vit.h reads 1, 4, 8, 16, 24 and 32", (unsigned long)bpp);
+    if (comp == 1 || comp == 2) return vit__fail(VIT_ERR_UNSUPPORTED, "image: run-length coded BMP; vit.h reads uncompressed BMP");
+    if (comp != 0 && !(comp == 3 && (bpp == 16 || bpp == 32)))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with compression %lu; vit.h reads uncompressed BMP", (unsigned long)comp);
+    if (bpp < 16) {
+        if (hsz == 12) return vit__fail(VIT_ERR_UNSUPPORTED, "image: OS/2 1.x BMP with a palette (stb_image 2.27 misreads its palette)");
+        psize = off >= 14 + hsz ? (off - 14 - hsz) / 4 : 0; /* as stb_image counts the colours */
+        if (psize < 1 || psize > 256) return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu leaves room for %lu colours",
+                                                       (unsigned long)off, (unsigned long)psize);
+    } else if (off < 14 + hsz) {
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu, inside the header", (unsigned long)off);
+    }
+    row = ((uint64_t)w * bpp + 31) / 32 * 4;
+    need = row * (uint64_t)h;
+    if (off > n || need > n - off)
+        return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: %lldx%lld pixels need %llu bytes from byte %lu, the file has %zu", (long long)w, (long long)h,
+                         (unsigned long long)need, (unsigned long)off, n);
+    if (bpp < 16)
+        for (y = 0; y < (uint32_t)h; y++)
+            for (x = 0; x < (uint32_t)w; x++) {
+                uint32_t bit = x * bpp, v = b[off + y * row + bit / 8];
+                v = (v >> (8 - bpp - bit % 8)) & ((1u << bpp) - 1);
+                if (v >= psize)
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel (%lu, %lu) is colour %lu of a %lu-colour palette", (unsigned long)x,
+                                     (unsigned long)y, (unsigned long)v, (unsigned long)psize);
+            }
+    return VIT_OK;
+}
+
+/* A binary PPM or PGM (P6, P5): the header read the way stb_image 2.27
+   reads it (whitespace and # comments, digits up to a delimiter), then
+   width * height * channels bytes. Numbers past INT_MAX overflow its
+   parser (undefined behaviour; found by fuzz/fuzz_image.c); 16-bit samples
+   (max value above 255) it reads in the machine's byte order and
+   overruns its buffer converting (found by fuzz/fuzz_image.c). */
+static vit_result vit__pnm_check(const unsigned char *b, size_t n, vit__img_info *info) {
     size_t i = 2;
-    unsigned char c;
-    long v = 0;
+    unsigned char c = n > 2 ? b[i++] : 0;
+    long v[3];
     int k;
-    if (n < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return VIT__PNM_OK; /* not a binary PNM */
-    c = i < n ? b[i++] : 0;
     for (k = 0; k < 3; k++) { /* width, height, max value */
+        int digits = 0;
         for (;;) {
             while (i < n && (c == ' ' || (c >= '\t' && c <= '\r'))) c = b[i++];
             if (i >= n || c != '#') break;
             while (i < n && c != '\n' && c != '\r') c = b[i++];
         }
-        for (v = 0; i < n && c >= '0' && c <= '9'; c = b[i++]) {
-            if (v > (INT_MAX - (c - '0')) / 10) return VIT__PNM_BIG;
-            v = v * 10 + (c - '0');
+        for (v[k] = 0; c >= '0' && c <= '9'; digits++) {
+            if (v[k] > (INT_MAX - (c - '0')) / 10) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNM: a header number beyond %d", INT_MAX);
+            v[k] = v[k] * 10 + (c - '0');
+            if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNM: the file ends inside its header");
+            c = b[i++];
         }
+        if (!digits) return vit__fail(VIT_ERR_FORMAT, "image: %s PNM: no %s in the header", i >= n ? "truncated" : "corrupt", k == 0 ? "width" : k == 1 ? "height" : "max value");
     }
-    return v > 255 && v <= 65535 ? VIT__PNM_16BIT : VIT__PNM_OK;
+    if (v[2] > 255 && v[2] <= 65535)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
+    if (v[0] < 1 || v[1] < 1 || v[2] < 1 || v[2] > 65535)
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNM: %ldx%ld pixels, max value %ld", v[0], v[1], v[2]);
+    if (v[0] > (1 << 24) || v[1] > (1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNM of %ldx%ld pixels; vit.h reads up to 16777216 a side", v[0], v[1]);
+    info->pnm_max = (int32_t)v[2];
+    info->pnm_channels = b[1] == '6' ? 3 : 1;
+    /* i is past the one delimiter after the max value: the samples start there. */
+    if ((double)v[0] * v[1] * info->pnm_channels > (double)(n - i))
+        return vit__fail(VIT_ERR_FORMAT, "image: truncated %s: %ldx%ld pixels need %.0f bytes, the file holds %zu after its header", b[1] == '6' ? "PPM" : "PGM",
+                         v[0], v[1], (double)v[0] * v[1] * info->pnm_channels, n - i);
+    return VIT_OK;
 }
 
-/* 0 when a PNG's first IDAT chunk is empty: stb_image 2.27 then reads
-   zero bytes to a NULL buffer plus offset 0, undefined behaviour (UBSan;
-   found by fuzz/fuzz_image.c). Walks the chunks up to the first IDAT;
-   anything else is left to stb_image. */
-static int vit__png_idat_ok(const unsigned char *b, size_t n) {
-    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-    size_t i = 8;
-    if (n < 8 || memcmp(b, sig, 8) != 0) return 1; /* not a PNG */
-    while (i + 8 <= n) {
-        uint32_t len = (uint32_t)b[i] << 24 | (uint32_t)b[i + 1] << 16 | (uint32_t)b[i + 2] << 8 | b[i + 3];
-        if (memcmp(b + i + 4, "IDAT", 4) == 0) return len != 0;
-        if (len > n - i - 8) return 1; /* truncated: stb_image says so */
-        i += (size_t)len + 12;
-    }
-    return 1;
+/* Which format b holds, then that format's check. */
+static vit_result vit__image_check(const unsigned char *b, size_t n, vit__img_info *info) {
+    static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    size_t i = 0;
+    memset(info, 0, sizeof *info);
+    while (i < n && b[i] == 0xff) i++;
+    if (n >= 8 && !memcmp(b, png, 8)) { info->format = "PNG"; return vit__png_check(b, n, info); }
+    if (i > 0 && i < n && b[i] == 0xd8) { info->format = "JPEG"; return vit__jpeg_check(b, n); }
+    if (n >= 2 && b[0] == 'B' && b[1] == 'M') { info->format = "BMP"; return vit__bmp_check(b, n); }
+    if (n >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6')) { info->format = "PNM"; return vit__pnm_check(b, n, info); }
+    if (n >= 4 && !memcmp(b, "GIF8", 4))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: a GIF; vit.h reads PNG, JPEG, BMP and binary PPM/PGM (convert it first)");
+    return vit__fail(VIT_ERR_FORMAT, "image: not a PNG, JPEG, BMP or binary PPM/PGM file, the formats vit.h reads");
+}
+
+/* A copy of the PNG b (n bytes) whose short PLTE is extended to 256 colours
+   as PIL extends it, colour k being grey (k, k, k): stb_image 2.27 reads
+   its palette table uninitialised past the file's colours. In `buf`, made
+   here. */
+static vit_result vit__png_full_palette(const unsigned char *b, size_t n, const vit__img_info *info, vit_arena *buf) {
+    size_t at = info->plte_at, rest = at + 12 + info->plte_len, k;
+    uint32_t crc[256];
+    unsigned char *p;
+    vit_result r;
+    if ((r = vit_arena_init_alloc(buf, n - info->plte_len + 768)) != VIT_OK) return r;
+    p = buf->base;
+    memcpy(p, b, at);
+    p += at;
+    memcpy(p, "\0\0\x03\0PLTE", 8);
+    memcpy(p + 8, b + at + 8, info->plte_len);
+    for (k = info->plte_len; k < 768; k++) p[8 + k] = (unsigned char)(k / 3);
+    vit__crc_table(crc);
+    k = vit__crc32(crc, p + 4, 772);
+    p[776] = (unsigned char)(k >> 24); p[777] = (unsigned char)(k >> 16); p[778] = (unsigned char)(k >> 8); p[779] = (unsigned char)k;
+    memcpy(p + 780, b + rest, n - rest);
+    return VIT_OK;
 }
 
 VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
-    int w, h, n, c, i;
+    const unsigned char *src = (const unsigned char *)data;
+    int w, h, n, c, i, sc;
     unsigned char *px;
+    vit__img_info info;
+    vit_arena copy;
     vit_tensor t;
     vit_result r;
-    if (!a || !data || !img || (channels != 1 && channels != 3)) return vit__fail(VIT_ERR_ARG, "image: bad argument (channels must be 1 or 3)");
-    if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is too large", size);
-    if (!vit__jpeg_tables_ok((const unsigned char *)data, size))
-        return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG (a Huffman table with more than 256 codes)");
-    if (!vit__png_idat_ok((const unsigned char *)data, size))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNG whose first IDAT chunk is empty (stb_image 2.27 cannot read it safely)");
-    switch (vit__pnm_check((const unsigned char *)data, size)) {
-    case VIT__PNM_BIG: return vit__fail(VIT_ERR_FORMAT, "image: PNM header with a number beyond %d", INT_MAX);
-    case VIT__PNM_16BIT: return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
-    default: break;
+    if (!a || !data || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
+    if (channels != 1 && channels != 3) return vit__fail(VIT_ERR_ARG, "image: %d channels asked for; an image loads as 1 (grey) or 3 (RGB)", (int)channels);
+    if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is more than the %d vit.h decodes", size, INT_MAX);
+    if ((r = vit__image_check(src, size, &info)) != VIT_OK) return r;
+    memset(&copy, 0, sizeof copy);
+    if (info.plte_at) {
+        if ((r = vit__png_full_palette(src, size, &info, &copy)) != VIT_OK) return r;
+        size += 768 - info.plte_len;
+        src = copy.base;
     }
-    px = stbi_load_from_memory((const unsigned char *)data, (int)size, &w, &h, &n, channels);
-    if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode (%s)", stbi_failure_reason());
+    /* A PNM with a max value below 255 is scaled as PIL scales it, from
+       its own channels; stb_image converts the rest. */
+    sc = info.pnm_max && info.pnm_max < 255 ? 0 : channels;
+    px = stbi_load_from_memory(src, (int)size, &w, &h, &n, sc);
+    vit_arena_free(&copy);
+    if (!px) return vit__fail(VIT_ERR_FORMAT, "image: cannot decode the %s (%s)", info.format, stbi_failure_reason());
+    if (!sc) {
+        sc = n;
+        for (i = 0; i < w * h * n; i++)
+            px[i] = px[i] >= info.pnm_max ? 255 : (unsigned char)rint((double)px[i] / info.pnm_max * 255.0);
+    }
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {
         stbi_image_free(px);
         return r;
     }
     if (!vit_arena_counting(a))
         for (c = 0; c < channels; c++)
-            for (i = 0; i < w * h; i++) t.data[(size_t)c * w * h + i] = px[(size_t)i * channels + c] / 255.0f;
+            for (i = 0; i < w * h; i++) {
+                const unsigned char *p = px + (size_t)i * sc;
+                /* grey from RGB with stb_image's weights, as for other formats */
+                int v = sc == channels ? p[c] : sc == 1 ? p[0] : (p[0] * 77 + p[1] * 150 + p[2] * 29) >> 8;
+                t.data[(size_t)c * w * h + i] = v / 255.0f;
+            }
     stbi_image_free(px);
     *img = t;
     return VIT_OK;
@@ -5840,7 +6163,8 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
     vit_result r;
     size_t len;
     if (!a || !path || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
-    if ((r = vit__read_file(path, ~(size_t)0, &tmp, &len)) != VIT_OK) return r;
+    if (channels != 1 && channels != 3) return vit__fail(VIT_ERR_ARG, "image: %d channels asked for; an image loads as 1 (grey) or 3 (RGB)", (int)channels);
+    if ((r = vit__read_file(path, INT_MAX, &tmp, &len)) != VIT_OK) return r;
     r = vit_image_load_memory(a, tmp.base, len, channels, img);
     vit_arena_free(&tmp);
     return vit__in_file(path, r);
@@ -5899,6 +6223,8 @@ static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0,
     return kmax;
 }
 
+#define VIT__MAX_SIDE (1 << 24) /* the longest side an image resizes to, as stb_image's largest */
+
 static int32_t vit__round_half_even(int32_t twice) { /* round(twice / 2.0) as Python does */
     int32_t h = twice / 2;
     return twice % 2 == 0 || h % 2 == 0 ? h : h + 1;
@@ -5909,12 +6235,14 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky, y0, y1, th;
     int32_t *fx, *cx, *fy, *cy;
     float *wx, *wy, mean[3], stdv[3];
+    double long_side;
     vit_tensor o, tmp;
     vit_result r;
     size_t mark;
     char s[64];
     if (!a || !img || !img->data || !out) return vit__fail(VIT_ERR_ARG, "preprocess: NULL argument");
-    if (img->ndim != 3 || img->shape[0] > 3) return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W)", vit_tensor_shape_str(img, s, sizeof s));
+    if (img->ndim != 3 || img->shape[0] < 1 || img->shape[0] > 3 || img->shape[1] < 1 || img->shape[2] < 1)
+        return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W) with C = 1, 2 or 3", vit_tensor_shape_str(img, s, sizeof s));
     C = img->shape[0]; H = img->shape[1]; W = img->shape[2];
     rs = p && p->resize ? p->resize : 256;
     cs = p && p->crop ? p->crop : 224;
@@ -5925,9 +6253,14 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
     }
     if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
+    if (rs > VIT__MAX_SIDE) return vit__fail(VIT_ERR_ARG, "preprocess: resize %d is beyond %d, the longest side vit.h resizes to", (int)rs, VIT__MAX_SIDE);
     /* torchvision: the short side becomes rs, the long side int(rs * long / short). */
-    if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
-    else { nw = rs; nh = (int32_t)((double)rs * H / W); }
+    long_side = (double)rs * (H <= W ? W : H) / (H <= W ? H : W);
+    if (long_side >= VIT__MAX_SIDE + 1.0)
+        return vit__fail(VIT_ERR_SHAPE, "preprocess: a %dx%d image resized to a short side of %d would be %.0f pixels long; vit.h resizes to at most %d a side",
+                         (int)W, (int)H, (int)rs, floor(long_side), VIT__MAX_SIDE);
+    if (H <= W) { nh = rs; nw = (int32_t)long_side; }
+    else { nw = rs; nh = (int32_t)long_side; }
     if (nw < cs || nh < cs) return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W, (int)H, (int)nw, (int)nh, (int)cs);
     top = vit__round_half_even(nh - cs);
     left = vit__round_half_even(nw - cs);

@@ -28,6 +28,18 @@ static int check_close(const char *label, const float *got, const float *want, s
     }
     return 1;
 }
+/* Under MemorySanitizer, reports (and stops at) the first uninitialised
+   byte of p[0..n); elsewhere nothing. */
+#if defined(__has_feature)
+#if __has_feature(memory_sanitizer)
+#include <sanitizer/msan_interface.h>
+#define CHECK_INITIALISED(p, n) __msan_check_mem_is_initialized((p), (n))
+#endif
+#endif
+#ifndef CHECK_INITIALISED
+#define CHECK_INITIALISED(p, n) ((void)(p), (void)(n))
+#endif
+
 /* Pass/fail counters and expect(), shared by the test programs. */
 static int passed, failed;
 static void expect(int ok, const char *what) {

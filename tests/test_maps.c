@@ -205,6 +205,175 @@ static void test_preprocess(void) {
     }
 }
 
+/* Reads dir/images/name whole into a static buffer; the size, 0 on failure. */
+static unsigned char file_buf[1 << 16];
+static size_t image_file(const char *name) {
+    char path[1024];
+    size_t n = 0;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/images/%s", dir, name);
+    if ((f = fopen(path, "rb"))) {
+        n = fread(file_buf, 1, sizeof file_buf, f);
+        fclose(f);
+    }
+    if (!n) { printf("FAIL cannot read %s\n", path); failed++; }
+    return n;
+}
+
+/* Decodes bytes b (n) as an image of `channels`; under MemorySanitizer
+   every decoded value must be initialised. */
+static vit_result decode(const unsigned char *b, size_t n, int channels, vit_tensor *t) {
+    vit_result r = vit_image_load_memory(&A, b, n, channels, t);
+    if (r == VIT_OK) CHECK_INITIALISED(t->data, vit_tensor_numel(t) * sizeof(float));
+    return r;
+}
+
+static vit_tensor decode_file(const char *name, int channels) {
+    vit_tensor t;
+    size_t n = image_file(name);
+    memset(&t, 0, sizeof t);
+    if (n && decode(file_buf, n, channels, &t) != VIT_OK) { printf("FAIL %s: %s\n", name, vit_last_error()); failed++; }
+    return t;
+}
+
+static int same_pixels(const vit_tensor *a, const vit_tensor *b) {
+    return a->data && b->data && a->ndim == 3 && b->ndim == 3 && !memcmp(a->shape, b->shape, sizeof a->shape) &&
+           !memcmp(a->data, b->data, vit_tensor_numel(a) * sizeof(float));
+}
+
+/* Files from untrusted hands (tests/fixtures/maps/images, made by
+   tools/image_fixtures.py): what PIL refuses is refused with the problem
+   named, what stb_image 2.27 would decode from zeros or uninitialised
+   memory is refused, and every declared size must fit in the file. */
+static void test_untrusted(void) {
+    static const struct { const char *name, *what; int channels; } formats[] = {
+        {"src.png", "truncated PNG", 3}, {"src.bmp", "truncated BMP", 3}, {"src.ppm", "truncated PPM", 3},
+        {"src.pgm", "truncated PGM", 1}, {"base.jpg", "truncated JPEG", 3}, {"prog.jpg", "truncated JPEG", 3}};
+    static const struct { const char *name, *what; } damaged[] = {
+        {"prog_undef_dc.jpg", "DC Huffman table 3, which no DHT"}, {"prog_undef_ac.jpg", "AC Huffman table 2, which no DHT"},
+        {"base_undef_ac.jpg", "AC Huffman table 3, which no DHT"}, {"base_undef_dqt.jpg", "quantisation table 3, which no DQT"}};
+    static unsigned char copy[1 << 16];
+    char label[160];
+    vit_tensor png, t, want;
+    size_t n, cut, bad, mark = vit_arena_mark(&A);
+    int i, k;
+    double d;
+    /* The lossless formats decode to the same pixels, the JPEGs close to them. */
+    png = decode_file("src.png", 3);
+    expect(png.data && png.shape[1] == 12 && png.shape[2] == 16, "src.png decodes (16x12)");
+    t = decode_file("src.bmp", 3);
+    expect(same_pixels(&png, &t), "src.bmp decodes to src.png's pixels");
+    t = decode_file("src.ppm", 3);
+    expect(same_pixels(&png, &t), "src.ppm decodes to src.png's pixels");
+    t = decode_file("src.pgm", 1);
+    expect(t.data && t.shape[0] == 1 && t.shape[2] == 16, "src.pgm decodes");
+    for (i = 0; i < 2; i++) {
+        t = decode_file(i ? "prog.jpg" : "base.jpg", 3);
+        for (d = 0.0, n = 0; t.data && png.data && n < 3 * 12 * 16; n++) d += fabsf(t.data[n] - png.data[n]);
+        snprintf(label, sizeof label, "%s decodes near src.png (mean |d| %.2f/255)", i ? "prog.jpg" : "base.jpg", d / (3 * 12 * 16) * 255);
+        expect(t.data && d / (3 * 12 * 16) < 4.0 / 255, label);
+    }
+    /* Every cut is refused; the cut to 90% names the problem. */
+    for (i = 0; i < (int)(sizeof formats / sizeof formats[0]); i++) {
+        n = image_file(formats[i].name);
+        memcpy(copy, file_buf, n);
+        for (cut = 0, bad = 0; cut < n; cut++)
+            if (vit_image_load_memory(&A, copy, cut, formats[i].channels, &t) == VIT_OK) bad++;
+        snprintf(label, sizeof label, "%s: each of its %zu cuts refused (%zu decoded)", formats[i].name, n, bad);
+        expect(n && !bad, label);
+        snprintf(label, sizeof label, "%s cut to 90%% refused as '%s'", formats[i].name, formats[i].what);
+        expect(vit_image_load_memory(&A, copy, n * 9 / 10, formats[i].channels, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), formats[i].what), label);
+    }
+    /* Formats left out, whole or cut. */
+    for (k = 0; k < 2; k++) {
+        n = image_file("src.gif");
+        expect(vit_image_load_memory(&A, file_buf, k ? n * 9 / 10 : n, 3, &t) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "a GIF; vit.h reads PNG, JPEG"),
+               k ? "GIF cut to 90% refused" : "GIF refused");
+        n = image_file("src.tga");
+        expect(vit_image_load_memory(&A, file_buf, k ? n * 9 / 10 : n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "BMP or binary PPM/PGM"),
+               k ? "TGA cut to 90% refused" : "TGA refused");
+    }
+    /* A scan or component naming a table no segment defines. */
+    for (i = 0; i < (int)(sizeof damaged / sizeof damaged[0]); i++) {
+        n = image_file(damaged[i].name);
+        snprintf(label, sizeof label, "%s refused ('%s')", damaged[i].name, damaged[i].what);
+        expect(vit_image_load_memory(&A, file_buf, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), damaged[i].what), label);
+    }
+    /* A palette shorter than its indices: grey k past the end, as PIL; a
+       PPM with max value 100 scaled as PIL scales it. */
+    t = decode_file("pal_short.png", 3);
+    want = decode_file("pal_short.want.ppm", 3);
+    expect(same_pixels(&t, &want), "short-palette PNG decodes as PIL does");
+    t = decode_file("max100.ppm", 3);
+    want = decode_file("max100.want.ppm", 3);
+    expect(same_pixels(&t, &want), "PPM with max value 100 decodes as PIL does");
+    /* Sizes that do not fit in the file. */
+    {
+        uint32_t crc[256], c;
+        n = image_file("src.png");
+        memcpy(copy, file_buf, n);
+        memcpy(copy + 16, "\x01\x00\x00\x00\x01\x00\x00\x00", 8); /* IHDR: 16777216 x 16777216 */
+        vit__crc_table(crc);
+        c = vit__crc32(crc, copy + 12, 17);
+        copy[29] = (unsigned char)(c >> 24); copy[30] = (unsigned char)(c >> 16); copy[31] = (unsigned char)(c >> 8); copy[32] = (unsigned char)c;
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "cannot hold 16777216x16777216 pixels"),
+               "PNG declaring 2^24 x 2^24 pixels in 86 bytes refused");
+        copy[40] ^= 1;
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "fails its CRC"), "PNG with a bad CRC refused");
+        n = image_file("base.jpg");
+        memcpy(copy, file_buf, n);
+        for (k = 2; k + 9 < (int)n && !(copy[k] == 0xff && copy[k + 1] == 0xc0); k++) {}
+        memcpy(copy + k + 5, "\xff\xff\xff\xff", 4); /* SOF: 65535 x 65535 */
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "too few for its"),
+               "JPEG declaring 65535x65535 pixels in 684 bytes refused");
+        n = image_file("src.bmp");
+        memcpy(copy, file_buf, n);
+        memcpy(copy + 18, "\xa0\x86\x01\x00", 4); /* width 100000 */
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "truncated BMP: 100000x12 pixels need"),
+               "BMP declaring 100000x12 pixels in 630 bytes refused");
+        memcpy(copy + 18, "\x10\x00\x00\x00\x00\x00\x00\x80", 8); /* height INT32_MIN */
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16777216 a side"), "BMP of height INT32_MIN refused");
+        expect(vit_image_load_memory(&A, "P6 65535 65535 255\n\x01\x02\x03", 22, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "truncated PPM"),
+               "PPM declaring 65535x65535 pixels in 22 bytes refused");
+    }
+    {
+        /* An 8-bit BMP of 2x1 pixels with a 2-colour palette: index 1 is
+           black-or-white, index 7 lies past the palette. */
+        static unsigned char bmp[70] = {'B', 'M', 70, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, 0, 40, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 8, 0};
+        bmp[58] = bmp[59] = bmp[60] = 255; /* colour 1: white */
+        bmp[63] = 1;
+        expect(decode(bmp, sizeof bmp - 4, 3, &t) == VIT_OK && t.data[0] == 0.0f && t.data[1] == 1.0f, "8-bit BMP with a 2-colour palette decodes");
+        bmp[63] = 7;
+        expect(decode(bmp, sizeof bmp - 4, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "pixel (1, 0) is colour 7 of a 2-colour palette"),
+               "BMP index past its palette refused");
+    }
+    expect(decode((const unsigned char *)"P5 2 1 255\n", 11, 7, &t) == VIT_ERR_ARG && strstr(vit_last_error(), "7 channels asked for"),
+           "channels 7 refused as the caller's mistake");
+    {
+        /* Extreme sizes: a 9000000x1 PNG of 8.8 KB decodes, and its
+           preprocessing is refused with the real numbers, as is a resize
+           of 2000000000 (no int overflow, no "-2147483648x256"). */
+        vit_preprocess pp;
+        vit_tensor x;
+        memset(&pp, 0, sizeof pp);
+        t = decode_file("wide.png", 1);
+        expect(t.data && t.shape[1] == 1 && t.shape[2] == 9000000, "9000000x1 PNG decodes");
+        expect(t.data && vit_image_preprocess(&A, &t, NULL, &x) == VIT_ERR_SHAPE &&
+                   strstr(vit_last_error(), "a 9000000x1 image resized to a short side of 256 would be 2304000000 pixels long"),
+               "9000000x1 image: preprocessing refused with its size");
+        pp.resize = 2000000000;
+        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_ERR_ARG && strstr(vit_last_error(), "resize 2000000000 is beyond 16777216"),
+               "resize 2000000000 refused");
+        pp.resize = 16777216;
+        pp.crop = 4;
+        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_ERR_SHAPE && strstr(vit_last_error(), "would be 22369621 pixels long"),
+               "16x12 image resized to a short side of 2^24 refused");
+        pp.resize = 12582912; /* the long side becomes 2^24 exactly */
+        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_OK && x.shape[2] == 4, "16x12 image resized to 16777216x12582912, 4x4 crop");
+    }
+    vit_arena_rewind(&A, mark);
+}
+
 static void test_png(void) {
     char path[1024];
     float map[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
@@ -244,12 +413,12 @@ static void test_png(void) {
         expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 3, &back) == VIT_ERR_UNSUPPORTED, "16-bit PGM as RGB refused");
         static const unsigned char pgm_big[] = "P5\n5555555555555 1\n255\n\x12\xab", pgm_max[] = "P5\n2147483647 1\n255\n\x12\xab";
         /* A header number past INT_MAX (stb_image's int parser would
-           overflow) is refused; INT_MAX itself reaches stb_image, which
-           refuses the size. */
-        expect(vit_image_load_memory(&A, pgm_big, sizeof pgm_big - 1, 1, &back) == VIT_ERR_FORMAT && strstr(vit_last_error(), "PNM header"),
+           overflow) is refused; so is INT_MAX itself, past the 2^24 side
+           vit.h reads. */
+        expect(vit_image_load_memory(&A, pgm_big, sizeof pgm_big - 1, 1, &back) == VIT_ERR_FORMAT && strstr(vit_last_error(), "header number beyond"),
                "PNM header number past INT_MAX refused");
-        expect(vit_image_load_memory(&A, pgm_max, sizeof pgm_max - 1, 1, &back) == VIT_ERR_FORMAT && !strstr(vit_last_error(), "PNM header"),
-               "PNM width INT_MAX left to stb_image");
+        expect(vit_image_load_memory(&A, pgm_max, sizeof pgm_max - 1, 1, &back) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16777216 a side"),
+               "PNM width INT_MAX refused");
         expect(vit_image_load_memory(&A, pgm8, sizeof pgm8 - 1, 3, &back) == VIT_OK && back.shape[2] == 2 &&
                    fabsf(back.data[1] * 255.0f - 0xab) < 1e-3f,
                "8-bit PGM decodes");
@@ -283,6 +452,7 @@ int main(int argc, char **argv) {
     test_pos_modes();
     test_preprocess();
     test_png();
+    test_untrusted();
     vit_arena_free(&A);
     printf("test_maps: %d passed, %d failed\n", passed, failed);
     return failed != 0;
