@@ -89,6 +89,12 @@
      it (a PNG without IEND too, which PIL takes); palette indices past a
      PNG's palette read grey k, as PIL reads them, and past a BMP's are
      refused. JPEG pixels differ from PIL's (libjpeg) by up to 2/255.
+     vit_model_load_file maps the file where there is mmap (POSIX): a file
+     truncated or rewritten while the model is loaded can then kill the
+     next forward pass with SIGBUS. vit_load_opts.read_whole = 1 reads it
+     into memory instead, for files that may change. Files are checked
+     (a directory, a missing file with errno's text, the size against
+     what is read from it) before anything is read or allocated.
      The image and PNG functions allocate through stb (VIT_MALLOC/VIT_FREE),
      outside the arenas. With GCC, the translation unit holding
      VIT_IMPLEMENTATION does not report unused static functions after the
@@ -481,6 +487,7 @@ typedef struct vit_load_opts {
     const char *labels_text;   /* label lines' bytes instead of a path (labels_size of them) */
     size_t labels_size;        /* bytes of labels_text */
     int32_t no_config_search;  /* 1: never look for config.json beside the file */
+    int32_t read_whole;        /* 1: read the file into memory rather than map it (see LIMITATIONS) */
 } vit_load_opts;
 
 /* ---- core: version, errors, log ---- */
@@ -826,10 +833,23 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #endif
 #if !defined(VIT_NO_STDIO) && (defined(__unix__) || defined(__APPLE__))
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 #define VIT__HAVE_MMAP 1
+#endif
+#if !defined(VIT_NO_STDIO) && (defined(__unix__) || defined(__APPLE__) || defined(_WIN32))
+#include <sys/stat.h>
+#define VIT__HAVE_STAT 1
+#if defined(S_ISDIR) && defined(S_ISREG)
+#define VIT__IS_DIR(m) S_ISDIR(m)
+#define VIT__IS_REG(m) S_ISREG(m)
+#else /* MSVC */
+#define VIT__IS_DIR(m) (((m) & _S_IFMT) == _S_IFDIR)
+#define VIT__IS_REG(m) (((m) & _S_IFMT) == _S_IFREG)
+#endif
+#endif
+#ifndef VIT_NO_STDIO
+#include <errno.h>
 #endif
 
 #if defined(__cplusplus)
@@ -4416,33 +4436,58 @@ static vit_result vit__labels_parse(vit_arena *a, const char *src, const char *t
 }
 
 #ifndef VIT_NO_STDIO
-/* The whole of a file of at most `limit` bytes in a fresh arena of its own
-   (the caller frees it; freed here on failure), NUL-terminated. */
-static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf, size_t *len) {
+/* The size of the regular file at path, checked before anything is read or
+   allocated: a missing file gets errno's text, a directory says so. */
+static vit_result vit__file_size(const char *path, size_t *size) {
+#ifdef VIT__HAVE_STAT
+    struct stat sb;
+    if (stat(path, &sb) != 0) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
+    if (!VIT__IS_REG(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is not a regular file", path);
+    if ((unsigned long long)sb.st_size > (size_t)-1) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: too large for this machine's address space", path);
+    *size = (size_t)sb.st_size;
+    return VIT_OK;
+#else
     FILE *f = fopen(path, "rb");
     long n;
-    vit_result r;
-    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) {
         fclose(f);
-        return vit__fail(VIT_ERR_IO, "%s: unreadable file", path);
-    }
-    if ((unsigned long)n > limit) {
-        fclose(f);
-        return vit__fail(VIT_ERR_FORMAT, "%s: %ld bytes is more than the %zu vit.h reads from such a file", path, n, limit);
-    }
-    if ((r = vit_arena_init_alloc(buf, (size_t)n + 1)) != VIT_OK) {
-        fclose(f);
-        return r;
-    }
-    if (fread(buf->base, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        vit_arena_free(buf);
-        return vit__fail(VIT_ERR_IO, "%s: short read", path);
+        return vit__fail(VIT_ERR_IO, "%s: cannot find its size (not a regular file?)", path);
     }
     fclose(f);
+    *size = (size_t)n;
+    return VIT_OK;
+#endif
+}
+
+/* Reads n bytes from the start of path into dst. */
+static vit_result vit__read_bytes(const char *path, void *dst, size_t n) {
+    FILE *f = fopen(path, "rb");
+    size_t got;
+    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    got = fread(dst, 1, n, f);
+    fclose(f);
+    if (got != n) return vit__fail(VIT_ERR_IO, "%s: short read (%zu of %zu bytes; did the file change?)", path, got, n);
+    return VIT_OK;
+}
+
+/* The whole of a file of at most `limit` bytes in a fresh arena of its own
+   (the caller frees it; freed here on failure), NUL-terminated. The size is
+   checked before anything is allocated. */
+static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf, size_t *len) {
+    size_t n;
+    vit_result r;
+    memset(buf, 0, sizeof *buf);
+    if ((r = vit__file_size(path, &n)) != VIT_OK) return r;
+    if (n > limit) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %zu bytes is more than the %zu vit.h reads from such a file", path, n, limit);
+    if ((r = vit_arena_init_alloc(buf, n + 1)) != VIT_OK) return r;
+    if ((r = vit__read_bytes(path, buf->base, n)) != VIT_OK) {
+        vit_arena_free(buf);
+        return r;
+    }
     buf->base[n] = 0;
-    *len = (size_t)n;
+    *len = n;
     return VIT_OK;
 }
 #endif
@@ -5121,51 +5166,32 @@ VITDEF vit_result vit_model_load_file(vit_model *m, const char *path) { return v
 
 VITDEF vit_result vit_model_load_file_ex(vit_model *m, const char *path, const vit_load_opts *opts) {
     vit_result r;
-    const unsigned char *buf;
+    const unsigned char *buf = NULL;
     size_t size;
     if (!m || !path) return vit__fail(VIT_ERR_ARG, "vit_model_load_file: NULL argument");
     memset(m, 0, sizeof *m);
+    if ((r = vit__file_size(path, &size)) != VIT_OK) return r;
+    if (size == 0) return vit__fail(VIT_ERR_FORMAT, "%s: empty file", path);
 #ifdef VIT__HAVE_MMAP
-    {
+    if (!(opts && opts->read_whole)) {
         /* Mapped read-only: F32 weights are used in place, so loading costs
            no copy and the pages are shared between processes. */
-        struct stat sb;
         int fd = open(path, O_RDONLY);
-        if (fd < 0) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-        if (fstat(fd, &sb) != 0 || sb.st_size <= 0) {
-            close(fd);
-            return vit__fail(VIT_ERR_IO, "%s: empty or unreadable file", path);
-        }
-        size = (size_t)sb.st_size;
+        if (fd < 0) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
         m->map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
         close(fd);
         if (m->map == MAP_FAILED) {
             m->map = NULL;
-            return vit__fail(VIT_ERR_IO, "%s: mmap of %zu bytes failed", path, size);
+            return vit__fail(VIT_ERR_IO, "%s: cannot map its %zu bytes (%s)", path, size, strerror(errno));
         }
         m->map_size = size;
         buf = (const unsigned char *)m->map;
     }
-#else
-    {
-        FILE *f = fopen(path, "rb");
-        long len;
-        if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open", path);
-        if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) {
-            fclose(f);
-            return vit__fail(VIT_ERR_IO, "%s: empty or unreadable file", path);
-        }
-        size = (size_t)len;
-        if ((r = vit_arena_init_alloc(&m->file_buf, size)) != VIT_OK) { fclose(f); return r; }
-        if (fread(m->file_buf.base, 1, size, f) != size) {
-            fclose(f);
-            vit_model_free(m);
-            return vit__fail(VIT_ERR_IO, "%s: short read", path);
-        }
-        fclose(f);
+#endif
+    if (!buf) {
+        if ((r = vit__read_file(path, (size_t)-1 - 1, &m->file_buf, &size)) != VIT_OK) return r;
         buf = m->file_buf.base;
     }
-#endif
     r = vit__load(m, buf, size, path, opts, path);
     if (r != VIT_OK) vit_model_free(m);
     return r;

@@ -3,7 +3,7 @@
    every truncation of a real model file, wrong shapes and dtypes, missing
    and extra tensors, non-finite inputs, tiny arenas, broken .npy files.
    Run under ASan+UBSan (and LeakSanitizer) by `make test`.
-   Usage: test_errors [FIXTURE_DIR]. */
+   Usage: test_errors [FIXTURE_DIR [TMP_DIR]] (TMP_DIR default build). */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 
@@ -266,7 +266,73 @@ static void test_truncation(const char *dir, const char *name, size_t data_strid
     free(buf);
 }
 
+/* ---- reading files: checked before they are read ---- */
+
+/* A directory, a missing file, a file too large to read (a sparse 3 GB
+   "PNG", Linux only) and a model read into memory rather than mapped:
+   truncating the file after loading must not matter then. */
+static void test_reads(const char *fixtures, const char *tmp_dir) {
+    char path[1024], copy[1024];
+    vit_model m, mm;
+    vit_arena a;
+    vit_tensor t, x, y, y2;
+    vit_load_opts o;
+    FILE *f, *g;
+    size_t n;
+    static unsigned char buf[1 << 20];
+    vit_arena_init_alloc(&a, 1 << 20);
+    expect_err(vit_model_load_file(&m, tmp_dir), VIT_ERR_IO, "is a directory", "model: a directory");
+    expect_err(vit_npy_load(&a, tmp_dir, &t), VIT_ERR_IO, "is a directory", "npy: a directory");
+    expect_err(vit_image_load(&a, tmp_dir, 3, &t), VIT_ERR_IO, "is a directory", "image: a directory");
+    memset(&o, 0, sizeof o);
+    o.config_path = tmp_dir;
+    snprintf(path, sizeof path, "%s/naming/timm_avg/model.safetensors", fixtures);
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_IO, "is a directory", "config.json: a directory");
+    expect_err(vit_model_load_file(&m, "/nonexistent/m.safetensors"), VIT_ERR_IO, "cannot open (No such file or directory)", "model: a missing file");
+    expect_err(vit_npy_load(&a, "/nonexistent/x.npy", &t), VIT_ERR_IO, "cannot open (No such file or directory)", "npy: a missing file");
+    expect_err(vit_image_load(&a, "/nonexistent/x.png", 3, &t), VIT_ERR_IO, "cannot open (No such file or directory)", "image: a missing file");
+#ifdef __linux__
+    snprintf(copy, sizeof copy, "%s/sparse.png", tmp_dir);
+    if ((f = fopen(copy, "wb"))) {
+        int ok = fseek(f, 3L << 30, SEEK_SET) == 0 && fputc(0, f) == 0;
+        fclose(f);
+        if (ok) expect_err(vit_image_load(&a, copy, 3, &t), VIT_ERR_UNSUPPORTED, "3221225473 bytes is more than the 2147483647", "image: 3 GB refused unread");
+        remove(copy);
+    }
+#endif
+    /* read_whole: the weights are a copy, the file can change under them. */
+    snprintf(path, sizeof path, "%s/mha_sep1.safetensors", fixtures);
+    snprintf(copy, sizeof copy, "%s/read_whole.safetensors", tmp_dir);
+    f = fopen(path, "rb");
+    g = fopen(copy, "wb");
+    n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (g) fwrite(buf, 1, n, g);
+    if (f) fclose(f);
+    if (g) fclose(g);
+    o.config_path = NULL;
+    o.read_whole = 1;
+    expect_err(vit_model_load_file_ex(&m, copy, &o), VIT_OK, NULL, "read_whole load");
+    expect_err(m.map == NULL && m.file_buf.base ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "read_whole: not mapped");
+    expect_err(vit_model_load_file(&mm, path), VIT_OK, NULL, "mapped load");
+    if ((g = fopen(copy, "wb"))) fclose(g); /* truncated to 0 bytes */
+    {
+        int32_t shape[3] = {2, 3, 0};
+        size_t i;
+        shape[2] = m.mha.dim;
+        vit_tensor_init(&a, &x, 3, shape);
+        for (i = 0; i < vit_tensor_numel(&x); i++) x.data[i] = (float)(i % 5) - 2.0f;
+        expect_err(vit_model_forward(&m, &a, &x, NULL, &y), VIT_OK, NULL, "read_whole: forward after the file is truncated");
+        expect_err(vit_model_forward(&mm, &a, &x, NULL, &y2), VIT_OK, NULL, "mapped: forward");
+        expect_err(!memcmp(y.data, y2.data, vit_tensor_numel(&y) * sizeof(float)) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "read_whole equals mapped");
+    }
+    vit_model_free(&m);
+    vit_model_free(&mm);
+    remove(copy);
+    vit_arena_free(&a);
+}
+
 int main(int argc, char **argv) {
+    test_reads(argc > 1 ? argv[1] : "tests/fixtures", argc > 2 ? argv[2] : "build");
     test_headers();
     test_half();
     test_inputs();
