@@ -36,7 +36,10 @@
      names a code; vit_last_error() gives the specific, thread-local message,
      e.g. "m.safetensors: tensor 'encoder.ln.weight' has shape [48], expected
      [64] (hidden_dim=64)". Bad input never aborts; on failure outputs are
-     left untouched.
+     left untouched. Files (vit_npy_save, the PNG writers) are written
+     whole to a temporary file beside the target, every write and the close
+     checked, then renamed over it: a failed write (a full disk) returns
+     VIT_ERR_IO with errno's text and leaves the previous file intact.
 
    SHAPES
      Row-major float32, outermost first, exactly as PyTorch prints them.
@@ -735,6 +738,7 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
 VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t size, vit_tensor *t);
 #ifndef VIT_NO_STDIO
 VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t);
+/* t as a float32 .npy, written atomically (see ERRORS). */
 VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
 #endif
 
@@ -772,7 +776,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
 /* Viridis colour of v in [0, 1] (clamped). */
 VITDEF void vit_colormap(float v, unsigned char rgb[3]);
 #if !defined(VIT_NO_STDIO) && !defined(VIT_NO_PNG)
-/* map (gh, gw), min-max normalised, as a viridis PNG of (gh*scale, gw*scale)
+/* Each writes its PNG atomically (see ERRORS): VIT_ERR_IO on a failed write.
+   map (gh, gw), min-max normalised, as a viridis PNG of (gh*scale, gw*scale)
    pixels, bilinearly upsampled. */
 VITDEF vit_result vit_png_heatmap(const char *path, const float *map, int32_t gh, int32_t gw, int32_t scale);
 /* map (gh, gw) upsampled bilinearly to the image's (H, W), coloured with
@@ -5597,6 +5602,90 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
 }
 
 
+/* ---- I/O: writing a file whole ---- */
+
+#ifndef VIT_NO_STDIO
+#if defined(_WIN32)
+/* Kernel32's, declared here to keep <windows.h> (and its macros) out of
+   the user's file; the same declaration as windows.h's. */
+#ifdef __cplusplus
+extern "C"
+#endif
+__declspec(dllimport) int __stdcall MoveFileExA(const char *from, const char *to, unsigned long flags);
+#endif
+
+/* Writes part[0..n) (len[i] bytes each) to f, then flushes; 0 on any error
+   (errno set). */
+static int vit__write_all(FILE *f, int n, const void *const *part, const size_t *len) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (len[i] && fwrite(part[i], 1, len[i], f) != len[i]) return 0;
+    return fflush(f) == 0 && !ferror(f);
+}
+
+/* Writes the parts to path atomically: into a temporary file in the same
+   folder, every write, the flush and the close checked, then renamed over
+   path. On failure (a full disk, a missing folder) path keeps its previous
+   contents, the temporary is removed, and VIT_ERR_IO carries errno's text.
+   A path that exists and is not a regular file (a device such as
+   /dev/null, a pipe) cannot be replaced: it is written in place. */
+static vit_result vit__save(const char *path, int n, const void *const *part, const size_t *len) {
+    char tmp[4096 + 40];
+    FILE *f = NULL;
+    int k, ok, err;
+#ifdef VIT__HAVE_STAT
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !VIT__IS_REG(sb.st_mode)) {
+        if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
+        if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+        ok = vit__write_all(f, n, part, len);
+        err = errno;
+        if (fclose(f) != 0 && ok) { ok = 0; err = errno; }
+        return ok ? VIT_OK : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
+    }
+#endif
+    if (strlen(path) > 4096) return vit__fail(VIT_ERR_IO, "%s: path too long", path);
+    /* A name no other writer uses: O_EXCL where there is POSIX, else a
+       check that it does not exist yet. */
+    for (k = 0; k < 100 && !f; k++) {
+#ifdef VIT__HAVE_MMAP
+        int fd;
+        snprintf(tmp, sizeof tmp, "%s.%ld-%d.tmp", path, (long)getpid(), k);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd >= 0) {
+            close(fd);
+            f = fopen(tmp, "wb");
+        } else if (errno != EEXIST) break;
+#else
+        snprintf(tmp, sizeof tmp, "%s.%lx-%d.tmp", path, (unsigned long)(uintptr_t)&f, k);
+        if ((f = fopen(tmp, "rb")) != NULL) { fclose(f); f = NULL; continue; }
+        f = fopen(tmp, "wb");
+        if (!f) break;
+#endif
+    }
+    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create a file beside it (%s)", path, strerror(errno));
+    ok = vit__write_all(f, n, part, len);
+    err = errno;
+    if (fclose(f) != 0 && ok) { ok = 0; err = errno; }
+    if (ok) {
+#if defined(_WIN32)
+        ok = MoveFileExA(tmp, path, 1 /* MOVEFILE_REPLACE_EXISTING */) != 0;
+        if (!ok) err = EACCES;
+#else
+        ok = rename(tmp, path) == 0;
+        err = errno;
+#endif
+        if (!ok) {
+            remove(tmp);
+            return vit__fail(VIT_ERR_IO, "%s: cannot replace it (%s)", path, strerror(err));
+        }
+        return VIT_OK;
+    }
+    remove(tmp);
+    return vit__fail(VIT_ERR_IO, "%s: write failed (%s); the file is unchanged", path, strerror(err));
+}
+#endif
+
 /* ---- I/O: npy ---- */
 /* NumPy's .npy: magic, version, a little Python-dict header, raw data.
    Reads '<f4' (and '<f8', narrowed to float32), C order only. */
@@ -5691,10 +5780,12 @@ VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
 
 VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
     char h[256];
-    size_t n, hl, numel;
+    unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+    const void *part[3];
+    size_t n, hl, len[3];
     int32_t i;
-    FILE *f;
     if (!path || !t || !t->data) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
+    if (t->ndim < 1 || t->ndim > VIT_MAX_DIMS) return vit__fail(VIT_ERR_ARG, "npy: tensor has %d dimensions", (int)t->ndim);
     n = (size_t)snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
     for (i = 0; i < t->ndim; i++) n += (size_t)snprintf(h + n, sizeof h - n, "%d,%s", (int)t->shape[i], i + 1 < t->ndim ? " " : "");
     n += (size_t)snprintf(h + n, sizeof h - n, "), }");
@@ -5702,15 +5793,12 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
     hl = (10 + n + 1 + 63) / 64 * 64 - 10;
     while (n < hl - 1) h[n++] = ' ';
     h[n++] = '\n';
-    f = fopen(path, "wb");
-    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create", path);
-    numel = vit_tensor_numel(t);
-    fwrite("\x93NUMPY\x01\x00", 1, 8, f);
-    fputc((int)(hl & 255), f);
-    fputc((int)(hl >> 8), f);
-    fwrite(h, 1, hl, f);
-    if (fwrite(t->data, sizeof(float), numel, f) != numel || fclose(f) != 0) return vit__fail(VIT_ERR_IO, "%s: write failed", path);
-    return VIT_OK;
+    magic[8] = (unsigned char)(hl & 255);
+    magic[9] = (unsigned char)(hl >> 8);
+    part[0] = magic; len[0] = sizeof magic;
+    part[1] = h; len[1] = hl;
+    part[2] = t->data; len[2] = vit_tensor_numel(t) * sizeof(float);
+    return vit__save(path, 3, part, len);
 }
 #endif
 
@@ -6419,9 +6507,21 @@ static vit_result vit__check_image(const vit_tensor *image, const char *who) {
     return VIT_OK;
 }
 
+/* stb_image_write hands the encoded PNG to this sink, which saves it. */
+typedef struct vit__png_out { const char *path; vit_result r; } vit__png_out;
+static void vit__png_sink(void *ctx, void *data, int size) {
+    vit__png_out *o = (vit__png_out *)ctx;
+    const void *part = data;
+    size_t len = (size_t)size;
+    o->r = vit__save(o->path, 1, &part, &len);
+}
+
 static vit_result vit__write_png(const char *path, const unsigned char *rgb, int32_t w, int32_t h) {
-    if (!stbi_write_png(path, w, h, 3, rgb, w * 3)) return vit__fail(VIT_ERR_IO, "%s: cannot write PNG", path);
-    return VIT_OK;
+    vit__png_out o;
+    o.path = path;
+    o.r = vit__fail(VIT_ERR_OOM, "%s: cannot encode a %dx%d PNG (out of memory)", path, (int)w, (int)h);
+    stbi_write_png_to_func(vit__png_sink, &o, w, h, 3, rgb, w * 3);
+    return o.r;
 }
 
 VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh, int32_t gw,

@@ -51,6 +51,19 @@ matrix no-simd gcc -O2 -DVIT_NO_SIMD
 matrix clang clang -O2 -march=native
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   matrix asan-ubsan clang -O0 -g -mavx2 -mfma -fsanitize=address,undefined -fno-sanitize-recover=all
+# Saving on a real full disk: a 256 KB tmpfs in a private mount namespace,
+# filled to its last byte; the previous .npy and PNG must survive. Where no
+# mount namespace can be made, the step says so (test_errors' file-size
+# limit and /dev/full cases ran in every build above).
+full_disk() {
+  unshare -rm true 2>/dev/null || { echo "skipped: unshare -rm cannot make a mount namespace here"; return 0; }
+  fd_dir=$(mktemp -d) || return 1
+  unshare -rm sh -c 'mount -t tmpfs -o size=256k vit-full "$1" && "$2" tests/fixtures --full-disk "$1"' sh "$fd_dir" build/asan-ubsan/test_errors
+  fd_rc=$?
+  rmdir "$fd_dir"
+  return $fd_rc
+}
+step asan-ubsan-full-disk full_disk
 
 # The examples, built and run on a fixture model and a fixture image.
 step examples-build make -s examples CFLAGS="-O2 -march=native -fopenmp"

@@ -3,12 +3,21 @@
    every truncation of a real model file, wrong shapes and dtypes, missing
    and extra tensors, non-finite inputs, tiny arenas, broken .npy files.
    Run under ASan+UBSan (and LeakSanitizer) by `make test`.
-   Usage: test_errors [FIXTURE_DIR [TMP_DIR]] (TMP_DIR default build). */
+   Usage: test_errors [FIXTURE_DIR [TMP_DIR]] (TMP_DIR default build), or
+   test_errors FIXTURE_DIR --full-disk DIR on a small file system of its own. */
+#if defined(__linux__) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* setrlimit, for the failed-write tests */
+#endif
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
 
 static int passed, failed;
 
@@ -266,6 +275,97 @@ static void test_truncation(const char *dir, const char *name, size_t data_strid
     free(buf);
 }
 
+/* ---- failed writes leave the previous file intact ---- */
+
+#ifdef __linux__
+/* 1 when path holds exactly the floats v[0..n) as a .npy. */
+static int npy_holds(const char *path, const float *v, size_t n) {
+    vit_arena a;
+    vit_tensor t;
+    int ok;
+    if (vit_arena_init_alloc(&a, n * sizeof(float) + 4096) != VIT_OK) return 0;
+    ok = vit_npy_load(&a, path, &t) == VIT_OK && vit_tensor_numel(&t) == n && !memcmp(t.data, v, n * sizeof(float));
+    vit_arena_free(&a);
+    return ok;
+}
+
+static int file_exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* Saves a good .npy and PNG in dir, then makes each write fail (`how`
+   arranges it, `undo` ends it): the calls return VIT_ERR_IO with errno's
+   text `why`, the good files survive, no temporary file is left. */
+static void failed_writes(const char *dir, const char *why, void (*how)(void), void (*undo)(void)) {
+    char npy[1024], png[1024], tmp[1100], label[256];
+    static float good[8] = {1, 2, 3, 4, 5, 6, 7, 8}, map[4] = {0, 1, 2, 3};
+    float *big = (float *)calloc(1 << 18, sizeof(float));
+    int32_t shape[1] = {1 << 18};
+    vit_tensor t, bt;
+    unsigned char before[4096], after[4096];
+    size_t nb = 0, na = 0;
+    FILE *f;
+    int k;
+    snprintf(npy, sizeof npy, "%s/keep.npy", dir);
+    snprintf(png, sizeof png, "%s/keep.png", dir);
+    memset(&t, 0, sizeof t);
+    t.data = good; t.ndim = 1; t.shape[0] = 8;
+    memset(&bt, 0, sizeof bt);
+    bt.data = big; bt.ndim = 1; bt.shape[0] = shape[0];
+    expect_err(vit_npy_save(npy, &t), VIT_OK, NULL, "a good .npy saved");
+    expect_err(vit_png_heatmap(png, map, 2, 2, 4), VIT_OK, NULL, "a good PNG saved");
+    if ((f = fopen(png, "rb"))) { nb = fread(before, 1, sizeof before, f); fclose(f); }
+    how();
+    for (k = 0; k < 2; k++) { /* a small write fails at the flush or close, a big one in fwrite */
+        snprintf(label, sizeof label, "%s .npy save fails (%s)", k ? "big" : "small", why);
+        t.shape[0] = k ? 8 : 7;
+        expect_err(vit_npy_save(npy, k ? &bt : &t), VIT_ERR_IO, why, label);
+    }
+    expect_err(vit_png_heatmap(png, map, 2, 2, 300), VIT_ERR_IO, why, "PNG save fails");
+    undo();
+    expect_err(npy_holds(npy, good, 8) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL, "the previous .npy is intact");
+    if ((f = fopen(png, "rb"))) { na = fread(after, 1, sizeof after, f); fclose(f); }
+    expect_err(nb && na == nb && !memcmp(before, after, nb) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL, "the previous PNG is intact");
+    for (k = 0; k < 2; k++) {
+        snprintf(tmp, sizeof tmp, "%s.%ld-0.tmp", k ? png : npy, (long)getpid());
+        expect_err(file_exists(tmp) ? VIT_ERR_IO : VIT_OK, VIT_OK, NULL, "no temporary file left");
+    }
+    /* Over a good file, a save replaces it whole. */
+    t.shape[0] = 7;
+    expect_err(vit_npy_save(npy, &t) == VIT_OK && npy_holds(npy, good, 7) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL, "a save replaces the file");
+    remove(npy);
+    remove(png);
+    free(big);
+}
+
+/* A file size limit makes writes past 100 bytes fail with EFBIG, as a
+   full disk makes them fail with ENOSPC. */
+static struct rlimit saved_limit;
+static void limit_on(void) {
+    struct rlimit l;
+    getrlimit(RLIMIT_FSIZE, &saved_limit);
+    l = saved_limit;
+    l.rlim_cur = 100;
+    signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &l);
+}
+static void limit_off(void) { setrlimit(RLIMIT_FSIZE, &saved_limit); }
+
+/* A disk filled to the last byte: dir must be a small file system of its
+   own (tests/run.sh mounts a tmpfs). */
+static char filler[1100];
+static void fill_disk(void) {
+    static char zeros[4096];
+    FILE *f = fopen(filler, "wb");
+    while (f && fwrite(zeros, 1, sizeof zeros, f) == sizeof zeros) {}
+    while (f && fwrite(zeros, 1, 1, f) == 1 && fflush(f) == 0) {}
+    if (f) fclose(f);
+}
+static void empty_disk(void) { remove(filler); }
+#endif
+
 /* ---- reading files: checked before they are read ---- */
 
 /* A directory, a missing file, a file too large to read (a sparse 3 GB
@@ -331,8 +431,38 @@ static void test_reads(const char *fixtures, const char *tmp_dir) {
     vit_arena_free(&a);
 }
 
+/* Saving into a missing folder or over a directory; then, on Linux,
+   writes that fail (a file size limit, /dev/full, or with full_dir a file
+   system filled to the last byte). */
+static void test_writes(const char *tmp_dir, const char *full_dir) {
+    static float v[2] = {1, 2};
+    vit_tensor t;
+    memset(&t, 0, sizeof t);
+    t.data = v; t.ndim = 1; t.shape[0] = 2;
+    expect_err(vit_npy_save("/nonexistent/dir/x.npy", &t), VIT_ERR_IO, "cannot create a file beside it (No such file or directory)", "save into a missing folder");
+    expect_err(vit_npy_save(tmp_dir, &t), VIT_ERR_IO, "is a directory", "save over a directory");
+#ifdef __linux__
+    if (full_dir) {
+        snprintf(filler, sizeof filler, "%s/filler", full_dir);
+        failed_writes(full_dir, "No space left on device", fill_disk, empty_disk);
+        return;
+    }
+    failed_writes(tmp_dir, "File too large", limit_on, limit_off);
+    if (file_exists("/dev/full")) /* a device is written in place: there, every write fails */
+        expect_err(vit_npy_save("/dev/full", &t), VIT_ERR_IO, "No space left on device", "save to /dev/full");
+#else
+    (void)full_dir;
+#endif
+}
+
 int main(int argc, char **argv) {
+    if (argc > 3 && !strcmp(argv[2], "--full-disk")) { /* tests/run.sh, on a small file system of its own */
+        test_writes(argv[3], argv[3]);
+        printf("test_errors --full-disk: %d passed, %d failed\n", passed, failed);
+        return failed != 0 || passed == 0;
+    }
     test_reads(argc > 1 ? argv[1] : "tests/fixtures", argc > 2 ? argv[2] : "build");
+    test_writes(argc > 2 ? argv[2] : "build", NULL);
     test_headers();
     test_half();
     test_inputs();
