@@ -6059,6 +6059,10 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                     return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d uses DC Huffman table %d, which no DHT segment defines", scans, td);
                 if ((!prog || ss > 0) && (ta > 3 || !(hdef & 1 << (4 + ta))))
                     return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d uses AC Huffman table %d, which no DHT segment defines", scans, ta);
+                /* stb_image zeroes a block's coefficients in its first DC
+                   scan; a scan before that reads them uninitialised */
+                if (prog && !(ss == 0 && ah == 0) && !(coded & 1 << c))
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d comes before the DC scan of component %d", scans, id);
             }
             /* Blocks whose DC coefficients the scan codes (baseline: all of
                them): at least 2 bits each in a baseline scan, 1 in a

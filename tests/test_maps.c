@@ -251,7 +251,8 @@ static void test_untrusted(void) {
         {"src.pgm", "truncated PGM", 1}, {"base.jpg", "truncated JPEG", 3}, {"prog.jpg", "truncated JPEG", 3}};
     static const struct { const char *name, *what; } damaged[] = {
         {"prog_undef_dc.jpg", "DC Huffman table 3, which no DHT"}, {"prog_undef_ac.jpg", "AC Huffman table 2, which no DHT"},
-        {"base_undef_ac.jpg", "AC Huffman table 3, which no DHT"}, {"base_undef_dqt.jpg", "quantisation table 3, which no DQT"}};
+        {"base_undef_ac.jpg", "AC Huffman table 3, which no DHT"}, {"base_undef_dqt.jpg", "quantisation table 3, which no DQT"},
+        {"prog_refine_first.jpg", "scan 1 comes before the DC scan of component 1"}};
     static unsigned char copy[1 << 16];
     char label[160];
     vit_tensor png, t, want;

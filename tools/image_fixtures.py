@@ -21,6 +21,7 @@ prog_undef_dc.jpg          prog.jpg whose first scan names DC Huffman table 3
 prog_undef_ac.jpg          prog.jpg whose first AC scan names AC table 2
 base_undef_ac.jpg          base.jpg whose scan names AC table 3
 base_undef_dqt.jpg         base.jpg whose first component names quantisation table 3
+prog_refine_first.jpg      prog.jpg whose first (DC) scan is a refinement: before any DC scan
 wide.png                   9000000x1 grey, 8.8 KB (preprocessing must refuse it clearly)
 
 --regressions also writes each format cut to 90% (PIL refuses every one
@@ -113,6 +114,7 @@ def main(argv=None):
         "prog_undef_ac.jpg": patched(files["prog.jpg"], 0xDA, 1, 6, 0x02),  # AC table 2
         "base_undef_ac.jpg": patched(files["base.jpg"], 0xDA, 0, 6, 0x03),  # component 1: AC table 3
         "base_undef_dqt.jpg": patched(files["base.jpg"], 0xC0, 0, 12, 3),   # component 1: quantisation table 3
+        "prog_refine_first.jpg": patched(files["prog.jpg"], 0xDA, 0, 13, 0x11),  # 3 components: Ah/Al at 7 + 2 * 3
     }
     for name, data in damaged.items():
         if not refused(data):
