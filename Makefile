@@ -61,5 +61,5 @@ fuzz: deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} ONLY=fuzz tests/run.sh
 
 clean:
-	rm -rf build/native build/avx2 build/simde-portable build/no-simd build/clang build/asan-ubsan build/aarch64 \
+	rm -rf build/native build/avx2 build/simde-portable build/no-simd build/clang build/asan-ubsan build/msan build/aarch64 \
 	       build/mingw build/wasm build/log build/vit build/examples build/test_* build/fuzz_* build/fuzzwork

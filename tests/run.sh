@@ -115,6 +115,27 @@ for fz in safetensors:300000 npy:100000 image:2000; do
   step "fuzz-$fz" $fuzz_norand "build/fuzz_$fz" "build/fuzzwork/$fz" fuzz/regressions $fz_how -rss_limit_mb=2048 -artifact_prefix=build/
 done
 
+# MemorySanitizer on the image and loader paths: test_maps and test_errors,
+# then each fuzzer replaying its corpus and fuzz/regressions (fuzz_image and
+# test_maps check every decoded pixel is initialised). clang, no OpenMP:
+# libgomp is not instrumented.
+msan_build() {
+  for ms_t in test_maps test_errors; do
+    clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. "tests/$ms_t.c" -o "build/msan/$ms_t" -lm || return 1
+  done
+  for ms_f in safetensors npy image; do
+    clang -std=c99 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma -I. "fuzz/fuzz_$ms_f.c" -o "build/msan/fuzz_$ms_f" -lm || return 1
+  done
+  echo "built 2 tests and 3 fuzzers"
+}
+mkdir -p build/msan
+step msan-build msan_build
+step msan-maps build/msan/test_maps tests/fixtures/maps build/msan
+step msan-errors build/msan/test_errors tests/fixtures build/msan
+for fz in safetensors npy image; do
+  step "msan-fuzz-$fz" "build/msan/fuzz_$fz" -runs=0 "fuzz/corpus/$fz" fuzz/regressions
+done
+
 # Other platforms, running the same tests: AArch64 (NEON through SIMDe)
 # under qemu, Windows (MinGW-w64) under wine, WebAssembly (SIMD128) under node.
 XINC=build/xinc
