@@ -524,7 +524,9 @@ VITDEF void vit_arena_free(vit_arena *a);
    Fails with VIT_ERR_OVERFLOW/ARG on bad dims, VIT_ERR_OOM when full. */
 VITDEF vit_result vit_tensor_init(vit_arena *a, vit_tensor *t, int32_t ndim, const int32_t *shape);
 VITDEF size_t vit_tensor_numel(const vit_tensor *t);
-/* A view of index i along the outermost dimension. */
+/* A view of index i along the outermost dimension. A bad view (t NULL or
+   of fewer than 2 dimensions, i outside 0..shape[0]-1) is an empty tensor:
+   data NULL and ndim 0, which every function refuses. */
 VITDEF vit_tensor vit_tensor_view(const vit_tensor *t, int32_t i);
 /* Writes "[2,3,4]" into buf (always terminated). */
 VITDEF const char *vit_tensor_shape_str(const vit_tensor *t, char *buf, size_t n);
@@ -686,7 +688,10 @@ VITDEF void vit_model_free(vit_model *m);
    num_classes) or (B, C) with opts->features. Modules: see the module.
    out lives in act until act is rewound. opts may be NULL. */
 VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out);
-/* Bytes an activation arena needs for vit_model_forward on x's shape. */
+/* Bytes an activation arena needs for vit_model_forward on x's shape.
+   Both refuse a model that is not loaded (VIT_ERR_ARG) and an input of a
+   bad rank or a dimension below 1 (VIT_ERR_SHAPE); forward also refuses a
+   counting arena (VIT_ERR_ARG). */
 VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
 VITDEF const char *vit_kind_name(vit_kind k);
 /* The value of `key` in the file's __metadata__ (e.g. "labels"), or NULL. */
@@ -1164,7 +1169,7 @@ VITDEF vit_tensor vit_tensor_view(const vit_tensor *t, int32_t i) {
     vit_tensor v;
     int32_t d;
     memset(&v, 0, sizeof v);
-    VIT_ASSERT(t->ndim >= 2 && i >= 0 && i < t->shape[0]);
+    if (!t || !t->data || t->ndim < 2 || t->ndim > VIT_MAX_DIMS || i < 0 || i >= t->shape[0]) return v; /* data NULL, ndim 0 */
     v.ndim = t->ndim - 1;
     for (d = 0; d < VIT_MAX_DIMS; d++) v.shape[d] = d + 1 < t->ndim ? t->shape[d + 1] : 1;
     v.data = t->data + (size_t)i * vit_tensor_numel(&v);
@@ -5324,14 +5329,26 @@ static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_te
     return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
 }
 
+/* What vit_model_forward and vit_model_memory check first: a loaded model
+   (not one zeroed by a failed load or vit_model_free, whose sizes are 0)
+   and an input of 1..VIT_MAX_DIMS positive dimensions. */
+static vit_result vit__check_call(const vit_model *m, const vit_tensor *x, const char *who) {
+    int32_t i;
+    if (!m->arena.base) return vit__fail(VIT_ERR_ARG, "%s: the model is not loaded (zeroed by a failed load or vit_model_free)", who);
+    if (x->ndim < 1 || x->ndim > VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "%s: input has %d dimensions (1 to %d)", who, (int)x->ndim, VIT_MAX_DIMS);
+    for (i = 0; i < x->ndim; i++)
+        if (x->shape[i] < 1) return vit__fail(VIT_ERR_SHAPE, "%s: input dimension %d is %d", who, (int)i, (int)x->shape[i]);
+    return VIT_OK;
+}
+
 VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
     size_t i, n, mark;
     vit_result r;
     vit_tensor y;
     if (!m || !act || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "vit_model_forward: NULL argument");
-    if (x->ndim < 1 || x->ndim > VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input has %d dimensions", (int)x->ndim);
-    for (i = 0; i < (size_t)x->ndim; i++)
-        if (x->shape[i] < 1) return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input dimension %d is %d", (int)i, (int)x->shape[i]);
+    if (vit_arena_counting(act))
+        return vit__fail(VIT_ERR_ARG, "vit_model_forward: act is a counting arena (no buffer); size one with vit_model_memory, then allocate it");
+    if ((r = vit__check_call(m, x, "vit_model_forward")) != VIT_OK) return r;
     n = vit_tensor_numel(x);
     if (!vit__all_finite(x->data, n))
         for (i = 0; i < n; i++)
@@ -5354,6 +5371,7 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
     vit_forward_opts o;
     vit_result r;
     if (!m || !x || !act_bytes) return vit__fail(VIT_ERR_ARG, "vit_model_memory: NULL argument");
+    if ((r = vit__check_call(m, x, "vit_model_memory")) != VIT_OK) return r;
     vit_arena_init(&counter, NULL, 0);
     probe = *x;
     probe.data = (float *)(uintptr_t)VIT_ALIGN; /* never read while counting */
@@ -5549,12 +5567,14 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     float *pos, *w;
     size_t bytes;
     vit_result r;
-    if (!m || m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
+    if (!m || !m->arena.base) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: the model is not loaded (zeroed by a failed load or vit_model_free)");
+    if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
     if (how < VIT_POS_AUTO || how > VIT_POS_HF) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
         how = !strcmp(m->naming, "timm") ? VIT_POS_TIMM : !strcmp(m->naming, "transformers") ? VIT_POS_HF : VIT_POS_TORCHVISION;
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
-    if (image_size < P || image_size % P || image_size > 8192)
+    if (image_size > 8192) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is more than 8192, the largest image size vit.h takes", (int)image_size);
+    if (image_size < P || image_size % P)
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
     G2 = image_size / P;
     T2 = G2 * G2 + 1;

@@ -201,8 +201,39 @@ static void test_inputs(void) {
     expect_err(y.ndim == 3 && y.shape[2] == 2 && y.data[0] == 0.25f * 0.25f * 4 + 0.25f /* x row 0 is zero */ ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
                "forward value");
     expect_err(vit_model_forward(&m, &act, NULL, NULL, &y), VIT_ERR_ARG, NULL, "NULL input");
-    vit_arena_free(&act);
+    {
+        /* A counting arena has no memory to run in; a rank-5 input has no
+           shape[4]; a bad view is empty, not an abort. */
+        vit_arena count;
+        vit_tensor x5 = x, v;
+        vit_arena_init(&count, NULL, 0);
+        expect_err(vit_model_forward(&m, &count, &x, NULL, &y), VIT_ERR_ARG, "counting arena", "forward on a counting arena");
+        x5.ndim = 5;
+        expect_err(vit_model_memory(&m, &x5, NULL, &bytes), VIT_ERR_SHAPE, "input has 5 dimensions", "memory of a rank-5 input");
+        expect_err(vit_model_forward(&m, &act, &x5, NULL, &y), VIT_ERR_SHAPE, "input has 5 dimensions", "forward of a rank-5 input");
+        v = vit_tensor_view(&x, 2);
+        expect_err(v.data == NULL && v.ndim == 0 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "view past the outermost dimension is empty");
+        v = vit_tensor_view(&x, -1);
+        expect_err(v.data == NULL && vit_model_forward(&m, &act, &v, NULL, &y) == VIT_ERR_ARG ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                   "view at -1 is empty and refused");
+        v = vit_tensor_view(&x, 1);
+        expect_err(v.data == x.data + 15 && v.ndim == 2 && v.shape[0] == 5 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "view 1");
+    }
     vit_model_free(&m);
+    {
+        /* A model zeroed by vit_model_free or a failed load has sizes 0:
+           every call on it is refused, none divides by them. */
+        vit_model z;
+        int k;
+        for (k = 0; k < 2; k++) {
+            if (k) expect_err(vit_model_load_memory(&z, file, 4), VIT_ERR_FORMAT, NULL, "a failed load");
+            else memcpy(&z, &m, sizeof z); /* freed above */
+            expect_err(vit_model_forward(&z, &act, &x, NULL, &y), VIT_ERR_ARG, "not loaded", "forward on a zeroed model");
+            expect_err(vit_model_memory(&z, &x, NULL, &bytes), VIT_ERR_ARG, "not loaded", "memory of a zeroed model");
+            expect_err(vit_model_set_image_size(&z, 32), VIT_ERR_ARG, "not loaded", "set_image_size on a zeroed model");
+        }
+    }
+    vit_arena_free(&act);
 }
 
 /* Where `s` starts in the npy header (the test edits it in place). */
