@@ -71,7 +71,11 @@
      file), else the standard widths (192:3, 384:6, 512:8, 768:12, 1024,
      1280, 1408 and 1664:16); m->inferred says which, and so does the log.
      Class names: vit_model_label(), from a labels file, id2label or
-     label_names. A tensor that does not fit is named in the refusal.
+     label_names. A tensor that does not fit is named in the refusal. A
+     key given twice (a tensor name, a metadata key, a tensor's dtype,
+     shape or data_offsets, a second __metadata__), which Python's json
+     would resolve to the last, is refused and named. Tensors are looked
+     up by binary search, so no header makes loading quadratic.
 
    LIMITATIONS
      Little-endian hosts only. Inference only; dropout is identity.
@@ -3471,16 +3475,28 @@ typedef struct vit__entry {
     int used;
 } vit__entry;
 
+/* A metadata key and its value. */
+typedef struct vit__kv { const char *k, *v; } vit__kv;
+
 typedef struct vit__st {
     const char *src;           /* file name for messages */
     const unsigned char *data; /* data section */
     uint64_t data_size;
-    vit__entry *e;
+    vit__entry *e;             /* n tensors, in data order */
+    vit__entry **by_name;      /* the same n, by name (binary search) */
     int n, cap;
-    const char **mk, **mv;     /* metadata keys and values */
+    const char **mk, **mv;     /* metadata keys and values, in file order */
+    vit__kv *meta_by_key;      /* the same nmeta pairs, by key */
     int nmeta, capmeta;
     vit_arena tmp;
 } vit__st;
+
+/* Names are compared through this, so tests can count the comparisons
+   (lookups must stay O(log n): a header of many decoy tensors must not
+   make loading quadratic). */
+#ifndef VIT__NAME_CMP
+#define VIT__NAME_CMP(a, b) strcmp((a), (b))
+#endif
 
 typedef struct vit__json {
     const char *p, *end;
@@ -3647,6 +3663,8 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
             uint64_t v;
             size_t mark = vit_arena_mark(&st->tmp); /* keys and dtype are not kept */
             if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+            if ((!strcmp(k, "dtype") && have_dtype) || (!strcmp(k, "shape") && have_shape) || (!strcmp(k, "data_offsets") && have_off))
+                return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': key '%s' appears twice", st->src, name, k);
             if (!strcmp(k, "dtype")) {
                 if (!vit__json_str(j, &d) || (e->dtype = vit__dtype(d, &e->esize)) < 0)
                     return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s': unknown dtype", st->src, name);
@@ -3679,9 +3697,28 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
     return VIT_OK;
 }
 
+/* By data offset; a zero-size tensor before one starting where it is. */
 static int vit__entry_cmp(const void *a, const void *b) {
     const vit__entry *x = (const vit__entry *)a, *y = (const vit__entry *)b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end < y->end ? -1 : x->end > y->end;
+}
+
+static int vit__name_cmp(const void *a, const void *b) {
+    return VIT__NAME_CMP((*(vit__entry *const *)a)->name, (*(vit__entry *const *)b)->name);
+}
+
+static int vit__key_cmp(const void *a, const void *b) { return VIT__NAME_CMP(((const vit__kv *)a)->k, ((const vit__kv *)b)->k); }
+
+/* The tensor called `name`, or NULL: a binary search of st->by_name. */
+static vit__entry *vit__entry_find(const vit__st *st, const char *name) {
+    int lo = 0, hi = st->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = VIT__NAME_CMP(st->by_name[mid]->name, name);
+        if (!c) return st->by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
 }
 
 /* Parses the header of buf (size bytes) into st; st->tmp owns the strings. */
@@ -3691,33 +3728,41 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     vit__json j;
     vit_result r;
     int k;
-    if (size < 8) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too short for safetensors", st->src, size);
+    int have_meta = 0;
+    /* 8 bytes of header length, then the JSON header, which must start with '{' */
+    if (size < 10 || buf[8] != '{')
+        return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (no JSON header after its first 8 bytes)", st->src);
     for (k = 7; k >= 0; k--) hlen = hlen << 8 | buf[k];
+    if (hlen > ((uint64_t)1 << 30)) return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (its first 8 bytes give a header length past 1 GiB)", st->src);
     if (hlen < 2 || hlen > size - 8)
-        return vit__fail(VIT_ERR_FORMAT, "%s: header length %llu does not fit in the %zu-byte file (truncated?)", st->src, (unsigned long long)hlen, size);
-    if (hlen > ((uint64_t)1 << 30)) return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes is implausibly large", st->src, (unsigned long long)hlen);
+        return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes does not fit in the %zu-byte file (truncated?)", st->src, (unsigned long long)hlen, size);
     st->data = buf + 8 + hlen;
     st->data_size = size - 8 - hlen;
     st->cap = (int)(hlen / 24) + 1;
     st->capmeta = (int)(hlen / 6) + 1;
     /* A kept string takes at most its length + VIT_ALIGN; a string needs at
        least 2.5 header bytes ("":"" pairs), so 32 bytes a header byte suffice. */
-    cap_bytes = (size_t)hlen * 32 + 4096 + (size_t)st->cap * sizeof(vit__entry) + (size_t)st->capmeta * 2 * sizeof(char *) + 4 * VIT_ALIGN;
+    cap_bytes = (size_t)hlen * 32 + 4096 + (size_t)st->cap * (sizeof(vit__entry) + sizeof(vit__entry *)) +
+                (size_t)st->capmeta * (2 * sizeof(char *) + sizeof(vit__kv)) + 6 * VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&st->tmp, cap_bytes)) != VIT_OK) return r;
     st->e = (vit__entry *)vit_arena_alloc(&st->tmp, (size_t)st->cap * sizeof(vit__entry));
+    st->by_name = (vit__entry **)vit_arena_alloc(&st->tmp, (size_t)st->cap * sizeof(vit__entry *));
     st->mk = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
     st->mv = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
-    if (!st->e || !st->mk || !st->mv) return VIT_ERR_OOM;
+    st->meta_by_key = (vit__kv *)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(vit__kv));
+    if (!st->e || !st->by_name || !st->mk || !st->mv || !st->meta_by_key) return VIT_ERR_OOM;
     j.p = (const char *)buf + 8;
     j.end = j.p + hlen;
     j.st = st;
-    if (!vit__json_eat(&j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: header is not a JSON object (not a safetensors file?)", st->src);
+    j.p++; /* the '{' checked above: the format says the header starts with it */
     if (!vit__json_eat(&j, '}')) {
         do {
             const char *name;
             if (!vit__json_str(&j, &name) || !vit__json_eat(&j, ':'))
                 return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src, (long)(j.p - (const char *)buf));
             if (!strcmp(name, "__metadata__")) {
+                /* Python's json would merge a second one, key by key */
+                if (have_meta++) return vit__fail(VIT_ERR_FORMAT, "%s: the header has two __metadata__ objects", st->src);
                 if (!vit__json_eat(&j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ is not an object", st->src);
                 if (!vit__json_eat(&j, '}')) {
                     do {
@@ -3745,7 +3790,10 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
                 return vit__fail(VIT_ERR_OVERFLOW, "%s: tensor '%s': element count overflows", st->src, e->name);
         if (!vit__mul_ok(numel, (size_t)e->esize, &bytes))
             return vit__fail(VIT_ERR_OVERFLOW, "%s: tensor '%s': byte size overflows", st->src, e->name);
-        if (e->end < e->begin || e->end - e->begin != (uint64_t)bytes)
+        if (e->end < e->begin)
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu,%llu] end before they begin", st->src, e->name,
+                             (unsigned long long)e->begin, (unsigned long long)e->end);
+        if (e->end - e->begin != (uint64_t)bytes)
             return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu,%llu] hold %llu bytes, its shape needs %zu", st->src, e->name,
                              (unsigned long long)e->begin, (unsigned long long)e->end, (unsigned long long)(e->end - e->begin), bytes);
         if (e->end > st->data_size)
@@ -3753,6 +3801,18 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
                              (unsigned long long)e->end, (unsigned long long)st->data_size);
     }
     if (st->n > 1) qsort(st->e, (size_t)st->n, sizeof(vit__entry), vit__entry_cmp);
+    /* Indexes by name and key, for O(log n) lookups; duplicates, which
+       Python's json would resolve to the last, are refused. */
+    for (k = 0; k < st->n; k++) st->by_name[k] = &st->e[k];
+    if (st->n > 1) qsort(st->by_name, (size_t)st->n, sizeof(vit__entry *), vit__name_cmp);
+    for (k = 1; k < st->n; k++)
+        if (!VIT__NAME_CMP(st->by_name[k]->name, st->by_name[k - 1]->name))
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensor name '%s' appears twice in the header", st->src, st->by_name[k]->name);
+    for (k = 0; k < st->nmeta; k++) { st->meta_by_key[k].k = st->mk[k]; st->meta_by_key[k].v = st->mv[k]; }
+    if (st->nmeta > 1) qsort(st->meta_by_key, (size_t)st->nmeta, sizeof(vit__kv), vit__key_cmp);
+    for (k = 1; k < st->nmeta; k++)
+        if (!VIT__NAME_CMP(st->meta_by_key[k].k, st->meta_by_key[k - 1].k))
+            return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ has the key '%s' twice", st->src, st->meta_by_key[k].k);
     for (k = 1; k < st->n; k++)
         if (st->e[k].begin < st->e[k - 1].end)
             return vit__fail(VIT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap", st->src, st->e[k - 1].name, st->e[k].name);
@@ -3760,9 +3820,13 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
 }
 
 static const char *vit__meta(const vit__st *st, const char *key) {
-    int i;
-    for (i = 0; i < st->nmeta; i++)
-        if (!strcmp(st->mk[i], key)) return st->mv[i];
+    int lo = 0, hi = st->nmeta;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2, c = VIT__NAME_CMP(st->meta_by_key[mid].k, key);
+        if (!c) return st->meta_by_key[mid].v;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
     return NULL;
 }
 
@@ -3939,9 +4003,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     char *nm;
     int i;
     want[0] = d0; want[1] = d1; want[2] = d2; want[3] = d3;
-    for (i = 0; i < st->n; i++)
-        if (!strcmp(st->e[i].name, name)) { e = &st->e[i]; break; }
-    if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
+    if (!(e = vit__entry_find(st, name))) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
     for (i = 0; i < ndim && e->ndim == ndim; i++)
         if (e->shape[i] != want[i]) break;
     if (e->ndim != ndim || i != ndim) {
@@ -4792,13 +4854,6 @@ static vit_result vit__bind_all(vit__ld *L) {
    tensor names, the sizes from the shapes, the heads from the caller, a
    config.json or the standard ViT sizes. Binding then checks every tensor
    as for an exported file. */
-
-static const vit__entry *vit__entry_find(const vit__st *st, const char *name) {
-    int i;
-    for (i = 0; i < st->n; i++)
-        if (!strcmp(st->e[i].name, name)) return &st->e[i];
-    return NULL;
-}
 
 /* The 2-D shape (rows, cols) of tensor `name`, or a message naming it. */
 static vit_result vit__infer_2d(vit__ld *L, const char *name, const char *what, int32_t *rows, int32_t *cols) {

@@ -8,11 +8,19 @@
 #if defined(__linux__) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* setrlimit, for the failed-write tests */
 #endif
-#define VIT_IMPLEMENTATION
-#include "../vit.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+/* Every tensor-name and metadata-key comparison the loader makes, counted
+   (test_decoys). */
+static unsigned long long name_cmps;
+static int counted_strcmp(const char *a, const char *b) {
+    name_cmps++;
+    return strcmp(a, b);
+}
+#define VIT__NAME_CMP(a, b) counted_strcmp((a), (b))
+#define VIT_IMPLEMENTATION
+#include "../vit.h"
 #ifdef __linux__
 #include <signal.h>
 #include <sys/resource.h>
@@ -112,7 +120,7 @@ static void test_headers(void) {
     /* Raw header damage. */
     n = build(MLP_META, t, 4, 104);
     file[8] = '[';
-    expect_err(load(n), VIT_ERR_FORMAT, "not a JSON object", "header not an object");
+    expect_err(load(n), VIT_ERR_FORMAT, "not a safetensors file (no JSON header", "header not an object");
     n = build(MLP_META, t, 4, 104);
     memset(file, 0xff, 8);
     expect_err(load(n), VIT_ERR_FORMAT, "header length", "header length beyond the file");
@@ -131,7 +139,109 @@ static void test_headers(void) {
     n = build(MLP_META, t, 4, 104);
     memcpy(file + 8, "{\"__metadata__\":{\"format\":\"vit.h\\", 33);
     expect_err(load(n), VIT_ERR_FORMAT, NULL, "broken string escape");
-    expect_err(load(4), VIT_ERR_FORMAT, "too short", "4-byte file");
+    expect_err(load(4), VIT_ERR_FORMAT, "not a safetensors file", "4-byte file");
+}
+
+/* Duplicate keys, which Python's json resolves to the last (so a file
+   could be GELU to vit.h and ReLU to Python), are refused and named. */
+static void test_duplicates(void) {
+    spec t[4];
+    memcpy(t, mlp_ok, sizeof mlp_ok);
+    expect_err(load(build(MLP_META ",\"act\":\"gelu\"", t, 4, 104)), VIT_ERR_FORMAT, "__metadata__ has the key 'act' twice", "duplicate metadata key");
+    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"mlp\"},\"__metadata__\":{\"naming\":\"seed001\"", t, 4, 104)), VIT_ERR_FORMAT,
+               "two __metadata__ objects", "two __metadata__ objects");
+    t[1].shape = "4],\"shape\":[4";
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "tensor 'layers.0.bias': key 'shape' appears twice", "duplicate shape");
+    memcpy(t, mlp_ok, sizeof mlp_ok);
+    t[1].dtype = "F32\",\"dtype\":\"F16";
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "key 'dtype' appears twice", "duplicate dtype");
+    memcpy(t, mlp_ok, sizeof mlp_ok);
+    t[3].name = "layers.2.weight"; t[3].shape = "2";
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "tensor name 'layers.2.weight' appears twice", "duplicate tensor name");
+    memcpy(t, mlp_ok, sizeof mlp_ok);
+    t[3].begin = 104; t[3].end = 96;
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "data_offsets [104,96] end before they begin", "data_offsets backwards");
+    {
+        /* A JPEG given as a model. */
+        static const unsigned char jpeg[] = "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00";
+        vit_model m;
+        expect_err(vit_model_load_memory(&m, jpeg, sizeof jpeg - 1), VIT_ERR_FORMAT, "not a safetensors file", "a JPEG as the model");
+    }
+}
+
+/* A torchvision ViT (hidden 4, one 4x4 patch, mlp 4, 2 classes) of `depth`
+   layers, then `decoys` zero-size tensors at data offset 0: in a malloc'd
+   buffer (*n bytes). */
+static unsigned char *build_vit(int depth, int decoys, size_t *n) {
+    static const char *const block[12] = {"ln_1.weight", "ln_1.bias", "self_attention.in_proj_weight", "self_attention.in_proj_bias",
+                                          "self_attention.out_proj.weight", "self_attention.out_proj.bias", "ln_2.weight", "ln_2.bias",
+                                          "mlp.0.weight", "mlp.0.bias", "mlp.3.weight", "mlp.3.bias"};
+    static const char *const bshape[12] = {"4", "4", "12,4", "12", "4,4", "4", "4", "4", "4,4", "4", "4,4", "4"};
+    static const int bsize[12] = {4, 4, 48, 12, 16, 4, 4, 4, 16, 4, 16, 4};
+    size_t cap = 4096 + (size_t)depth * 12 * 140 + (size_t)decoys * 80, len = 0, data = 0, i;
+    char *h = (char *)malloc(cap);
+    unsigned char *out;
+    int l, k;
+#define ADD(name, shape, count)                                                                                                     \
+    do {                                                                                                                            \
+        len += (size_t)snprintf(h + len, cap - len, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}", name, \
+                                shape, data, data + (size_t)(count) * 4);                                                           \
+        data += (size_t)(count) * 4;                                                                                                \
+    } while (0)
+    len += (size_t)snprintf(h + len, cap - len,
+                            "{\"__metadata__\":{\"format\":\"vit.h\",\"kind\":\"vit\",\"naming\":\"torchvision\",\"image_size\":\"4\","
+                            "\"patch_size\":\"4\",\"in_channels\":\"1\",\"hidden_dim\":\"4\",\"num_layers\":\"%d\",\"num_heads\":\"1\","
+                            "\"mlp_dim\":\"4\",\"num_classes\":\"2\",\"representation_size\":\"0\",\"ln_eps\":\"1e-6\",\"act\":\"gelu\","
+                            "\"pool\":\"cls\",\"attn_quirk\":\"0\"}",
+                            depth);
+    ADD("conv_proj.weight", "4,1,4,4", 64);
+    ADD("conv_proj.bias", "4", 4);
+    ADD("class_token", "1,1,4", 4);
+    ADD("encoder.pos_embedding", "1,2,4", 8);
+    for (l = 0; l < depth; l++)
+        for (k = 0; k < 12; k++) {
+            char name[128];
+            snprintf(name, sizeof name, "encoder.layers.encoder_layer_%d.%s", l, block[k]);
+            ADD(name, bshape[k], bsize[k]);
+        }
+    ADD("encoder.ln.weight", "4", 4);
+    ADD("encoder.ln.bias", "4", 4);
+    ADD("heads.head.weight", "2,4", 8);
+    ADD("heads.head.bias", "2", 2);
+    for (k = 0; k < decoys; k++) /* at offset 0: first in the data order */
+        len += (size_t)snprintf(h + len, cap - len, ",\"decoy.%06d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}", k);
+#undef ADD
+    h[len++] = '}';
+    while ((8 + len) % 8) h[len++] = ' ';
+    *n = 8 + len + data;
+    out = (unsigned char *)malloc(*n);
+    for (i = 0; i < 8; i++) out[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    memcpy(out + 8, h, len);
+    for (i = 0; i < data; i += 4) { float v = 0.25f; memcpy(out + 8 + len + i, &v, 4); }
+    free(h);
+    return out;
+}
+
+/* Loading looks every tensor up by name: a header of many zero-size decoy
+   tensors must cost O(n log n) comparisons, not O(names * n) (a 50 MB
+   header took 81 s). Counted, not timed. */
+static void test_decoys(void) {
+    const int depth = 64, decoys = 20000, tensors = 4 + 64 * 12 + 4 + 20000;
+    size_t n;
+    unsigned char *f = build_vit(depth, 0, &n);
+    vit_model m;
+    double bound = 4.0 * tensors * log2((double)tensors);
+    char label[160];
+    expect_err(vit_model_load_memory(&m, f, n), VIT_OK, NULL, "a 64-layer ViT loads");
+    if (m.arena.base) vit_model_free(&m);
+    free(f);
+    f = build_vit(depth, decoys, &n);
+    name_cmps = 0;
+    expect_err(vit_model_load_memory(&m, f, n), VIT_ERR_FORMAT, "unexpected tensor 'decoy.000000'", "decoys refused");
+    snprintf(label, sizeof label, "%d tensors: %llu name comparisons, at most 4 n log2 n = %.0f", tensors, name_cmps, bound);
+    expect_err((double)name_cmps <= bound ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, label);
+    printf("  %s\n", label);
+    free(f);
 }
 
 /* F16 and BF16 are widened on load. */
@@ -495,6 +605,8 @@ int main(int argc, char **argv) {
     test_reads(argc > 1 ? argv[1] : "tests/fixtures", argc > 2 ? argv[2] : "build");
     test_writes(argc > 2 ? argv[2] : "build", NULL);
     test_headers();
+    test_duplicates();
+    test_decoys();
     test_half();
     test_inputs();
     test_npy();
