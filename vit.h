@@ -75,7 +75,12 @@
      key given twice (a tensor name, a metadata key, a tensor's dtype,
      shape or data_offsets, a second __metadata__), which Python's json
      would resolve to the last, is refused and named. Tensors are looked
-     up by binary search, so no header makes loading quadratic.
+     up by binary search, so no header makes loading quadratic. A weight
+     that is NaN or Inf (F32, F16 or BF16) is refused at load, the tensor
+     and element named (VIT_ERR_NONFINITE), unless vit_load_opts sets
+     allow_nonfinite; the check reads every weight once, so a mapped file
+     is paged in whole. Float metadata that is 0 or infinite as a float32
+     (ln_eps = 1e-50) is refused.
 
    LIMITATIONS
      Little-endian hosts only. Inference only; dropout is identity.
@@ -495,6 +500,7 @@ typedef struct vit_load_opts {
     size_t labels_size;        /* bytes of labels_text */
     int32_t no_config_search;  /* 1: never look for config.json beside the file */
     int32_t read_whole;        /* 1: read the file into memory rather than map it (see LIMITATIONS) */
+    int32_t allow_nonfinite;   /* 1: load weights holding NaN or Inf (refused by default, see WEIGHTS FORMAT) */
 } vit_load_opts;
 
 /* ---- core: version, errors, log ---- */
@@ -815,6 +821,7 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #define VIT_IMPLEMENTATION_INCLUDED
 
 #include <math.h>
+#include <float.h>
 #include <string.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -3850,6 +3857,7 @@ static vit_result vit__meta_float(const vit__st *st, const char *key, float *out
     v = strtod(s, &end);
     if (end == s || *end || !(v > 0.0 && v < 1.0))
         return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in (0, 1)", st->src, key, s);
+    if ((float)v == 0.0f) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is 0 as a float32", st->src, key, s);
     *out = (float)v;
     return VIT_OK;
 }
@@ -3863,6 +3871,8 @@ static vit_result vit__meta_real(const vit__st *st, const char *key, double lo, 
     v = strtod(s, &end);
     if (end == s || *end || !(v >= lo && v <= hi))
         return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in [%g, %g]", st->src, key, s, lo, hi);
+    if (v > FLT_MAX || v < -FLT_MAX) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" overflows a float32", st->src, key, s);
+    if (v != 0.0 && (float)v == 0.0f) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is 0 as a float32", st->src, key, s);
     *out = (float)v;
     return VIT_OK;
 }
@@ -3962,6 +3972,7 @@ typedef struct vit__ld {
     const char *xk[4], *xv[4]; /* metadata derived from a config.json, after the file's */
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
+    int allow_nonfinite;      /* vit_load_opts.allow_nonfinite */
 } vit__ld;
 
 static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
@@ -3992,8 +4003,29 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
     if (u < n) snprintf(buf + u, n - u, "]");
 }
 
+/* Index of the first NaN or Inf among the n values of dtype at src, or n. */
+static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype) {
+    size_t i;
+    if (dtype == VIT__F32) {
+        if ((uintptr_t)src % sizeof(float) == 0 && vit__all_finite((const float *)(const void *)src, n)) return n;
+        for (i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, src + 4 * i, 4);
+            if ((u & 0x7f800000u) == 0x7f800000u) return i;
+        }
+        return n;
+    }
+    for (i = 0; i < n; i++) { /* F16, BF16: the exponent all ones */
+        uint32_t h = (uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8;
+        if ((h & (dtype == VIT__BF16 ? 0x7f80u : 0x7c00u)) == (dtype == VIT__BF16 ? 0x7f80u : 0x7c00u)) return i;
+    }
+    return n;
+}
+
 /* Binds tensor `name`, which must have exactly the given PyTorch shape, to
-   dst: in place for aligned F32, else converted into the weights arena. */
+   dst: in place for aligned F32, else converted into the weights arena.
+   The first (counting) pass also refuses NaN and Inf values, unless the
+   caller allows them. */
 static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *why) {
     vit__st *st = &L->st;
     vit__entry *e = NULL;
@@ -4024,6 +4056,12 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (!vit_arena_counting(&L->m->arena)) memcpy(nm, name, len);
     dst->name = nm;
     src = st->data + e->begin;
+    if (vit_arena_counting(&L->m->arena) && !L->allow_nonfinite) {
+        size_t k = vit__first_nonfinite(src, numel, e->dtype);
+        if (k < numel)
+            return vit__fail(VIT_ERR_NONFINITE, "%s: tensor '%s' holds a NaN or Inf (element %zu); vit.h refuses non-finite weights "
+                                                "(vit_load_opts.allow_nonfinite = 1 loads them)", st->src, name, k);
+    }
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
         dst->data = (float *)(uintptr_t)src; /* zero-copy; never written */
         return VIT_OK;
@@ -4401,8 +4439,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         else if (level == 0 && !strcmp(k, "patch_size")) r = vit__cfg_int(c, j, k, 8192, &c->patch);
         else if (level == 0 && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
         else if (level == 0 && !strcmp(k, "layer_norm_eps")) {
-            if (!vit__json_num(j, &c->ln_eps) || !(c->ln_eps > 0.0 && c->ln_eps < 1.0))
-                return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1)", c->st.src);
+            if (!vit__json_num(j, &c->ln_eps) || !(c->ln_eps > 0.0 && c->ln_eps < 1.0) || (float)c->ln_eps == 0.0f)
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1) that a float32 holds", c->st.src);
         } else if (level == 0 && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
         else if (level == 0 && !strcmp(k, "id2label")) r = vit__cfg_labels(c, j, "id2label");
         else if (level == 0 && !strcmp(k, "label_names")) r = vit__cfg_labels(c, j, "label_names");
@@ -5155,6 +5193,7 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     cj.fc_norm = -1;
     L.st.src = src;
     L.m = m;
+    L.allow_nonfinite = o && o->allow_nonfinite;
     if ((r = vit__st_parse(&L.st, buf, size)) != VIT_OK) goto done;
     s = vit__meta(&L.st, "format");
     if (s && !strcmp(s, "vit.h")) {

@@ -170,9 +170,9 @@ static void test_duplicates(void) {
 }
 
 /* A torchvision ViT (hidden 4, one 4x4 patch, mlp 4, 2 classes) of `depth`
-   layers, then `decoys` zero-size tensors at data offset 0: in a malloc'd
-   buffer (*n bytes). */
-static unsigned char *build_vit(int depth, int decoys, size_t *n) {
+   layers with LayerNorm epsilon ln_eps, then `decoys` zero-size tensors at
+   data offset 0: in a malloc'd buffer (*n bytes). */
+static unsigned char *build_vit(int depth, int decoys, size_t *n, const char *ln_eps) {
     static const char *const block[12] = {"ln_1.weight", "ln_1.bias", "self_attention.in_proj_weight", "self_attention.in_proj_bias",
                                           "self_attention.out_proj.weight", "self_attention.out_proj.bias", "ln_2.weight", "ln_2.bias",
                                           "mlp.0.weight", "mlp.0.bias", "mlp.3.weight", "mlp.3.bias"};
@@ -191,9 +191,9 @@ static unsigned char *build_vit(int depth, int decoys, size_t *n) {
     len += (size_t)snprintf(h + len, cap - len,
                             "{\"__metadata__\":{\"format\":\"vit.h\",\"kind\":\"vit\",\"naming\":\"torchvision\",\"image_size\":\"4\","
                             "\"patch_size\":\"4\",\"in_channels\":\"1\",\"hidden_dim\":\"4\",\"num_layers\":\"%d\",\"num_heads\":\"1\","
-                            "\"mlp_dim\":\"4\",\"num_classes\":\"2\",\"representation_size\":\"0\",\"ln_eps\":\"1e-6\",\"act\":\"gelu\","
+                            "\"mlp_dim\":\"4\",\"num_classes\":\"2\",\"representation_size\":\"0\",\"ln_eps\":\"%s\",\"act\":\"gelu\","
                             "\"pool\":\"cls\",\"attn_quirk\":\"0\"}",
-                            depth);
+                            depth, ln_eps);
     ADD("conv_proj.weight", "4,1,4,4", 64);
     ADD("conv_proj.bias", "4", 4);
     ADD("class_token", "1,1,4", 4);
@@ -228,20 +228,65 @@ static unsigned char *build_vit(int depth, int decoys, size_t *n) {
 static void test_decoys(void) {
     const int depth = 64, decoys = 20000, tensors = 4 + 64 * 12 + 4 + 20000;
     size_t n;
-    unsigned char *f = build_vit(depth, 0, &n);
+    unsigned char *f = build_vit(depth, 0, &n, "1e-6");
     vit_model m;
     double bound = 4.0 * tensors * log2((double)tensors);
     char label[160];
     expect_err(vit_model_load_memory(&m, f, n), VIT_OK, NULL, "a 64-layer ViT loads");
     if (m.arena.base) vit_model_free(&m);
     free(f);
-    f = build_vit(depth, decoys, &n);
+    f = build_vit(depth, decoys, &n, "1e-6");
     name_cmps = 0;
     expect_err(vit_model_load_memory(&m, f, n), VIT_ERR_FORMAT, "unexpected tensor 'decoy.000000'", "decoys refused");
     snprintf(label, sizeof label, "%d tensors: %llu name comparisons, at most 4 n log2 n = %.0f", tensors, name_cmps, bound);
     expect_err((double)name_cmps <= bound ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, label);
     printf("  %s\n", label);
     free(f);
+}
+
+/* NaN or Inf weights (F32, F16, BF16) are refused with the tensor named,
+   unless allowed; float metadata that is 0 as a float32 is refused. */
+static void test_nonfinite(const char *fixtures) {
+    static const spec half[] = {{"layers.0.weight", "F16", "4,3", 0, 24}, {"layers.0.bias", "BF16", "4", 24, 32},
+                                {"layers.2.weight", "F16", "2,4", 32, 48}, {"layers.2.bias", "F16", "2", 48, 52}};
+    vit_load_opts o;
+    vit_model m;
+    size_t n, hl, i;
+    float nan = NAN;
+    unsigned char *f;
+    char path[1024];
+    memset(&o, 0, sizeof o);
+    n = build(MLP_META, mlp_ok, 4, 104);
+    memcpy(file + n - 104 + 4 * 13, &nan, 4); /* layers.0.bias[1] */
+    expect_err(load(n), VIT_ERR_NONFINITE, "tensor 'layers.0.bias' holds a NaN or Inf (element 1)", "F32 NaN weight");
+    o.allow_nonfinite = 1;
+    expect_err(vit_model_load_memory_ex(&m, file, n, &o), VIT_OK, NULL, "F32 NaN weight allowed");
+    if (m.arena.base) {
+        expect_err(m.mlp_w.fc1_b.data[1] != m.mlp_w.fc1_b.data[1] ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "the NaN loaded as asked");
+        vit_model_free(&m);
+    }
+    n = build(MLP_META, half, 4, 52);
+    hl = n - 52;
+    for (i = 0; i < 52; i += 2) { file[hl + i] = 0x00; file[hl + i + 1] = 0x3c; } /* 1.0 */
+    file[hl + 44] = 0x00; file[hl + 45] = 0x7e;                                  /* F16 NaN: layers.2.weight[6] */
+    expect_err(load(n), VIT_ERR_NONFINITE, "tensor 'layers.2.weight' holds a NaN or Inf (element 6)", "F16 NaN weight");
+    file[hl + 44] = 0x00; file[hl + 45] = 0x7c;                                  /* F16 +Inf */
+    expect_err(load(n), VIT_ERR_NONFINITE, "'layers.2.weight' holds a NaN or Inf (element 6)", "F16 Inf weight");
+    file[hl + 44] = 0xff; file[hl + 45] = 0x7b;                                  /* F16 65504, the largest finite */
+    file[hl + 30] = 0x80; file[hl + 31] = 0xff;                                  /* BF16 -Inf: layers.0.bias[3] */
+    expect_err(load(n), VIT_ERR_NONFINITE, "tensor 'layers.0.bias' holds a NaN or Inf (element 3)", "BF16 -Inf weight");
+    file[hl + 30] = 0x7f; file[hl + 31] = 0x7f;                                  /* BF16 3.39e38, finite */
+    expect_err(load(n), VIT_OK, NULL, "largest finite F16 and BF16 load");
+    /* ln_eps = 1e-50 is in (0, 1) but 0 as a float32 */
+    f = build_vit(1, 0, &n, "1e-50");
+    expect_err(vit_model_load_memory(&m, f, n), VIT_ERR_FORMAT, "'ln_eps' = \"1e-50\" is 0 as a float32", "ln_eps 1e-50");
+    free(f);
+    snprintf(path, sizeof path, "%s/naming/hf_cls/model.safetensors", fixtures);
+    memset(&o, 0, sizeof o);
+    o.config_text = "{\"layer_norm_eps\": 1e-50}";
+    o.config_size = strlen(o.config_text);
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_FORMAT, "'layer_norm_eps' is not a number in (0, 1) that a float32 holds",
+               "config.json layer_norm_eps 1e-50");
 }
 
 /* F16 and BF16 are widened on load. */
@@ -607,6 +652,7 @@ int main(int argc, char **argv) {
     test_headers();
     test_duplicates();
     test_decoys();
+    test_nonfinite(argc > 1 ? argv[1] : "tests/fixtures");
     test_half();
     test_inputs();
     test_npy();
