@@ -749,7 +749,12 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
 
 /* ---- I/O: npy ---- */
 
-/* float32 C-order .npy (versions 1-3) into a tensor from a. */
+/* float32 C-order .npy (versions 1-3; float64 is narrowed) into a tensor
+   from a. The header is checked as numpy checks it and against the file's
+   size before anything else is read or allocated; from a file, the data
+   goes straight into the tensor. With a counting arena only the header is
+   read: t gets the shape (its data is not to be dereferenced), so a caller
+   can check the shape before paying for the data. */
 VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t size, vit_tensor *t);
 #ifndef VIT_NO_STDIO
 VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t);
@@ -5801,71 +5806,149 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
 #endif
 
 /* ---- I/O: npy ---- */
-/* NumPy's .npy: magic, version, a little Python-dict header, raw data.
-   Reads '<f4' (and '<f8', narrowed to float32), C order only. */
+/* NumPy's .npy: magic, version, a Python dict literal as header, raw data.
+   Reads '<f4' (and '<f8', narrowed to float32), C order only. The header
+   is read as strictly as numpy reads it: a dict with exactly the keys
+   descr, fortran_order and shape, each once, nothing after it but
+   padding, at most numpy's 10000 bytes. */
 
-/* Finds 'key': in the header and returns a pointer past the colon. */
-static const char *vit__npy_key(const char *h, size_t n, const char *key) {
-    size_t k = strlen(key), i;
-    for (i = 0; i + k + 2 < n; i++)
-        if ((h[i] == '\'' || h[i] == '"') && !memcmp(h + i + 1, key, k) && h[i + 1 + k] == h[i]) {
-            i += k + 2;
-            while (i < n && (h[i] == ' ' || h[i] == ':')) i++;
-            return h + i;
+#define VIT__NPY_MAX_HEADER 10000
+
+typedef struct vit__npy {
+    size_t off;                  /* where the data starts */
+    int esize;                   /* 4 ('<f4') or 8 ('<f8') */
+    int32_t ndim, shape[VIT_MAX_DIMS];
+    size_t numel;
+} vit__npy;
+
+static void vit__npy_ws(const char **p, const char *end) {
+    while (*p < end && (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')) (*p)++;
+}
+
+/* A quoted string ('...' or "...", no escapes or control bytes) into out
+   (n bytes); 0 if there is none. */
+static int vit__npy_str(const char **p, const char *end, char *out, size_t n) {
+    char q;
+    size_t k = 0;
+    if (*p >= end || (**p != '\'' && **p != '"')) return 0;
+    q = *(*p)++;
+    for (; *p < end && **p != q; (*p)++) {
+        if (**p == '\\' || (unsigned char)**p < 0x20 || k + 1 >= n) return 0;
+        out[k++] = **p;
+    }
+    if (*p >= end) return 0;
+    (*p)++;
+    out[k] = 0;
+    return 1;
+}
+
+/* The shape tuple: "()", "(3,)", "(2, 3)", "(2, 3,)"; Python's "(3)" is
+   an int, not a tuple. Dimensions are decimal, 1..INT32_MAX. */
+static vit_result vit__npy_shape(const char **p, const char *end, vit__npy *h) {
+    int commas = 0;
+    if (*p >= end || **p != '(') return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' is not a tuple");
+    (*p)++;
+    for (;;) {
+        const char *d;
+        int64_t v = 0;
+        vit__npy_ws(p, end);
+        if (*p < end && **p == ')') break;
+        for (d = *p; *p < end && **p >= '0' && **p <= '9'; (*p)++)
+            if ((v = v * 10 + (**p - '0')) > INT32_MAX)
+                return vit__fail(VIT_ERR_SHAPE, "npy: a dimension in the shape is larger than %d", INT32_MAX);
+        if (*p == d || (*d == '0' && *p - d > 1)) /* no digits, or a leading zero */ return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' is not a tuple of integers");
+        if (v == 0) return vit__fail(VIT_ERR_SHAPE, "npy: a zero dimension in the shape (an empty array)");
+        if (h->ndim >= VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "npy: more than %d dimensions", VIT_MAX_DIMS);
+        h->shape[h->ndim++] = (int32_t)v;
+        vit__npy_ws(p, end);
+        if (*p < end && **p == ',') { (*p)++; commas++; }
+        else if (*p >= end || **p != ')') return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' is not a tuple of integers");
+    }
+    (*p)++;
+    if (h->ndim == 1 && !commas) return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' (%d) is an integer, not a tuple (numpy writes (%d,))", (int)h->shape[0], (int)h->shape[0]);
+    return VIT_OK;
+}
+
+/* The magic, version and header among the first `avail` bytes of a .npy
+   of `size` bytes; the data must fit in the file. */
+static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t size, vit__npy *h) {
+    const char *p, *end;
+    size_t hlen, off;
+    int seen = 0, k;
+    vit_result r;
+    memset(h, 0, sizeof *h);
+    if (avail < 10 || memcmp(b, "\x93NUMPY", 6)) return vit__fail(VIT_ERR_FORMAT, "npy: not a .npy file (bad magic)");
+    if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10; }
+    else if ((b[6] == 2 || b[6] == 3) && avail >= 12) { hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24; off = 12; }
+    else return vit__fail(VIT_ERR_FORMAT, "npy: unsupported version %d.%d", b[6], b[7]);
+    if (hlen > VIT__NPY_MAX_HEADER) return vit__fail(VIT_ERR_FORMAT, "npy: a header of %zu bytes; numpy reads at most %d", hlen, VIT__NPY_MAX_HEADER);
+    if (hlen > avail - off) return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
+    p = (const char *)b + off;
+    end = p + hlen;
+    vit__npy_ws(&p, end);
+    if (p >= end || *p++ != '{') return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict");
+    for (;;) {
+        static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+        char key[32], val[32];
+        vit__npy_ws(&p, end);
+        if (p < end && *p == '}') break;
+        if (!vit__npy_str(&p, end, key, sizeof key)) return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no key at byte %zu)", (size_t)(p - (const char *)b));
+        for (k = 0; k < 3 && strcmp(key, keys[k]); k++) {}
+        if (k == 3) return vit__fail(VIT_ERR_FORMAT, "npy: key '%s' in the header; numpy writes descr, fortran_order and shape", key);
+        if (seen & 1 << k) return vit__fail(VIT_ERR_FORMAT, "npy: key '%s' appears twice in the header", key);
+        seen |= 1 << k;
+        vit__npy_ws(&p, end);
+        if (p >= end || *p++ != ':') return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ':' after '%s')", key);
+        vit__npy_ws(&p, end);
+        if (k == 0) {
+            if (!vit__npy_str(&p, end, val, sizeof val)) return vit__fail(VIT_ERR_FORMAT, "npy: 'descr' is not a string");
+            if (!strcmp(val, "<f4")) h->esize = 4;
+            else if (!strcmp(val, "<f8")) h->esize = 8;
+            else return vit__fail(VIT_ERR_DTYPE, "npy: dtype '%s' is not float32 ('<f4') or float64 ('<f8')", val);
+        } else if (k == 1) {
+            int t = (size_t)(end - p) >= 4 && !memcmp(p, "True", 4), f = (size_t)(end - p) >= 5 && !memcmp(p, "False", 5);
+            p += t ? 4 : f ? 5 : 0;
+            if ((!t && !f) || (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')))
+                return vit__fail(VIT_ERR_FORMAT, "npy: 'fortran_order' is not True or False");
+            if (t) return vit__fail(VIT_ERR_FORMAT, "npy: only C-order arrays are supported (fortran_order is True)");
+        } else if ((r = vit__npy_shape(&p, end, h)) != VIT_OK) return r;
+        vit__npy_ws(&p, end);
+        if (p < end && *p == ',') p++;
+        else if (p >= end || *p != '}') return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ',' or '}' after '%s')", key);
+    }
+    for (p++; p < end; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') return vit__fail(VIT_ERR_FORMAT, "npy: bytes after the header's dict");
+    for (k = 0; k < 3; k++)
+        if (!(seen & 1 << k)) return vit__fail(VIT_ERR_FORMAT, "npy: the header has no '%s'", k == 0 ? "descr" : k == 1 ? "fortran_order" : "shape");
+    if (h->ndim == 0) h->shape[h->ndim++] = 1; /* a scalar */
+    for (h->numel = 1, k = 0; k < h->ndim; k++)
+        if (!vit__mul_ok(h->numel, (size_t)h->shape[k], &h->numel)) return vit__fail(VIT_ERR_OVERFLOW, "npy: element count overflows");
+    h->off = off + hlen;
+    if (h->numel > (size - h->off) / (size_t)h->esize)
+        return vit__fail(VIT_ERR_FORMAT, "npy: shape needs %zu values, the file holds %zu (truncated?)", h->numel, (size - h->off) / (size_t)h->esize);
+    return VIT_OK;
+}
+
+/* n values of esize bytes at src into float32 dst. */
+static void vit__npy_values(float *dst, const unsigned char *src, size_t n, int esize) {
+    size_t i;
+    if (esize == 4) memcpy(dst, src, n * 4);
+    else
+        for (i = 0; i < n; i++) {
+            double d;
+            memcpy(&d, src + i * 8, 8);
+            dst[i] = (float)d;
         }
-    return NULL;
 }
 
 VITDEF vit_result vit_npy_load_memory(vit_arena *a, const void *data, size_t size, vit_tensor *t) {
-    const unsigned char *b = (const unsigned char *)data;
-    const char *h, *p, *end;
-    size_t hlen, off, numel = 1, esize;
-    int32_t shape[VIT_MAX_DIMS], ndim = 0, i;
+    vit__npy h;
     vit_tensor out;
     vit_result r;
     if (!a || !data || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
-    if (size < 10 || memcmp(b, "\x93NUMPY", 6)) return vit__fail(VIT_ERR_FORMAT, "npy: not a .npy file (bad magic)");
-    if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10; }
-    else if ((b[6] == 2 || b[6] == 3) && size >= 12) { hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24; off = 12; }
-    else return vit__fail(VIT_ERR_FORMAT, "npy: unsupported version %d.%d", b[6], b[7]);
-    if (hlen > size - off) return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
-    h = (const char *)b + off;
-    end = h + hlen;
-    p = vit__npy_key(h, hlen, "descr");
-    if (!p || end - p < 5) return vit__fail(VIT_ERR_FORMAT, "npy: no 'descr' in the header");
-    if (!memcmp(p + 1, "<f4", 3)) esize = 4;
-    else if (!memcmp(p + 1, "<f8", 3)) esize = 8;
-    else return vit__fail(VIT_ERR_DTYPE, "npy: dtype %.5s is not float32 ('<f4') or float64 ('<f8')", p);
-    p = vit__npy_key(h, hlen, "fortran_order");
-    if (!p || end - p < 5 || memcmp(p, "False", 5)) return vit__fail(VIT_ERR_FORMAT, "npy: only C-order arrays are supported");
-    p = vit__npy_key(h, hlen, "shape");
-    if (!p || p >= end || *p != '(') return vit__fail(VIT_ERR_FORMAT, "npy: no 'shape' in the header");
-    for (p++; p < end && *p != ')';) {
-        long v = 0;
-        int digits = 0;
-        while (p < end && (*p == ' ' || *p == ',')) p++;
-        if (p < end && *p == ')') break;
-        while (p < end && *p >= '0' && *p <= '9' && digits < 10) { v = v * 10 + (*p++ - '0'); digits++; }
-        if (!digits || v < 1 || v > INT32_MAX) return vit__fail(VIT_ERR_SHAPE, "npy: bad or zero dimension in the shape");
-        if (ndim >= VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "npy: more than %d dimensions", VIT_MAX_DIMS);
-        shape[ndim++] = (int32_t)v;
-        if (!vit__mul_ok(numel, (size_t)v, &numel)) return vit__fail(VIT_ERR_OVERFLOW, "npy: element count overflows");
-    }
-    if (p >= end) return vit__fail(VIT_ERR_FORMAT, "npy: unterminated shape");
-    if (ndim == 0) shape[ndim++] = 1; /* a scalar */
-    if (numel > (size - off - hlen) / esize)
-        return vit__fail(VIT_ERR_FORMAT, "npy: shape needs %zu values, the file holds %zu (truncated?)", numel, (size - off - hlen) / esize);
-    if ((r = vit_tensor_init(a, &out, ndim, shape)) != VIT_OK) return r;
-    if (!vit_arena_counting(a)) {
-        const unsigned char *src = b + off + hlen;
-        if (esize == 4) memcpy(out.data, src, numel * 4);
-        else
-            for (i = 0; (size_t)i < numel; i++) {
-                double d;
-                memcpy(&d, src + (size_t)i * 8, 8);
-                out.data[i] = (float)d;
-            }
-    }
+    if ((r = vit__npy_header((const unsigned char *)data, size, size, &h)) != VIT_OK) return r;
+    if ((r = vit_tensor_init(a, &out, h.ndim, h.shape)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) vit__npy_values(out.data, (const unsigned char *)data + h.off, h.numel, h.esize);
     *t = out;
     return VIT_OK;
 }
@@ -5882,14 +5965,42 @@ static vit_result vit__in_file(const char *path, vit_result r) {
 }
 
 VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
-    vit_arena tmp;
+    unsigned char head[12 + VIT__NPY_MAX_HEADER];
+    size_t size, got, mark;
+    vit__npy h;
+    vit_tensor out;
     vit_result r;
-    size_t len;
+    FILE *f;
     if (!a || !path || !t) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
-    if ((r = vit__read_file(path, ~(size_t)0, &tmp, &len)) != VIT_OK) return r;
-    r = vit_npy_load_memory(a, tmp.base, len, t);
-    vit_arena_free(&tmp);
-    return vit__in_file(path, r);
+    /* The header first: its shape is checked against the file's size, and
+       the data is read straight into the tensor, never whole elsewhere. */
+    if ((r = vit__file_size(path, &size)) != VIT_OK) return r;
+    if (!(f = fopen(path, "rb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    got = fread(head, 1, size < sizeof head ? size : sizeof head, f);
+    mark = vit_arena_mark(a);
+    if ((r = vit__npy_header(head, got, size, &h)) != VIT_OK || (r = vit_tensor_init(a, &out, h.ndim, h.shape)) != VIT_OK) {
+        fclose(f);
+        return vit__in_file(path, r);
+    }
+    if (!vit_arena_counting(a)) {
+        size_t done = 0, n;
+        int ok = fseek(f, (long)h.off, SEEK_SET) == 0;
+        if (h.esize == 4) done = ok ? fread(out.data, 4, h.numel, f) : 0;
+        while (ok && h.esize == 8 && done < h.numel) { /* narrowed in pieces */
+            n = h.numel - done < sizeof head / 8 ? h.numel - done : sizeof head / 8;
+            if (fread(head, 8, n, f) != n) break;
+            vit__npy_values(out.data + done, head, n, 8);
+            done += n;
+        }
+        if (done != h.numel) {
+            fclose(f);
+            vit_arena_rewind(a, mark);
+            return vit__fail(VIT_ERR_IO, "%s: short read (%zu of %zu values; did the file change?)", path, done, h.numel);
+        }
+    }
+    fclose(f);
+    *t = out;
+    return VIT_OK;
 }
 
 VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {

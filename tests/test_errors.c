@@ -422,9 +422,83 @@ static void test_npy(void) {
     expect_err(vit_npy_load_memory(&a, buf, n, &t), VIT_ERR_SHAPE, "zero", "npy zero dimension");
     memcpy(at(buf, "(0, 3)"), "(1,1,1,1,1)", 11);
     expect_err(vit_npy_load_memory(&a, buf, n, &t), VIT_ERR_SHAPE, "dimensions", "npy too many dimensions");
-    buf[8] = 0xff; buf[9] = 0xff;
+    buf[8] = 0xff; buf[9] = 0x0f;
     expect_err(vit_npy_load_memory(&a, buf, n, &t), VIT_ERR_FORMAT, "longer than the file", "npy header length");
     expect_err(vit_npy_load(&a, "/nonexistent/x.npy", &t), VIT_ERR_IO, "cannot open", "npy missing file");
+    vit_arena_free(&a);
+}
+
+/* A version-1 .npy whose header is `dict` (padded with spaces and '\n' as
+   numpy pads it), then `values` floats 0.5, into buf; its size. */
+static size_t npy_file(unsigned char *buf, const char *dict, size_t values) {
+    size_t n = strlen(dict), hl = (10 + n + 1 + 63) / 64 * 64 - 10, i;
+    float v = 0.5f;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (unsigned char)(hl & 255);
+    buf[9] = (unsigned char)(hl >> 8);
+    memset(buf + 10, ' ', hl);
+    memcpy(buf + 10, dict, n);
+    buf[10 + hl - 1] = '\n';
+    for (i = 0; i < values; i++) memcpy(buf + 10 + hl + 4 * i, &v, 4);
+    return 10 + hl + 4 * values;
+}
+
+/* Headers numpy refuses are refused; the shape is read whole. */
+static void test_npy_strict(const char *tmp_dir) {
+    static const struct { const char *dict; vit_result r; const char *msg; } bad[] = {
+        {"'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", VIT_ERR_FORMAT, "not a Python dict"},
+        {"{'descr': '<f4junk', 'fortran_order': False, 'shape': (2, 3), }", VIT_ERR_DTYPE, "dtype '<f4junk'"},
+        {"{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2, 3), }", VIT_ERR_FORMAT, "not True or False"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (12345678901, 3), }", VIT_ERR_SHAPE, "larger than 2147483647"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", VIT_ERR_FORMAT, "(6) is an integer, not a tuple"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (02, 3), }", VIT_ERR_FORMAT, "not a tuple of integers"},
+        {"{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", VIT_ERR_FORMAT, "'descr' appears twice"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", VIT_ERR_FORMAT, "key 'x'"},
+        {"{'descr': '<f4', 'shape': (2, 3), }", VIT_ERR_FORMAT, "has no 'fortran_order'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } junk", VIT_ERR_FORMAT, "bytes after the header's dict"}};
+    static const struct { const char *dict; int ndim, d0, d1; } good[] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 2, 2, 3},
+        {"{\"descr\":\"<f4\",\"shape\":(6,),\"fortran_order\":False}", 1, 6, 1},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (), }", 1, 1, 1}};
+    static unsigned char buf[16384];
+    char label[160], path[1024];
+    vit_arena a, count;
+    vit_tensor t;
+    size_t n;
+    int i;
+    FILE *f;
+    vit_arena_init_alloc(&a, 4096);
+    for (i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        n = npy_file(buf, bad[i].dict, 6);
+        snprintf(label, sizeof label, "npy header refused: %s", bad[i].dict);
+        expect_err(vit_npy_load_memory(&a, buf, n, &t), bad[i].r, bad[i].msg, label);
+    }
+    for (i = 0; i < (int)(sizeof good / sizeof good[0]); i++) {
+        n = npy_file(buf, good[i].dict, 6);
+        snprintf(label, sizeof label, "npy header read: %s", good[i].dict);
+        expect_err(vit_npy_load_memory(&a, buf, n, &t) == VIT_OK && t.ndim == good[i].ndim && t.shape[0] == good[i].d0 && t.shape[1] == good[i].d1 &&
+                           t.data[0] == 0.5f
+                       ? VIT_OK
+                       : VIT_ERR_ARG,
+                   VIT_OK, NULL, label);
+    }
+    /* numpy's header limit: a version-2 header of 20000 bytes */
+    memcpy(buf, "\x93NUMPY\x02\x00\x20\x4e\x00\x00", 12);
+    expect_err(vit_npy_load_memory(&a, buf, sizeof buf, &t), VIT_ERR_FORMAT, "numpy reads at most 10000", "npy header over 10000 bytes");
+    /* From a file: the header alone with a counting arena; a header whose
+       data the file does not hold is refused before anything is read. */
+    snprintf(path, sizeof path, "%s/strict.npy", tmp_dir);
+    n = npy_file(buf, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 32, 32), }", 3 * 32 * 32);
+    if ((f = fopen(path, "wb"))) { fwrite(buf, 1, n, f); fclose(f); }
+    vit_arena_init(&count, NULL, 0);
+    expect_err(vit_npy_load(&count, path, &t) == VIT_OK && t.ndim == 4 && t.shape[1] == 3 && t.shape[3] == 32 && count.used == 3 * 32 * 32 * 4
+                   ? VIT_OK
+                   : VIT_ERR_ARG,
+               VIT_OK, NULL, "npy shape from the header alone (counting arena)");
+    expect_err(vit_npy_load(&a, path, &t), VIT_ERR_OOM, "needed 12288 bytes", "npy too big for the arena: refused before reading");
+    if ((f = fopen(path, "wb"))) { fwrite(buf, 1, n - 4, f); fclose(f); }
+    expect_err(vit_npy_load(&count, path, &t), VIT_ERR_FORMAT, "shape needs 3072 values, the file holds 3071", "npy file shorter than its header says");
+    remove(path);
     vit_arena_free(&a);
 }
 
@@ -656,6 +730,7 @@ int main(int argc, char **argv) {
     test_half();
     test_inputs();
     test_npy();
+    test_npy_strict(argc > 2 ? argv[2] : "build");
     test_truncation(argc > 1 ? argv[1] : "tests/fixtures", "mha_sep1", 1);
     test_truncation(argc > 1 ? argv[1] : "tests/fixtures", "vit_tv", 61);
     printf("test_errors: %d passed, %d failed\n", passed, failed);
