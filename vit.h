@@ -1130,8 +1130,9 @@ static size_t vit__arena_next(const vit_arena *a) { return (a->used + (VIT_ALIGN
 VITDEF void *vit_arena_alloc(vit_arena *a, size_t bytes) {
     size_t start = vit__arena_next(a), end;
     if (start < a->used || !vit__add_ok(start, bytes, &end) || end > a->size) {
-        vit__fail(VIT_ERR_OOM, "arena full: needed %zu bytes, %zu available", bytes,
-                  a->size > a->used ? a->size - a->used : (size_t)0);
+        /* what is left after aligning the start, as the allocation sees it */
+        vit__fail(VIT_ERR_OOM, "arena full: needed %zu bytes, %zu available (%zu used of %zu, the next allocation aligned to %d)", bytes,
+                  start >= a->used && a->size > start ? a->size - start : (size_t)0, a->used, a->size, VIT_ALIGN);
         return NULL;
     }
     a->used = end;
@@ -2729,8 +2730,8 @@ static vit_result vit__need3(const vit_tensor *x, const char *mod, int32_t C) {
     char s[64];
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "%s: input is NULL", mod);
     if (x->ndim != 3 || (C > 0 && x->shape[2] != C))
-        return vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, %d)", mod,
-                         vit_tensor_shape_str(x, s, sizeof s), (int)C);
+        return C > 0 ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, %d)", mod, vit_tensor_shape_str(x, s, sizeof s), (int)C)
+                     : vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, C)", mod, vit_tensor_shape_str(x, s, sizeof s));
     return VIT_OK;
 }
 
@@ -2747,9 +2748,11 @@ static vit_result vit__need4(const vit_tensor *x, const char *mod, int32_t C, in
 }
 
 /* Activations are indexed with int inside the kernels; refuse inputs whose
-   largest buffer would not fit. */
-static vit_result vit__fits(double elems, const char *what) {
-    if (elems > (double)INT_MAX) return vit__fail(VIT_ERR_OVERFLOW, "%s: %.0f elements exceed the int range; use a smaller batch", what, elems);
+   largest buffer would not fit. B: the batch, for the hint (0: not known). */
+static vit_result vit__fits(double elems, int32_t B, const char *what) {
+    if (elems > (double)INT_MAX)
+        return vit__fail(VIT_ERR_OVERFLOW, "%s: a buffer of %.0f elements is past the %d vit.h indexes; %s", what, elems, INT_MAX,
+                         B > 1 ? "use a smaller batch" : B == 1 ? "the input is too large even alone" : "use a smaller batch or input");
     return VIT_OK;
 }
 
@@ -2786,7 +2789,7 @@ VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const
     if (!a || !p || !out) return vit__fail(VIT_ERR_ARG, "sdpa: NULL argument");
     if ((r = vit__need3(x, "sdpa", 0)) != VIT_OK) return r;
     B = x->shape[0]; N = x->shape[1]; C = x->shape[2];
-    if ((r = vit__fits((double)B * N * (N > C ? N : C), "sdpa")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "sdpa")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, B, N, C, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -2827,7 +2830,7 @@ static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_
     vit_result r;
     float scale = p->quirk ? 1.0f : 1.0f / sqrtf((float)HS), post = p->quirk ? 1.0f / sqrtf((float)C) : 1.0f, *scratch = NULL;
     int slots = 1, tiles, per;
-    if ((r = vit__fits((double)B * N * 3 * C, "mha")) != VIT_OK || (att && (r = vit__fits((double)B * NH * N * N, "mha attention")) != VIT_OK))
+    if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK || (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
     vit__att_tiles(N, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
@@ -2869,7 +2872,7 @@ static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_
     size_t mark = vit_arena_mark(a);
     vit_tensor h;
     vit_result r;
-    if ((r = vit__fits((double)rows * p->hidden_dim, "mlp")) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * p->hidden_dim, 0, "mlp")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit__epi e1, e2;
@@ -2893,7 +2896,7 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     if (x->shape[x->ndim - 1] != p->in_dim)
         return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
     rows = vit_tensor_numel(x) / (size_t)p->in_dim;
-    if ((r = vit__fits((double)rows * (p->hidden_dim > p->out_dim ? p->hidden_dim : p->out_dim), "mlp")) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * (p->hidden_dim > p->out_dim ? p->hidden_dim : p->out_dim), 0, "mlp")) != VIT_OK) return r;
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
@@ -2947,7 +2950,7 @@ VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, con
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "block: NULL argument");
     if ((r = vit__block_check(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
-    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), "block")) != VIT_OK) return r;
+    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), x->shape[0], "block")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
     if ((r = vit__block_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
@@ -2985,7 +2988,7 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     N = (H / P) * (W / P);
     T = N + (p->class_token ? 1 : 0);
     K = p->in_channels * P * P;
-    if ((r = vit__fits((double)B * T * (C > K ? C : K), "patch")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * T * (C > K ? C : K), B, "patch")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
@@ -3020,7 +3023,7 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
         return vit__fail(VIT_ERR_ARG, "se: params or weights not set");
     if ((r = vit__need4(x, "se", p->channels, 0)) != VIT_OK) return r;
     B = x->shape[0]; C = p->channels; S = p->squeeze; HW = x->shape[2] * x->shape[3];
-    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "se")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "se")) != VIT_OK) return r;
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -3059,7 +3062,7 @@ static vit_result vit__sdsa_run(vit_arena *a, int32_t C, const vit_sdsa_weights 
     size_t mark = vit_arena_mark(a);
     vit_tensor q, k, v, vt, sc;
     vit_result r;
-    if ((r = vit__fits((double)B * N * (N > C ? N : C), "sdsa")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "sdsa")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &q, 3, B, N, C, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, N, C, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, N, C, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK)
         return r;
@@ -3082,7 +3085,7 @@ VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa: NULL argument");
     if ((r = vit__sdsa_check(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
-    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), "sdsa")) != VIT_OK) return r;
+    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), x->shape[0], "sdsa")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
     if ((r = vit__sdsa_run(a, p->dim, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
@@ -3112,7 +3115,7 @@ VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, c
         return vit__fail(VIT_ERR_SHAPE, "cls002: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
                          (int)p->seq_len, (int)p->dim, (int)p->seq_len, (int)p->dim);
     B = x->shape[0]; N = p->seq_len; C = p->dim;
-    if ((r = vit__fits((double)B * N * (N > C ? N : C), "cls002")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "cls002")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 2, B, p->num_classes, 1, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -3171,8 +3174,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         Nk = Ho * Wo;
     }
     big = (double)NH * (dk > dv ? dk : dv);
-    if ((r = vit__fits((double)B * N * (big > C ? big : C), "emsa")) != VIT_OK ||
-        (r = vit__fits((double)B * NH * N * Nk, "emsa attention")) != VIT_OK)
+    if ((r = vit__fits((double)B * N * (big > C ? big : C), B, "emsa")) != VIT_OK ||
+        (r = vit__fits((double)B * NH * N * Nk, B, "emsa attention")) != VIT_OK)
         return r;
     if ((r = vit__tensor4(a, &y, 3, B, N, C, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
@@ -3246,7 +3249,7 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     if (C % (2 * G)) return vit__fail(VIT_ERR_ARG, "shuffle: %d channels do not split into %d groups of two equal halves (C %% 2G != 0)", (int)C, (int)G);
     if ((r = vit__need4(x, "shuffle", C, 0)) != VIT_OK) return r;
     B = x->shape[0]; Ch = C / (2 * G);
-    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "shuffle")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "shuffle")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3];
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
@@ -3313,7 +3316,7 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     if ((r = vit__need4(x, "sge", 0, 0)) != VIT_OK) return r;
     B = x->shape[0]; C = x->shape[1];
     if (C % G) return vit__fail(VIT_ERR_SHAPE, "sge: %d channels do not split into %d groups", (int)C, (int)G);
-    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "sge")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "sge")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3]; Cg = C / G;
     if (HW < 2) return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
@@ -3380,9 +3383,9 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     B = x->shape[0]; T = x->shape[1];
     if (!simple && T > M)
         return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M, (int)M);
-    if ((r = vit__fits((double)B * T * (D > HD ? D : HD), "aft")) != VIT_OK ||
-        (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, "aft")) != VIT_OK) ||
-        (p->attn && !simple && (r = vit__fits((double)B * HD * T * T, "aft weights")) != VIT_OK))
+    if ((r = vit__fits((double)B * T * (D > HD ? D : HD), B, "aft")) != VIT_OK ||
+        (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, 1, "aft")) != VIT_OK) ||
+        (p->attn && !simple && (r = vit__fits((double)B * HD * T * T, B, "aft weights")) != VIT_OK))
         return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, D, 1)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 4, B, HD, simple ? 1 : T, T)) != VIT_OK) return r;
@@ -3443,7 +3446,7 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         return vit__fail(VIT_ERR_SHAPE, "outlook: unfold gives %dx%d windows on a %dx%d input but the pooled grid is %dx%d (kernel_size %d, padding %d, "
                          "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1", (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd,
                          (int)K, (int)P, (int)S);
-    if ((r = vit__fits((double)B * H * W * C, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, "outlook attention")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * H * W * C, B, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, B, "outlook attention")) != VIT_OK) return r;
     scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(C / NH));
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
@@ -4394,7 +4397,9 @@ static vit_result vit__cfg_labels(vit__cfg *c, vit__json *j, const char *key) {
                 if (*q || q == k) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' key \"%s\" is not a class index", c->st.src, key, k);
             }
             if (!vit__json_str(j, &v)) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' entry %ld is not a string", c->st.src, key, (long)id);
-            if (id >= c->cap || c->labels[id]) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names class %ld twice", c->st.src, key, (long)id);
+            if (id >= c->cap)
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' key \"%s\" is out of range: classes 0..n-1 need one name each", c->st.src, key, k);
+            if (c->labels[id]) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names class %ld twice", c->st.src, key, (long)id);
             c->labels[id] = v;
             n++;
             if (id > top) top = id;
@@ -5336,8 +5341,8 @@ static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_t
         return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
                          (int)c->in_channels, (int)c->image_size, (int)c->image_size);
     B = x->shape[0];
-    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), "vit")) != VIT_OK ||
-        (att && (r = vit__fits((double)B * c->heads * T * T, "vit attention")) != VIT_OK))
+    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit")) != VIT_OK ||
+        (att && (r = vit__fits((double)B * c->heads * T * T, B, "vit attention")) != VIT_OK))
         return r;
     /* Outputs and kept maps first, so that rewinding frees only scratch. */
     if ((r = vit__tensor4(a, &y, 2, B, width, 1, 1)) != VIT_OK) return r;

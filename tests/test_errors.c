@@ -391,6 +391,49 @@ static void test_inputs(void) {
     vit_arena_free(&act);
 }
 
+/* Messages that state the problem plainly. */
+static void test_messages(const char *fixtures) {
+    static unsigned char buf[512];
+    vit_arena a, count;
+    vit_sdpa_params sp;
+    vit_tensor x, y;
+    vit_model m;
+    vit_load_opts o;
+    char path[1024];
+    float one = 1.0f;
+    /* An arena of 256 bytes holding 100: the next one starts at 128, so 128
+       bytes are left for it, not 156. */
+    vit_arena_init(&a, buf, sizeof buf);
+    a.size = 256;
+    vit_arena_alloc(&a, 100);
+    expect_err(vit_arena_alloc(&a, 150) ? VIT_OK : VIT_ERR_OOM, VIT_ERR_OOM, "needed 150 bytes, 128 available", "arena-full message counts alignment");
+    /* SDPA takes any C: it does not ask for (B, N, 0). */
+    memset(&sp, 0, sizeof sp);
+    memset(&x, 0, sizeof x);
+    x.data = &one; x.ndim = 2; x.shape[0] = 1; x.shape[1] = 1;
+    vit_arena_init(&count, NULL, 0);
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y), VIT_ERR_SHAPE, "expected (B, N, C)", "SDPA shape message");
+    /* Too large an input: a smaller batch is the hint only when B > 1. */
+    x.ndim = 3; x.shape[0] = 1; x.shape[1] = 50000; x.shape[2] = 1;
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y), VIT_ERR_OVERFLOW, "the input is too large even alone", "B = 1: no smaller batch");
+    expect_err(strstr(vit_last_error(), "batch") ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "B = 1: the message does not say batch");
+    x.shape[0] = 2;
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y), VIT_ERR_OVERFLOW, "use a smaller batch", "B = 2: a smaller batch");
+    /* An id2label key past any class count, as given. */
+    snprintf(path, sizeof path, "%s/naming/hf_cls/model.safetensors", fixtures);
+    memset(&o, 0, sizeof o);
+    o.config_text = "{\"id2label\": {\"0\": \"a\", \"999999999\": \"b\"}}";
+    o.config_size = strlen(o.config_text);
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_FORMAT, "'id2label' key \"999999999\" is out of range", "id2label key out of range");
+    /* A 2-channel model asks for a 2-channel image: the caller's mistake,
+       said before the file is read, not blamed on the image. */
+    snprintf(path, sizeof path, "%s/maps/tiny.png", fixtures);
+    vit_arena_init(&count, NULL, 0);
+    expect_err(vit_image_load(&count, path, 2, &x), VIT_ERR_ARG, "image: 2 channels asked for; an image loads as 1 (grey) or 3 (RGB)",
+               "2 channels asked of an image");
+    expect_err(strstr(vit_last_error(), path) ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "the message does not blame the file");
+}
+
 /* Where `s` starts in the npy header (the test edits it in place). */
 static unsigned char *at(unsigned char *buf, const char *s) { return (unsigned char *)strstr((char *)buf + 10, s); }
 
@@ -729,6 +772,7 @@ int main(int argc, char **argv) {
     test_nonfinite(argc > 1 ? argv[1] : "tests/fixtures");
     test_half();
     test_inputs();
+    test_messages(argc > 1 ? argv[1] : "tests/fixtures");
     test_npy();
     test_npy_strict(argc > 2 ? argv[2] : "build");
     test_truncation(argc > 1 ? argv[1] : "tests/fixtures", "mha_sep1", 1);
