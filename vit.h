@@ -767,8 +767,9 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
 typedef struct vit_preprocess {
     int32_t resize;   /* short side after resizing; 0: 256 (torchvision's ViT weights) */
     int32_t crop;     /* centre crop; 0: 224 */
-    float mean[3];    /* per channel; all 0: ImageNet's 0.485 0.456 0.406 */
-    float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 */
+    float mean[3];    /* per channel; all 0 with std all 0: ImageNet's 0.485 0.456 0.406
+                         (all 0 with std given: no shift, for pixel units) */
+    float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 (mean kept if given) */
 } vit_preprocess;
 
 /* Decodes PNG, JPEG (baseline, progressive), BMP and binary PPM/PGM into a
@@ -6584,6 +6585,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     int32_t *fx, *cx, *fy, *cy;
     float *wx, *wy, mean[3], stdv[3];
     double long_side;
+    int std_given, mean_given;
     vit_tensor o, tmp;
     vit_result r;
     size_t mark;
@@ -6594,11 +6596,16 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     C = img->shape[0]; H = img->shape[1]; W = img->shape[2];
     rs = p && p->resize ? p->resize : 256;
     cs = p && p->crop ? p->crop : 224;
+    /* std all 0: ImageNet's; mean all 0: ImageNet's too when std is, else
+       kept (mean 0, std 1 stays in pixel units); a mean given with std all
+       0 keeps the given mean. */
+    std_given = p && (p->std[0] != 0.0f || p->std[1] != 0.0f || p->std[2] != 0.0f);
+    mean_given = p && (p->mean[0] != 0.0f || p->mean[1] != 0.0f || p->mean[2] != 0.0f);
     for (c = 0; c < 3; c++) {
-        int dflt = !p || (p->std[0] == 0.0f && p->std[1] == 0.0f && p->std[2] == 0.0f);
-        mean[c] = dflt ? imagenet_mean[c] : p->mean[c];
-        stdv[c] = dflt ? imagenet_std[c] : p->std[c];
+        mean[c] = mean_given || std_given ? p->mean[c] : imagenet_mean[c];
+        stdv[c] = std_given ? p->std[c] : imagenet_std[c];
         if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
+        if (!(mean[c] - mean[c] == 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: mean[%d] is not finite", c);
     }
     if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
     if (rs > VIT__MAX_SIDE) return vit__fail(VIT_ERR_ARG, "preprocess: resize %d is beyond %d, the longest side vit.h resizes to", (int)rs, VIT__MAX_SIDE);

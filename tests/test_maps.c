@@ -375,6 +375,40 @@ static void test_untrusted(void) {
     vit_arena_rewind(&A, mark);
 }
 
+/* vit_preprocess' mean and std defaults, one rule: std all 0 is ImageNet's
+   std; mean all 0 is ImageNet's mean only when std is all 0 too (else no
+   shift); a mean given with std all 0 is kept. */
+static void test_mean_std(void) {
+    static const float im_mean[3] = {0.485f, 0.456f, 0.406f}, im_std[3] = {0.229f, 0.224f, 0.225f};
+    static const struct { float mean, std; int imagenet_mean, imagenet_std; const char *what; } cases[] = {
+        {0.0f, 0.0f, 1, 1, "mean and std all 0: ImageNet's"},
+        {0.5f, 0.0f, 0, 1, "mean given, std all 0: the mean kept, ImageNet's std"},
+        {0.0f, 0.5f, 0, 0, "mean all 0, std given: no shift"},
+        {0.25f, 0.5f, 0, 0, "both given"}};
+    vit_preprocess pp;
+    vit_tensor img, px, x;
+    size_t mark = vit_arena_mark(&A), k;
+    int i, c;
+    img = decode_file("src.png", 3);
+    if (!img.data) return;
+    memset(&pp, 0, sizeof pp);
+    pp.resize = pp.crop = 12;
+    pp.std[0] = pp.std[1] = pp.std[2] = 1.0f;
+    expect(vit_image_preprocess(&A, &img, &pp, &px) == VIT_OK, "preprocess in pixel units");
+    for (i = 0; i < 4; i++) {
+        float want[3 * 144];
+        memset(&pp, 0, sizeof pp);
+        pp.resize = pp.crop = 12;
+        for (c = 0; c < 3; c++) { pp.mean[c] = cases[i].mean; pp.std[c] = cases[i].std; }
+        for (c = 0; c < 3; c++)
+            for (k = 0; k < 144; k++)
+                want[c * 144 + k] = (px.data[c * 144 + k] - (cases[i].imagenet_mean ? im_mean[c] : cases[i].mean)) /
+                                    (cases[i].imagenet_std ? im_std[c] : cases[i].std);
+        expect(vit_image_preprocess(&A, &img, &pp, &x) == VIT_OK && check_close(cases[i].what, x.data, want, 3 * 144, 1e-6, 1e-6), cases[i].what);
+    }
+    vit_arena_rewind(&A, mark);
+}
+
 static void test_png(void) {
     char path[1024];
     float map[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
@@ -454,6 +488,7 @@ int main(int argc, char **argv) {
     test_preprocess();
     test_png();
     test_untrusted();
+    test_mean_std();
     vit_arena_free(&A);
     printf("test_maps: %d passed, %d failed\n", passed, failed);
     return failed != 0;
