@@ -148,6 +148,15 @@ typedef struct vit_tensor {
 } vit_tensor;
 
 typedef enum vit_act { VIT_ACT_GELU = 0, VIT_ACT_RELU = 1 } vit_act;
+
+/* The sizes of one multi-head attention call (vit_k_attention): B
+   sequences of N tokens, NH heads of HS features; scores scale * q.k,
+   probabilities softmax(scores) * post. */
+typedef struct vit_attn_shape {
+    int32_t B, N, NH, HS;
+    int32_t ld;         /* floats from one token's row of q, k or v to the next: >= NH*HS */
+    float scale, post;
+} vit_attn_shape;
 /* CLS: the class token; MEAN: all tokens, class token included (the einops ViT);
    AVG: the patch tokens only (timm's global_pool='avg'). */
 typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2 } vit_pool;
@@ -530,15 +539,15 @@ VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
    The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
 VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
-/* Multi-head attention core for B sequences of N tokens.
-   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS); ld >= NH*HS.
+/* Multi-head attention core, sizes in s (vit_attn_shape).
+   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS).
    out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
    Scores are scale * q.k; probabilities are softmax(scores) * post.
    att must not be NULL (the modules call an internal twin that can keep
    only one tile of scores per thread). The fast version needs vt: scratch
    of B*NH*HS*N floats. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s);
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -585,14 +594,15 @@ VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, 
    att, optional, receives the (B, D, T) softmax over tokens. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
 VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
-/* Outlook attention core for B images of H x W pixels and C channels, NH
-   heads of HS = C/NH, K x K windows at L = Lh*Lw unfold positions (Lh = (H
-   + 2 pad - K) / stride + 1). logits (B, L, NH, K^2, K^2) and v (B, H, W,
-   C) in; att (B, NH, L, K^2, K^2) = softmax(scale * logits) over the last
-   dim; y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
+/* Outlook attention core for B images of H x W pixels, the sizes in p:
+   C = dim channels, NH heads of HS = C/NH, K x K windows (K = kernel_size)
+   at L = Lh*Lw unfold positions (Lh = (H + 2 padding - K) / stride + 1).
+   logits (B, L, NH, K^2, K^2) and v (B, H, W, C) in; att (B, NH, L, K^2,
+   K^2) = softmax(scale * logits) over the last dim (p->scale, 0: HS^-0.5);
+   y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
    padding dropped. */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
 
 /* ---- modules ---- */
 /* Each takes its output (and scratch) from arena a, checks shapes and
@@ -1215,19 +1225,52 @@ typedef struct vit__epi {
 } vit__epi;
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
 
-static void vit__gemm_nt_ref(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                             const float *b, int M, int K, int N, float alpha) {
+/* One product as its caller describes it. vit__matmul is the one entry:
+   vit_k_matmul, every module's dense layer and the attention products all
+   go through it, and it picks the path. */
+typedef struct vit__mm {
+    float *y;               /* (M, N), row stride ldy */
+    const float *x;         /* (M, K), row stride ldx */
+    const float *w;         /* (N, K), row stride ldw: nn.Linear's layout */
+    const float *b;         /* (N), or NULL */
+    int M, K, N;
+    int ldy, ldx, ldw;
+    float alpha;            /* y = alpha * x w^T + b */
+    int threaded;           /* 0: the caller runs inside a parallel region already */
+    int blocked_rows;       /* 1: the caller splits rows into blocks of >= 4 and needs the same
+                               bits whatever the split: no few-rows path */
+    const vit__epi *e;      /* the fused epilogue, or NULL */
+} vit__mm;
+
+/* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
+   callers change the fields that differ. */
+static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+    vit__mm p;
+    p.y = y; p.x = x; p.w = w; p.b = b;
+    p.M = M; p.K = K; p.N = N;
+    p.ldy = N; p.ldx = K; p.ldw = K;
+    p.alpha = 1.0f;
+    p.threaded = 1;
+    p.blocked_rows = 0;
+    p.e = NULL;
+    return p;
+}
+
+/* The specification: one left-to-right sum per output, then alpha and b
+   (no epilogue). */
+static void vit__matmul_ref(const vit__mm *p) {
     int m, n, k;
-    for (m = 0; m < M; m++)
-        for (n = 0; n < N; n++) {
+    for (m = 0; m < p->M; m++)
+        for (n = 0; n < p->N; n++) {
             float s = 0.0f;
-            for (k = 0; k < K; k++) s += x[(size_t)m * ldx + k] * w[(size_t)n * ldw + k];
-            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+            for (k = 0; k < p->K; k++) s += p->x[(size_t)m * p->ldx + k] * p->w[(size_t)n * p->ldw + k];
+            p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
 }
 
 VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__gemm_nt_ref(y, N, x, K, w, K, b, M, K, N, 1.0f);
+    vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
+    vit__matmul_ref(&p);
 }
 
 #ifndef VIT_NO_SIMD
@@ -1372,10 +1415,13 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
 }
 
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows. */
-static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                            int M, int K, int N, int k0, int kc, int n0, int nv, float alpha, const vit__epi *e) {
+static void vit__gemm_block(const vit__mm *p, int k0, int kc, int n0, int nv) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    float *y = p->y;
+    const float *x = p->x, *w = p->w;
+    int M = p->M, K = p->K, N = p->N, ldy = p->ldy, ldx = p->ldx, ldw = p->ldw;
+    const vit__epi *e = p->e;
     int m, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
     int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16, row = 0, line = 0;
     vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
@@ -1402,25 +1448,24 @@ static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const fl
             }
         }
         (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc,
-                                                        k0 == 0, k0 + kc == K, alpha, b ? b + n0 : NULL, nv);
+                                                        k0 == 0, k0 + kc == K, p->alpha, p->b ? p->b + n0 : NULL, nv);
         if (e && k0 + kc == K) vit__epi_tile(y, ldy, e, m, n0, mr, nv);
     }
 }
 
 /* A few rows (a batch's class tokens through the head): packing would cost
    as much as the product, so each output is one vector dot product. */
-static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                          int M, int K, int n0, int n1, float alpha) {
-    int m, n, k;
+static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
+    int m, n, k, K = p->K;
     for (n = n0; n < n1; n++)
-        for (m = 0; m < M; m++) {
-            const float *xm = x + (size_t)m * ldx, *wn = w + (size_t)n * ldw;
+        for (m = 0; m < p->M; m++) {
+            const float *xm = p->x + (size_t)m * p->ldx, *wn = p->w + (size_t)n * p->ldw;
             vit__vf acc = vit__v_zero();
             float s;
             for (k = 0; k + VIT__VW <= K; k += VIT__VW) acc = vit__v_fma(vit__v_load(xm + k), vit__v_load(wn + k), acc);
             s = vit__v_hsum(acc);
             for (; k < K; k++) s += xm[k] * wn[k];
-            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+            p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
 }
 
@@ -1429,51 +1474,141 @@ static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const floa
    stay in L2 across the k blocks, and each piece of w is packed once, while
    the next is prefetched. Blocking rows of x for L2 instead, with k blocks
    outermost, measured 5-10% slower on Zen 5. */
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded, const vit__epi *e) {
-    int np = (N + VIT__NR - 1) / VIT__NR, p;
-    if (M < 4) {
-        int chunks = (N + 63) / 64, c;
-        VIT__OMP_FOR_IF(threaded && chunks > 1 && (double)M * K * N >= 65536.0)
-        for (c = 0; c < chunks; c++) {
-            int n1 = c * 64 + 64 < N ? c * 64 + 64 : N;
-            vit__gemm_dot(y, ldy, x, ldx, w, ldw, b, M, K, c * 64, n1, alpha);
-            if (e) vit__epi_tile(y, ldy, e, 0, c * 64, M, n1 - c * 64);
-        }
-        return;
-    }
-    if (K <= 0) { /* an empty sum: just alpha * 0 + b */
-        int m, n;
-        for (m = 0; m < M; m++)
-            for (n = 0; n < N; n++) y[(size_t)m * ldy + n] = b ? b[n] : 0.0f;
-        if (e) vit__epi_tile(y, ldy, e, 0, 0, M, N);
-        return;
-    }
-    (void)threaded;
-    VIT__OMP_FOR_IF(threaded && np > 1 && (double)M * K * N >= 65536.0)
-    for (p = 0; p < np; p++) {
-        int k0;
-        for (k0 = 0; k0 < K; k0 += VIT__KC)
-            vit__gemm_block(y, ldy, x, ldx, w, ldw, b, M, K, N, k0, K - k0 < VIT__KC ? K - k0 : VIT__KC, p * VIT__NR,
-                            N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha, e);
+static void vit__gemm_tiles(const vit__mm *p) {
+    int np = (p->N + VIT__NR - 1) / VIT__NR, i;
+    VIT__OMP_FOR_IF(p->threaded && np > 1 && (double)p->M * p->K * p->N >= 65536.0)
+    for (i = 0; i < np; i++) {
+        int k0, n0 = i * VIT__NR;
+        for (k0 = 0; k0 < p->K; k0 += VIT__KC)
+            vit__gemm_block(p, k0, p->K - k0 < VIT__KC ? p->K - k0 : VIT__KC, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
     }
 }
+#endif /* !VIT_NO_SIMD */
 
-#else
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded, const vit__epi *e) {
-    int m;
-    (void)threaded;
-    VIT__OMP_FOR
-    for (m = 0; m < M; m++) {
-        vit__gemm_nt_ref(y + (size_t)m * ldy, ldy, x + (size_t)m * ldx, ldx, w, ldw, b, 1, K, N, alpha);
-        if (e) vit__epi_tile(y, ldy, e, m, 0, 1, N);
+/* Products with few rows: a small batch through SE's 1x1 convs, an MLP
+   or a classifier. The GEMM packs each NR-column panel of w before tiles of rows run down it;
+   with a single tile of rows the packing costs as much as the arithmetic.
+   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
+   VIT__VW) with zeros past row M (it is small), and each output column is
+   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
+   per k for all M rows at once, VIT__NF columns side by side to hide the
+   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
+   so |fast - ref| is rounding only; threads take whole blocks of columns,
+   so results do not depend on their number. */
+
+#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
+/* Where it beats the GEMM (measured on Zen 5, AVX-512 and AVX2 builds, M =
+   4..16): from 3/4 of a vector of rows up, the GEMM's tiles of MR rows
+   then run part empty, and only when N and K are both >= 128; below, the
+   transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
+   at B = 8: 2x slower than the GEMM). */
+#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
+
+#ifndef VIT_NO_SIMD
+#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
+#define VIT__NF 8
+
+/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
+static void vit__gemm_few_cols(const vit__mm *p, int n0, int n1) {
+    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    const float *x = p->x, *w = p->w, *b = p->b;
+    int M = p->M, K = p->K, k0, k, m, n, j;
+    for (k0 = 0; k0 < K; k0 += VIT__KF) {
+        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
+        for (m = 0; m < VIT__VW; m++)
+            if (m < M)
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * p->ldx + k0 + k];
+            else
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
+        for (n = n0; n < n1; n += VIT__NF) {
+            /* Rows of w past n1 repeat the last one; their sums are dropped. */
+            const float *wr[VIT__NF];
+            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
+            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
+            float t[VIT__NF][VIT__VW];
+            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
+            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * p->ldw + k0;
+            for (k = 0; k < kc; k++) {
+                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
+                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
+                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
+                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
+                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
+                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
+                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
+                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
+                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
+            }
+            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
+            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
+            for (j = 0; j < nf; j++)
+                for (m = 0; m < M; m++) {
+                    float *yo = p->y + (size_t)m * p->ldy + n + j, sum = first ? t[j][m] : *yo + t[j][m];
+                    *yo = last ? p->alpha * sum + (b ? b[n + j] : 0.0f) : sum;
+                }
+        }
     }
+    if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, n0, M, n1 - n0);
+}
+
+/* One block of columns per thread (each transposes x itself): a column's
+   arithmetic does not depend on the block it falls in. */
+static void vit__gemm_few(const vit__mm *p) {
+    int N = p->N, chunks = 1, per, c;
+#ifdef _OPENMP
+    if (p->threaded && (double)p->M * p->K * N >= 65536.0) chunks = omp_get_max_threads();
+#endif
+    per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF;
+    VIT__OMP_FOR_IF(chunks > 1)
+    for (c = 0; c < chunks; c++)
+        if (c * per < N) vit__gemm_few_cols(p, c * per, c * per + per < N ? c * per + per : N);
 }
 #endif
 
+/* The one entry: the few-rows product where VIT__FEW_USE says it wins,
+   dot products below 4 rows, the packed tiles otherwise; under
+   VIT_NO_SIMD the specification, row by row. */
+static void vit__matmul(const vit__mm *p) {
+    int m, n, i;
+    if (p->K <= 0) { /* an empty sum: just the bias */
+        for (m = 0; m < p->M; m++)
+            for (n = 0; n < p->N; n++) p->y[(size_t)m * p->ldy + n] = p->b ? p->b[n] : 0.0f;
+        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, 0, p->M, p->N);
+        return;
+    }
+#ifndef VIT_NO_SIMD
+    if (!p->blocked_rows && VIT__FEW_USE(p->M, p->K, p->N)) {
+        vit__gemm_few(p);
+        return;
+    }
+    if (p->M < VIT__FEW_MIN) {
+        int chunks = (p->N + 63) / 64;
+        VIT__OMP_FOR_IF(p->threaded && chunks > 1 && (double)p->M * p->K * p->N >= 65536.0)
+        for (i = 0; i < chunks; i++) {
+            int n1 = i * 64 + 64 < p->N ? i * 64 + 64 : p->N;
+            vit__gemm_dot(p, i * 64, n1);
+            if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, i * 64, p->M, n1 - i * 64);
+        }
+        return;
+    }
+    vit__gemm_tiles(p);
+#else
+    VIT__OMP_FOR_IF(p->threaded)
+    for (i = 0; i < p->M; i++) {
+        vit__mm row = *p;
+        row.y = p->y + (size_t)i * p->ldy;
+        row.x = p->x + (size_t)i * p->ldx;
+        row.M = 1;
+        vit__matmul_ref(&row);
+        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, i, 0, 1, p->N);
+    }
+    (void)m; (void)n;
+#endif
+}
+
 VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1, NULL);
+    vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
+    vit__matmul(&p);
 }
 
 /* ---- kernels: softmax ---- */
@@ -1827,107 +1962,6 @@ static int vit__all_finite(const float *x, size_t n) {
 static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
 #endif
 
-/* ---- kernels: products with few rows ---- */
-/* y (M, N) = x (M, K) . w (N, K)^T + b for a handful of rows: a small batch
-   through SE's 1x1 convs, seed 002's layers or a classifier. The product
-   is vit_k_matmul's, and vit_k_matmul_ref is its specification too. The
-   GEMM packs each NR-column panel of w before tiles of rows run down it;
-   with a single tile of rows the packing costs as much as the arithmetic.
-   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
-   VIT__VW) with zeros past row M (it is small), and each output column is
-   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
-   per k for all M rows at once, VIT__NF columns side by side to hide the
-   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
-   so |fast - ref| is rounding only; threads take whole blocks of columns,
-   so results do not depend on their number. */
-
-#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
-/* Where it beats the GEMM (measured on Zen 5, AVX-512 and AVX2 builds, M =
-   4..16): from 3/4 of a vector of rows up, the GEMM's tiles of MR rows
-   then run part empty, and only when N and K are both >= 128; below, the
-   transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
-   at B = 8: 2x slower than the GEMM). */
-#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
-
-#ifndef VIT_NO_SIMD
-#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
-#define VIT__NF 8
-
-/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
-static void vit__gemm_few_cols(float *y, const float *x, const float *w, const float *b, int M, int K, int N, int n0, int n1,
-                               const vit__epi *e) {
-    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    int k0, k, m, n, j;
-    for (k0 = 0; k0 < K; k0 += VIT__KF) {
-        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
-        for (m = 0; m < VIT__VW; m++)
-            if (m < M)
-                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * K + k0 + k];
-            else
-                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
-        for (n = n0; n < n1; n += VIT__NF) {
-            /* Rows of w past n1 repeat the last one; their sums are dropped. */
-            const float *wr[VIT__NF];
-            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
-            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
-            float t[VIT__NF][VIT__VW];
-            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
-            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * K + k0;
-            for (k = 0; k < kc; k++) {
-                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
-                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
-                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
-                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
-                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
-                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
-                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
-                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
-                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
-            }
-            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
-            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
-            for (j = 0; j < nf; j++)
-                for (m = 0; m < M; m++) {
-                    float *yo = y + (size_t)m * N + n + j, sum = first ? t[j][m] : *yo + t[j][m];
-                    *yo = last && b ? sum + b[n + j] : sum;
-                }
-        }
-    }
-    if (e) vit__epi_tile(y, N, e, 0, n0, M, n1 - n0);
-}
-
-/* One block of columns per thread (each transposes x itself): a column's
-   arithmetic does not depend on the block it falls in. */
-static void vit__gemm_few(float *y, const float *x, const float *w, const float *b, int M, int K, int N, const vit__epi *e) {
-#ifdef _OPENMP
-    int chunks = (double)M * K * N >= 65536.0 ? omp_get_max_threads() : 1;
-#else
-    int chunks = 1;
-#endif
-    int per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF, c;
-    VIT__OMP_FOR_IF(chunks > 1)
-    for (c = 0; c < chunks; c++)
-        if (c * per < N) vit__gemm_few_cols(y, x, w, b, M, K, N, c * per, c * per + per < N ? c * per + per : N, e);
-}
-#endif
-
-/* y = act(x w^T + b) + r, as the modules call it (e: NULL, or the fused
-   epilogue): the few-rows product where VIT__FEW_USE says it wins, the GEMM
-   otherwise. */
-static void vit__linear_epi(float *y, const float *x, const float *w, const float *b, int M, int K, int N, const vit__epi *e) {
-#ifndef VIT_NO_SIMD
-    if (VIT__FEW_USE(M, K, N)) {
-        vit__gemm_few(y, x, w, b, M, K, N, e);
-        return;
-    }
-#endif
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1, e);
-}
-
-static void vit__linear(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__linear_epi(y, x, w, b, M, K, N, NULL);
-}
-
 /* ---- kernels: patch convolution ---- */
 
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
@@ -1959,13 +1993,14 @@ VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float 
                 memcpy(dst + ((size_t)c * P + ky) * P, x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
                        (size_t)P * sizeof(float));
     }
-    vit__gemm_nt(y, D, cols, K, w, K, b, B * GH * GW, K, D, 1.0f, 1, NULL);
+    vit_k_matmul(y, cols, w, b, B * GH * GW, K, D);
 }
 
 /* ---- kernels: attention ---- */
 
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int bi, h, i, j, d, C = NH * HS;
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
+    float scale = s->scale, post = s->post;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++) {
             float *S = att + ((size_t)bi * NH + h) * N * N;
@@ -2034,38 +2069,56 @@ static void vit__head_t(float *vt, const float *v, int n, int HS, int ld) {
         for (d = 0; d < HS; d++) vt[(size_t)d * n + j] = v[(size_t)j * ld + d];
 }
 
-/* Task t of vit__attention: block t % nt (of `per` query rows) of head
-   t / nt. vth holds V^T of head *held (refilled when another head comes),
-   tile one block of scores. */
-static void vit__att_task(float *out, float *att, float *vth, float *tile, int *held, const float *q, const float *k, const float *v,
-                          int t, int nt, int per, int N, int NH, int HS, int ld, float scale, float post) {
-    int bh = t / nt, bi = bh / NH, h = bh % NH, i0 = t % nt * per, rows = t % nt == nt - 1 ? N - i0 : per, C = NH * HS, j;
-    const float *qb = q + ((size_t)bi * N + i0) * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
-    float *S = att ? att + ((size_t)bh * N + i0) * N : tile;
+/* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
+   (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
+   q.k, probabilities softmax(scores) * post; split into tasks of `per`
+   query rows, nt blocks a head. */
+typedef struct vit__att {
+    float *out, *att;
+    const float *q, *k, *v;
+    vit_attn_shape s;
+    int nt, per;        /* blocks a head, query rows a block */
+} vit__att;
+
+/* Task t: block t % nt of head t / nt. vth holds V^T of head *held
+   (refilled when another head comes), tile one block of scores. */
+static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held, int t) {
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
+    int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per, rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
+    float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : tile;
+    vit__mm mm;
     if (*held != bh) {
-        vit__head_t(vth, v + (size_t)bi * N * ld + h * HS, N, HS, ld);
+        vit__head_t(vth, a->v + (size_t)bi * N * ld + h * HS, N, HS, ld);
         *held = bh;
     }
-    vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, rows, HS, N, scale, 0, NULL);
+
+    /* S = scale * q k^T */
+    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, a->k + (size_t)bi * N * ld + h * HS, NULL, rows, HS, N);
+    mm.ldx = ld; mm.ldw = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
+    vit__matmul(&mm);
+
+    /* softmax by rows, then post */
 #ifndef VIT_NO_SIMD
     for (j = 0; j < rows; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
 #else
     vit_k_softmax_ref(S, S, rows, N);
 #endif
-    if (post != 1.0f)
-        for (j = 0; j < rows * N; j++) S[j] *= post;
-    vit__gemm_nt(out + ((size_t)bi * N + i0) * C + h * HS, C, S, N, vth, N, NULL, rows, N, HS, 1.0f, 0, NULL);
+    if (a->s.post != 1.0f)
+        for (j = 0; j < rows * N; j++) S[j] *= a->s.post;
+
+    /* out = S v */
+    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, vth, NULL, rows, N, HS);
+    mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    vit__matmul(&mm);
 }
 
-/* att: (B, NH, N, N) to keep the probabilities, or NULL. scratch: `slots`
-   slots of vit__att_slot(N, HS, att != NULL) floats; at most `slots`
-   threads run. Small work stays out of the OpenMP runtime (a team of one
-   still costs libgomp an allocation per call). */
-static void vit__attention(float *out, float *att, float *scratch, int slots, const float *q, const float *k, const float *v,
-                           int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int nt, per, tasks, t, held = -1;
-    vit__att_tiles(N, &nt, &per);
-    tasks = B * NH * nt;
+/* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL) floats; at
+   most `slots` threads run. Small work stays out of the OpenMP runtime (a
+   team of one still costs libgomp an allocation per call). */
+static void vit__attention(vit__att *a, float *scratch, int slots) {
+    int tasks, t, held = -1, N = a->s.N, HS = a->s.HS;
+    vit__att_tiles(N, &a->nt, &a->per);
+    tasks = a->s.B * a->s.NH * a->nt;
     if (slots > tasks) slots = tasks;
 #ifdef _OPENMP
     /* num_threads overrides omp_set_num_threads: never ask for more. */
@@ -2073,28 +2126,43 @@ static void vit__attention(float *out, float *att, float *scratch, int slots, co
 #else
     slots = 1;
 #endif
-    if ((double)B * NH * N * N * HS < 65536.0) slots = 1;
+    if ((double)a->s.B * a->s.NH * N * N * HS < 65536.0) slots = 1;
     if (slots <= 1) {
-        for (t = 0; t < tasks; t++)
-            vit__att_task(out, att, scratch, scratch + (size_t)HS * N, &held, q, k, v, t, nt, per, N, NH, HS, ld, scale, post);
+        for (t = 0; t < tasks; t++) vit__att_task(a, scratch, scratch + (size_t)HS * N, &held, t);
         return;
     }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(slots) firstprivate(held)
     {
-        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, att != NULL);
+        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, a->att != NULL);
         int u;
 #pragma omp for schedule(dynamic, 1)
-        for (u = 0; u < tasks; u++)
-            vit__att_task(out, att, vth, vth + (size_t)HS * N, &held, q, k, v, u, nt, per, N, NH, HS, ld, scale, post);
+        for (u = 0; u < tasks; u++) vit__att_task(a, vth, vth + (size_t)HS * N, &held, u);
     }
 #endif
 }
 
+static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    vit__att a;
+    a.out = out; a.att = att; a.q = q; a.k = k; a.v = v;
+    a.s = *s;
+    a.nt = a.per = 0;
+    return a;
+}
+
+/* The sizes of self-attention on x (B, N, ld) with q, k, v at columns
+   0, C and 2C of each row (a fused qkv), or all three x itself. */
+static vit_attn_shape vit__attn_shape(int B, int N, int NH, int HS, int ld, float scale, float post) {
+    vit_attn_shape s;
+    s.B = B; s.N = N; s.NH = NH; s.HS = HS; s.ld = ld; s.scale = scale; s.post = post;
+    return s;
+}
+
 /* vt holds B * NH slots of HS * N floats: enough for any thread count. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    vit__att a = vit__att_of(out, att, q, k, v, s);
     VIT_ASSERT(att != NULL);
-    vit__attention(out, att, vt, B * NH, q, k, v, B, N, NH, HS, ld, scale, post);
+    vit__attention(&a, vt, s->B * s->NH);
 }
 
 /* ---- kernels: row statistics, row affine maps, products ---- */
@@ -2369,8 +2437,10 @@ VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH
     VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
-        vit__gemm_nt(s + (size_t)t * Nq * Nk, Nk, q + (size_t)bi * Nq * ldq + h * HS, ldq, k + (size_t)bi * Nk * ldk + h * HS, ldk,
-                     NULL, Nq, HS, Nk, scale, 0, NULL);
+        vit__mm mm = vit__mm_dense(s + (size_t)t * Nq * Nk, q + (size_t)bi * Nq * ldq + h * HS, k + (size_t)bi * Nk * ldk + h * HS, NULL,
+                                   Nq, HS, Nk);
+        mm.ldx = ldq; mm.ldw = ldk; mm.alpha = scale; mm.threaded = 0;
+        vit__matmul(&mm);
     }
 }
 
@@ -2381,8 +2451,10 @@ VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, 
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
         float *vth = vt + (size_t)t * HS * Nk;
+        vit__mm mm = vit__mm_dense(out + (size_t)bi * Nq * C + h * HS, p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
+        mm.ldy = C; mm.threaded = 0;
         vit__head_t(vth, v + (size_t)bi * Nk * ldv + h * HS, Nk, HS, ldv);
-        vit__gemm_nt(out + (size_t)bi * Nq * C + h * HS, C, p + (size_t)t * Nq * Nk, Nk, vth, Nk, NULL, Nq, Nk, HS, 1.0f, 0, NULL);
+        vit__matmul(&mm);
     }
 }
 #else
@@ -2522,7 +2594,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
             }
         }
         /* nd (T, 2D) = E . gv^T: numerators, then denominators */
-        vit__gemm_nt(nd, 2 * D, E, T, gv, T, NULL, T, T, 2 * D, 1.0f, 1, NULL);
+        vit_k_matmul(nd, E, gv, NULL, T, T, 2 * D);
         VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
         for (t = 0; t < T; t++) {
             float *nt = nd + (size_t)t * 2 * D, *yt = yb + (size_t)t * D;
@@ -2605,7 +2677,14 @@ VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *
    over windows in order, each window's product over its K^2 values in
    order, in both versions; the fast one runs VIT__VW channels at once. */
 
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+/* The logits' scale p->scale, or HS^-0.5 when it is 0 (VOLO's default). */
+static float vit__outlook_scale(const vit_outlook_params *p) {
+    return p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(p->dim / p->heads));
+}
+
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+    float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH;
     int bi, h, l, a, c, d;
     memset(y, 0, (size_t)B * H * W * C * sizeof(float));
@@ -2639,7 +2718,9 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
    vector. A window's pixels inside the image form a rectangle [ky0, ky1)
    x [kx0, kx1) of its K x K taps, so the loops run over that rectangle
    with no test per tap, in the _ref's order (padding adds nothing there). */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+    float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
     VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
     for (task = 0; task < B * NH; task++) {
@@ -2689,8 +2770,8 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
     }
 }
 #else
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
-    vit_k_outlook_ref(y, att, logits, v, B, H, W, C, NH, K, pad, stride, scale);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    vit_k_outlook_ref(y, att, logits, v, B, H, W, p);
 }
 #endif
 
@@ -2829,8 +2910,10 @@ VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a))
-        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, B, N, 1, C, C,
-                        p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+    {
+        vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, &sh);
+    }
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -2898,10 +2981,15 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if ((r = vit__att_scratch(a, N, HS, att != NULL, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
-        vit__attention(ao.data, att, scratch, slots, qkv.data, qkv.data + C, qkv.data + 2 * C, B, N, NH, HS, 3 * C, scale, post);
         vit__epi e;
+        vit__mm out = vit__mm_dense(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
+        vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
+        vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
+        vit__attention(&at, scratch, slots);
+        /* the output projection, the residual added in its epilogue */
         e.act = VIT__EPI_NONE; e.r = res; e.ldr = C;
-        vit__linear_epi(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C, res ? &e : NULL);
+        out.e = res ? &e : NULL;
+        vit__matmul(&out);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -3040,10 +3128,14 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
     if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit__epi e1, e2;
+        vit__mm fc1 = vit__mm_dense(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
+        vit__mm fc2 = vit__mm_dense(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
         e1.act = p->act == VIT_ACT_RELU ? VIT__EPI_RELU : VIT__EPI_GELU; e1.r = NULL; e1.ldr = 0;
         e2.act = VIT__EPI_NONE; e2.r = res; e2.ldr = p->out_dim;
-        vit__linear_epi(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim, &e1);
-        vit__linear_epi(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim, res ? &e2 : NULL);
+        fc1.e = &e1;
+        fc2.e = res ? &e2 : NULL;
+        vit__matmul(&fc1);
+        vit__matmul(&fc2);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -3383,9 +3475,9 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
     if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
-        vit__linear(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
+        vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
         vit_k_relu(h.data, h.data, B * S);
-        vit__linear(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
+        vit_k_matmul(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
         vit_k_sigmoid(g.data, g.data, B * C);
         vit_k_rowaffine(y.data, x->data, g.data, NULL, B * C, HW); /* scale * x */
     }
@@ -3465,7 +3557,8 @@ static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights
         vit_k_matmul(q.data, x, w->q_w.data, w->q_b.data, B * N, C, C);
         vit_k_matmul(k.data, x, w->k_w.data, w->k_b.data, B * N, C, C);
         vit_k_matmul(v.data, x, w->v_w.data, w->v_b.data, B * N, C, C);
-        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+        vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, &sh);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
@@ -3552,7 +3645,7 @@ VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_class
     if ((r = vit__sdsa_core(a, C, &w->attn, x->data, h.data, attn ? att.data : NULL, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
-        vit__linear(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
     }
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
@@ -4099,7 +4192,6 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     vit_tensor y, att, vv, pool, lg, f;
     vit_result r;
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
-    float scale;
     size_t mark;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
@@ -4119,7 +4211,6 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
                          "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1", (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd,
                          (int)K, (int)P, (int)S);
     if ((r = vit__fits((double)B * H * W * C, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, "outlook attention")) != VIT_OK) return r;
-    scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(C / NH));
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -4132,7 +4223,7 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         vit_k_matmul(vv.data, x->data, w->v_w.data, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C);
         if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
         vit_k_matmul(lg.data, S > 1 ? pool.data : x->data, w->attn_w.data, w->attn_b.data, B * L, C, A);
-        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, C, NH, K, P, S, scale);
+        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, p);
         vit_k_matmul(y.data, f.data, w->proj_w.data, w->proj_b.data, B * H * W, C, C);
     }
     vit_arena_rewind(a, mark);
