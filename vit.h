@@ -1,4 +1,4 @@
-/* vit.h - v0.1.1 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.2.0 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -61,7 +61,9 @@
      safetensors: 8-byte little-endian header length, JSON header, raw data.
      tools/export.py writes the module's own state_dict names, and puts the
      module kind and hyperparameters in "__metadata__" (format="vit.h",
-     kind, naming, ...). F32 is used in place; F16 and BF16 are converted.
+     kind, naming, ...). Each kind's keys and namings are its section's
+     tables (VIT_KINDS); vit_model_describe() prints a file's. F32 is used
+     in place; F16 and BF16 are converted.
      A ViT checkpoint without that metadata is read by its tensor names:
      timm (patch_embed, blocks.N, norm or fc_norm, head), Hugging Face
      transformers' ViTForImageClassification and ViTModel ([vit.]embeddings,
@@ -116,9 +118,9 @@
 #define VIT_H_INCLUDED
 
 #define VIT_VERSION_MAJOR 0
-#define VIT_VERSION_MINOR 1
-#define VIT_VERSION_PATCH 1
-#define VIT_VERSION_STRING "0.1.1"
+#define VIT_VERSION_MINOR 2
+#define VIT_VERSION_PATCH 0
+#define VIT_VERSION_STRING "0.2.0"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -176,21 +178,29 @@ typedef struct vit_tensor {
 } vit_tensor;
 
 typedef enum vit_act { VIT_ACT_GELU = 0, VIT_ACT_RELU = 1 } vit_act;
-/* CLS: the class token; MEAN: all tokens, class token included (seed 004);
+
+/* The sizes of one multi-head attention call (vit_k_attention): B
+   sequences of N tokens, NH heads of HS features; scores scale * q.k,
+   probabilities softmax(scores) * post. */
+typedef struct vit_attn_shape {
+    int32_t B, N, NH, HS;
+    int32_t ld;         /* floats from one token's row of q, k or v to the next: >= NH*HS */
+    float scale, post;
+} vit_attn_shape;
+/* CLS: the class token; MEAN: all tokens, class token included (the einops ViT);
    AVG: the patch tokens only (timm's global_pool='avg'). */
 typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2 } vit_pool;
 
 /* Scaled dot-product attention on x, x, x. */
 typedef struct vit_sdpa_params {
     float scale;        /* 0: 1/sqrt(C) */
-    vit_tensor *attn;   /* [out] optional: receives (B, N, N) probabilities */
 } vit_sdpa_params;
 
 typedef struct vit_mha_params {
-    int32_t dim;        /* C, embedding size */
-    int32_t heads;      /* NH; C % NH == 0 */
-    int32_t quirk;      /* 1: seed 004's softmax(QK^T) / sqrt(C) */
-    vit_tensor *attn;   /* [out] optional: receives (B, NH, N, N) probabilities */
+    int32_t dim;                 /* C, embedding size */
+    int32_t heads;               /* NH; C % NH == 0 */
+    int32_t scale_after_softmax; /* 1: softmax(Q K^T) / sqrt(C), the einops ViT's order;
+                                    0: softmax(Q K^T / sqrt(C/NH)) */
 } vit_mha_params;
 
 /* Any of the three PyTorch layouts is brought to this one at load time. */
@@ -221,8 +231,7 @@ typedef struct vit_block_params {
     int32_t mlp_dim;    /* MLP hidden size */
     float ln_eps;       /* LayerNorm epsilon: 1e-6 torchvision, 1e-5 seeds */
     vit_act act;        /* MLP activation */
-    int32_t quirk;      /* seed 004 attention, see vit_mha_params */
-    vit_tensor *attn;   /* [out] optional: receives (B, NH, N, N) probabilities */
+    int32_t scale_after_softmax; /* see vit_mha_params */
 } vit_block_params;
 
 typedef struct vit_block_weights {
@@ -248,11 +257,10 @@ typedef struct vit_patch_weights {
     vit_tensor pos;       /* (N + class_token, C) */
 } vit_patch_weights;
 
-/* Squeeze-and-Excitation, seed 000's SqueezeExcitation. */
+/* Squeeze-and-Excitation, torchvision's SqueezeExcitation. */
 typedef struct vit_se_params {
     int32_t channels;     /* C, input and output channels */
     int32_t squeeze;      /* S, channels between fc1 and fc2 */
-    vit_tensor *gates;    /* [out] optional: receives the (B, C) sigmoid gates */
 } vit_se_params;
 
 typedef struct vit_se_weights {
@@ -262,10 +270,9 @@ typedef struct vit_se_weights {
     vit_tensor fc2_b;     /* (C) fc2.bias */
 } vit_se_weights;
 
-/* Seed 002's ScaledDotSelfAttention: one head, no output projection. */
+/* Scaled dot-product self-attention: one head, no output projection. */
 typedef struct vit_sdsa_params {
     int32_t dim;          /* C, n_embd */
-    vit_tensor *attn;     /* [out] optional: receives (B, N, N) probabilities */
 } vit_sdsa_params;
 
 typedef struct vit_sdsa_weights {
@@ -277,21 +284,20 @@ typedef struct vit_sdsa_weights {
     vit_tensor v_b;       /* (C) value.bias */
 } vit_sdsa_weights;
 
-/* Seed 002's Model: ScaledDotSelfAttention, ReLU, flatten, Linear. */
-typedef struct vit_cls002_params {
+/* A classifier of patch sequences: sdsa, ReLU, flatten, Linear. */
+typedef struct vit_sdsa_classifier_params {
     int32_t dim;          /* C, n_embd: values per patch */
     int32_t seq_len;      /* N, patches per image */
     int32_t num_classes;  /* outputs of fc */
-    vit_tensor *attn;     /* [out] optional: receives (B, N, N) probabilities */
-} vit_cls002_params;
+} vit_sdsa_classifier_params;
 
-typedef struct vit_cls002_weights {
+typedef struct vit_sdsa_classifier_weights {
     vit_sdsa_weights attn; /* attn.query/key/value.* */
     vit_tensor fc_w;       /* (num_classes, N*C) fc.weight */
     vit_tensor fc_b;       /* (num_classes) fc.bias */
-} vit_cls002_weights;
+} vit_sdsa_classifier_weights;
 
-/* EMSA (ResT), seed 003's EMSA, as self-attention. */
+/* EMSA (ResT), as self-attention. */
 typedef struct vit_emsa_params {
     int32_t dim;          /* C, d_model */
     int32_t d_k;          /* query/key size per head */
@@ -300,8 +306,7 @@ typedef struct vit_emsa_params {
     int32_t height;       /* H: with ratio > 1 the N = H*W tokens are an H x W grid */
     int32_t width;        /* W */
     int32_t ratio;        /* r > 1: keys/values from a depth-wise conv (kernel r+1, stride r, padding r/2); <= 1: none */
-    int32_t transform;    /* 1: 1x1 conv over heads, softmax, InstanceNorm; off when heads == 1, as in the seed */
-    vit_tensor *attn;     /* [out] optional: receives (B, NH, N, N') attention, N' keys */
+    int32_t transform;    /* 1: 1x1 conv over heads, softmax, InstanceNorm; off when heads == 1 */
 } vit_emsa_params;
 
 typedef struct vit_emsa_weights {
@@ -321,13 +326,10 @@ typedef struct vit_emsa_weights {
     vit_tensor tr_b;      /* (NH) transform.conv.bias; transform only */
 } vit_emsa_weights;
 
-/* Shuffle attention (SA-Net), seed 003's ShuffleAttention. Gates are in
-   channel order before the final shuffle: index g*C/(2G) + c for group g. */
+/* Shuffle attention (SA-Net). */
 typedef struct vit_shuffle_params {
     int32_t channels;          /* C; a multiple of 2 * groups */
     int32_t groups;            /* G */
-    vit_tensor *channel_gates; /* [out] optional: receives (B, C/2) gates of the channel halves */
-    vit_tensor *spatial_gates; /* [out] optional: receives (B, C/2, H, W) gates of the spatial halves */
 } vit_shuffle_params;
 
 typedef struct vit_shuffle_weights {
@@ -339,10 +341,9 @@ typedef struct vit_shuffle_weights {
     vit_tensor gn_b;      /* (C/(2G)) gn.bias */
 } vit_shuffle_weights;
 
-/* Spatial Group-wise Enhance, seed 003's SpatialGroupEnhance. */
+/* Spatial Group-wise Enhance. */
 typedef struct vit_sge_params {
     int32_t groups;       /* G; C must be a multiple */
-    vit_tensor *gates;    /* [out] optional: receives the (B, G, H, W) sigmoid gates */
 } vit_sge_params;
 
 typedef struct vit_sge_weights {
@@ -352,15 +353,13 @@ typedef struct vit_sge_weights {
 
 typedef enum vit_aft_variant { VIT_AFT_FULL = 0, VIT_AFT_SIMPLE = 1, VIT_AFT_LOCAL = 2 } vit_aft_variant;
 
-/* An Attention Free Transformer, seed 003's AFTFull / AFTSimple / AFTLocal. */
+/* An Attention Free Transformer layer: AFT-full, -simple or -local. */
 typedef struct vit_aft_params {
     vit_aft_variant variant; /* full, simple or local */
     int32_t max_seqlen;   /* M: wbias is (M, M) and T <= M (full, local); 0 for simple */
     int32_t dim;          /* D, features per token */
     int32_t hidden_dim;   /* HD, features of q, k, v */
     int32_t s;            /* local: wbias[t][t'] counts where |t - t'| < s, else 0 */
-    vit_tensor *attn;     /* [out] optional: receives the weights per feature,
-                             (B, HD, T, T); simple: (B, HD, 1, T) */
 } vit_aft_params;
 
 typedef struct vit_aft_weights {
@@ -375,7 +374,7 @@ typedef struct vit_aft_weights {
     vit_tensor wbias;     /* (M, M) pairwise position bias; full and local only */
 } vit_aft_weights;
 
-/* Outlook attention (VOLO), seed 003's OutlookAttention. */
+/* Outlook attention (VOLO). */
 typedef struct vit_outlook_params {
     int32_t dim;          /* C */
     int32_t heads;        /* NH; C % NH == 0 */
@@ -384,8 +383,6 @@ typedef struct vit_outlook_params {
     int32_t stride;       /* of the unfold, the fold and the average pooling */
     int32_t qkv_bias;     /* 1: v has a bias */
     float scale;          /* logits scale; 0: (C/NH)^-0.5 */
-    vit_tensor *attn;     /* [out] optional: receives (B, NH, L, K^2*K^2): per window,
-                             the (K^2, K^2) attention row-major; L = windows */
 } vit_outlook_params;
 
 typedef struct vit_outlook_weights {
@@ -409,62 +406,68 @@ typedef struct vit_config {
     int32_t representation_size; /* torchvision pre_logits (Linear+tanh), 0 = none */
     float ln_eps;                /* LayerNorm epsilon */
     vit_act act;                 /* MLP activation */
-    vit_pool pool;               /* class token (torchvision, seed 001), mean (seed 004), patch mean (timm avg) */
-    int32_t quirk;               /* seed 004's attention scaling, see vit_mha_params */
+    vit_pool pool;               /* class token, mean of all tokens, or of the patch tokens (timm's avg) */
+    int32_t scale_after_softmax; /* attention scaled after the softmax, see vit_mha_params */
     int32_t norm_tokens;         /* 1: the final LayerNorm runs on every token, then the pool
                                     (timm's avg pool without fc_norm); 0: on the pooled vector */
 } vit_config;
 
+/* The kind registry: one line per kind of file vit.h runs,
+   X(ENUM, name, "kind string", FIELDS).
+   - name prefixes the kind's types (vit_<name>_params, vit_<name>_weights),
+     its forward (vit_<name>_forward) and the loader hooks at the end of
+     its section of the implementation (vit__<name>_keys, _check, _bind,
+     _run, _describe, _input);
+   - the kind string is what tools/export.py writes in the file's "kind";
+   - FIELDS is what vit_model holds for it: VIT_KIND_FIELDS a params and a
+     weights struct (m.<name>, m.<name>_w), VIT_KIND_PARAMS params only,
+     VIT_KIND_OWN fields written out in vit_model (the ViT and the parts
+     of it that are kinds of their own).
+   Adding a module is its section and one line here. */
+#define VIT_KINDS(X)                                                                                   \
+    X(VIT_KIND_VIT, vit, "vit", VIT_KIND_OWN)                                 /* a whole ViT */        \
+    X(VIT_KIND_SDPA, sdpa, "sdpa", VIT_KIND_PARAMS)                           /* attention(x, x, x) */ \
+    X(VIT_KIND_MHA, mha, "mha", VIT_KIND_FIELDS)                              /* multi-head attention */ \
+    X(VIT_KIND_MLP, mlp, "mlp", VIT_KIND_FIELDS)                              /* Linear, act, Linear */ \
+    X(VIT_KIND_BLOCK, block, "encoder_block", VIT_KIND_OWN)                   /* pre-LN encoder block */ \
+    X(VIT_KIND_PATCH, patch, "patch_embed", VIT_KIND_OWN)                     /* patch embedding */    \
+    X(VIT_KIND_SE, se, "se", VIT_KIND_FIELDS)                                 /* squeeze-excitation */ \
+    X(VIT_KIND_SDSA, sdsa, "sdsa", VIT_KIND_FIELDS)                           /* one-head self-attention */ \
+    X(VIT_KIND_SDSA_CLASSIFIER, sdsa_classifier, "sdsa_classifier", VIT_KIND_FIELDS) /* sdsa, ReLU, fc */ \
+    X(VIT_KIND_EMSA, emsa, "emsa", VIT_KIND_FIELDS)                           /* efficient MHSA (ResT) */ \
+    X(VIT_KIND_SHUFFLE, shuffle, "shuffle", VIT_KIND_FIELDS)                  /* shuffle attention */  \
+    X(VIT_KIND_SGE, sge, "sge", VIT_KIND_FIELDS)                              /* spatial group enhance */ \
+    X(VIT_KIND_AFT, aft, "aft", VIT_KIND_FIELDS)                              /* attention free */     \
+    X(VIT_KIND_OUTLOOK, outlook, "outlook", VIT_KIND_FIELDS)                  /* outlook attention */
+
+#define VIT_KIND_FIELDS(name) vit_##name##_params name; vit_##name##_weights name##_w;
+#define VIT_KIND_PARAMS(name) vit_##name##_params name;
+#define VIT_KIND_OWN(name)
+
 typedef enum vit_kind {
-    VIT_KIND_VIT = 0,    /* a whole ViT: vit_config */
-    VIT_KIND_SDPA,       /* seed 000 attention(x, x, x) */
-    VIT_KIND_MHA,        /* multi-head self-attention */
-    VIT_KIND_MLP,        /* two linears with an activation */
-    VIT_KIND_BLOCK,      /* pre-LN encoder block */
-    VIT_KIND_PATCH,      /* patchify / patch embedding */
-    VIT_KIND_SE,         /* squeeze-excitation (seed 000) */
-    VIT_KIND_SDSA,       /* scaled dot-product self-attention (seed 002) */
-    VIT_KIND_CLS002,     /* seed 002's attention classifier */
-    VIT_KIND_EMSA,       /* efficient multi-head self-attention (seed 003) */
-    VIT_KIND_SHUFFLE,    /* shuffle attention (seed 003) */
-    VIT_KIND_SGE,        /* spatial group-wise enhance (seed 003) */
-    VIT_KIND_AFT,        /* attention free transformer layer (seed 003) */
-    VIT_KIND_OUTLOOK     /* outlook attention (seed 003) */
+#define VIT__KIND_ENUM(e, name, str, fields) e,
+    VIT_KINDS(VIT__KIND_ENUM)
+#undef VIT__KIND_ENUM
+    VIT_KIND_COUNT
 } vit_kind;
 
 typedef struct vit_model {
     vit_kind kind;             /* what the file holds */
-    char naming[16];           /* weight naming scheme: torchvision, timm, transformers, seed001, ... */
+    char naming[16];           /* weight naming scheme: torchvision, timm, transformers, einops, ... */
+    /* The ViT, and the parts of it that are kinds of their own. Weights
+       are views into the file or into `arena`. */
     vit_config cfg;            /* VIT_KIND_VIT */
-    vit_sdpa_params sdpa;      /* VIT_KIND_SDPA */
-    vit_mha_params mha;        /* VIT_KIND_MHA */
-    vit_mlp_params mlp;        /* VIT_KIND_MLP */
-    vit_block_params block;    /* VIT_KIND_BLOCK */
+    vit_block_params block;    /* VIT_KIND_BLOCK, and the ViT's blocks */
     vit_patch_params patch;    /* VIT_KIND_PATCH, and the ViT's embedding */
-    vit_se_params se;          /* VIT_KIND_SE */
-    vit_sdsa_params sdsa;      /* VIT_KIND_SDSA */
-    vit_cls002_params cls002;  /* VIT_KIND_CLS002 */
-    vit_emsa_params emsa;      /* VIT_KIND_EMSA */
-    vit_shuffle_params shuffle; /* VIT_KIND_SHUFFLE */
-    vit_sge_params sge;        /* VIT_KIND_SGE */
-    vit_aft_params aft;        /* VIT_KIND_AFT */
-    vit_outlook_params outlook; /* VIT_KIND_OUTLOOK */
-    /* weights: views into the file or into `arena` */
     vit_patch_weights patch_w; /* VIT_KIND_VIT, VIT_KIND_PATCH */
     vit_block_weights *blocks; /* VIT_KIND_VIT: depth entries; BLOCK: 1 */
-    vit_mha_weights mha_w;     /* VIT_KIND_MHA */
-    vit_mlp_weights mlp_w;     /* VIT_KIND_MLP */
-    vit_se_weights se_w;       /* VIT_KIND_SE */
-    vit_sdsa_weights sdsa_w;   /* VIT_KIND_SDSA */
-    vit_cls002_weights cls002_w; /* VIT_KIND_CLS002 */
-    vit_emsa_weights emsa_w;   /* VIT_KIND_EMSA */
-    vit_shuffle_weights shuffle_w; /* VIT_KIND_SHUFFLE */
-    vit_sge_weights sge_w;     /* VIT_KIND_SGE */
-    vit_aft_weights aft_w;     /* VIT_KIND_AFT */
-    vit_outlook_weights outlook_w; /* VIT_KIND_OUTLOOK */
     vit_tensor norm_w, norm_b; /* final LayerNorm (C) */
     vit_tensor pre_w, pre_b;   /* pre_logits (R, C), (R) */
     vit_tensor head_w, head_b; /* (num_classes, C or R), (num_classes) */
+    /* Every other kind: m.<name> and m.<name>_w, from VIT_KINDS. */
+#define VIT__KIND_FIELD(e, name, str, fields) fields(name)
+    VIT_KINDS(VIT__KIND_FIELD)
+#undef VIT__KIND_FIELD
     int64_t n_params;          /* number of weights */
     vit_arena arena;           /* converted weights, block table, names */
     vit_arena file_buf;        /* the file, when read rather than mapped */
@@ -481,10 +484,9 @@ typedef struct vit_model {
 typedef struct vit_forward_opts {
     int32_t features;   /* 1: return the pre-head representation (B, C) */
     vit_tensor *attn;   /* [out] optional: ViT: depth tensors receiving each
-                           block's (B, NH, N, N) probabilities; a module: one
-                           tensor receiving its map or gates (its params' attn
-                           or gates), ShuffleAttention two (channel, then
-                           spatial gates). Valid until the arena is rewound */
+                           block's (B, NH, N, N) probabilities; a module: what
+                           its vit_<name>_forward puts in attn (shuffle: two
+                           tensors). Valid until the arena is rewound */
 } vit_forward_opts;
 
 /* Options for loading; all zero means the defaults. Only a ViT file without
@@ -571,15 +573,15 @@ VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
    The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
 VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
-/* Multi-head attention core for B sequences of N tokens.
-   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS); ld >= NH*HS.
+/* Multi-head attention core, sizes in s (vit_attn_shape).
+   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS).
    out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
    Scores are scale * q.k; probabilities are softmax(scores) * post.
    att must not be NULL (the modules call an internal twin that can keep
    only one tile of scores per thread). The fast version needs vt: scratch
    of B*NH*HS*N floats. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s);
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -626,45 +628,69 @@ VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, 
    att, optional, receives the (B, D, T) softmax over tokens. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
 VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
-/* Outlook attention core for B images of H x W pixels and C channels, NH
-   heads of HS = C/NH, K x K windows at L = Lh*Lw unfold positions (Lh = (H
-   + 2 pad - K) / stride + 1). logits (B, L, NH, K^2, K^2) and v (B, H, W,
-   C) in; att (B, NH, L, K^2, K^2) = softmax(scale * logits) over the last
-   dim; y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
+/* Outlook attention core for B images of H x W pixels, the sizes in p:
+   C = dim channels, NH heads of HS = C/NH, K x K windows (K = kernel_size)
+   at L = Lh*Lw unfold positions (Lh = (H + 2 padding - K) / stride + 1).
+   logits (B, L, NH, K^2, K^2) and v (B, H, W, C) in; att (B, NH, L, K^2,
+   K^2) = softmax(scale * logits) over the last dim (p->scale, 0: HS^-0.5);
+   y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
    padding dropped. */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
 
 /* ---- modules ---- */
-/* Each takes its outputs (and scratch) from arena a, checks shapes and
-   params first, and with a counting arena only sizes itself. */
+/* Each takes its output (and scratch) from arena a, checks shapes and
+   params first, and with a counting arena only sizes itself. Each returns
+   VIT_ERR_ARG for unset params or weights, VIT_ERR_SHAPE for an input its
+   PyTorch class would not take. `attn`, when not NULL, receives the
+   module's attention map or gates, from a like out (NULL: not kept). */
 
-VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out);
-/* The seed modules. Each returns VIT_ERR_ARG for unset params or weights,
-   VIT_ERR_SHAPE for an input its PyTorch class would not take, and fills
-   its params' optional attn/gates tensor (from a, like out).
-   Squeeze-excitation: (B, C, H, W) -> (B, C, H, W); gates (B, C). */
-VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out);
-/* Seed 002 self-attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
-VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out);
-/* Seed 002 classifier: (B, seq_len, dim) -> (B, num_classes) logits. */
-VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out);
+/* Scaled dot-product attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
+/* Multi-head self-attention: (B, N, C) -> (B, N, C); attn (B, NH, N, N). */
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* MLP: (..., in_dim) -> (..., out_dim); attn unused (may be NULL). */
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* Encoder block: (B, N, C) -> (B, N, C); attn (B, NH, N, N). */
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn);
+/* Patch embedding: (B, Cin, H, W) -> (B, tokens, C); attn unused. */
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn);
+/* Squeeze-excitation: (B, C, H, W) -> (B, C, H, W); attn: the gates (B, C). */
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out,
+                                 vit_tensor *attn);
+/* One-head self-attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn);
+/* Patch-sequence classifier: (B, seq_len, dim) -> (B, num_classes) logits;
+   attn (B, N, N). */
+VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p, const vit_sdsa_classifier_weights *w,
+                                              const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* EMSA: (B, N, C) -> (B, N, C), N = H*W when ratio > 1; attn (B, NH, N, N'). */
-VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out);
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn);
 /* Shuffle attention: (B, C, H, W) -> (B, C, H, W), C % 2G == 0 (else
-   VIT_ERR_ARG); gates (B, C/2) and (B, C/2, H, W). */
-VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out);
-/* SGE: (B, C, H, W) -> (B, C, H, W), C % G == 0, H*W >= 2; gates (B, G, H, W). */
-VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out);
-/* AFT: (B, T, D) -> (B, T, D), T <= max_seqlen for full and local; attn
-   (B, HD, T, T), simple (B, HD, 1, T). */
-VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out);
-/* Outlook attention: (B, H, W, C) -> (B, H, W, C); attn (B, NH, L, K^4). */
-VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out);
+   VIT_ERR_ARG). attn, when not NULL, is two tensors: attn[0] the (B, C/2)
+   gates of the channel halves, attn[1] the (B, C/2, H, W) gates of the
+   spatial halves, in channel order before the final shuffle (index
+   g*C/(2G) + c for group g). */
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn);
+/* SGE: (B, C, H, W) -> (B, C, H, W), C % G == 0, H*W >= 2; attn: the
+   (B, G, H, W) sigmoid gates. */
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* AFT: (B, T, D) -> (B, T, D), T <= max_seqlen for full and local; attn:
+   the weights per feature, (B, HD, T, T), simple (B, HD, 1, T). */
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* Outlook attention: (B, H, W, C) -> (B, H, W, C); attn (B, NH, L, K^2*K^2):
+   per window, the (K^2, K^2) attention row-major; L windows. */
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn);
 
 /* ---- model ---- */
 
@@ -703,7 +729,18 @@ VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vi
    bad rank or a dimension below 1 (VIT_ERR_SHAPE); forward also refuses a
    counting arena (VIT_ERR_ARG). */
 VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
+/* The kind's name as files write it ("vit", "mha", ...); "unknown" if none. */
 VITDEF const char *vit_kind_name(vit_kind k);
+/* The input shape m takes for a batch of B, into *ndim and shape. The
+   sizes the kind leaves free get n (tokens N, or height H) and w (width W;
+   sdpa: channels C), fitted to what it allows (AFT's T <= max_seqlen; SGE
+   gets 2 * groups channels). VIT_ERR_ARG for B, n or w below 1. */
+VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]);
+/* What m is, as lines of text: kind and naming, every hyperparameter under
+   the metadata key a file gives it, what it computes, the input it takes.
+   Writes at most size bytes, always terminated; returns the length of the
+   whole text (as snprintf does). */
+VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size);
 /* The value of `key` in the file's __metadata__ (e.g. "labels"), or NULL. */
 VITDEF const char *vit_model_meta(const vit_model *m, const char *key);
 /* How a position embedding's grid is resized, as each library does it
@@ -1033,19 +1070,24 @@ static VIT__TLS char vit__err[512];
 static vit_log_fn vit__log_fn;
 static void *vit__log_user;
 
+/* printf-style checking, and vsnprintf with C99 formats (%zu) on MinGW
+   whatever its msvcrt supports. */
 #if defined(__MINGW32__)
-__attribute__((format(gnu_printf, 2, 3)))
+#define VIT__FORMAT(f, a) __attribute__((format(gnu_printf, f, a)))
+#define vit__vsnprintf __mingw_vsnprintf
 #elif defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
+#define VIT__FORMAT(f, a) __attribute__((format(printf, f, a)))
+#define vit__vsnprintf vsnprintf
+#else
+#define VIT__FORMAT(f, a)
+#define vit__vsnprintf vsnprintf
 #endif
+
+VIT__FORMAT(2, 3)
 static vit_result vit__fail(vit_result r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-#ifdef __MINGW32__
-    __mingw_vsnprintf(vit__err, sizeof vit__err, fmt, ap); /* C99 formats (%zu), whatever msvcrt supports */
-#else
-    vsnprintf(vit__err, sizeof vit__err, fmt, ap);
-#endif
+    vit__vsnprintf(vit__err, sizeof vit__err, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -1246,19 +1288,52 @@ typedef struct vit__epi {
 } vit__epi;
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
 
-static void vit__gemm_nt_ref(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                             const float *b, int M, int K, int N, float alpha) {
+/* One product as its caller describes it. vit__matmul is the one entry:
+   vit_k_matmul, every module's dense layer and the attention products all
+   go through it, and it picks the path. */
+typedef struct vit__mm {
+    float *y;               /* (M, N), row stride ldy */
+    const float *x;         /* (M, K), row stride ldx */
+    const float *w;         /* (N, K), row stride ldw: nn.Linear's layout */
+    const float *b;         /* (N), or NULL */
+    int M, K, N;
+    int ldy, ldx, ldw;
+    float alpha;            /* y = alpha * x w^T + b */
+    int threaded;           /* 0: the caller runs inside a parallel region already */
+    int blocked_rows;       /* 1: the caller splits rows into blocks of >= 4 and needs the same
+                               bits whatever the split: no few-rows path */
+    const vit__epi *e;      /* the fused epilogue, or NULL */
+} vit__mm;
+
+/* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
+   callers change the fields that differ. */
+static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+    vit__mm p;
+    p.y = y; p.x = x; p.w = w; p.b = b;
+    p.M = M; p.K = K; p.N = N;
+    p.ldy = N; p.ldx = K; p.ldw = K;
+    p.alpha = 1.0f;
+    p.threaded = 1;
+    p.blocked_rows = 0;
+    p.e = NULL;
+    return p;
+}
+
+/* The specification: one left-to-right sum per output, then alpha and b
+   (no epilogue). */
+static void vit__matmul_ref(const vit__mm *p) {
     int m, n, k;
-    for (m = 0; m < M; m++)
-        for (n = 0; n < N; n++) {
+    for (m = 0; m < p->M; m++)
+        for (n = 0; n < p->N; n++) {
             float s = 0.0f;
-            for (k = 0; k < K; k++) s += x[(size_t)m * ldx + k] * w[(size_t)n * ldw + k];
-            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+            for (k = 0; k < p->K; k++) s += p->x[(size_t)m * p->ldx + k] * p->w[(size_t)n * p->ldw + k];
+            p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
 }
 
 VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__gemm_nt_ref(y, N, x, K, w, K, b, M, K, N, 1.0f);
+    vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
+    vit__matmul_ref(&p);
 }
 
 #ifndef VIT_NO_SIMD
@@ -1403,10 +1478,13 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
 }
 
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows. */
-static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                            int M, int K, int N, int k0, int kc, int n0, int nv, float alpha, const vit__epi *e) {
+static void vit__gemm_block(const vit__mm *p, int k0, int kc, int n0, int nv) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    float *y = p->y;
+    const float *x = p->x, *w = p->w;
+    int M = p->M, K = p->K, N = p->N, ldy = p->ldy, ldx = p->ldx, ldw = p->ldw;
+    const vit__epi *e = p->e;
     int m, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
     int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16, row = 0, line = 0;
     vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
@@ -1433,25 +1511,24 @@ static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const fl
             }
         }
         (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc,
-                                                        k0 == 0, k0 + kc == K, alpha, b ? b + n0 : NULL, nv);
+                                                        k0 == 0, k0 + kc == K, p->alpha, p->b ? p->b + n0 : NULL, nv);
         if (e && k0 + kc == K) vit__epi_tile(y, ldy, e, m, n0, mr, nv);
     }
 }
 
 /* A few rows (a batch's class tokens through the head): packing would cost
    as much as the product, so each output is one vector dot product. */
-static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                          int M, int K, int n0, int n1, float alpha) {
-    int m, n, k;
+static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
+    int m, n, k, K = p->K;
     for (n = n0; n < n1; n++)
-        for (m = 0; m < M; m++) {
-            const float *xm = x + (size_t)m * ldx, *wn = w + (size_t)n * ldw;
+        for (m = 0; m < p->M; m++) {
+            const float *xm = p->x + (size_t)m * p->ldx, *wn = p->w + (size_t)n * p->ldw;
             vit__vf acc = vit__v_zero();
             float s;
             for (k = 0; k + VIT__VW <= K; k += VIT__VW) acc = vit__v_fma(vit__v_load(xm + k), vit__v_load(wn + k), acc);
             s = vit__v_hsum(acc);
             for (; k < K; k++) s += xm[k] * wn[k];
-            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+            p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
 }
 
@@ -1460,51 +1537,141 @@ static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const floa
    stay in L2 across the k blocks, and each piece of w is packed once, while
    the next is prefetched. Blocking rows of x for L2 instead, with k blocks
    outermost, measured 5-10% slower on Zen 5. */
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded, const vit__epi *e) {
-    int np = (N + VIT__NR - 1) / VIT__NR, p;
-    if (M < 4) {
-        int chunks = (N + 63) / 64, c;
-        VIT__OMP_FOR_IF(threaded && chunks > 1 && (double)M * K * N >= 65536.0)
-        for (c = 0; c < chunks; c++) {
-            int n1 = c * 64 + 64 < N ? c * 64 + 64 : N;
-            vit__gemm_dot(y, ldy, x, ldx, w, ldw, b, M, K, c * 64, n1, alpha);
-            if (e) vit__epi_tile(y, ldy, e, 0, c * 64, M, n1 - c * 64);
-        }
-        return;
-    }
-    if (K <= 0) { /* an empty sum: just alpha * 0 + b */
-        int m, n;
-        for (m = 0; m < M; m++)
-            for (n = 0; n < N; n++) y[(size_t)m * ldy + n] = b ? b[n] : 0.0f;
-        if (e) vit__epi_tile(y, ldy, e, 0, 0, M, N);
-        return;
-    }
-    (void)threaded;
-    VIT__OMP_FOR_IF(threaded && np > 1 && (double)M * K * N >= 65536.0)
-    for (p = 0; p < np; p++) {
-        int k0;
-        for (k0 = 0; k0 < K; k0 += VIT__KC)
-            vit__gemm_block(y, ldy, x, ldx, w, ldw, b, M, K, N, k0, K - k0 < VIT__KC ? K - k0 : VIT__KC, p * VIT__NR,
-                            N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha, e);
+static void vit__gemm_tiles(const vit__mm *p) {
+    int np = (p->N + VIT__NR - 1) / VIT__NR, i;
+    VIT__OMP_FOR_IF(p->threaded && np > 1 && (double)p->M * p->K * p->N >= 65536.0)
+    for (i = 0; i < np; i++) {
+        int k0, n0 = i * VIT__NR;
+        for (k0 = 0; k0 < p->K; k0 += VIT__KC)
+            vit__gemm_block(p, k0, p->K - k0 < VIT__KC ? p->K - k0 : VIT__KC, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
     }
 }
+#endif /* !VIT_NO_SIMD */
 
-#else
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded, const vit__epi *e) {
-    int m;
-    (void)threaded;
-    VIT__OMP_FOR
-    for (m = 0; m < M; m++) {
-        vit__gemm_nt_ref(y + (size_t)m * ldy, ldy, x + (size_t)m * ldx, ldx, w, ldw, b, 1, K, N, alpha);
-        if (e) vit__epi_tile(y, ldy, e, m, 0, 1, N);
+/* Products with few rows: a small batch through SE's 1x1 convs, an MLP
+   or a classifier. The GEMM packs each NR-column panel of w before tiles of rows run down it;
+   with a single tile of rows the packing costs as much as the arithmetic.
+   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
+   VIT__VW) with zeros past row M (it is small), and each output column is
+   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
+   per k for all M rows at once, VIT__NF columns side by side to hide the
+   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
+   so |fast - ref| is rounding only; threads take whole blocks of columns,
+   so results do not depend on their number. */
+
+#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
+/* Where it beats the GEMM (measured on Zen 5, AVX-512 and AVX2 builds, M =
+   4..16): from 3/4 of a vector of rows up, the GEMM's tiles of MR rows
+   then run part empty, and only when N and K are both >= 128; below, the
+   transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
+   at B = 8: 2x slower than the GEMM). */
+#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
+
+#ifndef VIT_NO_SIMD
+#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
+#define VIT__NF 8
+
+/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
+static void vit__gemm_few_cols(const vit__mm *p, int n0, int n1) {
+    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    const float *x = p->x, *w = p->w, *b = p->b;
+    int M = p->M, K = p->K, k0, k, m, n, j;
+    for (k0 = 0; k0 < K; k0 += VIT__KF) {
+        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
+        for (m = 0; m < VIT__VW; m++)
+            if (m < M)
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * p->ldx + k0 + k];
+            else
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
+        for (n = n0; n < n1; n += VIT__NF) {
+            /* Rows of w past n1 repeat the last one; their sums are dropped. */
+            const float *wr[VIT__NF];
+            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
+            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
+            float t[VIT__NF][VIT__VW];
+            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
+            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * p->ldw + k0;
+            for (k = 0; k < kc; k++) {
+                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
+                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
+                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
+                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
+                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
+                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
+                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
+                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
+                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
+            }
+            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
+            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
+            for (j = 0; j < nf; j++)
+                for (m = 0; m < M; m++) {
+                    float *yo = p->y + (size_t)m * p->ldy + n + j, sum = first ? t[j][m] : *yo + t[j][m];
+                    *yo = last ? p->alpha * sum + (b ? b[n + j] : 0.0f) : sum;
+                }
+        }
     }
+    if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, n0, M, n1 - n0);
+}
+
+/* One block of columns per thread (each transposes x itself): a column's
+   arithmetic does not depend on the block it falls in. */
+static void vit__gemm_few(const vit__mm *p) {
+    int N = p->N, chunks = 1, per, c;
+#ifdef _OPENMP
+    if (p->threaded && (double)p->M * p->K * N >= 65536.0) chunks = omp_get_max_threads();
+#endif
+    per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF;
+    VIT__OMP_FOR_IF(chunks > 1)
+    for (c = 0; c < chunks; c++)
+        if (c * per < N) vit__gemm_few_cols(p, c * per, c * per + per < N ? c * per + per : N);
 }
 #endif
 
+/* The one entry: the few-rows product where VIT__FEW_USE says it wins,
+   dot products below 4 rows, the packed tiles otherwise; under
+   VIT_NO_SIMD the specification, row by row. */
+static void vit__matmul(const vit__mm *p) {
+    int m, n, i;
+    if (p->K <= 0) { /* an empty sum: just the bias */
+        for (m = 0; m < p->M; m++)
+            for (n = 0; n < p->N; n++) p->y[(size_t)m * p->ldy + n] = p->b ? p->b[n] : 0.0f;
+        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, 0, p->M, p->N);
+        return;
+    }
+#ifndef VIT_NO_SIMD
+    if (!p->blocked_rows && VIT__FEW_USE(p->M, p->K, p->N)) {
+        vit__gemm_few(p);
+        return;
+    }
+    if (p->M < VIT__FEW_MIN) {
+        int chunks = (p->N + 63) / 64;
+        VIT__OMP_FOR_IF(p->threaded && chunks > 1 && (double)p->M * p->K * p->N >= 65536.0)
+        for (i = 0; i < chunks; i++) {
+            int n1 = i * 64 + 64 < p->N ? i * 64 + 64 : p->N;
+            vit__gemm_dot(p, i * 64, n1);
+            if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, i * 64, p->M, n1 - i * 64);
+        }
+        return;
+    }
+    vit__gemm_tiles(p);
+#else
+    VIT__OMP_FOR_IF(p->threaded)
+    for (i = 0; i < p->M; i++) {
+        vit__mm row = *p;
+        row.y = p->y + (size_t)i * p->ldy;
+        row.x = p->x + (size_t)i * p->ldx;
+        row.M = 1;
+        vit__matmul_ref(&row);
+        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, i, 0, 1, p->N);
+    }
+    (void)m; (void)n;
+#endif
+}
+
 VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1, NULL);
+    vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
+    vit__matmul(&p);
 }
 
 /* ---- kernels: softmax ---- */
@@ -1858,107 +2025,6 @@ static int vit__all_finite(const float *x, size_t n) {
 static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
 #endif
 
-/* ---- kernels: products with few rows ---- */
-/* y (M, N) = x (M, K) . w (N, K)^T + b for a handful of rows: a small batch
-   through SE's 1x1 convs, seed 002's layers or a classifier. The product
-   is vit_k_matmul's, and vit_k_matmul_ref is its specification too. The
-   GEMM packs each NR-column panel of w before tiles of rows run down it;
-   with a single tile of rows the packing costs as much as the arithmetic.
-   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
-   VIT__VW) with zeros past row M (it is small), and each output column is
-   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
-   per k for all M rows at once, VIT__NF columns side by side to hide the
-   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
-   so |fast - ref| is rounding only; threads take whole blocks of columns,
-   so results do not depend on their number. */
-
-#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
-/* Where it beats the GEMM (measured on Zen 5, AVX-512 and AVX2 builds, M =
-   4..16): from 3/4 of a vector of rows up, the GEMM's tiles of MR rows
-   then run part empty, and only when N and K are both >= 128; below, the
-   transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
-   at B = 8: 2x slower than the GEMM). */
-#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
-
-#ifndef VIT_NO_SIMD
-#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
-#define VIT__NF 8
-
-/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
-static void vit__gemm_few_cols(float *y, const float *x, const float *w, const float *b, int M, int K, int N, int n0, int n1,
-                               const vit__epi *e) {
-    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    int k0, k, m, n, j;
-    for (k0 = 0; k0 < K; k0 += VIT__KF) {
-        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
-        for (m = 0; m < VIT__VW; m++)
-            if (m < M)
-                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * K + k0 + k];
-            else
-                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
-        for (n = n0; n < n1; n += VIT__NF) {
-            /* Rows of w past n1 repeat the last one; their sums are dropped. */
-            const float *wr[VIT__NF];
-            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
-            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
-            float t[VIT__NF][VIT__VW];
-            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
-            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * K + k0;
-            for (k = 0; k < kc; k++) {
-                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
-                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
-                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
-                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
-                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
-                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
-                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
-                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
-                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
-            }
-            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
-            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
-            for (j = 0; j < nf; j++)
-                for (m = 0; m < M; m++) {
-                    float *yo = y + (size_t)m * N + n + j, sum = first ? t[j][m] : *yo + t[j][m];
-                    *yo = last && b ? sum + b[n + j] : sum;
-                }
-        }
-    }
-    if (e) vit__epi_tile(y, N, e, 0, n0, M, n1 - n0);
-}
-
-/* One block of columns per thread (each transposes x itself): a column's
-   arithmetic does not depend on the block it falls in. */
-static void vit__gemm_few(float *y, const float *x, const float *w, const float *b, int M, int K, int N, const vit__epi *e) {
-#ifdef _OPENMP
-    int chunks = (double)M * K * N >= 65536.0 ? omp_get_max_threads() : 1;
-#else
-    int chunks = 1;
-#endif
-    int per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF, c;
-    VIT__OMP_FOR_IF(chunks > 1)
-    for (c = 0; c < chunks; c++)
-        if (c * per < N) vit__gemm_few_cols(y, x, w, b, M, K, N, c * per, c * per + per < N ? c * per + per : N, e);
-}
-#endif
-
-/* y = act(x w^T + b) + r, as the modules call it (e: NULL, or the fused
-   epilogue): the few-rows product where VIT__FEW_USE says it wins, the GEMM
-   otherwise. */
-static void vit__linear_epi(float *y, const float *x, const float *w, const float *b, int M, int K, int N, const vit__epi *e) {
-#ifndef VIT_NO_SIMD
-    if (VIT__FEW_USE(M, K, N)) {
-        vit__gemm_few(y, x, w, b, M, K, N, e);
-        return;
-    }
-#endif
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1, e);
-}
-
-static void vit__linear(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__linear_epi(y, x, w, b, M, K, N, NULL);
-}
-
 /* ---- kernels: patch convolution ---- */
 
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
@@ -1990,13 +2056,14 @@ VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float 
                 memcpy(dst + ((size_t)c * P + ky) * P, x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
                        (size_t)P * sizeof(float));
     }
-    vit__gemm_nt(y, D, cols, K, w, K, b, B * GH * GW, K, D, 1.0f, 1, NULL);
+    vit_k_matmul(y, cols, w, b, B * GH * GW, K, D);
 }
 
 /* ---- kernels: attention ---- */
 
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int bi, h, i, j, d, C = NH * HS;
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
+    float scale = s->scale, post = s->post;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++) {
             float *S = att + ((size_t)bi * NH + h) * N * N;
@@ -2065,38 +2132,56 @@ static void vit__head_t(float *vt, const float *v, int n, int HS, int ld) {
         for (d = 0; d < HS; d++) vt[(size_t)d * n + j] = v[(size_t)j * ld + d];
 }
 
-/* Task t of vit__attention: block t % nt (of `per` query rows) of head
-   t / nt. vth holds V^T of head *held (refilled when another head comes),
-   tile one block of scores. */
-static void vit__att_task(float *out, float *att, float *vth, float *tile, int *held, const float *q, const float *k, const float *v,
-                          int t, int nt, int per, int N, int NH, int HS, int ld, float scale, float post) {
-    int bh = t / nt, bi = bh / NH, h = bh % NH, i0 = t % nt * per, rows = t % nt == nt - 1 ? N - i0 : per, C = NH * HS, j;
-    const float *qb = q + ((size_t)bi * N + i0) * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
-    float *S = att ? att + ((size_t)bh * N + i0) * N : tile;
+/* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
+   (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
+   q.k, probabilities softmax(scores) * post; split into tasks of `per`
+   query rows, nt blocks a head. */
+typedef struct vit__att {
+    float *out, *att;
+    const float *q, *k, *v;
+    vit_attn_shape s;
+    int nt, per;        /* blocks a head, query rows a block */
+} vit__att;
+
+/* Task t: block t % nt of head t / nt. vth holds V^T of head *held
+   (refilled when another head comes), tile one block of scores. */
+static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held, int t) {
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
+    int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per, rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
+    float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : tile;
+    vit__mm mm;
     if (*held != bh) {
-        vit__head_t(vth, v + (size_t)bi * N * ld + h * HS, N, HS, ld);
+        vit__head_t(vth, a->v + (size_t)bi * N * ld + h * HS, N, HS, ld);
         *held = bh;
     }
-    vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, rows, HS, N, scale, 0, NULL);
+
+    /* S = scale * q k^T */
+    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, a->k + (size_t)bi * N * ld + h * HS, NULL, rows, HS, N);
+    mm.ldx = ld; mm.ldw = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
+    vit__matmul(&mm);
+
+    /* softmax by rows, then post */
 #ifndef VIT_NO_SIMD
     for (j = 0; j < rows; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
 #else
     vit_k_softmax_ref(S, S, rows, N);
 #endif
-    if (post != 1.0f)
-        for (j = 0; j < rows * N; j++) S[j] *= post;
-    vit__gemm_nt(out + ((size_t)bi * N + i0) * C + h * HS, C, S, N, vth, N, NULL, rows, N, HS, 1.0f, 0, NULL);
+    if (a->s.post != 1.0f)
+        for (j = 0; j < rows * N; j++) S[j] *= a->s.post;
+
+    /* out = S v */
+    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, vth, NULL, rows, N, HS);
+    mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    vit__matmul(&mm);
 }
 
-/* att: (B, NH, N, N) to keep the probabilities, or NULL. scratch: `slots`
-   slots of vit__att_slot(N, HS, att != NULL) floats; at most `slots`
-   threads run. Small work stays out of the OpenMP runtime (a team of one
-   still costs libgomp an allocation per call). */
-static void vit__attention(float *out, float *att, float *scratch, int slots, const float *q, const float *k, const float *v,
-                           int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int nt, per, tasks, t, held = -1;
-    vit__att_tiles(N, &nt, &per);
-    tasks = B * NH * nt;
+/* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL) floats; at
+   most `slots` threads run. Small work stays out of the OpenMP runtime (a
+   team of one still costs libgomp an allocation per call). */
+static void vit__attention(vit__att *a, float *scratch, int slots) {
+    int tasks, t, held = -1, N = a->s.N, HS = a->s.HS;
+    vit__att_tiles(N, &a->nt, &a->per);
+    tasks = a->s.B * a->s.NH * a->nt;
     if (slots > tasks) slots = tasks;
 #ifdef _OPENMP
     /* num_threads overrides omp_set_num_threads: never ask for more. */
@@ -2104,28 +2189,43 @@ static void vit__attention(float *out, float *att, float *scratch, int slots, co
 #else
     slots = 1;
 #endif
-    if ((double)B * NH * N * N * HS < 65536.0) slots = 1;
+    if ((double)a->s.B * a->s.NH * N * N * HS < 65536.0) slots = 1;
     if (slots <= 1) {
-        for (t = 0; t < tasks; t++)
-            vit__att_task(out, att, scratch, scratch + (size_t)HS * N, &held, q, k, v, t, nt, per, N, NH, HS, ld, scale, post);
+        for (t = 0; t < tasks; t++) vit__att_task(a, scratch, scratch + (size_t)HS * N, &held, t);
         return;
     }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(slots) firstprivate(held)
     {
-        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, att != NULL);
+        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, a->att != NULL);
         int u;
 #pragma omp for schedule(dynamic, 1)
-        for (u = 0; u < tasks; u++)
-            vit__att_task(out, att, vth, vth + (size_t)HS * N, &held, q, k, v, u, nt, per, N, NH, HS, ld, scale, post);
+        for (u = 0; u < tasks; u++) vit__att_task(a, vth, vth + (size_t)HS * N, &held, u);
     }
 #endif
 }
 
+static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    vit__att a;
+    a.out = out; a.att = att; a.q = q; a.k = k; a.v = v;
+    a.s = *s;
+    a.nt = a.per = 0;
+    return a;
+}
+
+/* The sizes of self-attention on x (B, N, ld) with q, k, v at columns
+   0, C and 2C of each row (a fused qkv), or all three x itself. */
+static vit_attn_shape vit__attn_shape(int B, int N, int NH, int HS, int ld, float scale, float post) {
+    vit_attn_shape s;
+    s.B = B; s.N = N; s.NH = NH; s.HS = HS; s.ld = ld; s.scale = scale; s.post = post;
+    return s;
+}
+
 /* vt holds B * NH slots of HS * N floats: enough for any thread count. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    vit__att a = vit__att_of(out, att, q, k, v, s);
     VIT_ASSERT(att != NULL);
-    vit__attention(out, att, vt, B * NH, q, k, v, B, N, NH, HS, ld, scale, post);
+    vit__attention(&a, vt, s->B * s->NH);
 }
 
 /* ---- kernels: row statistics, row affine maps, products ---- */
@@ -2400,8 +2500,10 @@ VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH
     VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
-        vit__gemm_nt(s + (size_t)t * Nq * Nk, Nk, q + (size_t)bi * Nq * ldq + h * HS, ldq, k + (size_t)bi * Nk * ldk + h * HS, ldk,
-                     NULL, Nq, HS, Nk, scale, 0, NULL);
+        vit__mm mm = vit__mm_dense(s + (size_t)t * Nq * Nk, q + (size_t)bi * Nq * ldq + h * HS, k + (size_t)bi * Nk * ldk + h * HS, NULL,
+                                   Nq, HS, Nk);
+        mm.ldx = ldq; mm.ldw = ldk; mm.alpha = scale; mm.threaded = 0;
+        vit__matmul(&mm);
     }
 }
 
@@ -2412,8 +2514,10 @@ VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, 
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
         float *vth = vt + (size_t)t * HS * Nk;
+        vit__mm mm = vit__mm_dense(out + (size_t)bi * Nq * C + h * HS, p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
+        mm.ldy = C; mm.threaded = 0;
         vit__head_t(vth, v + (size_t)bi * Nk * ldv + h * HS, Nk, HS, ldv);
-        vit__gemm_nt(out + (size_t)bi * Nq * C + h * HS, C, p + (size_t)t * Nq * Nk, Nk, vth, Nk, NULL, Nq, Nk, HS, 1.0f, 0, NULL);
+        vit__matmul(&mm);
     }
 }
 #else
@@ -2553,7 +2657,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
             }
         }
         /* nd (T, 2D) = E . gv^T: numerators, then denominators */
-        vit__gemm_nt(nd, 2 * D, E, T, gv, T, NULL, T, T, 2 * D, 1.0f, 1, NULL);
+        vit_k_matmul(nd, E, gv, NULL, T, T, 2 * D);
         VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
         for (t = 0; t < T; t++) {
             float *nt = nd + (size_t)t * 2 * D, *yt = yb + (size_t)t * D;
@@ -2636,7 +2740,14 @@ VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *
    over windows in order, each window's product over its K^2 values in
    order, in both versions; the fast one runs VIT__VW channels at once. */
 
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+/* The logits' scale p->scale, or HS^-0.5 when it is 0 (VOLO's default). */
+static float vit__outlook_scale(const vit_outlook_params *p) {
+    return p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(p->dim / p->heads));
+}
+
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+    float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH;
     int bi, h, l, a, c, d;
     memset(y, 0, (size_t)B * H * W * C * sizeof(float));
@@ -2670,7 +2781,9 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
    vector. A window's pixels inside the image form a rectangle [ky0, ky1)
    x [kx0, kx1) of its K x K taps, so the loops run over that rectangle
    with no test per tap, in the _ref's order (padding adds nothing there). */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+    float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
     VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
     for (task = 0; task < B * NH; task++) {
@@ -2720,8 +2833,8 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
     }
 }
 #else
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
-    vit_k_outlook_ref(y, att, logits, v, B, H, W, C, NH, K, pad, stride, scale);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    vit_k_outlook_ref(y, att, logits, v, B, H, W, p);
 }
 #endif
 
@@ -2777,12 +2890,78 @@ static vit_result vit__att_scratch(vit_arena *a, int N, int HS, int keep, int ta
     return VIT_OK;
 }
 
-/* ---- modules: scaled dot-product attention ---- */
-/* "Attention Is All You Need" (Vaswani et al. 2017), seed 000's
-   attention(query, key, value) called as attention(x, x, x):
-   softmax(x x^T / sqrt(C)) x. Layout (B, N, C). No weights. */
+/* ---- modules: the loader's hooks ----
+   Each module's section ends with what the loader needs for a file of its
+   kind (VIT_KINDS names them):
+     vit__<name>_keys      the metadata it reads: key, type, range, field
+     vit__<name>_names     its weight naming schemes, a vit__<name>_naming
+                           each, led by the name a file gives in "naming"
+     vit__<name>_check     coherence of the params the keys filled (and
+                           keys that only some settings need)
+     vit__<name>_bind      binds every weight tensor through vit__bind*
+     vit__<name>_run       vit_model_forward for the kind
+     vit__<name>_describe  what it computes and takes (vit_model_describe)
+     vit__<name>_input     its input shape (vit_model_input_shape)
+   The binders are defined with the safetensors reader further down. */
 
-VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out) {
+typedef struct vit__ld vit__ld;
+
+typedef struct vit__key {
+    const char *key;   /* the metadata key */
+    char type;         /* 'i' int32 in [lo, hi]; 'f' float in [lo, hi]; 'p' float in (lo, hi);
+                          'e' the index in `words` of the word given, as an int32 enum */
+    double lo, hi;     /* the range ('e': unused) */
+    size_t off;        /* where it goes: offsetof(vit_model, the field) */
+    const char *words; /* 'e': the words, comma-separated, in enum order */
+    const char *old;   /* the key files before vit.h 0.2 used, or NULL */
+} vit__key;
+
+#define VIT__INT(key, lo, hi, field) {key, 'i', lo, hi, offsetof(vit_model, field), NULL, NULL}
+#define VIT__REAL(key, lo, hi, field) {key, 'f', lo, hi, offsetof(vit_model, field), NULL, NULL}
+#define VIT__ENUM(key, words, field) {key, 'e', 0, 0, offsetof(vit_model, field), words, NULL}
+#define VIT__KEYS_END {NULL, 0, 0, 0, 0, NULL, NULL}
+
+/* Text for vit_model_describe, cut at the buffer's end; len counts it all. */
+typedef struct vit__buf {
+    char *p;
+    size_t size, len;
+} vit__buf;
+
+VIT__FORMAT(2, 3)
+static void vit__bprintf(vit__buf *b, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vit__vsnprintf(b->len < b->size ? b->p + b->len : NULL, b->len < b->size ? b->size - b->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) b->len += (size_t)n;
+}
+
+static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+                            const char *why);
+static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
+                                   int32_t in, const char *why);
+static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C,
+                               const char *why);
+static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
+static int vit__ld_counting(const vit__ld *L); /* 1 while binding only sizes the weights arena */
+static const char *vit__ld_src(const vit__ld *L); /* the file's name, for messages */
+static const void *vit__naming_of(const vit_model *m); /* the row of m's naming in its kind's table */
+static vit_result vit__read_keys(vit__ld *L, const vit__key *keys, vit_model *m); /* the file's values of keys into m */
+
+/* A shape of up to 4 sizes into *ndim and shape. */
+static vit_result vit__shape(int32_t *ndim, int32_t *shape, int32_t n, int32_t d0, int32_t d1, int32_t d2, int32_t d3) {
+    *ndim = n;
+    shape[0] = d0; shape[1] = d1; shape[2] = d2; shape[3] = d3;
+    return VIT_OK;
+}
+
+/* ---- modules: scaled dot-product attention ---- */
+/* "Attention Is All You Need" (Vaswani et al. 2017): attention(query,
+   key, value) called as attention(x, x, x), softmax(x x^T / sqrt(C)) x.
+   Layout (B, N, C). No weights. */
+
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, vt;
     vit_result r;
     int32_t B, N, C;
@@ -2796,23 +2975,50 @@ VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a))
-        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, B, N, 1, C, C,
-                        p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+    {
+        vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, &sh);
+    }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks (see "modules: the loader's hooks"). */
+typedef struct vit__sdpa_naming { const char *naming; } vit__sdpa_naming;
+static const vit__sdpa_naming vit__sdpa_names[] = {{"default"}};
+static const vit__key vit__sdpa_keys[] = {VIT__KEYS_END};
+
+static vit_result vit__sdpa_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__sdpa_bind(vit__ld *L, vit_model *m, const void *names) { (void)L; (void)m; (void)names; return VIT_OK; }
+
+static vit_result vit__sdpa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_sdpa_forward(a, &m->sdpa, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sdpa_describe(const vit_model *m, vit__buf *b) {
+    (void)m;
+    vit__bprintf(b, "  softmax(x x^T / sqrt(C)) x, no weights\n  input (B, N, C)\n");
+}
+
+static vit_result vit__sdpa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)m;
+    return vit__shape(ndim, shape, 3, B, n, w, 1);
+}
+
 /* ---- modules: multi-head attention ---- */
 /* "Attention Is All You Need". Matches torch.nn.MultiheadAttention
-   (batch_first=True; in_proj_weight, in_proj_bias, out_proj.*), seed 000's
-   MultiHeadedAttention (proj_query/proj_key/proj_value/final, stacked at
-   load) and seed 004's MultiHeadAttention (qkv with the q/k/v index varying
-   fastest, reordered at load; projection). Layout (B, N, C), self-attention.
-   quirk = 1 reproduces seed 004: softmax(Q K^T) / sqrt(C), unscaled scores. */
+   (batch_first=True; in_proj_weight, in_proj_bias, out_proj.*), a
+   MultiHeadedAttention with separate proj_query/proj_key/proj_value and a
+   final linear (stacked at load), the einops ViT's MultiHeadAttention (qkv
+   with the q/k/v index varying fastest, reordered at load; projection),
+   timm's Attention and transformers' ViTAttention. Layout (B, N, C),
+   self-attention. scale_after_softmax = 1 computes the einops ViT's
+   softmax(Q K^T) / sqrt(C): scores unscaled, probabilities scaled. */
 
-static vit_result vit__mha_check(const vit_mha_params *p, const vit_mha_weights *w) {
+static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights *w) {
     if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
     if (!w->qkv_w.data || !w->qkv_b.data || !w->out_w.data || !w->out_b.data)
@@ -2823,13 +3029,14 @@ static vit_result vit__mha_check(const vit_mha_params *p, const vit_mha_weights 
 /* y (B*N, C) from x (B*N, C), plus res (B*N, C) when not NULL (the
    encoder block's residual, fused into the output projection). att: where
    to keep the probabilities, or NULL for scratch released on return. */
-static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
+static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
                                const float *x, float *y, const float *res, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, NH = p->heads, HS = C / NH;
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
     vit_result r;
-    float scale = p->quirk ? 1.0f : 1.0f / sqrtf((float)HS), post = p->quirk ? 1.0f / sqrtf((float)C) : 1.0f, *scratch = NULL;
+    float scale = p->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS), *scratch = NULL;
+    float post = p->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = 1, tiles, per;
     if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK || (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
@@ -2839,36 +3046,145 @@ static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_
     if ((r = vit__att_scratch(a, N, HS, att != NULL, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
-        vit__attention(ao.data, att, scratch, slots, qkv.data, qkv.data + C, qkv.data + 2 * C, B, N, NH, HS, 3 * C, scale, post);
         vit__epi e;
+        vit__mm out = vit__mm_dense(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
+        vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
+        vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
+        vit__attention(&at, scratch, slots);
+        /* the output projection, the residual added in its epilogue */
         e.act = VIT__EPI_NONE; e.r = res; e.ldr = C;
-        vit__linear_epi(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C, res ? &e : NULL);
+        out.e = res ? &e : NULL;
+        vit__matmul(&out);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "mha: NULL argument");
-    if ((r = vit__mha_check(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
+    if ((r = vit__mha_ready(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__mha_run(a, p, w, x->data, y.data, NULL, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
-    if (p->attn) *p->attn = att;
+    if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__mha_core(a, p, w, x->data, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. Three layouts of q, k and v, all brought to
+   nn.MultiheadAttention's at load: PACKED one (3C, C) matrix, rows q, k,
+   v; INTERLEAVED one matrix whose rows run (head, lane, q/k/v), q/k/v
+   fastest (the einops ViT's "b n (h d qkv)"); SEPARATE three linears. */
+enum { VIT__QKV_PACKED = 0, VIT__QKV_INTERLEAVED, VIT__QKV_SEPARATE };
+
+typedef struct vit__mha_naming {
+    const char *naming;
+    int layout;                      /* VIT__QKV_* */
+    const char *w, *b;               /* PACKED, INTERLEAVED: the matrix and bias */
+    const char *q, *k, *v;           /* SEPARATE: the three linears */
+    const char *out;                 /* the output projection */
+} vit__mha_naming;
+
+static const vit__mha_naming vit__mha_names[] = {
+    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj"},
+    {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection"},
+    {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"},
+    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj"},
+    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense"}};
+
+static const vit__key vit__mha_keys[] = {
+    VIT__INT("embed_dim", 1, 65536, mha.dim), VIT__INT("num_heads", 1, 65536, mha.heads),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, mha.scale_after_softmax), NULL, "attn_quirk"}, VIT__KEYS_END};
+
+static vit_result vit__mha_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    if (m->mha.dim % m->mha.heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", src, (int)m->mha.dim, (int)m->mha.heads);
+    return VIT_OK;
+}
+
+/* Binds the attention weights under prefix, in naming nm, into w. */
+static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *prefix, const vit__mha_naming *nm, int32_t C, int32_t NH,
+                                  const char *why) {
+    char n[256];
+    vit_result r;
+    int counting = vit__ld_counting(L);
+    if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
+    if (nm->layout == VIT__QKV_SEPARATE) {
+        /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
+        vit_tensor qw[3], qb[3];
+        const char *parts[3];
+        int i;
+        parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
+        for (i = 0; i < 3; i++)
+            if ((r = vit__bind_linear(L, &qw[i], &qb[i], prefix, parts[i], C, C, why)) != VIT_OK) return r;
+        w->qkv_w.name = qw[0].name;
+        w->qkv_b.name = qb[0].name;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if (!counting)
+            for (i = 0; i < 3; i++) {
+                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
+                memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
+            }
+        return VIT_OK;
+    }
+    snprintf(n, sizeof n, "%s%s", prefix, nm->w);
+    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->b);
+    if ((r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
+    if (nm->layout == VIT__QKV_INTERLEAVED) {
+        /* Row h*3*HS + d*3 + s holds part s (q, k, v) of head h, lane d.
+           Reorder the rows to nn.MultiheadAttention's s*C + h*HS + d once,
+           here. */
+        vit_tensor sw = w->qkv_w, sb = w->qkv_b;
+        int32_t HS = C / NH, h, d, s;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if (!counting)
+            for (h = 0; h < NH; h++)
+                for (d = 0; d < HS; d++)
+                    for (s = 0; s < 3; s++) {
+                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
+                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
+                        w->qkv_b.data[to] = sb.data[from];
+                    }
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__mha_bind(vit__ld *L, vit_model *m, const void *names) {
+    char why[64];
+    snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
+    return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, why);
+}
+
+static vit_result vit__mha_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_mha_forward(a, &m->mha, &m->mha_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__mha_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  self-attention, %d heads of %d, %s\n  input (B, N, %d)\n", (int)m->mha.heads, (int)(m->mha.dim / m->mha.heads),
+                 m->mha.scale_after_softmax ? "softmax(Q K^T) / sqrt(C)" : "softmax(Q K^T / sqrt(head size))", (int)m->mha.dim);
+}
+
+static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, n, m->mha.dim, 1);
+}
+
 /* ---- modules: MLP ---- */
-/* Linear -> ReLU or exact GELU -> Linear: seed 001's MLP (layers.0/2),
-   torchvision's MLPBlock (0/3), seed 004's FeedForwardBlock (0/3), seed
-   002's baseline (mlp.0/2). Input (..., in_dim), output (..., out_dim). */
+/* Linear -> ReLU or exact GELU -> Linear: torchvision's MLPBlock (0/3),
+   timm's Mlp (fc1/fc2), transformers' ViTIntermediate + ViTOutput, an
+   nn.Sequential named `layers` (layers.0/2), the einops ViT's
+   FeedForwardBlock (0/3), and a classifier of flat images whose
+   nn.Sequential is named `mlp` (mlp.0/2). Input (..., in_dim), output
+   (..., out_dim). */
 
 /* y = fc2(act(fc1(x))) + res (res: NULL, or the block's residual), the
    activation and the residual fused into the two products. */
-static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
+static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
                                const float *x, float *y, const float *res, int32_t rows) {
     size_t mark = vit_arena_mark(a);
     vit_tensor h;
@@ -2877,16 +3193,21 @@ static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_
     if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit__epi e1, e2;
+        vit__mm fc1 = vit__mm_dense(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
+        vit__mm fc2 = vit__mm_dense(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
         e1.act = p->act == VIT_ACT_RELU ? VIT__EPI_RELU : VIT__EPI_GELU; e1.r = NULL; e1.ldr = 0;
         e2.act = VIT__EPI_NONE; e2.r = res; e2.ldr = p->out_dim;
-        vit__linear_epi(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim, &e1);
-        vit__linear_epi(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim, res ? &e2 : NULL);
+        fc1.e = &e1;
+        fc2.e = res ? &e2 : NULL;
+        vit__matmul(&fc1);
+        vit__matmul(&fc2);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn) {
     vit_tensor y;
     vit_result r;
     char s[64];
@@ -2901,19 +3222,66 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
-    if ((r = vit__mlp_run(a, p, w, x->data, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, p, w, x->data, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
+    (void)attn;
     *out = y;
     return VIT_OK;
+}
+
+/* The loader's hooks. flat: the model takes (B, in_dim), whole images. */
+typedef struct vit__mlp_naming { const char *naming, *fc1, *fc2; int flat; } vit__mlp_naming;
+
+static const vit__mlp_naming vit__mlp_names[] = {
+    {"torchvision", "0", "3", 0}, {"timm", "fc1", "fc2", 0}, {"transformers", "intermediate.dense", "output.dense", 0},
+    {"seq_layers", "layers.0", "layers.2", 0}, {"einops", "0", "3", 0}, {"seq_mlp", "mlp.0", "mlp.2", 1}};
+
+static const vit__key vit__mlp_keys[] = {
+    VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim), VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
+    VIT__INT("out_dim", 1, 1 << 20, mlp.out_dim), VIT__ENUM("act", "gelu,relu", mlp.act), VIT__KEYS_END};
+
+static vit_result vit__mlp_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__mlp_bind_w(vit__ld *L, vit_mlp_weights *w, const char *prefix, const vit__mlp_naming *nm, int32_t in, int32_t hidden,
+                                  int32_t out, const char *why) {
+    vit_result r;
+    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, hidden, in, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
+}
+
+static vit_result vit__mlp_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit_mlp_params *p = &m->mlp;
+    char why[96];
+    snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)p->in_dim, (int)p->hidden_dim, (int)p->out_dim);
+    return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim, why);
+}
+
+static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    (void)o;
+    return vit_mlp_forward(a, &m->mlp, &m->mlp_w, x, out, NULL);
+}
+
+static void vit__mlp_describe(const vit_model *m, vit__buf *b) {
+    const vit_mlp_params *p = &m->mlp;
+    vit__bprintf(b, "  %d -> %d (%s) -> %d\n", (int)p->in_dim, (int)p->hidden_dim, p->act == VIT_ACT_GELU ? "gelu" : "relu", (int)p->out_dim);
+    if (((const vit__mlp_naming *)vit__naming_of(m))->flat) vit__bprintf(b, "  input (B, %d)\n", (int)p->in_dim);
+    else vit__bprintf(b, "  input (..., %d)\n", (int)p->in_dim);
+}
+
+static vit_result vit__mlp_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    if (((const vit__mlp_naming *)vit__naming_of(m))->flat) return vit__shape(ndim, shape, 2, B, m->mlp.in_dim, 1, 1);
+    return vit__shape(ndim, shape, 3, B, n, m->mlp.in_dim, 1);
 }
 
 /* ---- modules: encoder block ---- */
 /* Pre-LN Transformer encoder block ("An Image is Worth 16x16 Words",
    Dosovitskiy et al. 2021): x + MHA(LN1(x)), then + MLP(LN2(.)).
-   torchvision's EncoderBlock (eps 1e-6, GELU), seed 001's EncoderBlock
-   (eps 1e-5, ReLU), seed 004's TransformerEncoderBlock (eps 1e-5, GELU,
-   quirk). Layout (B, N, C). */
+   torchvision's EncoderBlock (eps 1e-6, GELU), an EncoderBlock of
+   nn.MultiheadAttention and a ReLU MLP (eps 1e-5), the einops ViT's
+   TransformerEncoderBlock (eps 1e-5, GELU, scale after the softmax),
+   timm's Block, transformers' ViTLayer. Layout (B, N, C). */
 
-static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
+static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
                                  const float *x, float *y, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, rows = B * N;
     size_t mark = vit_arena_mark(a);
@@ -2922,53 +3290,125 @@ static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const 
     vit_tensor h, t;
     vit_result r;
     memset(&mp, 0, sizeof mp);
-    mp.dim = C; mp.heads = p->heads; mp.quirk = p->quirk;
+    mp.dim = C; mp.heads = p->heads; mp.scale_after_softmax = p->scale_after_softmax;
     lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act;
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
     /* t = x + attn(LN1(x)), then y = t + mlp(LN2(t)): both residuals ride
        in their product's epilogue, and y may be x. */
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, x, w->ln1_w.data, w->ln1_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mha_run(a, &mp, &w->attn, h.data, t.data, x, att, B, N)) != VIT_OK) return r;
+    if ((r = vit__mha_core(a, &mp, &w->attn, h.data, t.data, x, att, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, t.data, w->ln2_w.data, w->ln2_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mlp_run(a, &lp, &w->mlp, h.data, y, t.data, rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, y, t.data, rows)) != VIT_OK) return r;
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-static vit_result vit__block_check(const vit_block_params *p, const vit_block_weights *w) {
+static vit_result vit__block_ready(const vit_block_params *p, const vit_block_weights *w) {
     vit_mha_params mp;
     memset(&mp, 0, sizeof mp);
     mp.dim = p->dim; mp.heads = p->heads;
     if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
         !w->mlp.fc1_w.data || !w->mlp.fc1_b.data || !w->mlp.fc2_w.data || !w->mlp.fc2_b.data)
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
-    return vit__mha_check(&mp, &w->attn);
+    return vit__mha_ready(&mp, &w->attn);
 }
 
-VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "block: NULL argument");
-    if ((r = vit__block_check(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
+    if ((r = vit__block_ready(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
     if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), x->shape[0], "block")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__block_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
-    if (p->attn) *p->attn = att;
+    if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__block_core(a, p, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
+}
+
+/* The loader's hooks. A block's names: its LayerNorms, and the prefixes
+   of its attention and MLP, whose naming rows say the rest. */
+typedef struct vit__block_naming {
+    const char *naming;
+    const char *ln1, *attn, *ln2, *mlp;  /* under the block's prefix */
+    const vit__mha_naming *mha_names;    /* the attention's */
+    const vit__mlp_naming *mlp_names;    /* the MLP's */
+} vit__block_naming;
+
+static const vit__block_naming vit__block_names[] = {
+    {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0]},
+    {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3]},
+    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4]},
+    {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1]},
+    {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2]}};
+
+static const vit__key vit__block_keys[] = {
+    VIT__INT("hidden_dim", 1, 65536, block.dim), VIT__INT("num_heads", 1, 65536, block.heads),
+    VIT__INT("mlp_dim", 1, 1 << 20, block.mlp_dim), {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, block.ln_eps), NULL, NULL},
+    VIT__ENUM("act", "gelu,relu", block.act),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, block.scale_after_softmax), NULL, "attn_quirk"}, VIT__KEYS_END};
+
+static vit_result vit__block_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    if (m->block.dim % m->block.heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", src, (int)m->block.dim, (int)m->block.heads);
+    return VIT_OK;
+}
+
+/* Binds one block's weights under prefix into w. */
+static vit_result vit__block_bind_w(vit__ld *L, vit_block_weights *w, const char *prefix, const vit__block_naming *nm,
+                                    const vit_block_params *p, const char *why) {
+    char pre[256];
+    vit_result r;
+    if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
+    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, why)) != VIT_OK) return r;
+    if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
+    return vit__mlp_bind_w(L, &w->mlp, pre, nm->mlp_names, p->dim, p->mlp_dim, p->dim, why);
+}
+
+static vit_result vit__block_bind(vit__ld *L, vit_model *m, const void *names) {
+    vit_block_weights tmp;
+    vit_result r;
+    char why[96];
+    if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights)))) return VIT_ERR_OOM;
+    snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
+    /* The block table is fake memory while counting: bind into a copy. */
+    if ((r = vit__block_bind_w(L, &tmp, "", (const vit__block_naming *)names, &m->block, why)) != VIT_OK) return r;
+    if (!vit__ld_counting(L)) m->blocks[0] = tmp;
+    return VIT_OK;
+}
+
+static vit_result vit__block_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_block_forward(a, &m->block, &m->blocks[0], x, out, o ? o->attn : NULL);
+}
+
+static void vit__block_describe(const vit_model *m, vit__buf *b) {
+    const vit_block_params *p = &m->block;
+    vit__bprintf(b, "  x + attention(LayerNorm(x)), %d heads%s; then + MLP %d -> %d (%s) -> %d of LayerNorm(.)\n  input (B, N, %d)\n",
+                 (int)p->heads, p->scale_after_softmax ? " scaled after the softmax" : "", (int)p->dim, (int)p->mlp_dim,
+                 p->act == VIT_ACT_GELU ? "gelu" : "relu", (int)p->dim, (int)p->dim);
+}
+
+static vit_result vit__block_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, n, m->block.dim, 1);
 }
 
 /* ---- modules: patch embedding ---- */
 /* Patchify: a conv with kernel = stride = P, flattened to tokens, then
    optionally the class token first and the position embedding added.
-   seed 000/001 PatchifyLayer (conv_proj; no class token), torchvision's
-   conv_proj + class_token + encoder.pos_embedding, seed 004's
-   PatchEmbedding (projection.0, cls_token, positions).
+   A PatchifyLayer (conv_proj; no class token), torchvision's conv_proj +
+   class_token + encoder.pos_embedding, the einops ViT's PatchEmbedding
+   (projection.0, cls_token, positions).
    (B, Cin, H, W) -> (B, (H/P)*(W/P) + class_token, C). */
 
-VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, cols;
     vit_result r;
     char s[64];
@@ -3004,17 +3444,85 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
         }
     }
     vit_arena_rewind(a, mark);
+    (void)attn;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. cls, pos: NULL when the naming has none; pos3d: the
+   position embedding is stored (1, T, C), else (T, C). */
+typedef struct vit__patch_naming { const char *naming, *conv, *cls, *pos; int pos3d; } vit__patch_naming;
+
+static const vit__patch_naming vit__patch_names[] = {
+    {"conv_proj", "conv_proj", NULL, NULL, 0}, {"einops", "projection.0", "cls_token", "positions", 0}};
+
+static const vit__key vit__patch_keys[] = {
+    VIT__INT("image_size", 1, 8192, patch.image_size), VIT__INT("patch_size", 1, 8192, patch.patch_size),
+    VIT__INT("in_channels", 1, 64, patch.in_channels), VIT__INT("hidden_dim", 1, 65536, patch.dim),
+    VIT__INT("class_token", 0, 1, patch.class_token), VIT__INT("pos_embed", 0, 1, patch.pos_embed), VIT__KEYS_END};
+
+static vit_result vit__patch_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    const vit_patch_params *p = &m->patch;
+    if (p->image_size % p->patch_size)
+        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", src, (int)p->image_size, (int)p->patch_size);
+    return VIT_OK;
+}
+
+/* Binds the embedding's weights, every name after prefix, into w. */
+static vit_result vit__patch_bind_w(vit__ld *L, vit_patch_weights *w, const char *prefix, const vit__patch_naming *nm,
+                                    const vit_patch_params *p, const char *why) {
+    int32_t G = p->image_size / p->patch_size, T = G * G + (p->class_token ? 1 : 0);
+    char n[256];
+    vit_result r = VIT_OK;
+    snprintf(n, sizeof n, "%s%s.weight", prefix, nm->conv);
+    if ((r = vit__bind(L, &w->conv_w, n, 4, p->dim, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s.bias", prefix, nm->conv);
+    if ((r = vit__bind(L, &w->conv_b, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->cls ? nm->cls : "");
+    if (p->class_token && (r = vit__bind(L, &w->cls, n, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->pos ? nm->pos : "");
+    if (p->pos_embed) {
+        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, p->dim, 0, why);
+        else r = vit__bind(L, &w->pos, n, 2, T, p->dim, 0, 0, why);
+    }
+    return r;
+}
+
+static vit_result vit__patch_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__patch_naming *nm = (const vit__patch_naming *)names;
+    char why[96];
+    if ((m->patch.class_token && !nm->cls) || (m->patch.pos_embed && !nm->pos))
+        return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no class token or position embedding", vit__ld_src(L), nm->naming);
+    snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
+    return vit__patch_bind_w(L, &m->patch_w, "", nm, &m->patch, why);
+}
+
+static vit_result vit__patch_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    (void)o;
+    return vit_patch_forward(a, &m->patch, &m->patch_w, x, out, NULL);
+}
+
+static void vit__patch_describe(const vit_model *m, vit__buf *b) {
+    const vit_patch_params *p = &m->patch;
+    vit__bprintf(b, "  %dx%d patches of %d channels -> %d features%s%s\n  input (B, %d, %d, %d)\n", (int)p->patch_size, (int)p->patch_size,
+                 (int)p->in_channels, (int)p->dim, p->class_token ? ", class token first" : "", p->pos_embed ? ", position embedding added" : "",
+                 (int)p->in_channels, (int)p->image_size, (int)p->image_size);
+}
+
+static vit_result vit__patch_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)n; (void)w;
+    return vit__shape(ndim, shape, 4, B, m->patch.in_channels, m->patch.image_size, m->patch.image_size);
+}
+
 /* ---- modules: squeeze-excitation ---- */
-/* "Squeeze-and-Excitation Networks" (Hu et al. 2018), seed 000's
-   SqueezeExcitation: gates = sigmoid(fc2(relu(fc1(avgpool(x))))), y = gates
+/* "Squeeze-and-Excitation Networks" (Hu et al. 2018), torchvision's
+   SqueezeExcitation (and the tutorials' copies of it): gates = sigmoid(fc2(relu(fc1(avgpool(x))))), y = gates
    * x, the 1x1 convs with bias. Layout (B, C, H, W). Weights fc1.weight (S,
    C, 1, 1), fc1.bias (S), fc2.weight (C, S, 1, 1), fc2.bias (C). */
 
-VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x,
+                                 vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, g, pool, h;
     vit_result r;
     int32_t B, C, S, HW;
@@ -3026,32 +3534,71 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
     B = x->shape[0]; C = p->channels; S = p->squeeze; HW = x->shape[2] * x->shape[3];
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "se")) != VIT_OK) return r;
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
-        vit__linear(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
+        vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
         vit_k_relu(h.data, h.data, B * S);
-        vit__linear(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
+        vit_k_matmul(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
         vit_k_sigmoid(g.data, g.data, B * C);
         vit_k_rowaffine(y.data, x->data, g.data, NULL, B * C, HW); /* scale * x */
     }
     vit_arena_rewind(a, mark);
-    if (p->gates) *p->gates = g;
+    if (attn) *attn = g;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__se_naming { const char *naming, *fc1, *fc2; } vit__se_naming;
+static const vit__se_naming vit__se_names[] = {{"torchvision", "fc1", "fc2"}};
+
+static const vit__key vit__se_keys[] = {
+    VIT__INT("in_channels", 1, 1 << 20, se.channels), VIT__INT("squeeze_channels", 1, 1 << 20, se.squeeze), VIT__KEYS_END};
+
+static vit_result vit__se_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__se_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__se_naming *nm = (const vit__se_naming *)names;
+    const vit_se_params *p = &m->se;
+    vit_se_weights *w = &m->se_w;
+    char why[96], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "in_channels=%d, squeeze_channels=%d", (int)p->channels, (int)p->squeeze);
+    snprintf(n, sizeof n, "%s.weight", nm->fc1);
+    if ((r = vit__bind(L, &w->fc1_w, n, 4, p->squeeze, p->channels, 1, 1, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->fc1);
+    if ((r = vit__bind(L, &w->fc1_b, n, 1, p->squeeze, 0, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.weight", nm->fc2);
+    if ((r = vit__bind(L, &w->fc2_w, n, 4, p->channels, p->squeeze, 1, 1, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->fc2);
+    return vit__bind(L, &w->fc2_b, n, 1, p->channels, 0, 0, 0, why);
+}
+
+static vit_result vit__se_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_se_forward(a, &m->se, &m->se_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__se_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  gates sigmoid(fc2(relu(fc1(mean over H, W)))), %d -> %d -> %d channels, times x\n  input (B, %d, H, W)\n", (int)m->se.channels,
+                 (int)m->se.squeeze, (int)m->se.channels, (int)m->se.channels);
+}
+
+static vit_result vit__se_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, m->se.channels, n, w);
+}
+
 /* ---- modules: scaled dot-product self-attention ---- */
-/* "Attention Is All You Need" (Vaswani et al. 2017), seed 002's
-   ScaledDotSelfAttention (after minGPT): separate query, key and value
+/* "Attention Is All You Need" (Vaswani et al. 2017), a
+   ScaledDotSelfAttention after minGPT's: separate query, key and value
    linears, one head, softmax(q k^T / sqrt(C)) v, no output projection.
    Layout (B, N, C). Weights query.weight, key.weight, value.weight (C, C)
    and their biases (C). */
 
-static vit_result vit__sdsa_check(int32_t C, const vit_sdsa_weights *w) {
+static vit_result vit__sdsa_ready(int32_t C, const vit_sdsa_weights *w) {
     if (C < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data || !w->v_b.data)
         return vit__fail(VIT_ERR_ARG, "sdsa: params or weights not set");
     return VIT_OK;
@@ -3059,7 +3606,7 @@ static vit_result vit__sdsa_check(int32_t C, const vit_sdsa_weights *w) {
 
 /* y (B*N, C) from x; att (B, N, N) keeps the probabilities, or NULL for
    scratch released on return. */
-static vit_result vit__sdsa_run(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y, float *att, int32_t B, int32_t N) {
+static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y, float *att, int32_t B, int32_t N) {
     size_t mark = vit_arena_mark(a);
     vit_tensor q, k, v, vt, sc;
     vit_result r;
@@ -3075,66 +3622,154 @@ static vit_result vit__sdsa_run(vit_arena *a, int32_t C, const vit_sdsa_weights 
         vit_k_matmul(q.data, x, w->q_w.data, w->q_b.data, B * N, C, C);
         vit_k_matmul(k.data, x, w->k_w.data, w->k_b.data, B * N, C, C);
         vit_k_matmul(v.data, x, w->v_w.data, w->v_b.data, B * N, C, C);
-        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+        vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, &sh);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa: NULL argument");
-    if ((r = vit__sdsa_check(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
+    if ((r = vit__sdsa_ready(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
     if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), x->shape[0], "sdsa")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
-    if ((r = vit__sdsa_run(a, p->dim, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
-    if (p->attn) *p->attn = att;
+    if (attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
+    if ((r = vit__sdsa_core(a, p->dim, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
-/* ---- modules: seed 002 classifier ---- */
-/* Seed 002's Model: an image cut into N patches of C values (16 of 7x7 for
-   MNIST), ScaledDotSelfAttention, ReLU, flatten, then Linear(N*C, classes).
+/* The loader's hooks. */
+typedef struct vit__sdsa_naming { const char *naming, *q, *k, *v; } vit__sdsa_naming;
+static const vit__sdsa_naming vit__sdsa_names[] = {{"default", "query", "key", "value"}};
+
+static const vit__key vit__sdsa_keys[] = {VIT__INT("n_embd", 1, 1 << 20, sdsa.dim), VIT__KEYS_END};
+
+static vit_result vit__sdsa_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__sdsa_bind_w(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const vit__sdsa_naming *nm, int32_t C, const char *why) {
+    vit_result r;
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, nm->q, C, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, prefix, nm->k, C, C, why)) != VIT_OK)
+        return r;
+    return vit__bind_linear(L, &w->v_w, &w->v_b, prefix, nm->v, C, C, why);
+}
+
+static vit_result vit__sdsa_bind(vit__ld *L, vit_model *m, const void *names) {
+    char why[64];
+    snprintf(why, sizeof why, "n_embd=%d", (int)m->sdsa.dim);
+    return vit__sdsa_bind_w(L, &m->sdsa_w, "", (const vit__sdsa_naming *)names, m->sdsa.dim, why);
+}
+
+static vit_result vit__sdsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_sdsa_forward(a, &m->sdsa, &m->sdsa_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sdsa_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  softmax(q k^T / sqrt(C)) v, one head, no output projection\n  input (B, N, %d)\n", (int)m->sdsa.dim);
+}
+
+static vit_result vit__sdsa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, n, m->sdsa.dim, 1);
+}
+
+/* ---- modules: patch-sequence classifier ---- */
+/* An image cut into N patches of C values (16 of 7x7 for MNIST),
+   ScaledDotSelfAttention, ReLU, flatten, then Linear(N*C, classes): the
+   tutorials' MNIST classifier.
    Input (B, N, C), output (B, num_classes) logits. Weights attn.query.*,
    attn.key.*, attn.value.* as vit_sdsa_forward, fc.weight (classes, N*C),
    fc.bias (classes). */
 
-VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p, const vit_sdsa_classifier_weights *w,
+                                              const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, h;
     vit_result r;
     char s[64];
     int32_t B, N, C;
     size_t mark;
-    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "cls002: NULL argument");
-    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_w.data || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "cls002: params or weights not set");
-    if ((r = vit__sdsa_check(p->dim, &w->attn)) != VIT_OK) return r;
-    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "cls002: input is NULL");
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: NULL argument");
+    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_w.data || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
+    if ((r = vit__sdsa_ready(p->dim, &w->attn)) != VIT_OK) return r;
+    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: input is NULL");
     if (x->ndim != 3 || x->shape[1] != p->seq_len || x->shape[2] != p->dim)
-        return vit__fail(VIT_ERR_SHAPE, "cls002: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
+        return vit__fail(VIT_ERR_SHAPE, "sdsa_classifier: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
                          (int)p->seq_len, (int)p->dim, (int)p->seq_len, (int)p->dim);
     B = x->shape[0]; N = p->seq_len; C = p->dim;
-    if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "cls002")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "sdsa_classifier")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 2, B, p->num_classes, 1, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &h, 3, B, N, C, 1)) != VIT_OK) return r;
-    if ((r = vit__sdsa_run(a, C, &w->attn, x->data, h.data, p->attn ? att.data : NULL, B, N)) != VIT_OK) return r;
+    if ((r = vit__sdsa_core(a, C, &w->attn, x->data, h.data, attn ? att.data : NULL, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
-        vit__linear(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__sdsa_classifier_naming {
+    const char *naming, *attn, *fc;     /* attn: the prefix of the attention's names */
+    const vit__sdsa_naming *attn_names;
+} vit__sdsa_classifier_naming;
+
+static const vit__sdsa_classifier_naming vit__sdsa_classifier_names[] = {{"default", "attn.", "fc", &vit__sdsa_names[0]}};
+
+static const vit__key vit__sdsa_classifier_keys[] = {
+    VIT__INT("n_embd", 1, 1 << 20, sdsa_classifier.dim), VIT__INT("seq_len", 1, 1 << 20, sdsa_classifier.seq_len),
+    VIT__INT("num_classes", 1, 1 << 24, sdsa_classifier.num_classes), VIT__KEYS_END};
+
+static vit_result vit__sdsa_classifier_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
+    if ((double)p->dim * p->seq_len > (double)(1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", src, (double)p->dim * p->seq_len);
+    return VIT_OK;
+}
+
+static vit_result vit__sdsa_classifier_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__sdsa_classifier_naming *nm = (const vit__sdsa_classifier_naming *)names;
+    const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
+    vit_sdsa_classifier_weights *w = &m->sdsa_classifier_w;
+    char why[96];
+    vit_result r;
+    snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len, (int)p->num_classes);
+    if ((r = vit__sdsa_bind_w(L, &w->attn, nm->attn, nm->attn_names, p->dim, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->fc_w, &w->fc_b, "", nm->fc, p->num_classes, p->dim * p->seq_len, why);
+}
+
+static vit_result vit__sdsa_classifier_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                           vit_tensor *out) {
+    return vit_sdsa_classifier_forward(a, &m->sdsa_classifier, &m->sdsa_classifier_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sdsa_classifier_describe(const vit_model *m, vit__buf *b) {
+    const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
+    vit__bprintf(b, "  %d patches of %d values -> one-head self-attention, ReLU, flatten, linear -> %d classes\n  input (B, %d, %d)\n",
+                 (int)p->seq_len, (int)p->dim, (int)p->num_classes, (int)p->seq_len, (int)p->dim);
+}
+
+static vit_result vit__sdsa_classifier_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)n; (void)w;
+    return vit__shape(ndim, shape, 3, B, m->sdsa_classifier.seq_len, m->sdsa_classifier.dim, 1);
+}
+
 /* ---- modules: efficient multi-head self-attention ---- */
 /* EMSA from "ResT: An Efficient Transformer for Visual Recognition" (Zhang
-   and Yang 2021), seed 003's EMSA called as EMSA(x, x, x). Layout (B, N, C).
+   and Yang 2021), External-Attention-pytorch's EMSA (fc_q, fc_k, fc_v,
+   fc_o, sr_conv, sr_ln, transform.conv) called as EMSA(x, x, x). Layout
+   (B, N, C).
    Queries come from every token. With ratio r > 1, keys and values come
    from a reduced grid: the N = H*W tokens as an H x W image, a depth-wise
    conv (kernel r+1, stride r, padding r/2), LayerNorm (eps 1e-5), giving N'
@@ -3147,7 +3782,8 @@ VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, c
    sr_ln.bias (ratio > 1), transform.conv.weight (NH, NH, 1, 1),
    transform.conv.bias (transform). */
 
-VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, q, k, v, vt, o, src, wt, s2, st;
     vit_result r;
     int32_t B, N, Nk, C, NH, dk, dv, R, H = 0, W = 0, Ho = 0, Wo = 0, i;
@@ -3179,9 +3815,9 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         (r = vit__fits((double)B * NH * N * Nk, B, "emsa attention")) != VIT_OK)
         return r;
     if ((r = vit__tensor4(a, &y, 3, B, N, C, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &q, 3, B, N, NH * dk, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, Nk, NH * dk, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, Nk, NH * dv, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 4, B, NH, dv, Nk)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 3, B, N, NH * dv, 1)) != VIT_OK)
@@ -3219,14 +3855,79 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         vit_k_matmul(y.data, o.data, w->o_w.data, w->o_b.data, B * N, NH * dv, C);
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__emsa_naming { const char *naming, *q, *k, *v, *o, *sr, *ln, *tr; } vit__emsa_naming;
+static const vit__emsa_naming vit__emsa_names[] = {{"default", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
+
+static const vit__key vit__emsa_keys[] = {
+    VIT__INT("d_model", 1, 1 << 20, emsa.dim), VIT__INT("d_k", 1, 1 << 20, emsa.d_k), VIT__INT("d_v", 1, 1 << 20, emsa.d_v),
+    VIT__INT("h", 1, 65536, emsa.heads), VIT__INT("H", 1, 1 << 20, emsa.height), VIT__INT("W", 1, 1 << 20, emsa.width),
+    VIT__INT("ratio", 0, 1024, emsa.ratio), VIT__INT("apply_transform", 0, 1, emsa.transform), VIT__KEYS_END};
+
+static vit_result vit__emsa_check(vit_model *m, vit__ld *L) {
+    const vit_emsa_params *p = &m->emsa;
+    if ((double)p->heads * (p->d_k > p->d_v ? p->d_k : p->d_v) > (double)(1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: h * d_k or h * d_v is more than vit.h supports", vit__ld_src(L));
+    return VIT_OK;
+}
+
+static vit_result vit__emsa_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__emsa_naming *nm = (const vit__emsa_naming *)names;
+    const vit_emsa_params *p = &m->emsa;
+    vit_emsa_weights *w = &m->emsa_w;
+    int32_t C = p->dim, NH = p->heads, R = p->ratio;
+    char why[160], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k, (int)p->d_v, (int)NH,
+             (int)R, (int)p->transform);
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, NH * p->d_k, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, NH * p->d_k, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, NH * p->d_v, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->o_w, &w->o_b, "", nm->o, C, NH * p->d_v, why)) != VIT_OK)
+        return r;
+    if (R > 1) {
+        snprintf(n, sizeof n, "%s.weight", nm->sr);
+        if ((r = vit__bind(L, &w->sr_w, n, 4, C, 1, R + 1, R + 1, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->sr);
+        if ((r = vit__bind(L, &w->sr_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+        if ((r = vit__bind_ln(L, &w->ln_w, &w->ln_b, "", nm->ln, C, why)) != VIT_OK) return r;
+    }
+    if (p->transform && NH > 1) {
+        snprintf(n, sizeof n, "%s.weight", nm->tr);
+        if ((r = vit__bind(L, &w->tr_w, n, 4, NH, NH, 1, 1, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->tr);
+        if ((r = vit__bind(L, &w->tr_b, n, 1, NH, 0, 0, 0, why)) != VIT_OK) return r;
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__emsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_emsa_forward(a, &m->emsa, &m->emsa_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__emsa_describe(const vit_model *m, vit__buf *b) {
+    const vit_emsa_params *p = &m->emsa;
+    vit__bprintf(b, "  %d heads, d_k %d, d_v %d", (int)p->heads, (int)p->d_k, (int)p->d_v);
+    if (p->ratio > 1) vit__bprintf(b, ", keys and values from the grid shrunk %d times", (int)p->ratio);
+    if (p->transform && p->heads > 1) vit__bprintf(b, ", heads mixed before the softmax, InstanceNorm after");
+    if (p->ratio > 1) vit__bprintf(b, "\n  input (B, %d, %d): a %dx%d grid\n", (int)(p->height * p->width), (int)p->dim, (int)p->height, (int)p->width);
+    else vit__bprintf(b, "\n  input (B, N, %d)\n", (int)p->dim);
+}
+
+static vit_result vit__emsa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, m->emsa.ratio > 1 ? m->emsa.height * m->emsa.width : n, m->emsa.dim, 1);
+}
+
 /* ---- modules: shuffle attention ---- */
 /* "SA-Net: Shuffle Attention for Deep Convolutional Neural Networks" (Zhang
-   and Yang 2021), seed 003's ShuffleAttention. Layout (B, C, H, W). The C
+   and Yang 2021): SA-Net's sa_layer, External-Attention-pytorch's
+   ShuffleAttention. Layout (B, C, H, W). The C
    channels form G groups; each group's first half gets a channel gate
    sigmoid(cweight * mean_HW(x) + cbias), its second half a spatial gate
    sigmoid(sweight * GroupNorm(x) + sbias), GroupNorm(C/2G, C/2G) normalising
@@ -3238,7 +3939,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
    when C/G is 3 (its one-channel cweight then broadcasts over a two-channel
    half), an accident of its split that is refused here. */
 
-VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, cg, sg, pre, st;
     vit_result r;
     int32_t B, C, G, Ch, HW, q, c, bi;
@@ -3253,11 +3955,11 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "shuffle")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3];
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
-    if (p->spatial_gates && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
-    if (!p->spatial_gates && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
     /* pre: the gated halves before the shuffle; st: mean, var, scale, shift per channel of a group */
     if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
@@ -3290,14 +3992,55 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
                        (size_t)HW * sizeof(float));
     }
     vit_arena_rewind(a, mark);
-    if (p->channel_gates) *p->channel_gates = cg;
-    if (p->spatial_gates) *p->spatial_gates = sg;
+    if (attn) attn[0] = cg;
+    if (attn) attn[1] = sg;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__shuffle_naming { const char *naming, *cw, *cb, *sw, *sb, *gn; } vit__shuffle_naming;
+static const vit__shuffle_naming vit__shuffle_names[] = {{"default", "cweight", "cbias", "sweight", "sbias", "gn"}};
+
+static const vit__key vit__shuffle_keys[] = {
+    VIT__INT("channel", 1, 1 << 20, shuffle.channels), VIT__INT("G", 1, 1 << 20, shuffle.groups), VIT__KEYS_END};
+
+static vit_result vit__shuffle_check(vit_model *m, vit__ld *L) {
+    if (m->shuffle.channels % (2 * m->shuffle.groups))
+        return vit__fail(VIT_ERR_FORMAT, "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)",
+                         vit__ld_src(L), (int)m->shuffle.channels, (int)(2 * m->shuffle.groups));
+    return VIT_OK;
+}
+
+static vit_result vit__shuffle_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__shuffle_naming *nm = (const vit__shuffle_naming *)names;
+    vit_shuffle_weights *w = &m->shuffle_w;
+    int32_t Ch = m->shuffle.channels / (2 * m->shuffle.groups);
+    char why[64];
+    vit_result r;
+    snprintf(why, sizeof why, "channel=%d, G=%d", (int)m->shuffle.channels, (int)m->shuffle.groups);
+    if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
+        (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
+        return r;
+    return vit__bind_ln(L, &w->gn_w, &w->gn_b, "", nm->gn, Ch, why);
+}
+
+static vit_result vit__shuffle_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_shuffle_forward(a, &m->shuffle, &m->shuffle_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__shuffle_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  %d groups, each half channel-gated and half spatially gated, then a channel shuffle\n  input (B, %d, H, W)\n",
+                 (int)m->shuffle.groups, (int)m->shuffle.channels);
+}
+
+static vit_result vit__shuffle_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, m->shuffle.channels, n, w);
+}
+
 /* ---- modules: spatial group-wise enhance ---- */
-/* "Spatial Group-wise Enhance" (Li, Hu and Yang 2019), seed 003's
+/* "Spatial Group-wise Enhance" (Li, Hu and Yang 2019), PytorchInsight's and
+   External-Attention-pytorch's
    SpatialGroupEnhance. Layout (B, C, H, W), C a multiple of G. In each group
    of C/G channels, t = sum_c x * mean_HW(x) is the map of similarity to the
    group's mean feature; t is centred and divided by its unbiased standard
@@ -3306,7 +4049,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
    group. Weights weight, bias (1, G, 1, 1). H*W >= 2: the unbiased std of a
    single value is NaN in PyTorch, and refused here. */
 
-VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, t, avg, st;
     vit_result r;
     int32_t B, C, G, Cg, HW, q, c;
@@ -3321,9 +4065,9 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     HW = x->shape[2] * x->shape[3]; Cg = C / G;
     if (HW < 2) return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->gates && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->gates && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     /* st: mean, var, scale, shift of each group's map */
     if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
@@ -3348,13 +4092,45 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
             }
     }
     vit_arena_rewind(a, mark);
-    if (p->gates) *p->gates = t;
+    if (attn) *attn = t;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__sge_naming { const char *naming, *w, *b; } vit__sge_naming;
+static const vit__sge_naming vit__sge_names[] = {{"default", "weight", "bias"}};
+
+static const vit__key vit__sge_keys[] = {VIT__INT("groups", 1, 1 << 20, sge.groups), VIT__KEYS_END};
+
+static vit_result vit__sge_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__sge_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__sge_naming *nm = (const vit__sge_naming *)names;
+    int32_t G = m->sge.groups;
+    char why[32];
+    vit_result r;
+    snprintf(why, sizeof why, "groups=%d", (int)G);
+    if ((r = vit__bind(L, &m->sge_w.weight, nm->w, 4, 1, G, 1, 1, why)) != VIT_OK) return r;
+    return vit__bind(L, &m->sge_w.bias, nm->b, 4, 1, G, 1, 1, why);
+}
+
+static vit_result vit__sge_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_sge_forward(a, &m->sge, &m->sge_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sge_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  %d groups, each gated by its normalised similarity to its mean\n  input (B, C, H, W), C a multiple of %d, H*W >= 2\n",
+                 (int)m->sge.groups, (int)m->sge.groups);
+}
+
+static vit_result vit__sge_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, 2 * m->sge.groups, n, w);
+}
+
 /* ---- modules: attention free transformer ---- */
-/* "An Attention Free Transformer" (Zhai et al. 2021), seed 003's AFTFull,
+/* "An Attention Free Transformer" (Zhai et al. 2021), External-Attention-
+   pytorch's and rish-16/aft-pytorch's AFTFull,
    AFTSimple and AFTLocal (one head, as in the paper). Layout (B, T, D).
    q, k, v = to_q/to_k/to_v(x) (HD features); y = sigmoid(q) * (weighted
    mean of v over t'), weights e^(w[t][t'] + k[t']) (full), e^k[t'] (simple:
@@ -3366,7 +4142,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
    to_q, to_k, to_v (HD, D), project (D, HD) (.weight, .bias), wbias (M, M)
    (full, local). */
 
-VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, q, k, v, h, scr;
     vit_result r;
     int32_t B, T, D, HD, M;
@@ -3386,10 +4163,10 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M, (int)M);
     if ((r = vit__fits((double)B * T * (D > HD ? D : HD), B, "aft")) != VIT_OK ||
         (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, 1, "aft")) != VIT_OK) ||
-        (p->attn && !simple && (r = vit__fits((double)B * HD * T * T, B, "aft weights")) != VIT_OK))
+        (attn && !simple && (r = vit__fits((double)B * HD * T * T, B, "aft weights")) != VIT_OK))
         return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, D, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, B, HD, simple ? 1 : T, T)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 4, B, HD, simple ? 1 : T, T)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &q, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, T, HD, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 3, B, T, HD, 1)) != VIT_OK)
@@ -3399,36 +4176,87 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         vit_k_matmul(q.data, x->data, w->q_w.data, w->q_b.data, B * T, D, HD);
         vit_k_matmul(k.data, x->data, w->k_w.data, w->k_b.data, B * T, D, HD);
         vit_k_matmul(v.data, x->data, w->v_w.data, w->v_b.data, B * T, D, HD);
-        if (simple) vit_k_aft_simple(h.data, p->attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
+        if (simple) vit_k_aft_simple(h.data, attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
         else
-            vit_k_aft(h.data, p->attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
+            vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
                       p->variant == VIT_AFT_LOCAL ? p->s : T);
         vit_k_matmul(y.data, h.data, w->proj_w.data, w->proj_b.data, B * T, HD, D);
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__aft_naming { const char *naming, *q, *k, *v, *proj, *wbias; } vit__aft_naming;
+static const vit__aft_naming vit__aft_names[] = {{"default", "to_q", "to_k", "to_v", "project", "wbias"}};
+
+static const vit__key vit__aft_keys[] = {
+    VIT__ENUM("variant", "full,simple,local", aft.variant), VIT__INT("dim", 1, 1 << 20, aft.dim),
+    VIT__INT("hidden_dim", 1, 1 << 20, aft.hidden_dim), VIT__INT("max_seqlen", 0, 1 << 15, aft.max_seqlen), VIT__KEYS_END};
+
+/* max_seqlen 0 only for AFT-simple (no position bias); s only for local. */
+static vit_result vit__aft_check(vit_model *m, vit__ld *L) {
+    static const vit__key s_key[] = {VIT__INT("s", 0, INT32_MAX, aft.s), VIT__KEYS_END};
+    if (m->aft.variant != VIT_AFT_SIMPLE && m->aft.max_seqlen < 1)
+        return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'max_seqlen' = \"0\" is not an integer in 1..%d", vit__ld_src(L), 1 << 15);
+    return m->aft.variant == VIT_AFT_LOCAL ? vit__read_keys(L, s_key, m) : VIT_OK;
+}
+
+static vit_result vit__aft_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__aft_naming *nm = (const vit__aft_naming *)names;
+    const vit_aft_params *p = &m->aft;
+    vit_aft_weights *w = &m->aft_w;
+    char why[96];
+    vit_result r;
+    snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim, (int)p->max_seqlen);
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, p->hidden_dim, p->dim, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, p->hidden_dim, p->dim, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, p->hidden_dim, p->dim, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, p->dim, p->hidden_dim, why)) != VIT_OK)
+        return r;
+    if (p->variant != VIT_AFT_SIMPLE) return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
+    return VIT_OK;
+}
+
+static vit_result vit__aft_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_aft_forward(a, &m->aft, &m->aft_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__aft_describe(const vit_model *m, vit__buf *b) {
+    const vit_aft_params *p = &m->aft;
+    vit__bprintf(b, "  AFT-%s, dim %d, hidden %d", p->variant == VIT_AFT_FULL ? "full" : p->variant == VIT_AFT_SIMPLE ? "simple" : "local",
+                 (int)p->dim, (int)p->hidden_dim);
+    if (p->variant == VIT_AFT_LOCAL) vit__bprintf(b, ", window s %d", (int)p->s);
+    if (p->variant == VIT_AFT_SIMPLE) vit__bprintf(b, "\n  input (B, T, %d)\n", (int)p->dim);
+    else vit__bprintf(b, "\n  input (B, T, %d), T <= max_seqlen %d\n", (int)p->dim, (int)p->max_seqlen);
+}
+
+static vit_result vit__aft_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    if (m->aft.variant != VIT_AFT_SIMPLE && n > m->aft.max_seqlen) n = m->aft.max_seqlen;
+    return vit__shape(ndim, shape, 3, B, n, m->aft.dim, 1);
+}
+
 /* ---- modules: outlook attention ---- */
-/* "VOLO: Vision Outlooker for Visual Recognition" (Yuan et al. 2021), seed
-   003's OutlookAttention. Layout (B, H, W, C), channels last as VOLO. v =
+/* "VOLO: Vision Outlooker for Visual Recognition" (Yuan et al. 2021), VOLO's
+   and External-Attention-pytorch's OutlookAttention. Layout (B, H, W, C), channels last as VOLO. v =
    v(x); the attention comes from the input average-pooled with kernel =
    stride (ceil mode) to h x w = ceil(H/stride) x ceil(W/stride): attn(.)
    gives NH (K^2, K^2) logits per position, scaled and softmaxed row by row;
    each window of unfold(v) (kernel K, padding, stride) becomes att v, fold
    sums the windows back to H x W, and proj. Window l pairs with pooled
-   position l, so the unfold must give h*w windows, as the seed's reshape
+   position l, so the unfold must give h*w windows, as VOLO's reshape
    requires (kernel_size = 2*padding + 1 always does). Weights v.weight (C,
    C), v.bias (qkv_bias), attn.weight (NH*K^4, C), attn.bias, proj.weight (C,
    C), proj.bias. */
 
-VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, vv, pool, lg, f;
     vit_result r;
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
-    float scale;
     size_t mark;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
@@ -3448,11 +4276,10 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
                          "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1", (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd,
                          (int)K, (int)P, (int)S);
     if ((r = vit__fits((double)B * H * W * C, B, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, B, "outlook attention")) != VIT_OK) return r;
-    scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(C / NH));
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
     if ((r = vit_tensor_init(a, &vv, 4, x->shape)) != VIT_OK || (r = vit_tensor_init(a, &f, 4, x->shape)) != VIT_OK ||
         (r = vit__tensor4(a, &lg, 3, B, L, A, 1)) != VIT_OK)
         return r;
@@ -3461,13 +4288,61 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         vit_k_matmul(vv.data, x->data, w->v_w.data, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C);
         if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
         vit_k_matmul(lg.data, S > 1 ? pool.data : x->data, w->attn_w.data, w->attn_b.data, B * L, C, A);
-        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, C, NH, K, P, S, scale);
+        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, p);
         vit_k_matmul(y.data, f.data, w->proj_w.data, w->proj_b.data, B * H * W, C, C);
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
+}
+
+/* The loader's hooks. */
+typedef struct vit__outlook_naming { const char *naming, *v, *attn, *proj; } vit__outlook_naming;
+static const vit__outlook_naming vit__outlook_names[] = {{"default", "v", "attn", "proj"}};
+
+static const vit__key vit__outlook_keys[] = {
+    VIT__INT("dim", 1, 1 << 20, outlook.dim), VIT__INT("num_heads", 1, 65536, outlook.heads),
+    VIT__INT("kernel_size", 1, 64, outlook.kernel_size), VIT__INT("padding", 0, 64, outlook.padding), VIT__INT("stride", 1, 64, outlook.stride),
+    VIT__INT("qkv_bias", 0, 1, outlook.qkv_bias), VIT__REAL("scale", -1e30, 1e30, outlook.scale), VIT__KEYS_END};
+
+static vit_result vit__outlook_check(vit_model *m, vit__ld *L) {
+    const vit_outlook_params *p = &m->outlook;
+    if (p->dim % p->heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", vit__ld_src(L), (int)p->dim, (int)p->heads);
+    if ((double)p->heads * p->kernel_size * p->kernel_size * p->kernel_size * p->kernel_size > (double)(1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports", vit__ld_src(L));
+    return VIT_OK;
+}
+
+static vit_result vit__outlook_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__outlook_naming *nm = (const vit__outlook_naming *)names;
+    const vit_outlook_params *p = &m->outlook;
+    vit_outlook_weights *w = &m->outlook_w;
+    int32_t C = p->dim, KK = p->kernel_size * p->kernel_size;
+    char why[96], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
+    snprintf(n, sizeof n, "%s.weight", nm->v);
+    if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->v);
+    if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, C, C, why);
+}
+
+static vit_result vit__outlook_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_outlook_forward(a, &m->outlook, &m->outlook_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__outlook_describe(const vit_model *m, vit__buf *b) {
+    const vit_outlook_params *p = &m->outlook;
+    vit__bprintf(b, "  %d heads, %dx%d windows, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n", (int)p->heads, (int)p->kernel_size,
+                 (int)p->kernel_size, (int)p->padding, (int)p->stride, (double)p->scale, p->qkv_bias ? ", v with bias" : "", (int)p->dim);
+}
+
+static vit_result vit__outlook_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, n, w, m->outlook.dim);
 }
 
 /* ---- model: safetensors reader ---- */
@@ -3846,121 +4721,12 @@ static const char *vit__meta(const vit__st *st, const char *key) {
     return NULL;
 }
 
-static vit_result vit__meta_int(const vit__st *st, const char *key, int32_t lo, int32_t hi, int32_t *out) {
-    const char *s = vit__meta(st, key);
-    char *end;
-    long v;
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
-    v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %ld..%ld", st->src, key, s, (long)lo, (long)hi);
-    *out = (int32_t)v;
-    return VIT_OK;
-}
-
-static vit_result vit__meta_float(const vit__st *st, const char *key, float *out) {
-    const char *s = vit__meta(st, key);
-    char *end;
-    double v;
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
-    v = strtod(s, &end);
-    if (end == s || *end || !(v > 0.0 && v < 1.0))
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in (0, 1)", st->src, key, s);
-    if ((float)v == 0.0f) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is 0 as a float32", st->src, key, s);
-    *out = (float)v;
-    return VIT_OK;
-}
-
-/* A finite number in [lo, hi]. */
-static vit_result vit__meta_real(const vit__st *st, const char *key, double lo, double hi, float *out) {
-    const char *s = vit__meta(st, key);
-    char *end;
-    double v;
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
-    v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi))
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in [%g, %g]", st->src, key, s, lo, hi);
-    if (v > FLT_MAX || v < -FLT_MAX) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" overflows a float32", st->src, key, s);
-    if (v != 0.0 && (float)v == 0.0f) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is 0 as a float32", st->src, key, s);
-    *out = (float)v;
-    return VIT_OK;
-}
-
-static vit_result vit__meta_act(const vit__st *st, vit_act *act) {
-    const char *s = vit__meta(st, "act");
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks 'act'", st->src);
-    if (!strcmp(s, "gelu")) *act = VIT_ACT_GELU;
-    else if (!strcmp(s, "relu")) *act = VIT_ACT_RELU;
-    else return vit__fail(VIT_ERR_UNSUPPORTED, "%s: activation '%s' is not gelu or relu", st->src, s);
-    return VIT_OK;
-}
-
 /* ---- model: binding tensors by name ---- */
 /* Each naming scheme is a few strings; binding checks every tensor's
    presence, shape and dtype, and the loader refuses leftovers, so a file
    either matches its declared config exactly or is refused with the name
    of the first tensor that does not fit. */
 
-enum { VIT__QKV_PACKED = 0, VIT__QKV_INTERLEAVED, VIT__QKV_SEPARATE };
-
-typedef struct vit__mha_names { const char *naming; int layout; const char *w, *b, *q, *k, *v, *out; } vit__mha_names;
-typedef struct vit__mlp_names { const char *naming; const char *fc1, *fc2; } vit__mlp_names;
-typedef struct vit__block_names { const char *naming; const char *ln1, *attn, *mha, *ln2, *mlp, *mlp_naming; } vit__block_names;
-typedef struct vit__patch_names { const char *naming; const char *conv, *cls, *pos; int pos3d; } vit__patch_names;
-/* norm_alt: a second name for the final LayerNorm (timm's fc_norm). pre:
-   a Linear + tanh before the head (torchvision's pre_logits; transformers'
-   pooler, which only ViTModel files have, then with no head). */
-typedef struct vit__vit_names { const char *naming; vit__patch_names patch; const char *block_fmt, *norm, *norm_alt, *pre, *head; } vit__vit_names;
-
-static const vit__mha_names vit__mha_tab[] = {
-    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj"},
-    {"seed004", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection"},
-    {"seed000", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"},
-    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj"},
-    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense"}};
-static const vit__mlp_names vit__mlp_tab[] = {
-    {"seed001", "layers.0", "layers.2"}, {"torchvision", "0", "3"}, {"seed004", "0", "3"}, {"seed002", "mlp.0", "mlp.2"},
-    {"timm", "fc1", "fc2"}, {"transformers", "intermediate.dense", "output.dense"}};
-static const vit__block_names vit__block_tab[] = {
-    {"torchvision", "ln_1", "self_attention.", "nn", "ln_2", "mlp.", "torchvision"},
-    {"seed001", "ln_1", "attention.", "nn", "ln_2", "mlp.", "seed001"},
-    {"seed004", "0.fn.0", "0.fn.1.", "seed004", "1.fn.0", "1.fn.1.", "seed004"},
-    {"timm", "norm1", "attn.", "timm", "norm2", "mlp.", "timm"},
-    {"transformers", "layernorm_before", "attention.", "transformers", "layernorm_after", "", "transformers"}};
-static const vit__patch_names vit__patch_tab[] = {
-    {"seed000", "conv_proj", NULL, NULL, 0}, {"seed001", "conv_proj", NULL, NULL, 0},
-    {"seed004", "projection.0", "cls_token", "positions", 0}};
-/* A transformers ViTForImageClassification file puts "vit." before every
-   name but the classifier's; vit__ld.pfx holds it. */
-static const vit__vit_names vit__vit_tab[] = {
-    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1},
-     "encoder.layers.encoder_layer_%d.", "encoder.ln", NULL, "heads.pre_logits", "heads.head"},
-    {"seed001", {"seed001", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", "ln", NULL, NULL, "final"},
-    {"seed004", {"seed004", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", "2.1", NULL, NULL, "2.2"},
-    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1}, "blocks.%d.", "norm", "fc_norm", NULL, "head"},
-    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1},
-     "encoder.layer.%d.", "layernorm", NULL, "pooler.dense", "classifier"}};
-
-/* The seed modules: one naming each, their own state_dict names. */
-typedef struct vit__se_names { const char *naming; const char *fc1, *fc2; } vit__se_names;
-typedef struct vit__sdsa_names { const char *naming; const char *q, *k, *v; } vit__sdsa_names;
-typedef struct vit__cls002_names { const char *naming; const char *attn, *attn_naming, *fc; } vit__cls002_names;
-typedef struct vit__emsa_names { const char *naming; const char *q, *k, *v, *o, *sr, *ln, *tr; } vit__emsa_names;
-typedef struct vit__shuffle_names { const char *naming; const char *cw, *cb, *sw, *sb, *gn; } vit__shuffle_names;
-typedef struct vit__sge_names { const char *naming; const char *w, *b; } vit__sge_names;
-typedef struct vit__aft_names { const char *naming; const char *q, *k, *v, *proj, *wbias; } vit__aft_names;
-typedef struct vit__outlook_names { const char *naming; const char *v, *attn, *proj; } vit__outlook_names;
-
-static const vit__se_names vit__se_tab[] = {{"seed000", "fc1", "fc2"}};
-static const vit__sdsa_names vit__sdsa_tab[] = {{"seed002", "query", "key", "value"}};
-static const vit__cls002_names vit__cls002_tab[] = {{"seed002", "attn.", "seed002", "fc"}};
-static const vit__emsa_names vit__emsa_tab[] = {{"seed003", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
-static const vit__shuffle_names vit__shuffle_tab[] = {{"seed003", "cweight", "cbias", "sweight", "sbias", "gn"}};
-static const vit__sge_names vit__sge_tab[] = {{"seed003", "weight", "bias"}};
-static const vit__aft_names vit__aft_tab[] = {{"seed003", "to_q", "to_k", "to_v", "project", "wbias"}};
-static const vit__outlook_names vit__outlook_tab[] = {{"seed003", "v", "attn", "proj"}};
-
-#define VIT__FIND(tab, name) vit__find_naming((tab), sizeof(tab[0]), sizeof(tab) / sizeof(tab[0]), (name))
 /* Every table row starts with its naming string. */
 static const void *vit__find_naming(const void *tab, size_t stride, size_t n, const char *naming) {
     size_t i;
@@ -3971,7 +4737,7 @@ static const void *vit__find_naming(const void *tab, size_t stride, size_t n, co
     return NULL;
 }
 
-typedef struct vit__ld {
+struct vit__ld {
     vit__st st;
     vit_model *m;
     char pfx[8];              /* before every ViT name but the head's: "vit." or "" */
@@ -3982,7 +4748,7 @@ typedef struct vit__ld {
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
     int allow_nonfinite;      /* vit_load_opts.allow_nonfinite */
-} vit__ld;
+};
 
 static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
     size_t i;
@@ -4109,215 +4875,9 @@ static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols
     return r;
 }
 
-static vit_result vit__bind_mha(vit__ld *L, vit_mha_weights *w, const char *prefix, const char *naming, int32_t C, int32_t NH, const char *why) {
-    const vit__mha_names *nm = (const vit__mha_names *)VIT__FIND(vit__mha_tab, naming);
-    char n[256];
-    vit_result r;
-    int counting = vit_arena_counting(&L->m->arena);
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown attention naming '%s'", L->st.src, naming);
-    if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
-    if (nm->layout == VIT__QKV_SEPARATE) {
-        /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
-        vit_tensor qw[3], qb[3];
-        const char *parts[3];
-        int i;
-        parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
-        for (i = 0; i < 3; i++)
-            if ((r = vit__bind_linear(L, &qw[i], &qb[i], prefix, parts[i], C, C, why)) != VIT_OK) return r;
-        w->qkv_w.name = qw[0].name;
-        w->qkv_b.name = qb[0].name;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
-        if (!counting)
-            for (i = 0; i < 3; i++) {
-                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
-                memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
-            }
-        return VIT_OK;
-    }
-    snprintf(n, sizeof n, "%s%s", prefix, nm->w);
-    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s", prefix, nm->b);
-    if ((r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
-    if (nm->layout == VIT__QKV_INTERLEAVED) {
-        /* Seed 004 splits its output with "b n (h d qkv)": row h*3*HS + d*3
-           + s holds part s (q, k, v) of head h, lane d. Reorder the rows to
-           nn.MultiheadAttention's s*C + h*HS + d once, here. */
-        vit_tensor sw = w->qkv_w, sb = w->qkv_b;
-        int32_t HS = C / NH, h, d, s;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
-        if (!counting)
-            for (h = 0; h < NH; h++)
-                for (d = 0; d < HS; d++)
-                    for (s = 0; s < 3; s++) {
-                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
-                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
-                        w->qkv_b.data[to] = sb.data[from];
-                    }
-    }
-    return VIT_OK;
-}
+static int vit__ld_counting(const vit__ld *L) { return vit_arena_counting(&L->m->arena); }
 
-static vit_result vit__bind_mlp(vit__ld *L, vit_mlp_weights *w, const char *prefix, const char *naming, int32_t in, int32_t hidden, int32_t out, const char *why) {
-    const vit__mlp_names *nm = (const vit__mlp_names *)VIT__FIND(vit__mlp_tab, naming);
-    vit_result r;
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown MLP naming '%s'", L->st.src, naming);
-    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, hidden, in, why)) != VIT_OK) return r;
-    return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
-}
-
-static vit_result vit__bind_block(vit__ld *L, vit_block_weights *w, const char *prefix, const char *naming, const vit_block_params *p, const char *why) {
-    const vit__block_names *nm = (const vit__block_names *)VIT__FIND(vit__block_tab, naming);
-    char pre[256];
-    vit_result r;
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown encoder block naming '%s'", L->st.src, naming);
-    if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
-    snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
-    if ((r = vit__bind_mha(L, &w->attn, pre, nm->mha, p->dim, p->heads, why)) != VIT_OK) return r;
-    if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
-    snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
-    return vit__bind_mlp(L, &w->mlp, pre, nm->mlp_naming, p->dim, p->mlp_dim, p->dim, why);
-}
-
-static vit_result vit__bind_patch(vit__ld *L, vit_patch_weights *w, const vit__patch_names *nm, const vit_patch_params *p, const char *why) {
-    int32_t G = p->image_size / p->patch_size, T = G * G + (p->class_token ? 1 : 0);
-    char n[256];
-    vit_result r = VIT_OK;
-    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->conv);
-    if ((r = vit__bind(L, &w->conv_w, n, 4, p->dim, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s.bias", L->pfx, nm->conv);
-    if ((r = vit__bind(L, &w->conv_b, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s", L->pfx, nm->cls ? nm->cls : "");
-    if (p->class_token && (r = vit__bind(L, &w->cls, n, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s", L->pfx, nm->pos ? nm->pos : "");
-    if (p->pos_embed) {
-        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, p->dim, 0, why);
-        else r = vit__bind(L, &w->pos, n, 2, T, p->dim, 0, 0, why);
-    }
-    return r;
-}
-
-static vit_result vit__bind_sdsa(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const char *naming, int32_t C, const char *why) {
-    const vit__sdsa_names *nm = (const vit__sdsa_names *)VIT__FIND(vit__sdsa_tab, naming);
-    vit_result r;
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown self-attention naming '%s' (seed002)", L->st.src, naming);
-    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, nm->q, C, C, why)) != VIT_OK ||
-        (r = vit__bind_linear(L, &w->k_w, &w->k_b, prefix, nm->k, C, C, why)) != VIT_OK)
-        return r;
-    return vit__bind_linear(L, &w->v_w, &w->v_b, prefix, nm->v, C, C, why);
-}
-
-static vit_result vit__bind_seed(vit__ld *L) {
-    vit_model *m = L->m;
-    const char *naming = m->naming, *src = L->st.src;
-    char why[160], n[256];
-    vit_result r;
-    switch (m->kind) {
-    case VIT_KIND_SE: {
-        const vit__se_names *nm = (const vit__se_names *)VIT__FIND(vit__se_tab, naming);
-        const vit_se_params *p = &m->se;
-        vit_se_weights *w = &m->se_w;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown squeeze-excitation naming '%s' (seed000)", src, naming);
-        snprintf(why, sizeof why, "in_channels=%d, squeeze_channels=%d", (int)p->channels, (int)p->squeeze);
-        snprintf(n, sizeof n, "%s.weight", nm->fc1);
-        if ((r = vit__bind(L, &w->fc1_w, n, 4, p->squeeze, p->channels, 1, 1, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.bias", nm->fc1);
-        if ((r = vit__bind(L, &w->fc1_b, n, 1, p->squeeze, 0, 0, 0, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.weight", nm->fc2);
-        if ((r = vit__bind(L, &w->fc2_w, n, 4, p->channels, p->squeeze, 1, 1, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.bias", nm->fc2);
-        return vit__bind(L, &w->fc2_b, n, 1, p->channels, 0, 0, 0, why);
-    }
-    case VIT_KIND_SDSA:
-        snprintf(why, sizeof why, "n_embd=%d", (int)m->sdsa.dim);
-        return vit__bind_sdsa(L, &m->sdsa_w, "", naming, m->sdsa.dim, why);
-    case VIT_KIND_CLS002: {
-        const vit__cls002_names *nm = (const vit__cls002_names *)VIT__FIND(vit__cls002_tab, naming);
-        const vit_cls002_params *p = &m->cls002;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown classifier naming '%s' (seed002)", src, naming);
-        snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len, (int)p->num_classes);
-        if ((r = vit__bind_sdsa(L, &m->cls002_w.attn, nm->attn, nm->attn_naming, p->dim, why)) != VIT_OK) return r;
-        return vit__bind_linear(L, &m->cls002_w.fc_w, &m->cls002_w.fc_b, "", nm->fc, p->num_classes, p->dim * p->seq_len, why);
-    }
-    case VIT_KIND_EMSA: {
-        const vit__emsa_names *nm = (const vit__emsa_names *)VIT__FIND(vit__emsa_tab, naming);
-        const vit_emsa_params *p = &m->emsa;
-        vit_emsa_weights *w = &m->emsa_w;
-        int32_t C = p->dim, NH = p->heads, R = p->ratio;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown EMSA naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k, (int)p->d_v, (int)NH,
-                 (int)R, (int)p->transform);
-        if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, NH * p->d_k, C, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, NH * p->d_k, C, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, NH * p->d_v, C, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->o_w, &w->o_b, "", nm->o, C, NH * p->d_v, why)) != VIT_OK)
-            return r;
-        if (R > 1) {
-            snprintf(n, sizeof n, "%s.weight", nm->sr);
-            if ((r = vit__bind(L, &w->sr_w, n, 4, C, 1, R + 1, R + 1, why)) != VIT_OK) return r;
-            snprintf(n, sizeof n, "%s.bias", nm->sr);
-            if ((r = vit__bind(L, &w->sr_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
-            if ((r = vit__bind_ln(L, &w->ln_w, &w->ln_b, "", nm->ln, C, why)) != VIT_OK) return r;
-        }
-        if (p->transform && NH > 1) {
-            snprintf(n, sizeof n, "%s.weight", nm->tr);
-            if ((r = vit__bind(L, &w->tr_w, n, 4, NH, NH, 1, 1, why)) != VIT_OK) return r;
-            snprintf(n, sizeof n, "%s.bias", nm->tr);
-            if ((r = vit__bind(L, &w->tr_b, n, 1, NH, 0, 0, 0, why)) != VIT_OK) return r;
-        }
-        return VIT_OK;
-    }
-    case VIT_KIND_SHUFFLE: {
-        const vit__shuffle_names *nm = (const vit__shuffle_names *)VIT__FIND(vit__shuffle_tab, naming);
-        vit_shuffle_weights *w = &m->shuffle_w;
-        int32_t Ch = m->shuffle.channels / (2 * m->shuffle.groups);
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown shuffle attention naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "channel=%d, G=%d", (int)m->shuffle.channels, (int)m->shuffle.groups);
-        if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
-            (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
-            return r;
-        return vit__bind_ln(L, &w->gn_w, &w->gn_b, "", nm->gn, Ch, why);
-    }
-    case VIT_KIND_SGE: {
-        const vit__sge_names *nm = (const vit__sge_names *)VIT__FIND(vit__sge_tab, naming);
-        int32_t G = m->sge.groups;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown SGE naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "groups=%d", (int)G);
-        if ((r = vit__bind(L, &m->sge_w.weight, nm->w, 4, 1, G, 1, 1, why)) != VIT_OK) return r;
-        return vit__bind(L, &m->sge_w.bias, nm->b, 4, 1, G, 1, 1, why);
-    }
-    case VIT_KIND_AFT: {
-        const vit__aft_names *nm = (const vit__aft_names *)VIT__FIND(vit__aft_tab, naming);
-        const vit_aft_params *p = &m->aft;
-        vit_aft_weights *w = &m->aft_w;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown AFT naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim, (int)p->max_seqlen);
-        if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, p->hidden_dim, p->dim, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, p->hidden_dim, p->dim, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, p->hidden_dim, p->dim, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, p->dim, p->hidden_dim, why)) != VIT_OK)
-            return r;
-        if (p->variant != VIT_AFT_SIMPLE) return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
-        return VIT_OK;
-    }
-    case VIT_KIND_OUTLOOK: {
-        const vit__outlook_names *nm = (const vit__outlook_names *)VIT__FIND(vit__outlook_tab, naming);
-        const vit_outlook_params *p = &m->outlook;
-        vit_outlook_weights *w = &m->outlook_w;
-        int32_t C = p->dim, KK = p->kernel_size * p->kernel_size;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown outlook attention naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
-        snprintf(n, sizeof n, "%s.weight", nm->v);
-        if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.bias", nm->v);
-        if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
-        if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
-        return vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, C, C, why);
-    }
-    default:
-        break;
-    }
-    return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", src);
-}
+static const char *vit__ld_src(const vit__ld *L) { return L->st.src; }
 
 /* ---- model: config.json and label files ---- */
 /* A checkpoint without vit.h metadata may come with a config.json: a
@@ -4613,19 +5173,65 @@ static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf,
 }
 #endif
 
-/* ---- model: loading ---- */
+/* ---- model: the ViT ---- */
+/* "An Image is Worth 16x16 Words" (Dosovitskiy et al. 2021): patch
+   embedding, class token and position embedding, depth encoder blocks, a
+   final LayerNorm, a pool, an optional pre-logits layer, the head. Its
+   checkpoint namings are complete rows: what a file of each holds, and
+   the defaults each library uses where a checkpoint says nothing. */
 
-static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "encoder_block", "patch_embed", "se", "sdsa",
-                                              "seed002_classifier", "emsa", "shuffle", "sge", "aft", "outlook"};
-#define VIT__NKINDS ((int)(sizeof vit__kind_names / sizeof vit__kind_names[0]))
+/* How a naming reads a checkpoint without vit.h metadata: */
+enum {
+    VIT__POOL_FIXED = 0, /* the class token, always */
+    VIT__POOL_TIMM       /* timm's global_pool ('token' or 'avg') and fc_norm, from config.json or the tensors */
+};
 
-VITDEF const char *vit_kind_name(vit_kind k) {
-    return (int)k >= 0 && (int)k < VIT__NKINDS ? vit__kind_names[k] : "unknown";
-}
+typedef struct vit__vit_naming {
+    const char *naming;
+    vit__patch_naming patch;           /* the embedding's names */
+    const char *block_fmt;             /* block l's prefix, printf'd with l */
+    const vit__block_naming *block;    /* the blocks' names */
+    const char *norm, *norm_alt;       /* the final LayerNorm; norm_alt: timm's fc_norm, or NULL */
+    const char *pre;                   /* a Linear + tanh before the head, or NULL */
+    int pre_with_head;                 /* 1: pre sits before the head (torchvision's pre_logits);
+                                          0: only a file without a head has it (transformers' pooler) */
+    const char *head;                  /* the classifier, never under pfx */
+    /* checkpoints without vit.h metadata (probe NULL: never inferred) */
+    const char *probe;                 /* a tensor only this naming has */
+    const char *pfx;                   /* what a classifier file puts before every name but the head's */
+    const char *variant, *variant_pfx; /* the class a file is, without and with pfx */
+    float ln_eps;                      /* LayerNorm epsilon when config.json does not say */
+    int pool;                          /* VIT__POOL_* */
+    vit_pos_resize resize;             /* how the library resizes its position embedding */
+} vit__vit_naming;
 
-/* Checks a ViT's config and derives its patch and block params from it. */
-static vit_result vit__vit_derive(vit__ld *L) {
-    vit_model *m = L->m;
+static const vit__vit_naming vit__vit_names[] = {
+    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1}, "encoder.layers.encoder_layer_%d.",
+     &vit__block_names[0], "encoder.ln", NULL, "heads.pre_logits", 1, "heads.head",
+     "conv_proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1}, "blocks.%d.", &vit__block_names[3], "norm", "fc_norm", NULL, 0,
+     "head", "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT__POOL_TIMM, VIT_POS_TIMM},
+    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1},
+     "encoder.layer.%d.", &vit__block_names[4], "layernorm", NULL, "pooler.dense", 0, "classifier",
+     "embeddings.patch_embeddings.projection.weight", "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT__POOL_FIXED, VIT_POS_HF},
+    {"patchify", {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", &vit__block_names[1], "ln", NULL,
+     NULL, 0, "final", NULL, "", NULL, NULL, 1e-5f, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"einops", {"einops", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", &vit__block_names[2], "2.1", NULL, NULL, 0, "2.2",
+     NULL, "", NULL, NULL, 1e-5f, VIT__POOL_FIXED, VIT_POS_TORCHVISION}};
+
+static const vit__key vit__vit_keys[] = {
+    VIT__INT("image_size", 1, 8192, cfg.image_size), VIT__INT("patch_size", 1, 8192, cfg.patch_size),
+    VIT__INT("in_channels", 1, 64, cfg.in_channels), VIT__INT("hidden_dim", 1, 65536, cfg.dim), VIT__INT("num_layers", 1, 1024, cfg.depth),
+    VIT__INT("num_heads", 1, 65536, cfg.heads), VIT__INT("mlp_dim", 1, 1 << 20, cfg.mlp_dim),
+    VIT__INT("num_classes", 0, 1 << 24, cfg.num_classes), VIT__INT("representation_size", 0, 1 << 20, cfg.representation_size),
+    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, cfg.ln_eps), NULL, NULL}, VIT__ENUM("act", "gelu,relu", cfg.act),
+    /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool) */
+    VIT__ENUM("pool", "cls,mean,avg", cfg.pool),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, cfg.scale_after_softmax), NULL, "attn_quirk"}, VIT__KEYS_END};
+
+/* Checks a ViT's config and derives its patch and block params from it;
+   also for checkpoints whose config was inferred. */
+static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
     vit_config *c = &m->cfg;
     int32_t G;
     if (c->image_size % c->patch_size)
@@ -4638,130 +5244,260 @@ static vit_result vit__vit_derive(vit__ld *L) {
     m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
     m->patch.dim = c->dim; m->patch.class_token = 1; m->patch.pos_embed = 1;
     m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
-    m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.quirk = c->quirk;
+    m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.scale_after_softmax = c->scale_after_softmax;
     return VIT_OK;
 }
 
-/* Reads the config of m->kind from the metadata and checks it is coherent. */
+static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__vit_naming *nm = (const vit__vit_naming *)names;
+    const vit_config *c = &m->cfg;
+    int32_t feat = c->representation_size ? c->representation_size : c->dim, l;
+    char why[160], pre[128], fmt[64];
+    vit_result r;
+    snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
+             (int)c->image_size, (int)c->in_channels);
+    if ((r = vit__patch_bind_w(L, &m->patch_w, L->pfx, &nm->patch, &m->patch, why)) != VIT_OK) return r;
+
+    /* blocks: the table is fake memory while counting, so each binds into a copy */
+    if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights)))) return VIT_ERR_OOM;
+    snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
+    snprintf(fmt, sizeof fmt, "%s%s", L->pfx, nm->block_fmt);
+    for (l = 0; l < c->depth; l++) {
+        vit_block_weights tmp;
+        snprintf(pre, sizeof pre, fmt, (int)l);
+        if ((r = vit__block_bind_w(L, &tmp, pre, nm->block, &m->block, why)) != VIT_OK) return r;
+        if (!vit__ld_counting(L)) m->blocks[l] = tmp;
+    }
+
+    /* final LayerNorm, pre-logits, head */
+    if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
+    if (c->representation_size) {
+        if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, nm->naming);
+        snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
+        if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
+    }
+    if (c->num_classes) {
+        snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
+        if ((r = vit__bind_linear(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, why)) != VIT_OK) return r;
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    const vit_config *c = &m->cfg;
+    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + 1, l, bi, i;
+    /* No head: the representation (transformers' pooler output) if there
+       is a pre-logits layer, else the features. */
+    int features = (o && o->features) || (c->num_classes == 0 && c->representation_size == 0);
+    int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
+    vit_tensor y, tok, nxt, pooled, pre, swap;
+    vit_tensor *att = o ? o->attn : NULL;
+    vit_result r;
+    size_t mark;
+    char s[64];
+    if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
+        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
+                         (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+    B = x->shape[0];
+    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit")) != VIT_OK ||
+        (att && (r = vit__fits((double)B * c->heads * T * T, B, "vit attention")) != VIT_OK))
+        return r;
+    /* Outputs and kept maps first, so that rewinding frees only scratch. */
+    if ((r = vit__tensor4(a, &y, 2, B, width, 1, 1)) != VIT_OK) return r;
+    if (att)
+        for (l = 0; l < c->depth; l++)
+            if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+    /* patch embedding: (B, Cin, H, W) -> (B, T, C), class token first */
+    if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tok, NULL)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
+    /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
+    for (l = 0; l < c->depth; l++) {
+        if ((r = vit__block_core(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
+        swap = tok; tok = nxt; nxt = swap;
+    }
+    /* pool: the class token (torchvision, seed 001, timm's 'token'), the
+       mean of all tokens (seed 004) or of the patch tokens (timm's 'avg');
+       the final LayerNorm comes after the pool, or before it on every token
+       (timm's avg without fc_norm). LayerNorm is per token, so for the class
+       token pooling first equals torchvision's order. */
+    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) {
+        if (c->norm_tokens) vit_k_layernorm(tok.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+        for (bi = 0; bi < B; bi++) {
+            float *pb = pooled.data + (size_t)bi * C;
+            const float *tb = tok.data + (size_t)bi * T * C;
+            int32_t first = c->pool == VIT_POOL_AVG ? 1 : 0;
+            if (c->pool == VIT_POOL_CLS) memcpy(pb, tb, (size_t)C * sizeof(float));
+            else {
+                memset(pb, 0, (size_t)C * sizeof(float));
+                for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
+                for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
+            }
+        }
+        if (!c->norm_tokens) vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+    }
+    /* head: optional pre_logits (Linear + tanh), then the classifier */
+    if (!features && c->representation_size) {
+        if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a)) {
+            vit_k_matmul(pre.data, pooled.data, m->pre_w.data, m->pre_b.data, B, C, c->representation_size);
+            vit_k_tanh(pre.data, pre.data, B * c->representation_size);
+        }
+        pooled = pre;
+    }
+    if (!vit_arena_counting(a)) {
+        if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
+        else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
+    }
+    vit_arena_rewind(a, mark);
+    *out = y;
+    return VIT_OK;
+}
+
+static void vit__vit_describe(const vit_model *m, vit__buf *b) {
+    const vit_config *c = &m->cfg;
+    int32_t G = c->image_size / c->patch_size;
+    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens\n", (int)c->image_size, (int)c->image_size, (int)c->in_channels,
+                 (int)c->patch_size, (int)(G * G + 1));
+    vit__bprintf(b, "  %d layers, hidden %d, %d heads, mlp %d (%s), LayerNorm eps %g%s\n", (int)c->depth, (int)c->dim, (int)c->heads,
+                 (int)c->mlp_dim, c->act == VIT_ACT_GELU ? "gelu" : "relu", (double)c->ln_eps,
+                 c->scale_after_softmax ? ", attention scaled after the softmax" : "");
+    vit__bprintf(b, "  pool %s, classes %d, representation %d\n",
+                 c->pool == VIT_POOL_CLS ? "class token" : c->pool == VIT_POOL_MEAN ? "mean" : c->norm_tokens ? "patch mean (norm first)" : "patch mean",
+                 (int)c->num_classes, (int)c->representation_size);
+    vit__bprintf(b, "  input (B, %d, %d, %d)\n", (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+}
+
+static vit_result vit__vit_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)n; (void)w;
+    return vit__shape(ndim, shape, 4, B, m->cfg.in_channels, m->cfg.image_size, m->cfg.image_size);
+}
+
+/* ---- model: loading ---- */
+
+/* The registry (VIT_KINDS) as a table of each kind's hooks. */
+typedef struct vit__kind_def {
+    const char *name;                      /* the file's "kind" */
+    const vit__key *keys;                  /* the metadata it reads */
+    const void *names;                     /* its naming rows, each led by its name */
+    size_t names_size;                     /* bytes of one row */
+    int n_names;                           /* rows */
+    vit_result (*check)(vit_model *m, vit__ld *L);
+    vit_result (*bind)(vit__ld *L, vit_model *m, const void *names);
+    vit_result (*run)(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out);
+    void (*describe)(const vit_model *m, vit__buf *b);
+    vit_result (*input)(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape);
+} vit__kind_def;
+
+static const vit__kind_def vit__kinds[] = {
+#define VIT__KIND_DEF(e, name, str, fields)                                                                                           \
+    {str, vit__##name##_keys, vit__##name##_names, sizeof vit__##name##_names[0],                                                     \
+     (int)(sizeof vit__##name##_names / sizeof vit__##name##_names[0]), vit__##name##_check, vit__##name##_bind, vit__##name##_run, \
+     vit__##name##_describe, vit__##name##_input},
+    VIT_KINDS(VIT__KIND_DEF)
+#undef VIT__KIND_DEF
+};
+/* One entry per enum value, in order (both come from VIT_KINDS). */
+typedef char vit__kinds_match_the_enum[sizeof vit__kinds / sizeof vit__kinds[0] == VIT_KIND_COUNT ? 1 : -1];
+
+/* Strings files written before vit.h 0.2 use, named after the tutorials
+   the modules came from; read as the names that say what they are. */
+static const struct { const char *old, *now; } vit__kind_alias[] = {{"seed002_classifier", "sdsa_classifier"}};
+static const struct { const char *kind, *old, *now; } vit__naming_alias[] = {
+    {"vit", "seed001", "patchify"}, {"vit", "seed004", "einops"}, {"encoder_block", "seed001", "patchify"},
+    {"encoder_block", "seed004", "einops"}, {"mha", "seed000", "proj_qkv"}, {"mha", "seed004", "einops"}, {"mlp", "seed001", "seq_layers"},
+    {"mlp", "seed002", "seq_mlp"}, {"mlp", "seed004", "einops"}, {"patch_embed", "seed000", "conv_proj"},
+    {"patch_embed", "seed001", "conv_proj"}, {"patch_embed", "seed004", "einops"}, {"sdpa", "seed000", "default"},
+    {"se", "seed000", "torchvision"}, {"sdsa", "seed002", "default"}, {"sdsa_classifier", "seed002", "default"},
+    {"emsa", "seed003", "default"}, {"shuffle", "seed003", "default"}, {"sge", "seed003", "default"}, {"aft", "seed003", "default"},
+    {"outlook", "seed003", "default"}};
+
+VITDEF const char *vit_kind_name(vit_kind k) {
+    return (int)k >= 0 && (int)k < VIT_KIND_COUNT ? vit__kinds[k].name : "unknown";
+}
+
+/* Row i of a kind's naming table. */
+static const void *vit__naming_row(const vit__kind_def *d, int i) { return (const char *)d->names + (size_t)i * d->names_size; }
+
+static const void *vit__naming_of(const vit_model *m) {
+    const vit__kind_def *d = &vit__kinds[m->kind];
+    return vit__find_naming(d->names, d->names_size, (size_t)d->n_names, m->naming);
+}
+
+/* One key's value from the metadata, checked against its row. */
+static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
+    const char *s = vit__meta(&L->st, k->key), *name = k->key, *w;
+    char *end, *dst = (char *)m + k->off;
+    if (!s && k->old && (s = vit__meta(&L->st, k->old)) != NULL) name = k->old;
+    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src, k->key);
+    if (k->type == 'i') {
+        long v = strtol(s, &end, 10);
+        int32_t i = (int32_t)v;
+        if (end == s || *end || v < k->lo || v > k->hi)
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %.0f..%.0f", L->st.src, name, s, k->lo, k->hi);
+        memcpy(dst, &i, sizeof i);
+    } else if (k->type == 'f' || k->type == 'p') {
+        double v = strtod(s, &end);
+        float f = (float)v;
+        int open = k->type == 'p';
+        if (end == s || *end || !(open ? v > k->lo && v < k->hi : v >= k->lo && v <= k->hi))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in %s%g, %g%s", L->st.src, name, s, open ? "(" : "[", k->lo,
+                             k->hi, open ? ")" : "]");
+        if ((v != 0.0 && f == 0.0f) || isinf(f))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is %s as a float", L->st.src, name, s, f == 0.0f ? "0" : "infinite");
+        memcpy(dst, &f, sizeof f);
+    } else {
+        /* 'e': the word's index in words */
+        size_t n = strlen(s);
+        int32_t i = 0;
+        for (w = k->words; *w; i++) {
+            size_t len = strcspn(w, ",");
+            if (len == n && !memcmp(w, s, n)) break;
+            w += len + (w[len] == ',');
+        }
+        if (!*w) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not one of %s", L->st.src, name, s, k->words);
+        memcpy(dst, &i, sizeof i);
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__read_keys(vit__ld *L, const vit__key *keys, vit_model *m) {
+    vit_result r;
+    for (; keys->key; keys++)
+        if ((r = vit__read_key(L, keys, m)) != VIT_OK) return r;
+    return VIT_OK;
+}
+
+/* The kind and naming of a file with vit.h metadata (older strings read
+   as today's), then its config from the kind's keys, checked. */
 static vit_result vit__read_config(vit__ld *L) {
-    vit__st *st = &L->st;
     vit_model *m = L->m;
-    vit_result r = VIT_OK;
-    const char *s;
-    switch (m->kind) {
-    case VIT_KIND_VIT: {
-        vit_config *c = &m->cfg;
-        if ((r = vit__meta_int(st, "image_size", 1, 8192, &c->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &c->patch_size)) ||
-            (r = vit__meta_int(st, "in_channels", 1, 64, &c->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &c->dim)) ||
-            (r = vit__meta_int(st, "num_layers", 1, 1024, &c->depth)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &c->heads)) ||
-            (r = vit__meta_int(st, "mlp_dim", 1, 1 << 20, &c->mlp_dim)) || (r = vit__meta_int(st, "num_classes", 0, 1 << 24, &c->num_classes)) ||
-            (r = vit__meta_int(st, "representation_size", 0, 1 << 20, &c->representation_size)) ||
-            (r = vit__meta_float(st, "ln_eps", &c->ln_eps)) || (r = vit__meta_act(st, &c->act)) ||
-            (r = vit__meta_int(st, "attn_quirk", 0, 1, &c->quirk)))
-            return r;
-        /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool). */
-        s = vit__meta(st, "pool");
-        if (!s || (strcmp(s, "cls") && strcmp(s, "mean") && strcmp(s, "avg")))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'pool' must be \"cls\", \"mean\" or \"avg\"", st->src);
-        c->pool = !strcmp(s, "cls") ? VIT_POOL_CLS : !strcmp(s, "mean") ? VIT_POOL_MEAN : VIT_POOL_AVG;
-        return vit__vit_derive(L);
+    vit_result r;
+    const char *kind = vit__meta(&L->st, "kind"), *naming = vit__meta(&L->st, "naming");
+    const vit__kind_def *d = NULL;
+    size_t i;
+    int k;
+    for (i = 0; kind && i < sizeof vit__kind_alias / sizeof vit__kind_alias[0]; i++)
+        if (!strcmp(kind, vit__kind_alias[i].old)) kind = vit__kind_alias[i].now;
+    for (k = 0; kind && k < VIT_KIND_COUNT && !d; k++)
+        if (!strcmp(kind, vit__kinds[k].name)) d = &vit__kinds[k];
+    if (!d) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", L->st.src, kind ? kind : "(none)");
+    m->kind = (vit_kind)(d - vit__kinds);
+    for (i = 0; naming && i < sizeof vit__naming_alias / sizeof vit__naming_alias[0]; i++)
+        if (!strcmp(kind, vit__naming_alias[i].kind) && !strcmp(naming, vit__naming_alias[i].old)) naming = vit__naming_alias[i].now;
+    /* no naming: the kind's first */
+    if (!naming) naming = *(const char *const *)d->names;
+    if (!vit__find_naming(d->names, d->names_size, (size_t)d->n_names, naming)) {
+        char known[256];
+        size_t u = 0;
+        for (k = 0; k < d->n_names && u < sizeof known; k++)
+            u += (size_t)snprintf(known + u, sizeof known - u, "%s%s", k ? ", " : "", *(const char *const *)vit__naming_row(d, k));
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown %s naming '%s' (vit.h reads %s)", L->st.src, d->name, naming, known);
     }
-    case VIT_KIND_SDPA:
-        return VIT_OK;
-    case VIT_KIND_MHA:
-        if ((r = vit__meta_int(st, "embed_dim", 1, 65536, &m->mha.dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &m->mha.heads)) ||
-            (r = vit__meta_int(st, "attn_quirk", 0, 1, &m->mha.quirk)))
-            return r;
-        if (m->mha.dim % m->mha.heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", st->src, (int)m->mha.dim, (int)m->mha.heads);
-        return VIT_OK;
-    case VIT_KIND_MLP:
-        return (r = vit__meta_int(st, "in_dim", 1, 1 << 20, &m->mlp.in_dim)) || (r = vit__meta_int(st, "hidden_dim", 1, 1 << 20, &m->mlp.hidden_dim)) ||
-                       (r = vit__meta_int(st, "out_dim", 1, 1 << 20, &m->mlp.out_dim)) || (r = vit__meta_act(st, &m->mlp.act))
-                   ? r
-                   : VIT_OK;
-    case VIT_KIND_BLOCK: {
-        vit_block_params *p = &m->block;
-        if ((r = vit__meta_int(st, "hidden_dim", 1, 65536, &p->dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &p->heads)) ||
-            (r = vit__meta_int(st, "mlp_dim", 1, 1 << 20, &p->mlp_dim)) || (r = vit__meta_float(st, "ln_eps", &p->ln_eps)) ||
-            (r = vit__meta_act(st, &p->act)) || (r = vit__meta_int(st, "attn_quirk", 0, 1, &p->quirk)))
-            return r;
-        if (p->dim % p->heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", st->src, (int)p->dim, (int)p->heads);
-        return VIT_OK;
-    }
-    case VIT_KIND_PATCH: {
-        vit_patch_params *p = &m->patch;
-        if ((r = vit__meta_int(st, "image_size", 1, 8192, &p->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &p->patch_size)) ||
-            (r = vit__meta_int(st, "in_channels", 1, 64, &p->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &p->dim)) ||
-            (r = vit__meta_int(st, "class_token", 0, 1, &p->class_token)) || (r = vit__meta_int(st, "pos_embed", 0, 1, &p->pos_embed)))
-            return r;
-        if (p->image_size % p->patch_size)
-            return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", st->src, (int)p->image_size, (int)p->patch_size);
-        return VIT_OK;
-    }
-    case VIT_KIND_SE:
-        return (r = vit__meta_int(st, "in_channels", 1, 1 << 20, &m->se.channels)) ||
-                       (r = vit__meta_int(st, "squeeze_channels", 1, 1 << 20, &m->se.squeeze))
-                   ? r
-                   : VIT_OK;
-    case VIT_KIND_SDSA:
-        return vit__meta_int(st, "n_embd", 1, 1 << 20, &m->sdsa.dim);
-    case VIT_KIND_CLS002: {
-        vit_cls002_params *p = &m->cls002;
-        if ((r = vit__meta_int(st, "n_embd", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "seq_len", 1, 1 << 20, &p->seq_len)) ||
-            (r = vit__meta_int(st, "num_classes", 1, 1 << 24, &p->num_classes)))
-            return r;
-        if ((double)p->dim * p->seq_len > (double)(1 << 24))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", st->src, (double)p->dim * p->seq_len);
-        return VIT_OK;
-    }
-    case VIT_KIND_EMSA: {
-        vit_emsa_params *p = &m->emsa;
-        if ((r = vit__meta_int(st, "d_model", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "d_k", 1, 1 << 20, &p->d_k)) ||
-            (r = vit__meta_int(st, "d_v", 1, 1 << 20, &p->d_v)) || (r = vit__meta_int(st, "h", 1, 65536, &p->heads)) ||
-            (r = vit__meta_int(st, "H", 1, 1 << 20, &p->height)) || (r = vit__meta_int(st, "W", 1, 1 << 20, &p->width)) ||
-            (r = vit__meta_int(st, "ratio", 0, 1024, &p->ratio)) || (r = vit__meta_int(st, "apply_transform", 0, 1, &p->transform)))
-            return r;
-        if ((double)p->heads * (p->d_k > p->d_v ? p->d_k : p->d_v) > (double)(1 << 24))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: h * d_k or h * d_v is more than vit.h supports", st->src);
-        return VIT_OK;
-    }
-    case VIT_KIND_SHUFFLE:
-        if ((r = vit__meta_int(st, "channel", 1, 1 << 20, &m->shuffle.channels)) || (r = vit__meta_int(st, "G", 1, 1 << 20, &m->shuffle.groups))) return r;
-        if (m->shuffle.channels % (2 * m->shuffle.groups))
-            return vit__fail(VIT_ERR_FORMAT, "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)", st->src,
-                             (int)m->shuffle.channels, (int)(2 * m->shuffle.groups));
-        return VIT_OK;
-    case VIT_KIND_SGE:
-        return vit__meta_int(st, "groups", 1, 1 << 20, &m->sge.groups);
-    case VIT_KIND_AFT: {
-        vit_aft_params *p = &m->aft;
-        s = vit__meta(st, "variant");
-        if (!s || (strcmp(s, "full") && strcmp(s, "simple") && strcmp(s, "local")))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'variant' must be \"full\", \"simple\" or \"local\"", st->src);
-        p->variant = !strcmp(s, "full") ? VIT_AFT_FULL : !strcmp(s, "simple") ? VIT_AFT_SIMPLE : VIT_AFT_LOCAL;
-        if ((r = vit__meta_int(st, "dim", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "hidden_dim", 1, 1 << 20, &p->hidden_dim)) ||
-            (r = vit__meta_int(st, "max_seqlen", p->variant == VIT_AFT_SIMPLE ? 0 : 1, 1 << 15, &p->max_seqlen)) ||
-            (p->variant == VIT_AFT_LOCAL && (r = vit__meta_int(st, "s", 0, INT32_MAX, &p->s))))
-            return r;
-        return VIT_OK;
-    }
-    case VIT_KIND_OUTLOOK: {
-        vit_outlook_params *p = &m->outlook;
-        if ((r = vit__meta_int(st, "dim", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &p->heads)) ||
-            (r = vit__meta_int(st, "kernel_size", 1, 64, &p->kernel_size)) || (r = vit__meta_int(st, "padding", 0, 64, &p->padding)) ||
-            (r = vit__meta_int(st, "stride", 1, 64, &p->stride)) || (r = vit__meta_int(st, "qkv_bias", 0, 1, &p->qkv_bias)) ||
-            (r = vit__meta_real(st, "scale", -1e30, 1e30, &p->scale)))
-            return r;
-        if (p->dim % p->heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", st->src, (int)p->dim, (int)p->heads);
-        if ((double)p->heads * p->kernel_size * p->kernel_size * p->kernel_size * p->kernel_size > (double)(1 << 24))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports", st->src);
-        return VIT_OK;
-    }
-    }
-    return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", st->src);
+    snprintf(m->naming, sizeof m->naming, "%s", naming);
+    if ((r = vit__read_keys(L, d->keys, m)) != VIT_OK) return r;
+    return d->check(m, L);
 }
 
 /* Keeps the file's metadata (labels, preprocessing, training record) in the
@@ -4827,75 +5563,10 @@ VITDEF const char *vit_model_label(const vit_model *m, int32_t k) {
    (checks everything, sizes the arena), then for real. */
 static vit_result vit__bind_all(vit__ld *L) {
     vit_model *m = L->m;
-    const char *naming = m->naming;
     vit_result r;
-    int32_t l;
-    char why[160];
     m->n_params = 0;
     if ((r = vit__bind_meta(L)) != VIT_OK) return r;
-    switch (m->kind) {
-    case VIT_KIND_VIT: {
-        const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, naming);
-        const vit_config *c = &m->cfg;
-        int32_t feat = c->representation_size ? c->representation_size : c->dim;
-        char pre[128], fmt[64];
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown ViT naming '%s' (torchvision, timm, transformers, seed001, seed004)", L->st.src, naming);
-        snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
-                 (int)c->image_size, (int)c->in_channels);
-        if ((r = vit__bind_patch(L, &m->patch_w, &nm->patch, &m->patch, why)) != VIT_OK) return r;
-        m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights));
-        if (!m->blocks) return VIT_ERR_OOM;
-        snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
-        snprintf(fmt, sizeof fmt, "%s%s", L->pfx, nm->block_fmt);
-        for (l = 0; l < c->depth; l++) {
-            vit_block_weights tmp;
-            snprintf(pre, sizeof pre, fmt, (int)l);
-            /* The block table is fake memory while counting: bind into a copy. */
-            if ((r = vit__bind_block(L, &tmp, pre, naming, &m->block, why)) != VIT_OK) return r;
-            if (!vit_arena_counting(&m->arena)) m->blocks[l] = tmp;
-        }
-        if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
-        if (c->representation_size) {
-            if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, naming);
-            snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
-            if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
-        }
-        if (c->num_classes) {
-            snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
-            if ((r = vit__bind_linear(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, why)) != VIT_OK) return r;
-        }
-        return VIT_OK;
-    }
-    case VIT_KIND_SDPA:
-        return VIT_OK;
-    case VIT_KIND_MHA:
-        snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
-        return vit__bind_mha(L, &m->mha_w, "", naming, m->mha.dim, m->mha.heads, why);
-    case VIT_KIND_MLP:
-        snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)m->mlp.in_dim, (int)m->mlp.hidden_dim, (int)m->mlp.out_dim);
-        return vit__bind_mlp(L, &m->mlp_w, "", naming, m->mlp.in_dim, m->mlp.hidden_dim, m->mlp.out_dim, why);
-    case VIT_KIND_BLOCK: {
-        vit_block_weights tmp;
-        m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights));
-        if (!m->blocks) return VIT_ERR_OOM;
-        snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
-        if ((r = vit__bind_block(L, &tmp, "", naming, &m->block, why)) != VIT_OK) return r;
-        if (!vit_arena_counting(&m->arena)) m->blocks[0] = tmp;
-        return VIT_OK;
-    }
-    case VIT_KIND_PATCH: {
-        const vit__patch_names *nm = (const vit__patch_names *)VIT__FIND(vit__patch_tab, naming);
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown patch naming '%s'", L->st.src, naming);
-        if ((m->patch.class_token && !nm->cls) || (m->patch.pos_embed && !nm->pos))
-            return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no class token or position embedding", L->st.src, naming);
-        snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
-        return vit__bind_patch(L, &m->patch_w, nm, &m->patch, why);
-    }
-    case VIT_KIND_SE: case VIT_KIND_SDSA: case VIT_KIND_CLS002: case VIT_KIND_EMSA:
-    case VIT_KIND_SHUFFLE: case VIT_KIND_SGE: case VIT_KIND_AFT: case VIT_KIND_OUTLOOK:
-        return vit__bind_seed(L);
-    }
-    return VIT_ERR_UNSUPPORTED;
+    return vit__kinds[m->kind].bind(L, m, vit__naming_of(m));
 }
 
 /* ---- model: checkpoints without vit.h metadata ---- */
@@ -4965,25 +5636,31 @@ static const struct { int32_t dim, heads; } vit__std_heads[] = {
 /* Names, sizes and hyperparameters of a ViT file without vit.h metadata.
    c (config.json, if c->st.src) is read already. */
 static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o) {
-    static const struct { const char *naming, *pfx, *probe, *variant; } probes[] = {
-        {"torchvision", "", "conv_proj.weight", "VisionTransformer"},
-        {"timm", "", "patch_embed.proj.weight", "VisionTransformer"},
-        {"transformers", "vit.", "vit.embeddings.patch_embeddings.projection.weight", "ViTForImageClassification"},
-        {"transformers", "", "embeddings.patch_embeddings.projection.weight", "ViTModel"}};
     vit__st *st = &L->st;
     vit_model *m = L->m;
     vit_config *c = &m->cfg;
-    const vit__vit_names *nm;
-    const vit__block_names *bn;
-    const vit__mlp_names *mn;
-    const vit__entry *e;
-    const char *src = st->src, *heads_from, *pool_name = "class token", *s;
+    const vit__vit_naming *nm = NULL;
+    const vit__block_naming *bn;
+    const vit__mlp_naming *mn;
+    const vit__entry *e = NULL;
+    const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
-    int32_t T, G, i, l, feat, which;
+    int32_t T, G, i, l, feat;
     vit_result r;
-    for (which = 0; which < (int32_t)(sizeof probes / sizeof probes[0]); which++)
-        if (vit__entry_find(st, probes[which].probe)) break;
-    if (which == (int32_t)(sizeof probes / sizeof probes[0])) {
+    /* the naming: the first row whose probe the file has, with its
+       classifier prefix (a transformers ViTForImageClassification), then
+       without (a ViTModel) */
+    for (i = 0; i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
+        nm = &vit__vit_names[i];
+        if (!nm->probe) continue;
+        snprintf(n, sizeof n, "%s%s", nm->pfx, nm->probe);
+        if ((e = vit__entry_find(st, n)) != NULL) {
+            snprintf(L->pfx, sizeof L->pfx, "%s", nm->pfx);
+            variant = nm->variant_pfx;
+        } else if ((e = vit__entry_find(st, nm->probe)) != NULL)
+            variant = nm->variant;
+    }
+    if (!e) {
         if (!st->n) return vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata and no tensors; hint: export with tools/export.py", src);
         return vit__fail(VIT_ERR_MISSING,
                          "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
@@ -4991,13 +5668,10 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
                          src, st->e[0].name);
     }
     m->kind = VIT_KIND_VIT;
-    snprintf(m->naming, sizeof m->naming, "%s", probes[which].naming);
-    snprintf(L->pfx, sizeof L->pfx, "%s", probes[which].pfx);
-    nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, m->naming);
-    bn = (const vit__block_names *)VIT__FIND(vit__block_tab, m->naming);
-    mn = (const vit__mlp_names *)VIT__FIND(vit__mlp_tab, bn->mlp_naming);
+    snprintf(m->naming, sizeof m->naming, "%s", nm->naming);
+    bn = nm->block;
+    mn = bn->mlp_names;
     /* patch embedding (C, in_channels, P, P) */
-    e = vit__entry_find(st, probes[which].probe);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
     if (e->ndim != 4 || e->shape[2] != e->shape[3] || e->shape[0] < 1 || e->shape[0] > 65536 || e->shape[1] < 1 || e->shape[1] > 64 ||
         e->shape[2] < 1 || e->shape[2] > 8192)
@@ -5038,7 +5712,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     snprintf(n, sizeof n, "%s.weight", nm->head);
     if (vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre ? nm->pre : "");
-    if (nm->pre && vit__entry_find(st, n) && (!strcmp(m->naming, "torchvision") || !c->num_classes) &&
+    if (nm->pre && vit__entry_find(st, n) && (nm->pre_with_head || !c->num_classes) &&
         (r = vit__infer_2d(L, n, "the pre-logits layer", &c->representation_size, NULL)) != VIT_OK)
         return r;
     if (c->representation_size > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
@@ -5070,8 +5744,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     }
     if (c->dim % c->heads)
         return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim, (int)c->heads, heads_from);
-    /* LayerNorm eps: timm and torchvision 1e-6, transformers' default 1e-12 */
-    c->ln_eps = cj->ln_eps > 0.0 ? (float)cj->ln_eps : strcmp(m->naming, "transformers") ? 1e-6f : 1e-12f;
+    /* LayerNorm eps: config.json's, else the library's default */
+    c->ln_eps = cj->ln_eps > 0.0 ? (float)cj->ln_eps : nm->ln_eps;
     c->act = VIT_ACT_GELU;
     if (cj->act && !strcmp(cj->act, "relu")) c->act = VIT_ACT_RELU;
     else if (cj->act && strcmp(cj->act, "gelu"))
@@ -5079,10 +5753,12 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     /* pooling: timm's global_pool; with 'avg', fc_norm normalises the mean
        of the patch tokens, else norm normalises each token before it */
     c->pool = VIT_POOL_CLS;
-    if (cj->pool && strcmp(m->naming, "timm"))
+    if (cj->pool && nm->pool != VIT__POOL_TIMM)
         return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src, m->naming);
-    if (!strcmp(m->naming, "timm")) {
-        int fc = cj->fc_norm >= 0 ? cj->fc_norm : vit__entry_find(st, "fc_norm.weight") != NULL;
+    if (nm->pool == VIT__POOL_TIMM) {
+        int fc;
+        snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->norm_alt);
+        fc = cj->fc_norm >= 0 ? cj->fc_norm : vit__entry_find(st, n) != NULL;
         const char *gp = cj->pool ? cj->pool : fc ? "avg" : "token";
         L->norm = fc ? nm->norm_alt : NULL;
         if (!strcmp(gp, "avg")) {
@@ -5092,10 +5768,10 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         } else if (strcmp(gp, "token"))
             return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token' or 'avg')", cj->st.src ? cj->st.src : src, gp);
     }
-    if ((r = vit__vit_derive(L)) != VIT_OK) return r;
-    s = cj->arch && strcmp(cj->arch, probes[which].variant) ? cj->arch : NULL;
+    if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
+    s = cj->arch && strcmp(cj->arch, variant) ? cj->arch : NULL;
     snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s, pool: %s", m->naming,
-             probes[which].variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, c->act == VIT_ACT_GELU ? "gelu" : "relu",
+             variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, c->act == VIT_ACT_GELU ? "gelu" : "relu",
              pool_name);
     return VIT_OK;
 }
@@ -5103,21 +5779,13 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
 /* ---- model: reading a file ---- */
 
 /* Appends to the inferred-config note, if there is one. */
-#if defined(__MINGW32__)
-__attribute__((format(gnu_printf, 2, 3)))
-#elif defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
+VIT__FORMAT(2, 3)
 static void vit__note(vit__ld *L, const char *fmt, ...) {
     size_t u = strlen(L->inferred);
     va_list ap;
     if (!u) return;
     va_start(ap, fmt);
-#ifdef __MINGW32__
-    __mingw_vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
-#else
-    vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
-#endif
+    vit__vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
     va_end(ap);
 }
 
@@ -5195,7 +5863,7 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     char cfg_name[1024];
     vit_result r;
     const char *s;
-    int i, k;
+    int i;
     memset(&L, 0, sizeof L);
     memset(&cj, 0, sizeof cj);
     memset(&cfg_text, 0, sizeof cfg_text);
@@ -5212,23 +5880,15 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
             r = vit__fail(VIT_ERR_ARG, "%s has vit.h metadata; a config.json is only read for files without", src);
             goto done;
         }
-        s = vit__meta(&L.st, "kind");
-        for (k = 0; s && k < VIT__NKINDS; k++)
-            if (!strcmp(s, vit__kind_names[k])) break;
-        if (!s || k == VIT__NKINDS) {
-            r = vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", src, s ? s : "(none)");
-            goto done;
-        }
-        m->kind = (vit_kind)k;
-        s = vit__meta(&L.st, "naming");
-        snprintf(m->naming, sizeof m->naming, "%s", s ? s : "");
         if ((r = vit__read_config(&L)) != VIT_OK) goto done;
         if (m->kind == VIT_KIND_VIT) {
-            const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, m->naming);
-            char n[64];
-            if (nm && !strcmp(m->naming, "transformers") && vit__entry_find(&L.st, "vit.embeddings.cls_token")) strcpy(L.pfx, "vit.");
-            snprintf(n, sizeof n, "%s%s.weight", L.pfx, nm && nm->norm_alt ? nm->norm_alt : "");
-            if (nm && nm->norm_alt && vit__entry_find(&L.st, n)) L.norm = nm->norm_alt;
+            /* a classifier file's prefix, and timm's fc_norm for the final LayerNorm */
+            const vit__vit_naming *nm = (const vit__vit_naming *)vit__naming_of(m);
+            char n[256];
+            snprintf(n, sizeof n, "%s%s", nm->pfx, nm->patch.cls);
+            if (nm->pfx[0] && vit__entry_find(&L.st, n)) snprintf(L.pfx, sizeof L.pfx, "%s", nm->pfx);
+            snprintf(n, sizeof n, "%s%s.weight", L.pfx, nm->norm_alt ? nm->norm_alt : "");
+            if (nm->norm_alt && vit__entry_find(&L.st, n)) L.norm = nm->norm_alt;
             if (o && o->heads > 0 && o->heads != m->cfg.heads) {
                 r = vit__fail(VIT_ERR_ARG, "%s: its metadata says num_heads=%d, the caller %d", src, (int)m->cfg.heads, (int)o->heads);
                 goto done;
@@ -5326,112 +5986,9 @@ VITDEF void vit_model_free(vit_model *m) {
 
 /* ---- model: forward ---- */
 
-static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
-    const vit_config *c = &m->cfg;
-    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + 1, l, bi, i;
-    /* No head: the representation (transformers' pooler output) if there
-       is a pre-logits layer, else the features. */
-    int features = (o && o->features) || (c->num_classes == 0 && c->representation_size == 0);
-    int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
-    vit_tensor y, tok, nxt, pooled, pre, swap;
-    vit_tensor *att = o ? o->attn : NULL;
-    vit_result r;
-    size_t mark;
-    char s[64];
-    if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
-        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
-                         (int)c->in_channels, (int)c->image_size, (int)c->image_size);
-    B = x->shape[0];
-    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit")) != VIT_OK ||
-        (att && (r = vit__fits((double)B * c->heads * T * T, B, "vit attention")) != VIT_OK))
-        return r;
-    /* Outputs and kept maps first, so that rewinding frees only scratch. */
-    if ((r = vit__tensor4(a, &y, 2, B, width, 1, 1)) != VIT_OK) return r;
-    if (att)
-        for (l = 0; l < c->depth; l++)
-            if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
-    mark = vit_arena_mark(a);
-    /* patch embedding: (B, Cin, H, W) -> (B, T, C), class token first */
-    if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tok)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
-    /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
-    for (l = 0; l < c->depth; l++) {
-        if ((r = vit__block_run(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
-        swap = tok; tok = nxt; nxt = swap;
-    }
-    /* pool: the class token (torchvision, seed 001, timm's 'token'), the
-       mean of all tokens (seed 004) or of the patch tokens (timm's 'avg');
-       the final LayerNorm comes after the pool, or before it on every token
-       (timm's avg without fc_norm). LayerNorm is per token, so for the class
-       token pooling first equals torchvision's order. */
-    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK) return r;
-    if (!vit_arena_counting(a)) {
-        if (c->norm_tokens) vit_k_layernorm(tok.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
-        for (bi = 0; bi < B; bi++) {
-            float *pb = pooled.data + (size_t)bi * C;
-            const float *tb = tok.data + (size_t)bi * T * C;
-            int32_t first = c->pool == VIT_POOL_AVG ? 1 : 0;
-            if (c->pool == VIT_POOL_CLS) memcpy(pb, tb, (size_t)C * sizeof(float));
-            else {
-                memset(pb, 0, (size_t)C * sizeof(float));
-                for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
-                for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
-            }
-        }
-        if (!c->norm_tokens) vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
-    }
-    /* head: optional pre_logits (Linear + tanh), then the classifier */
-    if (!features && c->representation_size) {
-        if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
-        if (!vit_arena_counting(a)) {
-            vit_k_matmul(pre.data, pooled.data, m->pre_w.data, m->pre_b.data, B, C, c->representation_size);
-            vit_k_tanh(pre.data, pre.data, B * c->representation_size);
-        }
-        pooled = pre;
-    }
-    if (!vit_arena_counting(a)) {
-        if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
-        else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
-    }
-    vit_arena_rewind(a, mark);
-    *out = y;
-    return VIT_OK;
-}
-
 static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
-    vit_mha_params mp;
-    vit_block_params bp;
-    vit_sdpa_params sp;
-    vit_se_params sep;
-    vit_sdsa_params sdp;
-    vit_cls002_params clp;
-    vit_emsa_params emp;
-    vit_shuffle_params shp;
-    vit_sge_params sgp;
-    vit_aft_params afp;
-    vit_outlook_params olp;
-    vit_tensor *att = opts ? opts->attn : NULL;
-    switch (m->kind) {
-    case VIT_KIND_VIT: return vit__vit_forward(m, act, x, opts, out);
-    case VIT_KIND_SDPA: sp = m->sdpa; sp.attn = att; return vit_sdpa_forward(act, &sp, x, out);
-    case VIT_KIND_MHA: mp = m->mha; mp.attn = att; return vit_mha_forward(act, &mp, &m->mha_w, x, out);
-    case VIT_KIND_MLP: return vit_mlp_forward(act, &m->mlp, &m->mlp_w, x, out);
-    case VIT_KIND_BLOCK: bp = m->block; bp.attn = att; return vit_block_forward(act, &bp, &m->blocks[0], x, out);
-    case VIT_KIND_PATCH: return vit_patch_forward(act, &m->patch, &m->patch_w, x, out);
-    case VIT_KIND_SE: sep = m->se; sep.gates = att; return vit_se_forward(act, &sep, &m->se_w, x, out);
-    case VIT_KIND_SDSA: sdp = m->sdsa; sdp.attn = att; return vit_sdsa_forward(act, &sdp, &m->sdsa_w, x, out);
-    case VIT_KIND_CLS002: clp = m->cls002; clp.attn = att; return vit_cls002_forward(act, &clp, &m->cls002_w, x, out);
-    case VIT_KIND_EMSA: emp = m->emsa; emp.attn = att; return vit_emsa_forward(act, &emp, &m->emsa_w, x, out);
-    case VIT_KIND_SHUFFLE:
-        shp = m->shuffle;
-        shp.channel_gates = att;
-        shp.spatial_gates = att ? att + 1 : NULL;
-        return vit_shuffle_forward(act, &shp, &m->shuffle_w, x, out);
-    case VIT_KIND_SGE: sgp = m->sge; sgp.gates = att; return vit_sge_forward(act, &sgp, &m->sge_w, x, out);
-    case VIT_KIND_AFT: afp = m->aft; afp.attn = att; return vit_aft_forward(act, &afp, &m->aft_w, x, out);
-    case VIT_KIND_OUTLOOK: olp = m->outlook; olp.attn = att; return vit_outlook_forward(act, &olp, &m->outlook_w, x, out);
-    }
-    return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
+    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
+    return vit__kinds[m->kind].run(m, act, x, opts, out);
 }
 
 /* What vit_model_forward and vit_model_memory check first: a loaded model
@@ -5487,6 +6044,53 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
     /* + VIT_ALIGN: a caller's buffer may need that much to align its start. */
     *act_bytes = counter.peak + VIT_ALIGN;
     return VIT_OK;
+}
+
+VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]) {
+    if (!m || !ndim || !shape) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: NULL argument");
+    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: unknown kind %d", (int)m->kind);
+    if (B < 1 || n < 1 || w < 1) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: B %d, n %d, w %d must be >= 1", (int)B, (int)n, (int)w);
+    return vit__kinds[m->kind].input(m, B, n, w, ndim, shape);
+}
+
+VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
+    const vit__kind_def *d;
+    const vit__key *k;
+    vit__buf b;
+    b.p = buf; b.size = buf ? size : 0; b.len = 0;
+    if (b.size) buf[0] = 0;
+    if (!m || (int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) {
+        vit__bprintf(&b, "no model\n");
+        return b.len;
+    }
+    d = &vit__kinds[m->kind];
+    vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
+    if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
+    /* every hyperparameter under its metadata key */
+    if (d->keys->key) vit__bprintf(&b, " ");
+    for (k = d->keys; k->key; k++) {
+        const char *at = (const char *)m + k->off;
+        int32_t i;
+        float f;
+        if (k->type == 'f' || k->type == 'p') {
+            memcpy(&f, at, sizeof f);
+            vit__bprintf(&b, " %s=%g", k->key, (double)f);
+        } else {
+            memcpy(&i, at, sizeof i);
+            if (k->type == 'i') vit__bprintf(&b, " %s=%d", k->key, (int)i);
+            else {
+                const char *w = k->words;
+                for (; i > 0 && w; i--) w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL;
+                vit__bprintf(&b, " %s=%.*s", k->key, w ? (int)strcspn(w, ",") : 1, w ? w : "?");
+            }
+        }
+    }
+    if (d->keys->key) vit__bprintf(&b, "\n");
+    d->describe(m, &b);
+    if (m->n_labels)
+        vit__bprintf(&b, "  labels: %s, %s, ... %s\n", vit_model_label(m, 0), m->n_labels > 1 ? vit_model_label(m, 1) : "",
+                     vit_model_label(m, m->n_labels - 1));
+    return b.len;
 }
 /* ---- maps: attention maps and rollout ---- */
 
@@ -5676,7 +6280,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
     if (how < VIT_POS_AUTO || how > VIT_POS_HF) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
-        how = !strcmp(m->naming, "timm") ? VIT_POS_TIMM : !strcmp(m->naming, "transformers") ? VIT_POS_HF : VIT_POS_TORCHVISION;
+        how = ((const vit__vit_naming *)vit__naming_of(m))->resize;
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
     if (image_size > 8192) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is more than 8192, the largest image size vit.h takes", (int)image_size);
     if (image_size < P || image_size % P)
@@ -6839,6 +7443,17 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.2.0 (2026-11-23)  One kind registry (VIT_KINDS): a module is its
+                         section and one line; metadata read from per-kind
+                         schema tables; vit_model_describe and
+                         vit_model_input_shape. Breaking: attention maps and
+                         gates leave the params structs for a last `attn`
+                         argument of every vit_<name>_forward; quirk is
+                         scale_after_softmax; vit_cls002_* is
+                         vit_sdsa_classifier_*; namings say what they are
+                         (patchify, einops, proj_qkv, seq_layers, seq_mlp,
+                         conv_proj, default) and the seed strings of older
+                         files are still read.
      0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
                          (85-90% of the FMA peak on ViT-B shapes); a
                          few-rows product where it beats the GEMM; short softmax rows

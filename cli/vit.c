@@ -3,6 +3,7 @@
      vit info MODEL.safetensors [LOAD]
      vit run  MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features] [LOAD]
      vit classify MODEL.safetensors IMAGE [--top K] [--mean A,B,C] [--std A,B,C] [--resize N] [LOAD]
+     vit input-shape MODEL.safetensors [B [N [W]]]
    LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
 
    `run` works for every kind tools/export.py writes (whole ViTs and single
@@ -29,6 +30,7 @@ static int usage(void) {
             "usage: vit info MODEL.safetensors [LOAD]\n"
             "       vit run MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features] [LOAD]\n"
             "       vit classify MODEL.safetensors IMAGE [--top K] [--mean A,B,C] [--std A,B,C] [--resize N] [LOAD]\n"
+            "       vit input-shape MODEL.safetensors [B [N [W]]]   (the input shape for B items; N tokens or height, W width where free)\n"
             "       vit version\n"
             "LOAD: [--heads N] [--config config.json] [--labels FILE] (checkpoints without vit.h metadata; labels for any ViT)\n"
             "      [--image-size N] (a ViT at another input size: its position embedding resized)\n");
@@ -62,81 +64,31 @@ static vit_result load_model(vit_model *m, const char *path, const vit_load_opts
     return r;
 }
 
-static void print_tensor(const char *label, const vit_tensor *t) {
-    char s[64];
-    if (t->data) printf("  %-22s %s\n", label, vit_tensor_shape_str(t, s, sizeof s));
-}
-
 static int cmd_info(const char *path, const vit_load_opts *o) {
     vit_model m;
+    char text[4096];
     vit_result r = load_model(&m, path, o);
     if (r != VIT_OK) return fail(r);
-    printf("%s: %s (naming %s), %lld weights\n", path, vit_kind_name(m.kind), m.naming, (long long)m.n_params);
-    if (m.inferred) printf("  %s\n", m.inferred);
-    switch (m.kind) {
-    case VIT_KIND_VIT: {
-        const vit_config *c = &m.cfg;
-        printf("  image %dx%d, %d channels, patch %d, %d tokens\n", c->image_size, c->image_size, c->in_channels, c->patch_size,
-               (c->image_size / c->patch_size) * (c->image_size / c->patch_size) + 1);
-        printf("  %d layers, hidden %d, %d heads, mlp %d (%s), LayerNorm eps %g\n", c->depth, c->dim, c->heads, c->mlp_dim,
-               c->act == VIT_ACT_GELU ? "gelu" : "relu", (double)c->ln_eps);
-        printf("  pool %s, classes %d, representation %d%s\n",
-               c->pool == VIT_POOL_CLS ? "class token" : c->pool == VIT_POOL_MEAN ? "mean" : c->norm_tokens ? "patch mean (norm first)" : "patch mean",
-               c->num_classes, c->representation_size, c->quirk ? ", seed-004 attention quirk" : "");
-        if (m.n_labels) printf("  labels: %s, %s, ... %s\n", vit_model_label(&m, 0), m.n_labels > 1 ? vit_model_label(&m, 1) : "",
-                               vit_model_label(&m, m.n_labels - 1));
-        printf("  input (B, %d, %d, %d)\n", c->in_channels, c->image_size, c->image_size);
-        break;
-    }
-    case VIT_KIND_SDPA: printf("  input (B, N, C)\n"); break;
-    case VIT_KIND_MHA:
-        printf("  embed %d, %d heads%s\n  input (B, N, %d)\n", m.mha.dim, m.mha.heads, m.mha.quirk ? ", seed-004 attention quirk" : "", m.mha.dim);
-        print_tensor("qkv weight", &m.mha_w.qkv_w);
-        break;
-    case VIT_KIND_MLP:
-        printf("  %d -> %d (%s) -> %d\n  input (..., %d)\n", m.mlp.in_dim, m.mlp.hidden_dim, m.mlp.act == VIT_ACT_GELU ? "gelu" : "relu",
-               m.mlp.out_dim, m.mlp.in_dim);
-        break;
-    case VIT_KIND_BLOCK:
-        printf("  hidden %d, %d heads, mlp %d, eps %g\n  input (B, N, %d)\n", m.block.dim, m.block.heads, m.block.mlp_dim,
-               (double)m.block.ln_eps, m.block.dim);
-        break;
-    case VIT_KIND_PATCH:
-        printf("  image %d, patch %d, %d channels -> %d features%s%s\n  input (B, %d, %d, %d)\n", m.patch.image_size, m.patch.patch_size,
-               m.patch.in_channels, m.patch.dim, m.patch.class_token ? ", class token" : "", m.patch.pos_embed ? ", position embedding" : "",
-               m.patch.in_channels, m.patch.image_size, m.patch.image_size);
-        break;
-    case VIT_KIND_SE:
-        printf("  %d channels, squeeze %d\n  input (B, %d, H, W)\n", m.se.channels, m.se.squeeze, m.se.channels);
-        break;
-    case VIT_KIND_SDSA: printf("  n_embd %d, one head, no output projection\n  input (B, N, %d)\n", m.sdsa.dim, m.sdsa.dim); break;
-    case VIT_KIND_CLS002:
-        printf("  %d patches of %d values -> self-attention, ReLU, linear -> %d classes\n  input (B, %d, %d)\n", m.cls002.seq_len, m.cls002.dim,
-               m.cls002.num_classes, m.cls002.seq_len, m.cls002.dim);
-        break;
-    case VIT_KIND_EMSA:
-        printf("  d_model %d, %d heads, d_k %d, d_v %d, ratio %d%s\n", m.emsa.dim, m.emsa.heads, m.emsa.d_k, m.emsa.d_v, m.emsa.ratio,
-               m.emsa.transform && m.emsa.heads > 1 ? ", transform" : "");
-        if (m.emsa.ratio > 1) printf("  input (B, %d, %d): a %dx%d grid\n", m.emsa.height * m.emsa.width, m.emsa.dim, m.emsa.height, m.emsa.width);
-        else printf("  input (B, N, %d)\n", m.emsa.dim);
-        break;
-    case VIT_KIND_SHUFFLE:
-        printf("  %d channels, %d groups\n  input (B, %d, H, W)\n", m.shuffle.channels, m.shuffle.groups, m.shuffle.channels);
-        break;
-    case VIT_KIND_SGE: printf("  %d groups\n  input (B, C, H, W), C a multiple of %d, H*W >= 2\n", m.sge.groups, m.sge.groups); break;
-    case VIT_KIND_AFT:
-        printf("  AFT-%s, dim %d, hidden %d", m.aft.variant == VIT_AFT_FULL ? "full" : m.aft.variant == VIT_AFT_SIMPLE ? "simple" : "local", m.aft.dim,
-               m.aft.hidden_dim);
-        if (m.aft.variant == VIT_AFT_LOCAL) printf(", window s %d", m.aft.s);
-        if (m.aft.variant == VIT_AFT_SIMPLE) printf("\n  input (B, T, %d)\n", m.aft.dim);
-        else printf("\n  input (B, T, %d), T <= max_seqlen %d\n", m.aft.dim, m.aft.max_seqlen);
-        break;
-    case VIT_KIND_OUTLOOK:
-        printf("  dim %d, %d heads, kernel %d, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n", m.outlook.dim, m.outlook.heads,
-               m.outlook.kernel_size, m.outlook.padding, m.outlook.stride, (double)m.outlook.scale, m.outlook.qkv_bias ? ", v bias" : "", m.outlook.dim);
-        break;
-    }
+    vit_model_describe(&m, text, sizeof text);
+    printf("%s: %s", path, text);
     vit_model_free(&m);
+    return 0;
+}
+
+/* The input shape the model takes for B items, n tokens (or height) and
+   width w where its kind leaves them free: one line of sizes. */
+static int cmd_input_shape(const char *path, int argc, char **argv, const vit_load_opts *o) {
+    vit_model m;
+    int32_t shape[VIT_MAX_DIMS], ndim, i, v[3] = {1, 16, 16};
+    vit_result r;
+    for (i = 0; i < argc && i < 3; i++)
+        if ((v[i] = atoi(argv[i])) < 1) return usage();
+    if ((r = load_model(&m, path, o)) != VIT_OK) return fail(r);
+    r = vit_model_input_shape(&m, v[0], v[1], v[2], &ndim, shape);
+    vit_model_free(&m);
+    if (r != VIT_OK) return fail(r);
+    for (i = 0; i < ndim; i++) printf(i ? " %d" : "%d", (int)shape[i]);
+    printf("\n");
     return 0;
 }
 
@@ -274,6 +226,7 @@ int main(int argc, char **argv) {
         printf("vit.h %s\n", vit_version());
         return 0;
     }
+    if (argc >= 3 && !strcmp(argv[1], "input-shape")) return cmd_input_shape(argv[2], argc - 3, argv + 3, &o);
     if (argc >= 3 && !strcmp(argv[1], "info")) {
         for (i = 3; i < argc; i++)
             if (load_arg(argc, argv, &i, &o) != 1) return usage();

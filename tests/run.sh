@@ -22,11 +22,11 @@ step() {
   fi
 }
 
-# build CONFIG COMPILER FLAGS...: the three test programs and the CLI.
+# build CONFIG COMPILER FLAGS...: the test programs and the CLI.
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming; do
+  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
@@ -41,6 +41,7 @@ matrix() {
   step "$m_cfg-errors" "build/$m_cfg/test_errors" tests/fixtures
   step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
   step "$m_cfg-naming" "build/$m_cfg/test_naming" tests/fixtures/naming tests/fixtures
+  step "$m_cfg-registry" "build/$m_cfg/test_registry" tests/fixtures
 }
 
 mkdir -p build/log
@@ -143,7 +144,7 @@ mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming; do
+  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
     step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
   done
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
@@ -152,6 +153,7 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-errors" $x_run "build/$x_name/test_errors$x_ext" tests/fixtures
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
   step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
+  step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs

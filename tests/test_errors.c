@@ -279,7 +279,7 @@ static void test_nonfinite(const char *fixtures) {
     expect_err(load(n), VIT_OK, NULL, "largest finite F16 and BF16 load");
     /* ln_eps = 1e-50 is in (0, 1) but 0 as a float32 */
     f = build_vit(1, 0, &n, "1e-50");
-    expect_err(vit_model_load_memory(&m, f, n), VIT_ERR_FORMAT, "'ln_eps' = \"1e-50\" is 0 as a float32", "ln_eps 1e-50");
+    expect_err(vit_model_load_memory(&m, f, n), VIT_ERR_FORMAT, "'ln_eps' = \"1e-50\" is 0 as a float", "ln_eps 1e-50");
     free(f);
     snprintf(path, sizeof path, "%s/naming/hf_cls/model.safetensors", fixtures);
     memset(&o, 0, sizeof o);
@@ -412,13 +412,13 @@ static void test_messages(const char *fixtures) {
     memset(&x, 0, sizeof x);
     x.data = &one; x.ndim = 2; x.shape[0] = 1; x.shape[1] = 1;
     vit_arena_init(&count, NULL, 0);
-    expect_err(vit_sdpa_forward(&count, &sp, &x, &y), VIT_ERR_SHAPE, "expected (B, N, C)", "SDPA shape message");
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_SHAPE, "expected (B, N, C)", "SDPA shape message");
     /* Too large an input: a smaller batch is the hint only when B > 1. */
     x.ndim = 3; x.shape[0] = 1; x.shape[1] = 50000; x.shape[2] = 1;
-    expect_err(vit_sdpa_forward(&count, &sp, &x, &y), VIT_ERR_OVERFLOW, "the input is too large even alone", "B = 1: no smaller batch");
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_OVERFLOW, "the input is too large even alone", "B = 1: no smaller batch");
     expect_err(strstr(vit_last_error(), "batch") ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "B = 1: the message does not say batch");
     x.shape[0] = 2;
-    expect_err(vit_sdpa_forward(&count, &sp, &x, &y), VIT_ERR_OVERFLOW, "use a smaller batch", "B = 2: a smaller batch");
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_OVERFLOW, "use a smaller batch", "B = 2: a smaller batch");
     /* An id2label key past any class count, as given. */
     snprintf(path, sizeof path, "%s/naming/hf_cls/model.safetensors", fixtures);
     memset(&o, 0, sizeof o);

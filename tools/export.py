@@ -163,7 +163,7 @@ def _vit_torchvision(m):
     return dict(_patch(m.conv_proj, m.image_size), num_layers=len(m.encoder.layers),
                 num_heads=m.encoder.layers[0].num_heads, mlp_dim=m.mlp_dim, num_classes=_out(heads.get("head", nn.Identity())),
                 representation_size=_out(heads.get("pre_logits", nn.Identity())), ln_eps=m.encoder.ln.eps,
-                act="gelu", pool="cls", attn_quirk=False)
+                act="gelu", pool="cls", scale_after_softmax=False)
 
 
 def _vit_seed001(m):
@@ -172,7 +172,7 @@ def _vit_seed001(m):
     return dict(_patch(p.conv_proj, p.new_size * p.conv_proj.kernel_size[0]), num_layers=len(m.encoder),
                 num_heads=m.encoder[0].attention.num_heads, mlp_dim=m.encoder[0].mlp.layers[0].out_features,
                 num_classes=_out(m.final), representation_size=0, ln_eps=m.ln.eps, act="relu", pool="cls",
-                attn_quirk=False)
+                scale_after_softmax=False)
 
 
 def _pe_seed004(pe):
@@ -185,13 +185,13 @@ def _vit_seed004(m):
     block = encoder[0]
     return dict(_pe_seed004(embed), num_layers=len(encoder), num_heads=block[0].fn[1].num_heads,
                 mlp_dim=block[1].fn[1][0].out_features, num_classes=_out(head[2]), representation_size=0,
-                ln_eps=head[1].eps, act="gelu", pool="mean", attn_quirk=True)
+                ln_eps=head[1].eps, act="gelu", pool="mean", scale_after_softmax=True)
 
 
-def _mha(embed_dim, num_heads, quirk):
+def _mha(embed_dim, num_heads, scale_after_softmax):
     if embed_dim % num_heads:
         raise ExportError(f"embed_dim {embed_dim} is not a multiple of num_heads {num_heads}")
-    return dict(embed_dim=embed_dim, num_heads=num_heads, attn_quirk=quirk)
+    return dict(embed_dim=embed_dim, num_heads=num_heads, scale_after_softmax=scale_after_softmax)
 
 
 def _mha_nn(m):
@@ -210,9 +210,9 @@ def _mlp(first, second, act):
     return dict(in_dim=first.in_features, hidden_dim=first.out_features, out_dim=second.out_features, act=act)
 
 
-def _block(ln, num_heads, mlp_first, act, quirk):
+def _block(ln, num_heads, mlp_first, act, scale_after_softmax):
     return dict(hidden_dim=ln.normalized_shape[0], num_heads=num_heads, mlp_dim=mlp_first.out_features,
-                ln_eps=ln.eps, act=act, attn_quirk=quirk)
+                ln_eps=ln.eps, act=act, scale_after_softmax=scale_after_softmax)
 
 
 def _aft(m, variant):
@@ -226,43 +226,43 @@ def _aft(m, variant):
 # exact type -> (kind, naming, hyperparameters). Exact, not isinstance: seed002.Model subclasses seed002.MLP.
 DESCRIBE = {
     tv.VisionTransformer: ("vit", "torchvision", _vit_torchvision),
-    R.seed001.VisionTransformer: ("vit", "seed001", _vit_seed001),
-    R.seed004.ViT: ("vit", "seed004", _vit_seed004),
-    R.seed000.SDPA: ("sdpa", "seed000", lambda m: {}),
-    R.seed000.MultiHeadedAttention: ("mha", "seed000", lambda m: _mha(m.proj_query.in_features, m.heads, False)),
+    R.seed001.VisionTransformer: ("vit", "patchify", _vit_seed001),
+    R.seed004.ViT: ("vit", "einops", _vit_seed004),
+    R.seed000.SDPA: ("sdpa", "default", lambda m: {}),
+    R.seed000.MultiHeadedAttention: ("mha", "proj_qkv", lambda m: _mha(m.proj_query.in_features, m.heads, False)),
     nn.MultiheadAttention: ("mha", "nn", _mha_nn),
-    R.seed004.MultiHeadAttention: ("mha", "seed004", lambda m: _mha(m.emb_size, m.num_heads, True)),
+    R.seed004.MultiHeadAttention: ("mha", "einops", lambda m: _mha(m.emb_size, m.num_heads, True)),
     # seed 000's MLP has seed 001's layout (layers.0, ReLU, layers.2), so it shares its naming.
-    R.seed000.MLP: ("mlp", "seed001", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
-    R.seed001.MLP: ("mlp", "seed001", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
+    R.seed000.MLP: ("mlp", "seq_layers", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
+    R.seed001.MLP: ("mlp", "seq_layers", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
     tv.MLPBlock: ("mlp", "torchvision", lambda m: _mlp(m[0], m[3], "gelu")),
-    R.seed004.FeedForwardBlock: ("mlp", "seed004", lambda m: _mlp(m[0], m[3], "gelu")),
-    R.seed002.MLP: ("mlp", "seed002", lambda m: _mlp(m.mlp[0], m.mlp[2], "relu")),
+    R.seed004.FeedForwardBlock: ("mlp", "einops", lambda m: _mlp(m[0], m[3], "gelu")),
+    R.seed002.MLP: ("mlp", "seq_mlp", lambda m: _mlp(m.mlp[0], m.mlp[2], "relu")),
     tv.EncoderBlock: ("encoder_block", "torchvision", lambda m: _block(m.ln_1, m.num_heads, m.mlp[0], "gelu", False)),
-    R.seed001.EncoderBlock: ("encoder_block", "seed001",
+    R.seed001.EncoderBlock: ("encoder_block", "patchify",
                              lambda m: _block(m.ln_1, m.attention.num_heads, m.mlp.layers[0], "relu", False)),
-    R.seed004.TransformerEncoderBlock: ("encoder_block", "seed004",
+    R.seed004.TransformerEncoderBlock: ("encoder_block", "einops",
                                         lambda m: _block(m[0].fn[0], m[0].fn[1].num_heads, m[1].fn[1][0], "gelu", True)),
-    R.seed000.PatchifyLayer: ("patch_embed", "seed000", lambda m: dict(
+    R.seed000.PatchifyLayer: ("patch_embed", "conv_proj", lambda m: dict(
         _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False)),
-    R.seed001.PatchifyLayer: ("patch_embed", "seed001", lambda m: dict(
+    R.seed001.PatchifyLayer: ("patch_embed", "conv_proj", lambda m: dict(
         _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False)),
-    R.seed004.PatchEmbedding: ("patch_embed", "seed004", lambda m: dict(_pe_seed004(m), class_token=True, pos_embed=True)),
-    R.seed002.ScaledDotSelfAttention: ("sdsa", "seed002", lambda m: dict(n_embd=m.key.in_features)),
-    R.seed002.Model: ("seed002_classifier", "seed002", lambda m: dict(
+    R.seed004.PatchEmbedding: ("patch_embed", "einops", lambda m: dict(_pe_seed004(m), class_token=True, pos_embed=True)),
+    R.seed002.ScaledDotSelfAttention: ("sdsa", "default", lambda m: dict(n_embd=m.key.in_features)),
+    R.seed002.Model: ("sdsa_classifier", "default", lambda m: dict(
         n_embd=m.attn.key.in_features, seq_len=m.fc.in_features // m.attn.key.in_features,
         num_classes=m.fc.out_features)),
-    R.seed000.SqueezeExcitation: ("se", "seed000", lambda m: dict(
+    R.seed000.SqueezeExcitation: ("se", "torchvision", lambda m: dict(
         in_channels=m.fc1.in_channels, squeeze_channels=m.fc1.out_channels)),
-    R.seed003.EMSA: ("emsa", "seed003", lambda m: dict(
+    R.seed003.EMSA: ("emsa", "default", lambda m: dict(
         d_model=m.d_model, d_k=m.d_k, d_v=m.d_v, h=m.h, H=m.H, W=m.W, ratio=m.ratio,
         apply_transform=m.apply_transform)),
-    R.seed003.ShuffleAttention: ("shuffle", "seed003", lambda m: dict(channel=m.channel, G=m.G)),
-    R.seed003.SpatialGroupEnhance: ("sge", "seed003", lambda m: dict(groups=m.groups)),
-    R.seed003.AFTFull: ("aft", "seed003", lambda m: _aft(m, "full")),
-    R.seed003.AFTSimple: ("aft", "seed003", lambda m: _aft(m, "simple")),
-    R.seed003.AFTLocal: ("aft", "seed003", lambda m: _aft(m, "local")),
-    R.seed003.OutlookAttention: ("outlook", "seed003", lambda m: dict(
+    R.seed003.ShuffleAttention: ("shuffle", "default", lambda m: dict(channel=m.channel, G=m.G)),
+    R.seed003.SpatialGroupEnhance: ("sge", "default", lambda m: dict(groups=m.groups)),
+    R.seed003.AFTFull: ("aft", "default", lambda m: _aft(m, "full")),
+    R.seed003.AFTSimple: ("aft", "default", lambda m: _aft(m, "simple")),
+    R.seed003.AFTLocal: ("aft", "default", lambda m: _aft(m, "local")),
+    R.seed003.OutlookAttention: ("outlook", "default", lambda m: dict(
         dim=m.v.in_features, num_heads=m.num_heads, kernel_size=m.kernel_size, padding=m.padding,
         stride=m.stride, qkv_bias=m.v.bias is not None, scale=float(m.scale))),
 }
@@ -453,12 +453,36 @@ REBUILD = {
 }
 
 
+# Files written before vit.h 0.2 named kinds, namings and a key after the
+# tutorials the modules came from; vit.h reads them as today's names
+# (vit__kind_alias, vit__naming_alias), and so does rebuild().
+KIND_ALIASES = {"seed002_classifier": "sdsa_classifier"}
+NAMING_ALIASES = {
+    ("vit", "seed001"): "patchify", ("vit", "seed004"): "einops", ("encoder_block", "seed001"): "patchify",
+    ("encoder_block", "seed004"): "einops", ("mha", "seed000"): "proj_qkv", ("mha", "seed004"): "einops",
+    ("mlp", "seed001"): "seq_layers", ("mlp", "seed002"): "seq_mlp", ("mlp", "seed004"): "einops",
+    ("patch_embed", "seed000"): "conv_proj", ("patch_embed", "seed001"): "conv_proj", ("patch_embed", "seed004"): "einops",
+    ("se", "seed000"): "torchvision"}
+KEY_ALIASES = {"attn_quirk": "scale_after_softmax"}
+
+
+def current_names(meta):
+    """meta with the kind, naming and keys of files before vit.h 0.2 under today's names."""
+    meta = {KEY_ALIASES.get(k, k): v for k, v in meta.items()}
+    if "kind" in meta:
+        meta["kind"] = KIND_ALIASES.get(meta["kind"], meta["kind"])
+        old = meta.get("naming", "")
+        meta["naming"] = NAMING_ALIASES.get((meta["kind"], old), "default" if old in ("seed000", "seed002", "seed003") else old)
+    return meta
+
+
 def rebuild(meta):
     """The module (eval mode, init weights) that export_module would describe with these metadata.
 
     Raises ExportError when the class is unknown or the rebuilt module would
     not be described by the same metadata (what vit.h reads must be what ran).
     """
+    meta = current_names(meta)
     classes = {f"{c.__module__}.{c.__qualname__}": c for c in REBUILD}
     cls = classes.get(meta.get("class"))
     if cls is None:
