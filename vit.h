@@ -4781,6 +4781,7 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
 /* Index of the first NaN or Inf among the n values of dtype at src, or n. */
 static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype) {
     size_t i;
+    uint32_t exp;
     if (dtype == VIT__F32) {
         if ((uintptr_t)src % sizeof(float) == 0 && vit__all_finite((const float *)(const void *)src, n)) return n;
         for (i = 0; i < n; i++) {
@@ -4790,10 +4791,9 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
         }
         return n;
     }
-    for (i = 0; i < n; i++) { /* F16, BF16: the exponent all ones */
-        uint32_t h = (uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8;
-        if ((h & (dtype == VIT__BF16 ? 0x7f80u : 0x7c00u)) == (dtype == VIT__BF16 ? 0x7f80u : 0x7c00u)) return i;
-    }
+    exp = dtype == VIT__BF16 ? 0x7f80u : 0x7c00u; /* F16, BF16: the exponent all ones */
+    for (i = 0; i < n; i++)
+        if ((((uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8) & exp) == exp) return i;
     return n;
 }
 
@@ -5142,30 +5142,26 @@ static vit_result vit__file_size(const char *path, size_t *size) {
 #endif
 }
 
-/* Reads n bytes from the start of path into dst. */
-static vit_result vit__read_bytes(const char *path, void *dst, size_t n) {
-    FILE *f = fopen(path, "rb");
-    size_t got;
-    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-    got = fread(dst, 1, n, f);
-    fclose(f);
-    if (got != n) return vit__fail(VIT_ERR_IO, "%s: short read (%zu of %zu bytes; did the file change?)", path, got, n);
-    return VIT_OK;
-}
-
 /* The whole of a file of at most `limit` bytes in a fresh arena of its own
    (the caller frees it; freed here on failure), NUL-terminated. The size is
    checked before anything is allocated. */
 static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf, size_t *len) {
-    size_t n;
+    size_t n, got;
     vit_result r;
+    FILE *f;
     memset(buf, 0, sizeof *buf);
     if ((r = vit__file_size(path, &n)) != VIT_OK) return r;
     if (n > limit) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %zu bytes is more than the %zu vit.h reads from such a file", path, n, limit);
-    if ((r = vit_arena_init_alloc(buf, n + 1)) != VIT_OK) return r;
-    if ((r = vit__read_bytes(path, buf->base, n)) != VIT_OK) {
-        vit_arena_free(buf);
+    if (!(f = fopen(path, "rb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    if ((r = vit_arena_init_alloc(buf, n + 1)) != VIT_OK) {
+        fclose(f);
         return r;
+    }
+    got = fread(buf->base, 1, n, f);
+    fclose(f);
+    if (got != n) {
+        vit_arena_free(buf);
+        return vit__fail(VIT_ERR_IO, "%s: short read (%zu of %zu bytes; did the file change?)", path, got, n);
     }
     buf->base[n] = 0;
     *len = n;
@@ -6343,13 +6339,18 @@ extern "C"
 __declspec(dllimport) int __stdcall MoveFileExA(const char *from, const char *to, unsigned long flags);
 #endif
 
-/* Writes part[0..n) (len[i] bytes each) to f, then flushes; 0 on any error
-   (errno set). */
-static int vit__write_all(FILE *f, int n, const void *const *part, const size_t *len) {
-    int i;
-    for (i = 0; i < n; i++)
-        if (len[i] && fwrite(part[i], 1, len[i], f) != len[i]) return 0;
-    return fflush(f) == 0 && !ferror(f);
+/* Writes part[0..n) (len[i] bytes each) to f, flushes and closes it; 0 on
+   any error, errno's value for it in *err. f is closed either way. */
+static int vit__write_close(FILE *f, int n, const void *const *part, const size_t *len, int *err) {
+    int i, ok = 1;
+    for (i = 0; i < n && ok; i++) ok = !len[i] || fwrite(part[i], 1, len[i], f) == len[i];
+    ok = ok && fflush(f) == 0 && !ferror(f);
+    *err = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        *err = errno;
+    }
+    return ok;
 }
 
 /* Writes the parts to path atomically: into a temporary file in the same
@@ -6367,10 +6368,7 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
     if (stat(path, &sb) == 0 && !VIT__IS_REG(sb.st_mode)) {
         if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
         if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-        ok = vit__write_all(f, n, part, len);
-        err = errno;
-        if (fclose(f) != 0 && ok) { ok = 0; err = errno; }
-        return ok ? VIT_OK : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
+        return vit__write_close(f, n, part, len, &err) ? VIT_OK : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
     }
 #endif
     if (strlen(path) > 4096) return vit__fail(VIT_ERR_IO, "%s: path too long", path);
@@ -6393,10 +6391,7 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
 #endif
     }
     if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create a file beside it (%s)", path, strerror(errno));
-    ok = vit__write_all(f, n, part, len);
-    err = errno;
-    if (fclose(f) != 0 && ok) { ok = 0; err = errno; }
-    if (ok) {
+    if (vit__write_close(f, n, part, len, &err)) {
 #if defined(_WIN32)
         ok = MoveFileExA(tmp, path, 1 /* MOVEFILE_REPLACE_EXISTING */) != 0;
         if (!ok) err = EACCES;
