@@ -4364,6 +4364,7 @@ typedef struct vit__entry {
     int64_t shape[8];
     uint64_t begin, end; /* relative to the data section */
     int used;
+    int order;           /* position in the header */
 } vit__entry;
 
 /* A metadata key and its value. */
@@ -4547,6 +4548,7 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
     e = &st->e[st->n];
     memset(e, 0, sizeof *e);
     e->name = name;
+    e->order = st->n;
     if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': expected an object", st->src, name);
     if (!vit__json_eat(j, '}')) {
         do {
@@ -4588,10 +4590,13 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
     return VIT_OK;
 }
 
-/* By data offset; a zero-size tensor before one starting where it is. */
+/* By data offset; a zero-size tensor before one starting where it is;
+   then in header order, so that every qsort gives the same order. */
 static int vit__entry_cmp(const void *a, const void *b) {
     const vit__entry *x = (const vit__entry *)a, *y = (const vit__entry *)b;
-    return x->begin != y->begin ? (x->begin < y->begin ? -1 : 1) : x->end < y->end ? -1 : x->end > y->end;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 static int vit__name_cmp(const void *a, const void *b) {

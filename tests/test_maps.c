@@ -338,8 +338,8 @@ static void test_untrusted(void) {
                "PPM declaring 65535x65535 pixels in 22 bytes refused");
     }
     {
-        /* An 8-bit BMP of 2x1 pixels with a 2-colour palette: index 1 is
-           black-or-white, index 7 lies past the palette. */
+        /* An 8-bit BMP of 2x1 pixels with a 2-colour palette (black,
+           white): index 1 is white, index 7 lies past the palette. */
         static unsigned char bmp[70] = {'B', 'M', 70, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, 0, 40, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 8, 0};
         bmp[58] = bmp[59] = bmp[60] = 255; /* colour 1: white */
         bmp[63] = 1;
