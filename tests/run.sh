@@ -100,7 +100,7 @@ step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixt
 # set) explores for that long from a random seed instead.
 fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
-for fz in safetensors:300000 npy:100000 image:2000; do
+for fz in safetensors:300000 npy:100000 image:20000; do
   fz_runs=${fz#*:} fz=${fz%%:*}
   step "fuzz-$fz-build" clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
     -mavx2 -mfma -I. "fuzz/fuzz_$fz.c" -o "build/fuzz_$fz" -lm
