@@ -26,7 +26,7 @@ step() {
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
+  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry test_families; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
@@ -42,6 +42,7 @@ matrix() {
   step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
   step "$m_cfg-naming" "build/$m_cfg/test_naming" tests/fixtures/naming tests/fixtures
   step "$m_cfg-registry" "build/$m_cfg/test_registry" tests/fixtures
+  step "$m_cfg-families" "build/$m_cfg/test_families" tests/fixtures/families
 }
 
 mkdir -p build/log
@@ -110,7 +111,7 @@ mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
+  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry test_families; do
     step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
   done
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
@@ -120,6 +121,7 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
   step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
   step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
+  step "$x_name-families" $x_run "build/$x_name/test_families$x_ext" tests/fixtures/families
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
@@ -151,6 +153,10 @@ step vit_b_16 big
 # when the tools change) and must match its PyTorch modules; `vit
 # classify` runs one with its config.json and labels.
 step naming-fixtures-drift $PY tools/naming_reference.py --check
+# DINOv2, CLIP, SigLIP, DeiT distilled and the rest as timm 1.0.31 and
+# transformers 4.48.3 make and save them: the committed small cases are
+# what tools/families_reference.py writes today.
+step families-fixtures-drift $PY tools/families_reference.py --check
 naming_big() {
   if [ ! build/naming_big/MANIFEST -nt tools/naming_reference.py ] || [ ! build/naming_big/MANIFEST -nt tools/export.py ]; then
     rm -rf build/naming_big && $PY tools/naming_reference.py --big build/naming_big || return 1

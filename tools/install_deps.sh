@@ -29,8 +29,13 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
 [ "$need" = cross ] && exit 0
-if [ ! -x build/venv/bin/python ] || ! build/venv/bin/python -c "import einops, torch" 2>/dev/null; then
-  echo "creating build/venv (system site packages + tools/requirements.txt)"
+# (Re)made when tools/requirements.txt changes: build/venv/requirements.txt
+# holds the list it was made from. timm and transformers are the ground
+# truth of the ViT families; --no-deps keeps Debian's torch the one torch.
+if [ ! -x build/venv/bin/python ] || ! cmp -s tools/requirements.txt build/venv/requirements.txt ||
+   ! build/venv/bin/python -c "import einops, torch, timm, transformers" 2>/dev/null; then
+  echo "making build/venv (system site packages + tools/requirements.txt)"
   /usr/bin/python3 -m venv --system-site-packages build/venv
   build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
+  cp tools/requirements.txt build/venv/requirements.txt
 fi

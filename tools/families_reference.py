@@ -1,0 +1,226 @@
+"""The ViT families people download, as timm and Hugging Face transformers save them: the reference for vit.h.
+
+    build/venv/bin/python tools/families_reference.py [--out tests/fixtures/families] [--check] [--big DIR]
+
+Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
+without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
+tower of a whole CLIPModel file), SigLIP, DeiT distilled, qk-norm and a ViT
+without a class token, each built by timm.create_model or transformers'
+own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
+with every parameter re-drawn (gammas, tokens, probes and norms too), saved
+with the library's own names and the config.json it writes (no vit.h
+metadata), and run on a random batch of 1 and of 3: the logits where the
+model has a head, the pooled features (timm's pre_logits, transformers'
+pooler_output) and every token (timm's forward_features, transformers'
+last_hidden_state). tests/test_families.c checks vit.h against them.
+
+--check regenerates into a temporary folder and compares (arrays within
+1e-5 of max(1, |ref|), the other files byte for byte); --big writes the
+full-size DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16 and DeiT-S distilled
+(about 800 MB: under build/).
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+import export as E
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "families")
+
+
+def _quiet_imports():
+    """timm and transformers, without their warnings about the hub client."""
+    import logging
+    import warnings
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    import timm
+    import transformers
+    transformers.logging.set_verbosity_error()
+    logging.disable(logging.NOTSET)
+    return timm, transformers
+
+
+def randomize(model, seed):
+    """Every parameter re-drawn, in module order: LayerNorm weights and layer-scale gammas 1 + 0.3 N(0,1),
+    biases 0.1 N(0,1), tokens, probes and position embeddings 0.5 N(0,1), matrices N(0,1)/sqrt(fan_in)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for owner in model.modules():
+            norm = isinstance(owner, torch.nn.LayerNorm)
+            for name, p in owner.named_parameters(recurse=False):
+                z = torch.randn(p.shape, generator=g)
+                if name in ("gamma", "lambda1") or (norm and name == "weight"):
+                    z = 1 + 0.3 * z
+                elif name.endswith("bias"):
+                    z = 0.1 * z
+                elif p.dim() == 1 or "weight" not in name:
+                    z = 0.5 * z
+                else:
+                    z = z / math.sqrt(math.prod(p.shape[1:]))
+                p.copy_(z)
+    return model.eval()
+
+
+def _seed(name):
+    return sum(ord(c) * (i + 1) for i, c in enumerate(name)) % 100003
+
+
+# ---- the cases ----
+# name -> (library, builder, image size): each builder returns the model, built small.
+
+def _timm(arch, **kw):
+    def build():
+        timm, _ = _quiet_imports()
+        return timm.create_model(arch, pretrained=False, **kw)
+    return build
+
+
+def _hf(cls_name, cfg_name, **kw):
+    def build():
+        _, transformers = _quiet_imports()
+        cfg = getattr(transformers, cfg_name)(**kw)
+        return getattr(transformers, cls_name)(cfg)
+    return build
+
+
+SMALL = dict(embed_dim=48, depth=2, num_heads=3)
+HF_SMALL = dict(hidden_size=48, num_hidden_layers=2, num_attention_heads=3)  # DINOv2 sizes its MLP by mlp_ratio
+CASES = {
+    "dinov2": ("timm", _timm("vit_small_patch14_dinov2", img_size=42, num_classes=5, **SMALL), 42),
+    "dinov2_reg4": ("timm", _timm("vit_small_patch14_reg4_dinov2", img_size=42, num_classes=5, **SMALL), 42),
+    "dinov2_swiglu": ("timm", _timm("vit_giant_patch14_dinov2", img_size=28, num_classes=4, embed_dim=48, depth=2, num_heads=3), 28),
+    "clip": ("timm", _timm("vit_base_patch16_clip_224", img_size=32, num_classes=6, **SMALL), 32),
+    "clip_quickgelu": ("timm", _timm("vit_base_patch16_clip_quickgelu_224", img_size=32, num_classes=6, **SMALL), 32),
+    "siglip": ("timm", _timm("vit_base_patch16_siglip_224", img_size=48, num_classes=5, **SMALL), 48),
+    "deit_distilled": ("timm", _timm("deit_tiny_distilled_patch16_224", img_size=32, num_classes=7, **SMALL), 32),
+    "qk_norm": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, qk_norm=True, **SMALL), 32),
+    "no_cls_avg": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, class_token=False, global_pool="avg", **SMALL), 32),
+    "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
+    "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
+    "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
+                                num_register_tokens=4, **HF_SMALL), 28),
+    "hf_clip": ("hf", _hf("CLIPVisionModelWithProjection", "CLIPVisionConfig", image_size=32, patch_size=8, projection_dim=20,
+                          intermediate_size=96, **HF_SMALL), 32),
+    "hf_siglip": ("hf", _hf("SiglipVisionModel", "SiglipVisionConfig", image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL), 32),
+}
+BIG = {
+    "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
+    "clip_b16": ("timm", _timm("vit_base_patch16_clip_224"), 224),
+    "siglip_b16": ("timm", _timm("vit_base_patch16_siglip_224"), 224),
+    "deit_s_distilled": ("timm", _timm("deit_small_distilled_patch16_224"), 224),
+}
+
+
+def outputs(lib, model, x):
+    """(logits or None, pooled features, every token) as the library computes them."""
+    with torch.no_grad():
+        if lib == "timm":
+            tokens = model.forward_features(x)
+            feats = model.forward_head(tokens, pre_logits=True)
+            logits = model.forward_head(tokens) if model.num_classes else None
+            return logits, feats, tokens
+        out = model(pixel_values=x)
+        logits = getattr(out, "image_embeds", None)
+        pooled = out.pooler_output if getattr(out, "pooler_output", None) is not None else None
+        return logits, pooled, out.last_hidden_state
+
+
+def _save_model(lib, model, d):
+    """The library's own names, F32, and its config.json, as a hub download has them."""
+    os.makedirs(d, exist_ok=True)
+    tensors = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+    E.write_safetensors(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
+    if lib == "timm":
+        from timm.models._hub import save_config_for_hf
+        save_config_for_hf(model, os.path.join(d, "config.json"))
+    else:
+        model.config.to_json_file(os.path.join(d, "config.json"))
+
+
+def _npy(path, t):
+    np.save(path, np.ascontiguousarray(t.detach().numpy(), dtype=np.float32))
+
+
+def write_case(out, name, spec):
+    lib, build, size = spec
+    torch.manual_seed(0)
+    model = randomize(build(), _seed(name))
+    _save_model(lib, model, os.path.join(out, name))
+    g = torch.Generator().manual_seed(_seed(name) + 1)
+    for b in (1, 3):
+        x = torch.randn(b, 3, size, size, generator=g)
+        logits, feats, tokens = outputs(lib, model, x)
+        _npy(os.path.join(out, f"{name}.in{b}.npy"), x)
+        if logits is not None:
+            _npy(os.path.join(out, f"{name}.logits{b}.npy"), logits)
+        if feats is not None:
+            _npy(os.path.join(out, f"{name}.feat{b}.npy"), feats)
+        _npy(os.path.join(out, f"{name}.tokens{b}.npy"), tokens)
+    return name
+
+
+def generate(out, cases):
+    os.makedirs(out, exist_ok=True)
+    names = [write_case(out, name, spec) for name, spec in cases.items()]
+    with open(os.path.join(out, "MANIFEST"), "w") as f:
+        f.write("".join(f"{n}\n" for n in names))
+    return names
+
+
+def check(committed):
+    problems = []
+    with tempfile.TemporaryDirectory() as fresh:
+        generate(fresh, CASES)
+        for root, _, files in os.walk(fresh):
+            for fname in files:
+                new = os.path.join(root, fname)
+                rel = os.path.relpath(new, fresh)
+                old = os.path.join(committed, rel)
+                if not os.path.exists(old):
+                    problems.append(f"missing from {committed}: {rel}")
+                elif fname.endswith(".npy"):
+                    a, b = np.load(new), np.load(old)
+                    tol = 1e-5 * max(1.0, float(np.abs(b).max()))
+                    if a.shape != b.shape or float(np.abs(a - b).max()) > tol:
+                        problems.append(f"{rel}: differs (shape {a.shape} vs {b.shape})")
+                else:
+                    with open(new, "rb") as f1, open(old, "rb") as f2:
+                        if f1.read() != f2.read():
+                            problems.append(f"{rel}: bytes differ")
+    if problems:
+        print(f"{committed} has drifted from tools/families_reference.py:", *problems, sep="\n  ")
+        return 1
+    print(f"{committed}: all {len(CASES)} families current")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=FIXTURES)
+    parser.add_argument("--check", action="store_true", help="compare a fresh run with the committed fixtures")
+    parser.add_argument("--big", metavar="DIR", help="write the full-size models into DIR instead")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # the same bits on any machine with the same BLAS
+    if args.check:
+        return check(args.out)
+    if args.big:
+        torch.set_num_threads(4)
+        generate(args.big, BIG)
+        print(f"wrote {len(BIG)} full-size models to {args.big}")
+        return 0
+    generate(args.out, CASES)
+    print(f"wrote {len(CASES)} families to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
