@@ -5132,17 +5132,17 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         } else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
         else if (level == 2 && !strcmp(k, "std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
         else if (level == 2 && !strcmp(k, "crop_pct")) r = vit__cfg_nums(c, j, k, c->crop, sizeof c->crop);
-        else if (level == 2 && !strcmp(k, "input_size")) {
-            /* [channels, height, width]: the image size, when square */
-            double v[3];
-            int n = 0, ok = vit__json_eat(j, '[');
-            while (ok && n < 3 && vit__json_num(j, &v[n])) {
+        else if (level == 1 && !strcmp(k, "img_size")) {
+            /* the size the model was built for: N or [N, N] */
+            double v[2];
+            int n = 0, list = vit__json_eat(j, '[');
+            while (n < 2 && vit__json_num(j, &v[n])) {
                 n++;
-                if (!vit__json_eat(j, ',')) break;
+                if (!list || !vit__json_eat(j, ',')) break;
             }
-            if (!ok || n != 3 || !vit__json_eat(j, ']') || v[1] < 1 || v[1] > 8192 || v[1] != floor(v[1]))
-                return vit__fail(VIT_ERR_FORMAT, "%s: 'input_size' is not a list [channels, height, width]", c->st.src);
-            if (v[1] == v[2] && !c->image) c->image = (int32_t)v[1];
+            if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) || (n == 2 && v[1] != v[0]))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'img_size' is not a square size (N or [N, N])", c->st.src);
+            c->image = (int32_t)v[0];
         }
         else if (!vit__json_skip(j, level + 1)) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, k);
         if (r != VIT_OK) return r;
@@ -5304,9 +5304,14 @@ static const vit__vit_naming vit__vit_names[] = {
     {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre", "blocks.%d.",
      &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
      "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM},
-    /* transformers' Dinov2Model (with registers: Dinov2WithRegistersModel),
-       probed before its ViT, whose names it shares in part; its mask token
-       only serves masked training */
+    /* transformers' Dinov2WithRegistersModel: Dinov2Model's names, and it
+       resizes its position embedding with antialiasing */
+    {"hf_dinov2_reg", {"hf_dinov2_reg", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
+                   "embeddings.register_tokens", 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
+     "embeddings.register_tokens", "", "Dinov2WithRegistersModel", "Dinov2WithRegistersModel", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TIMM},
+    /* transformers' Dinov2Model, probed before its ViT, whose names it
+       shares in part; its mask token only serves masked training */
     {"hf_dinov2", {"hf_dinov2", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
                    "embeddings.register_tokens", 0},
      NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
@@ -6704,7 +6709,7 @@ VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {
 }
 
 VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how) {
-    int32_t P, G, G2, C, T2, K, c, y, x, i, j;
+    int32_t P, G, G2, C, T2, K, c, y, x, i, j, pp;
     vit_arena ex, tmp;
     int32_t *idx, *cnt;
     float *pos, *w;
@@ -6718,7 +6723,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     if (image_size < P || image_size % P || image_size > 8192)
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
     G2 = image_size / P;
-    T2 = G2 * G2 + 1;
+    pp = m->cfg.pos_prefix;
+    T2 = G2 * G2 + pp;
     if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
@@ -6732,10 +6738,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
     pos = (float *)ex.base;
-    /* Class token untouched; the (C, G, G) grid resized separably: the
-       weighted sum along x of each source row, then along y, as PyTorch's
-       kernels order it. */
-    memcpy(pos, m->patch_w.pos.data, (size_t)C * sizeof(float));
+    /* The prefix tokens' positions untouched; the (C, G, G) grid resized
+       separably: the weighted sum along x of each source row, then along
+       y, as PyTorch's kernels order it. */
+    memcpy(pos, m->patch_w.pos.data, (size_t)pp * C * sizeof(float));
     for (y = 0; y < G2; y++)
         for (x = 0; x < G2; x++) {
             const int32_t *iy = idx + (size_t)y * K, *ix = idx + (size_t)x * K;
@@ -6744,10 +6750,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
                 float acc = 0.0f;
                 for (i = 0; i < cnt[y]; i++) {
                     float row = 0.0f;
-                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(1 + iy[i] * G + ix[j]) * C + c];
+                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(pp + iy[i] * G + ix[j]) * C + c];
                     acc += wy[i] * row;
                 }
-                pos[(size_t)(1 + y * G2 + x) * C + c] = acc;
+                pos[(size_t)(pp + y * G2 + x) * C + c] = acc;
             }
         }
     vit_arena_free(&tmp);

@@ -3,7 +3,9 @@
    class token; tools/families_reference.py writes them from the libraries'
    own classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within
-   1e-4 relative to max(1, |ref|), with vit_model_memory exact.
+   1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
+   MANIFEST gives a second size, the same at that size, the position
+   embedding resampled as the library does it.
    Usage: test_families [DIR]   (default tests/fixtures/families). */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
@@ -46,7 +48,38 @@ static void check_output(const vit_model *m, const vit_tensor *x, const vit_forw
     vit_arena_free(&io);
 }
 
-static void run_case(const char *dir, const char *name) {
+/* At image size S (0: none), the position embedding resampled as the
+   file's library does it (vit_model_set_image_size): features and tokens. */
+static void run_resized(vit_model *m, const char *dir, const char *name, int S) {
+    char path[1024], label[400];
+    vit_arena io;
+    vit_tensor x;
+    vit_forward_opts o;
+    if (!S) return;
+    if (vit_model_set_image_size(m, S) != VIT_OK) {
+        expect(0, name);
+        printf("  set_image_size %d: %s\n", S, vit_last_error());
+        return;
+    }
+    if (vit_arena_init_alloc(&io, 16u << 20) != VIT_OK) return;
+    snprintf(path, sizeof path, "%s/%s.in_s%d.npy", dir, name, S);
+    if (vit_npy_load(&io, path, &x) == VIT_OK) {
+        memset(&o, 0, sizeof o);
+        o.features = 1;
+        snprintf(path, sizeof path, "%s/%s.feat_s%d.npy", dir, name, S);
+        snprintf(label, sizeof label, "%s pooled features at %dx%d", name, S, S);
+        check_output(m, &x, &o, path, label);
+        o.features = 0;
+        o.tokens = 1;
+        snprintf(path, sizeof path, "%s/%s.tokens_s%d.npy", dir, name, S);
+        snprintf(label, sizeof label, "%s tokens at %dx%d", name, S, S);
+        check_output(m, &x, &o, path, label);
+    } else
+        expect(0, path);
+    vit_arena_free(&io);
+}
+
+static void run_case(const char *dir, const char *name, int resize) {
     char path[1024], label[400];
     vit_model m;
     vit_arena io;
@@ -87,19 +120,23 @@ static void run_case(const char *dir, const char *name) {
         check_output(&m, &x, &o, path, label);
         vit_arena_free(&io);
     }
+    run_resized(&m, dir, name, resize);
     vit_model_free(&m);
 }
 
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures/families";
-    char path[1024], name[128];
+    char path[1024], line[256], name[128];
     FILE *f;
     snprintf(path, sizeof path, "%s/MANIFEST", dir);
     if (!(f = fopen(path, "r"))) {
         printf("cannot open %s\n", path);
         return 1;
     }
-    while (fscanf(f, "%127s", name) == 1) run_case(dir, name);
+    while (fgets(line, sizeof line, f)) {
+        int size = 0;
+        if (sscanf(line, "%127s %d", name, &size) >= 1) run_case(dir, name, size);
+    }
     fclose(f);
     printf("test_families: %d passed, %d failed\n", passed, failed);
     return failed != 0;

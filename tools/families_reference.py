@@ -96,7 +96,7 @@ SMALL = dict(embed_dim=48, depth=2, num_heads=3)
 HF_SMALL = dict(hidden_size=48, num_hidden_layers=2, num_attention_heads=3)  # DINOv2 sizes its MLP by mlp_ratio
 CASES = {
     "dinov2": ("timm", _timm("vit_small_patch14_dinov2", img_size=42, num_classes=5, **SMALL), 42),
-    "dinov2_reg4": ("timm", _timm("vit_small_patch14_reg4_dinov2", img_size=42, num_classes=5, **SMALL), 42),
+    "dinov2_reg4": ("timm", _timm("vit_small_patch14_reg4_dinov2", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
     "dinov2_swiglu": ("timm", _timm("vit_giant_patch14_dinov2", img_size=28, num_classes=4, embed_dim=48, depth=2, num_heads=3), 28),
     "clip": ("timm", _timm("vit_base_patch16_clip_224", img_size=32, num_classes=6, **SMALL), 32),
     "clip_quickgelu": ("timm", _timm("vit_base_patch16_clip_quickgelu_224", img_size=32, num_classes=6, **SMALL), 32),
@@ -134,6 +134,12 @@ def outputs(lib, model, x):
         return logits, pooled, out.last_hidden_state
 
 
+# Cases also run at another image size, the position embedding resampled
+# as the library does: timm's dynamic_img_size (resample_abs_pos_embed),
+# transformers' interpolate_pos_encoding.
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21}
+
+
 def _save_model(lib, model, d):
     """The library's own names, F32, and its config.json, as a hub download has them."""
     os.makedirs(d, exist_ok=True)
@@ -165,6 +171,12 @@ def write_case(out, name, spec):
         if feats is not None:
             _npy(os.path.join(out, f"{name}.feat{b}.npy"), feats)
         _npy(os.path.join(out, f"{name}.tokens{b}.npy"), tokens)
+    if name in RESIZE:
+        x = torch.randn(2, 3, RESIZE[name], RESIZE[name], generator=g)
+        _, feats, tokens = outputs(lib, model, x)
+        _npy(os.path.join(out, f"{name}.in_s{RESIZE[name]}.npy"), x)
+        _npy(os.path.join(out, f"{name}.feat_s{RESIZE[name]}.npy"), feats)
+        _npy(os.path.join(out, f"{name}.tokens_s{RESIZE[name]}.npy"), tokens)
     return name
 
 
@@ -172,7 +184,7 @@ def generate(out, cases):
     os.makedirs(out, exist_ok=True)
     names = [write_case(out, name, spec) for name, spec in cases.items()]
     with open(os.path.join(out, "MANIFEST"), "w") as f:
-        f.write("".join(f"{n}\n" for n in names))
+        f.write("".join(f"{n} {RESIZE[n]}\n" if n in RESIZE else f"{n}\n" for n in names))
     return names
 
 
