@@ -12,7 +12,7 @@ case "$need" in
   bench) pkgs="$pkgs libopenblas-dev" ;;
   cross) pkgs="gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross" ;;
   web) pkgs="make libsimde-dev libstb-dev emscripten node-acorn dataset-fashion-mnist" ;;
-  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn" ;;
+  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn chromium python3-pil" ;;
 esac
 missing=""
 for p in $pkgs; do
