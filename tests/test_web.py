@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The attention-map page (examples/web, built by `make web`) in Debian's
 headless Chromium, driven through the DevTools protocol over a pipe
-(--remote-debugging-pipe: no port, standard library only), served on
-127.0.0.1 by examples/web/serve.py.
+(--remote-debugging-pipe: no port; the driver is standard library, the
+checks use Debian's numpy and PIL), served on 127.0.0.1 by
+examples/web/serve.py.
 
     test_web.py WEB_DIR VIT LOG_DIR      (tests/run.sh: build/web build/native/vit build/log)
 
@@ -14,9 +15,11 @@ mean) / std of the idx file's pixels, as examples/04_fashion.c makes it.
 Screenshots go to LOG_DIR/web_*.png, and the rollout and every head's map
 must be in them, in colour. A corrupt model, a model over the size limit,
 a model that is not a ViT classifier and a file that is not an image each
-give a message, and the page classifies as before afterwards. Every request
-the page makes stays on the loopback server. Waits are for the page's own
-job queue (no sleeps); a generous deadline only turns a hang into a failure.
+give a message (vit.h's own for a truncated or garbage file; the page's
+for a mean without its std in the metadata), and the page classifies as
+before. Every request the page makes stays on the loopback server. Waits
+are for the page's own job queue (no sleeps); a generous deadline only
+turns a hang into a failure.
 """
 import base64
 import fcntl
@@ -328,14 +331,15 @@ def run(web, vit, log, work):
 
             with open(model, "rb") as f:
                 data = f.read()
-            bad = {"truncated.safetensors": data[:len(data) // 2], "garbage.safetensors": b"not a safetensors file at all\n"}
+            bad = {"truncated.safetensors": data[:len(data) // 2], "garbage.safetensors": b"not a safetensors file at all\n",
+                   "no_std.safetensors": data.replace(b'"input_std"', b'"input_xtd"', 1)}  # a mean without its std
             for name, body in bad.items():
                 path = os.path.join(work, name)
                 with open(path, "wb") as f:
                     f.write(body)
                 msg = page.choose_file("#model-file", path)
                 check(msg["kind"] == "error" and msg["text"].startswith(name + ": ") and len(msg["text"]) > len(name) + 10,
-                      f"a corrupt model ({name}) is refused with vit.h's message: {msg['text']!r}")
+                      f"a corrupt model ({name}) is refused with a message: {msg['text']!r}")
                 same_as_before(f"the corrupt {name}")
             msg = page.choose_file("#model-file", os.path.join(ROOT, "models", "fashion_mlp.safetensors"))
             check(msg["kind"] == "error" and "ViT classifier" in msg["text"], f"a model that is not a ViT classifier: {msg['text']!r}")

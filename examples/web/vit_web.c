@@ -61,15 +61,14 @@ static int parse3(const char *s, float v[3]) {
 /* The preprocessing `vit classify` chooses without options: the file's
    input_mean/input_std and timm's crop_pct when it has them, else ImageNet's
    mean/std (vit_image_preprocess's defaults, spelled out here so that the
-   crop can be shown) and a 256/224 resize. */
-static vit_result choose_preprocess(const vit_model *m, vit_preprocess *pp) {
+   crop can be shown) and a 256/224 resize. 0 when the metadata is malformed. */
+static int choose_preprocess(const vit_model *m, vit_preprocess *pp) {
     static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
     const char *mean = vit_model_meta(m, "input_mean"), *std = vit_model_meta(m, "input_std"), *s;
     int32_t S = m->cfg.image_size;
     memset(pp, 0, sizeof *pp);
     pp->crop = S;
-    if ((mean && !parse3(mean, pp->mean)) || (std && !parse3(std, pp->std)) || (!mean != !std))
-        return vit__fail(VIT_ERR_FORMAT, "input_mean and input_std in the file's metadata take one or three numbers each, and go together");
+    if ((mean && !parse3(mean, pp->mean)) || (std && !parse3(std, pp->std)) || (!mean != !std)) return 0;
     if (!mean) {
         memcpy(pp->mean, imagenet_mean, sizeof pp->mean);
         memcpy(pp->std, imagenet_std, sizeof pp->std);
@@ -77,7 +76,7 @@ static vit_result choose_preprocess(const vit_model *m, vit_preprocess *pp) {
     if ((s = vit_model_meta(m, "input_crop_pct")) && atof(s) > 0.0) pp->resize = (int32_t)(S / atof(s));
     else pp->resize = mean ? S : S * 256 / 224;
     if (pp->resize < S) pp->resize = S;
-    return VIT_OK;
+    return 1;
 }
 
 EMSCRIPTEN_KEEPALIVE const char *web_error(void) { return W.err; }
@@ -111,8 +110,12 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
     probe.shape[2] = probe.shape[3] = m.cfg.image_size;
     memset(&opts, 0, sizeof opts);
     opts.attn = &probe; /* vit_model_memory only looks at whether it is set */
-    if ((r = choose_preprocess(&m, &pp)) != VIT_OK || (r = vit_model_memory(&m, &probe, &opts, &bytes)) != VIT_OK ||
-        (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
+    if (!choose_preprocess(&m, &pp)) {
+        vit_model_free(&m);
+        free(data);
+        return fail_msg(VIT_ERR_FORMAT, "input_mean and input_std in the file's metadata take one or three numbers each, and go together");
+    }
+    if ((r = vit_model_memory(&m, &probe, &opts, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
         vit_model_free(&m);
         free(data);
         return fail(r);
@@ -161,7 +164,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_label(int32_t k) { return W.file ? vit_mode
 static vit_result image_stage(vit_arena *a, const void *data, size_t size) {
     const vit_config *c = &W.m.cfg;
     int32_t G = c->image_size / c->patch_size, T = G * G + 1, ch, i;
-    size_t n, mark;
+    size_t n, j, mark;
     vit_tensor img;
     vit_result r;
     if ((r = vit_image_load_memory(a, data, size, c->in_channels, &img)) != VIT_OK) return r;
@@ -179,7 +182,7 @@ static vit_result image_stage(vit_arena *a, const void *data, size_t size) {
     /* The crop as the model saw it, normalisation undone. */
     n = (size_t)W.x.shape[2] * W.x.shape[3];
     for (ch = 0; ch < c->in_channels; ch++)
-        for (i = 0; i < (int32_t)n; i++) W.seen.data[ch * n + i] = W.x.data[ch * n + i] * W.pp.std[ch] + W.pp.mean[ch];
+        for (j = 0; j < n; j++) W.seen.data[ch * n + j] = W.x.data[ch * n + j] * W.pp.std[ch] + W.pp.mean[ch];
     return VIT_OK;
 }
 
