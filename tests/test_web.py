@@ -226,7 +226,10 @@ def native_probs(vit, model, x, work):
 def compare(page, vit, model, image, work, what, want_input=None):
     """The page's last result for `image` against the native CLI's."""
     m = page.js("vitWeb.model")
-    last = page.js("vitWeb.last")
+    last = page.js("vitWeb.last") or {"name": None, "probs": [], "input": []}
+    check(last["name"] == os.path.basename(image), f"{what}: the page's last result is this image's ({last['name']})")
+    if last["name"] != os.path.basename(image):
+        return None
     probs = np.array(last["probs"])
     x = np.array(last["input"], dtype=np.float32).reshape(1, m["channels"], m["crop"], m["crop"])
     rows = native_classify(vit, model, image)
