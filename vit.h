@@ -1035,7 +1035,14 @@ typedef simde__m256 vit__vf;
 #define vit__v_sub(a, b) simde_mm256_sub_ps(a, b)
 #define vit__v_mul(a, b) simde_mm256_mul_ps(a, b)
 #define vit__v_div(a, b) simde_mm256_div_ps(a, b)
+#if defined(SIMDE_WASM_SIMD128_NATIVE) && !defined(SIMDE_X86_FMA_NATIVE)
+/* WebAssembly has no fused multiply-add, and SIMDe 0.7's fmadd then runs
+   lane by lane through memory (10x slower than scalar code); its result
+   is a*b rounded, then + c rounded, which this computes vectorised. */
+#define vit__v_fma(a, b, c) simde_mm256_add_ps(simde_mm256_mul_ps(a, b), c)
+#else
 #define vit__v_fma(a, b, c) simde_mm256_fmadd_ps(a, b, c) /* a*b + c */
+#endif
 #define vit__v_max(a, b) simde_mm256_max_ps(a, b)
 #define vit__v_min(a, b) simde_mm256_min_ps(a, b)
 #define vit__v_floor(a) simde_mm256_floor_ps(a)

@@ -127,6 +127,11 @@ cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
 cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
 cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
+# The attention-map page (examples/web) in Debian's headless Chromium, served
+# on 127.0.0.1: classes and probabilities as build/native/vit's, maps in the
+# screenshots (build/log/web_*.png), bad files refused with a message.
+step web-build make -s web
+step web-chromium $PY tests/test_web.py build/web build/native/vit build/log
 
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm
