@@ -94,6 +94,7 @@ def _hf(cls_name, cfg_name, **kw):
 
 SMALL = dict(embed_dim=48, depth=2, num_heads=3)
 HF_SMALL = dict(hidden_size=48, num_hidden_layers=2, num_attention_heads=3)  # DINOv2 sizes its MLP by mlp_ratio
+TEXT = dict(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=8)
 CASES = {
     "dinov2": ("timm", _timm("vit_small_patch14_dinov2", img_size=42, num_classes=5, **SMALL), 42),
     "dinov2_reg4": ("timm", _timm("vit_small_patch14_reg4_dinov2", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
@@ -111,6 +112,11 @@ CASES = {
     "hf_clip": ("hf", _hf("CLIPVisionModelWithProjection", "CLIPVisionConfig", image_size=32, patch_size=8, projection_dim=20,
                           intermediate_size=96, **HF_SMALL), 32),
     "hf_siglip": ("hf", _hf("SiglipVisionModel", "SiglipVisionConfig", image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL), 32),
+    # whole image-text models: vit.h reads the image tower and leaves the text tower
+    "hf_clip_full": ("hf", _hf("CLIPModel", "CLIPConfig", projection_dim=20, text_config=TEXT,
+                               vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
+    "hf_siglip_full": ("hf", _hf("SiglipModel", "SiglipConfig", text_config=TEXT,
+                                 vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
 }
 BIG = {
     "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
@@ -128,6 +134,10 @@ def outputs(lib, model, x):
             feats = model.forward_head(tokens, pre_logits=True)
             logits = model.forward_head(tokens) if model.num_classes else None
             return logits, feats, tokens
+        if hasattr(model, "vision_model") and hasattr(model, "text_model"):  # a CLIPModel or SiglipModel
+            out = model.vision_model(pixel_values=x)
+            logits = model.get_image_features(pixel_values=x) if hasattr(model, "visual_projection") else None
+            return logits, out.pooler_output, out.last_hidden_state
         out = model(pixel_values=x)
         logits = getattr(out, "image_embeds", None)
         pooled = out.pooler_output if getattr(out, "pooler_output", None) is not None else None
