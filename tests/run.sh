@@ -185,7 +185,10 @@ for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=16,patch_size=8,num_layers=2,num_heads=1,hidden_dim=9,mlp_dim=11,num_classes=5 --num-classes 0 --dtype F16" \
             "reference:seed001.VisionTransformer:image_size=21,patch_size=7,num_layers=2,num_heads=3,token_dim=15,mlp_dim=17,num_classes=4,in_channels=1" \
             "reference:seed004.ViT:in_channels=2,patch_size=5,emb_size=20,img_size=15,depth=2,n_classes=3,num_heads=4 --batch 3" \
-            "nn:MultiheadAttention:embed_dim=30,num_heads=6,batch_first=True --tokens 13"; do
+            "nn:MultiheadAttention:embed_dim=30,num_heads=6,batch_first=True --tokens 13" \
+            "timm:vit_small_patch14_reg4_dinov2:depth=2,img_size=56,embed_dim=36,num_heads=3 --num-classes 4 --batch 3" \
+            "timm:vit_base_patch16_siglip_224:depth=2,img_size=48,embed_dim=40,num_heads=5 --num-classes 3" \
+            "timm:deit_tiny_distilled_patch16_224:depth=2,img_size=32 --num-classes 5"; do
   n=$((n + 1))
   # shellcheck disable=SC2086
   step "roundtrip-$n-$(echo "$spec" | cut -d: -f2 | cut -d' ' -f1)" $PY tools/roundtrip.py $spec --vit build/native/vit

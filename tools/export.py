@@ -6,6 +6,8 @@
 SPEC names a module to build:
     torchvision:vit_b_16                    a torchvision builder (vit_b_32, vit_l_16, vit_l_32, vit_h_14)
     torchvision:VisionTransformer:image_size=32,patch_size=8,...   a torchvision class with arguments
+    timm:vit_small_patch14_dinov2[:depth=2,...]   a timm model (DINOv2, CLIP, SigLIP, DeiT, ...), written
+                                            in timm's own names with the config.json timm writes
     nn:MultiheadAttention:embed_dim=24,num_heads=4,batch_first=True
     reference:seed001.VisionTransformer:image_size=32,...          a class of tools/reference.py
 --num-classes 0 replaces a ViT's head by nn.Identity (vit.h then returns features).
@@ -701,24 +703,52 @@ def _set_arg(spec, factory, kwargs, names, value, flag):
     kwargs[name] = value
 
 
-def build(spec, num_classes=None, image_size=None):
+def _timm():
+    """timm (tools/requirements.txt pins it into build/venv), quietly: it warns about its hub client."""
+    import logging
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        try:
+            import timm
+        except ImportError as e:
+            raise ExportError(f"timm specs need timm ({e}); run make deps, then use build/venv/bin/python") from None
+        finally:
+            logging.disable(logging.NOTSET)
+    return timm
+
+
+def build(spec, num_classes=None, image_size=None, pretrained=False):
     """Build the module a SPEC names (see the module docstring), in eval mode."""
     prefix, _, rest = spec.partition(":")
     name, _, args = rest.partition(":")
-    roots = {"torchvision": tv, "nn": nn, "reference": R}
+    roots = {"torchvision": tv, "nn": nn, "reference": R, "timm": None}
     if prefix not in roots or not name:
-        raise ExportError(f"spec {spec!r}: expected torchvision:NAME, nn:NAME or reference:NAME, then :arg=value,...")
-    factory = roots[prefix]
-    for part in name.split("."):
-        factory = getattr(factory, part, None)
-        if factory is None:
-            raise ExportError(f"spec {spec!r}: {prefix} has no {name!r}")
+        raise ExportError(f"spec {spec!r}: expected torchvision:NAME, timm:NAME, nn:NAME or reference:NAME, then :arg=value,...")
     kwargs = {}
     for item in filter(None, args.split(",")):
         key, eq, text = item.partition("=")
         if not eq:
             raise ExportError(f"spec {spec!r}: argument {item!r} is not key=value")
         kwargs[key.strip()] = _value(text.strip())
+    if prefix == "timm":
+        timm = _timm()
+        if image_size is not None:
+            kwargs["img_size"] = image_size
+        if num_classes is not None:
+            kwargs["num_classes"] = num_classes
+        try:
+            return timm.create_model(name, pretrained=pretrained, **kwargs).eval()
+        except RuntimeError as e:
+            raise ExportError(f"spec {spec!r}: {e}") from None
+    if pretrained:
+        raise ExportError("--pretrained applies to timm specs")
+    factory = roots[prefix]
+    for part in name.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise ExportError(f"spec {spec!r}: {prefix} has no {name!r}")
     if image_size is not None:
         _set_arg(spec, factory, kwargs, ("image_size", "img_size"), image_size, "--image-size")
     if num_classes:
@@ -729,8 +759,17 @@ def build(spec, num_classes=None, image_size=None):
     return module.eval()
 
 
+def export_timm(model, path, dtype="F32"):
+    """A timm model as timm saves it for the hub: its state_dict names, no vit.h metadata, and the
+    config.json timm's save_config_for_hf writes (architecture, model_args, pretrained_cfg) beside it."""
+    from timm.models._hub import save_config_for_hf
+    sd = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+    write_safetensors(path, sd, {"format": "pt"}, dtype)
+    save_config_for_hf(model, os.path.join(os.path.dirname(os.path.abspath(path)), "config.json"))
+
+
 def add_build_args(parser):
-    parser.add_argument("spec", help="torchvision:vit_b_16, torchvision:VisionTransformer:k=v,..., "
+    parser.add_argument("spec", help="torchvision:vit_b_16, torchvision:VisionTransformer:k=v,..., timm:vit_small_patch14_dinov2[:k=v,...], "
                                      "nn:MultiheadAttention:k=v,..., reference:seed001.VisionTransformer:k=v,...")
     parser.add_argument("--num-classes", type=int, help="classes of a ViT's head; 0 removes the head (features)")
     parser.add_argument("--image-size", type=int, help="image size of a ViT or patch embedding")
@@ -744,17 +783,22 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, help="re-draw all parameters with this seed (default: keep the init)")
     parser.add_argument("--naming", choices=NAMINGS, help="write a torchvision ViT in this library's names, without "
                                                           "vit.h metadata (and config.json beside it); see export_naming")
+    parser.add_argument("--pretrained", action="store_true", help="timm specs: the pretrained weights (timm downloads them "
+                                                                   "from the Hugging Face hub, or finds them in its cache)")
     args = parser.parse_args(argv)
     try:
-        module = build(args.spec, args.num_classes, args.image_size)
+        module = build(args.spec, args.num_classes, args.image_size, args.pretrained)
         if args.seed is not None:
             randomize(module, args.seed)
-        if args.naming:
+        if args.spec.startswith("timm:"):
+            export_timm(module, args.out, args.dtype)
+            meta = {"kind": "vit", "naming": "timm"}
+        elif args.naming:
             export_naming(module, args.out, args.naming, dtype=args.dtype)
             meta = {"kind": "vit", "naming": args.naming}
         else:
             meta = export_module(module, args.out, dtype=args.dtype)
-    except (ExportError, TypeError) as e:
+    except (ExportError, TypeError, OSError) as e:
         parser.exit(2, f"export.py: error: {e}\n")
     count = sum(p.numel() for p in module.state_dict().values())
     print(f"wrote {args.out}: kind={meta['kind']} naming={meta['naming']}, {count} weights as {args.dtype}")
