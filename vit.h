@@ -831,11 +831,21 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
 
 /* ---- I/O: images ---- */
 
+/* PIL's antialiased resampling filters (torchvision and timm resize PIL
+   images with them): BILINEAR the triangle, BICUBIC Keys' cubic a = -0.5,
+   both stretched by the shrink factor. */
+typedef enum vit_resample { VIT_RESAMPLE_BILINEAR = 0, VIT_RESAMPLE_BICUBIC = 1 } vit_resample;
+
 typedef struct vit_preprocess {
-    int32_t resize;   /* short side after resizing; 0: 256 (torchvision's ViT weights) */
+    int32_t resize;   /* short side after resizing (squash: both sides); 0: 256 (torchvision's ViT weights) */
     int32_t crop;     /* centre crop; 0: 224 */
     float mean[3];    /* per channel; all 0: ImageNet's 0.485 0.456 0.406 */
     float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 */
+    vit_resample resample; /* the resize's filter; 0: bilinear */
+    int32_t squash;   /* 1: both sides to `resize`, the aspect not kept (timm's crop_mode 'squash',
+                         transformers' size {height, width}: SigLIP) */
+    int32_t crop_floor; /* 1: the crop's offset (resized - crop) / 2 rounds down (transformers'
+                           center_crop); 0: to the nearest, halves to even (torchvision's) */
 } vit_preprocess;
 
 /* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
@@ -850,10 +860,29 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
 VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img);
 #endif
 #endif
-/* torchvision's ImageClassification transform: resize the short side with
-   antialiased bilinear filtering (PIL's and torch's antialias=True
-   filter), centre crop, normalise. img (C, H, W) -> out (1, C, crop, crop). */
+/* torchvision's ImageClassification transform (and timm's eval transform):
+   resize the short side (or both, squash) with PIL's antialiased bilinear
+   or bicubic filter, centre crop, normalise. img (C, H, W) -> out (1, C,
+   crop, crop). */
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out);
+/* The preprocessing a ViT's files ask for (the metadata vit.h writes, or
+   what the loader read from timm's pretrained_cfg and transformers'
+   preprocessor_config.json), into *p:
+     mean, std   input_mean and input_std (one or C numbers each), else
+                 ImageNet's
+     crop        input_crop, else the model's image size; a crop that is not
+                 the image size (transformers' DINOv2: 224 for 518) is
+                 what the model expects after vit_model_set_image_size
+     resize      input_resize, else floor(crop / input_crop_pct) (timm),
+                 else the crop when the file has its own mean (a model
+                 trained here), else crop * 256 / 224 (torchvision's ViTs)
+     resample    input_interpolation: bilinear (default) or bicubic
+     squash      input_crop_mode: center (default) or squash
+     crop_floor  input_crop_offset: round (default) or floor
+   VIT_ERR_FORMAT names a malformed key, VIT_ERR_UNSUPPORTED a filter or
+   crop mode vit_image_preprocess does not have, VIT_ERR_ARG a model that
+   is not a ViT. */
+VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p);
 
 /* ---- I/O: PNG ---- */
 
@@ -4857,7 +4886,8 @@ struct vit__ld {
     const char *norm;         /* the final LayerNorm's name when not the naming's first */
     const char **labels;      /* n_labels class names for m->labels (temporary storage) */
     int32_t n_labels;
-    const char *xk[4], *xv[4]; /* metadata derived from a config.json, after the file's */
+    const char *xk[9], *xv[9]; /* metadata derived from a config.json, after the file's */
+    char xbuf[2][24];         /* text of those that are numbers */
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
 };
@@ -5003,7 +5033,14 @@ typedef struct vit__cfg {
     const char *labels_key;     /* "id2label" or "label_names" */
     vit__label_desc *desc;      /* n_desc of timm's label_descriptions, in cap slots */
     int32_t n_desc;
-    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg, as text: "0.5,0.5,0.5" */
+    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg (or transformers' image_mean, image_std), as text: "0.5,0.5,0.5" */
+    char interp[16], crop_mode[16];   /* timm's pretrained_cfg interpolation and crop_mode */
+    /* transformers' preprocessor_config.json: resample (PIL's filter
+       number; -1 absent), size {height, width} or {shortest_edge},
+       crop_size (0 absent), do_center_crop (-1 absent) */
+    int32_t resample, size_h, size_w, size_short, crop_size, center_crop;
+    int pp;          /* parsing a preprocessor_config.json: its keys are read */
+    int pcfg;        /* a timm pretrained_cfg was seen: timm's defaults apply */
 } vit__cfg;
 
 /* An integer in [1, hi]; null leaves *out unchanged. */
@@ -5091,8 +5128,9 @@ static int vit__desc_cmp(const void *a, const void *b) {
 }
 
 /* The members of one object: level 0 the top, 1 timm's model_args, 2 its
-   pretrained_cfg, 3 a CLIPModel's or SiglipModel's vision_config. Unknown
-   members are skipped. */
+   pretrained_cfg, 3 a CLIPModel's or SiglipModel's vision_config, 4 and 5
+   a preprocessor_config.json's size and crop_size. Unknown members are
+   skipped. */
 static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     vit_result r = VIT_OK;
     if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: %s is not a JSON object", c->st.src, level ? "a section" : "the file");
@@ -5127,7 +5165,10 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         } else if (level == 0 && !strcmp(k, "model_args")) r = vit__cfg_object(c, j, 1);
         else if (level == 0 && !strcmp(k, "vision_config")) r = vit__cfg_object(c, j, 3); /* a CLIPModel's or SiglipModel's */
         else if (level == 1 && !strcmp(k, "act_layer")) r = vit__cfg_str(c, j, k, &c->act);
-        else if (level == 0 && !strcmp(k, "pretrained_cfg")) r = vit__cfg_object(c, j, 2);
+        else if (level == 0 && !strcmp(k, "pretrained_cfg")) {
+            c->pcfg = 1;
+            r = vit__cfg_object(c, j, 2);
+        }
         else if (level <= 1 && !strcmp(k, "global_pool")) {
             if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s && (level == 1 || !c->pool)) c->pool = s;
         } else if (level == 1 && !strcmp(k, "num_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
@@ -5139,6 +5180,31 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         } else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
         else if (level == 2 && !strcmp(k, "std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
         else if (level == 2 && !strcmp(k, "crop_pct")) r = vit__cfg_nums(c, j, k, c->crop, sizeof c->crop);
+        else if (level == 2 && (!strcmp(k, "interpolation") || !strcmp(k, "crop_mode"))) {
+            char *dst = k[0] == 'i' ? c->interp : c->crop_mode;
+            if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s) snprintf(dst, 16, "%s", s);
+        } else if (level == 0 && c->pp && !strcmp(k, "image_mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
+        else if (level == 0 && c->pp && !strcmp(k, "image_std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
+        else if (level == 0 && c->pp && !strcmp(k, "resample")) {
+            double v;
+            if (!vit__json_num(j, &v) || v < 0.0 || v > 5.0 || v != floor(v))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'resample' is not one of PIL's filters, 0..5", c->st.src);
+            c->resample = (int32_t)v;
+        }
+        else if (level == 0 && c->pp && !strcmp(k, "do_center_crop")) {
+            if (vit__json_word(j, "true")) c->center_crop = 1;
+            else if (vit__json_word(j, "false")) c->center_crop = 0;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'do_center_crop' is not true or false", c->st.src);
+        } else if (level == 0 && c->pp && (!strcmp(k, "size") || !strcmp(k, "crop_size"))) {
+            /* a number, or {height, width} / {shortest_edge} */
+            int32_t *one = k[0] == 's' ? &c->size_short : &c->crop_size;
+            vit__json_ws(j);
+            if (j->p < j->end && *j->p == '{') r = vit__cfg_object(c, j, k[0] == 's' ? 4 : 5);
+            else r = vit__cfg_int(c, j, k, 8192, one);
+        } else if (level >= 4 && (!strcmp(k, "height") || !strcmp(k, "width") || !strcmp(k, "shortest_edge"))) {
+            int32_t *dst = level == 5 ? &c->crop_size : k[0] == 'h' ? &c->size_h : k[0] == 'w' ? &c->size_w : &c->size_short;
+            r = vit__cfg_int(c, j, k, 8192, dst);
+        }
         else if (level == 1 && !strcmp(k, "img_size")) {
             /* the size the model was built for: N or [N, N] */
             double v[2];
@@ -5164,6 +5230,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     vit_result r;
     int32_t i;
     c->fc_norm = -1;
+    c->center_crop = -1;
     if (n > ((size_t)16 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
        length + VIT_ALIGN; a list or object has at most n/2 + 1 entries. */
@@ -6283,6 +6350,67 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
     return VIT_OK;
 }
 
+/* transformers' preprocessor_config.json beside the model file, if there
+   is one (none from memory, or with no_config_search). */
+static vit_result vit__pp_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name, size_t name_size) {
+    c->center_crop = -1;
+    c->resample = -1;
+#ifndef VIT_NO_STDIO
+    if (path && !(o && o->no_config_search)) {
+        size_t d = strlen(path), n = 0;
+        FILE *f;
+        vit_result r;
+        while (d > 0 && path[d - 1] != '/' && path[d - 1] != '\\') d--;
+        if (d + 25 > name_size) return VIT_OK;
+        memcpy(name, path, d);
+        memcpy(name + d, "preprocessor_config.json", 25);
+        if (!(f = fopen(name, "rb"))) return VIT_OK;
+        fclose(f);
+        if ((r = vit__read_file(name, (size_t)16 << 20, text_arena, &n)) != VIT_OK) return r;
+        c->st.src = name;
+        c->pp = 1;
+        return vit__cfg_parse(c, (const char *)text_arena->base, n);
+    }
+#else
+    (void)text_arena; (void)o; (void)path; (void)name; (void)name_size;
+#endif
+    return VIT_OK;
+}
+
+/* The preprocessing a checkpoint's configs ask for, as metadata that
+   vit_model_preprocess reads: input_mean, input_std, input_crop_pct,
+   input_interpolation and input_crop_mode from timm's pretrained_cfg (with
+   timm's defaults, bicubic and 0.875, for what it leaves out);
+   input_resize, input_crop (absent: no crop), input_crop_offset (floor:
+   transformers' center_crop rounds the offset down) and the rest from
+   transformers' preprocessor_config.json. */
+static void vit__input_meta(vit__ld *L, const vit__cfg *cj, const vit__cfg *pp) {
+    static const char *const pil[] = {"nearest", "lanczos", "bilinear", "bicubic", "box", "hamming"};
+    const char *mean = pp->mean[0] ? pp->mean : cj->mean, *std = pp->std[0] ? pp->std : cj->std;
+    if (mean[0]) { L->xk[L->nx] = "input_mean"; L->xv[L->nx++] = mean; }
+    if (std[0]) { L->xk[L->nx] = "input_std"; L->xv[L->nx++] = std; }
+    if (cj->crop[0] || cj->pcfg) { L->xk[L->nx] = "input_crop_pct"; L->xv[L->nx++] = cj->crop[0] ? cj->crop : "0.875"; }
+    if (cj->interp[0] || cj->pcfg) { L->xk[L->nx] = "input_interpolation"; L->xv[L->nx++] = cj->interp[0] ? cj->interp : "bicubic"; }
+    else if (pp->pp) {
+        /* transformers' processors default to bilinear (ViT's) when silent */
+        L->xk[L->nx] = "input_interpolation";
+        L->xv[L->nx++] = pil[pp->resample >= 0 && pp->resample <= 5 ? pp->resample : 2];
+    }
+    if (cj->crop_mode[0]) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = cj->crop_mode; }
+    else if (pp->size_h || pp->size_w) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = "squash"; } /* size {height, width}: SigLIP, ViT */
+    if (!pp->pp) return;
+    if (pp->size_h || pp->size_w) {
+        if (pp->size_h == pp->size_w) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_h);
+        else snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d,%d", (int)pp->size_h, (int)pp->size_w);
+    } else if (pp->size_short) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_short);
+    if (L->xbuf[0][0]) { L->xk[L->nx] = "input_resize"; L->xv[L->nx++] = L->xbuf[0]; }
+    if (pp->center_crop != 0 && pp->crop_size) {
+        snprintf(L->xbuf[1], sizeof L->xbuf[1], "%d", (int)pp->crop_size);
+        L->xk[L->nx] = "input_crop"; L->xv[L->nx++] = L->xbuf[1];
+        L->xk[L->nx] = "input_crop_offset"; L->xv[L->nx++] = "floor";
+    }
+}
+
 /* 1 when a ViT naming says tensor `name` is not the model's (a CLIP
    file's text tower, a mask token): its ';'-separated prefixes. */
 static int vit__ignored(const vit_model *m, const char *name) {
@@ -6297,15 +6425,17 @@ static int vit__ignored(const vit_model *m, const char *name) {
 
 static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src, const vit_load_opts *o, const char *path) {
     vit__ld L;
-    vit__cfg cj;
-    vit_arena cfg_text, lab_text, lab_names;
-    char cfg_name[1024];
+    vit__cfg cj, pp;
+    vit_arena cfg_text, pp_text, lab_text, lab_names;
+    char cfg_name[1024], pp_name[1024];
     vit_result r;
     const char *s;
     int i;
     memset(&L, 0, sizeof L);
     memset(&cj, 0, sizeof cj);
+    memset(&pp, 0, sizeof pp);
     memset(&cfg_text, 0, sizeof cfg_text);
+    memset(&pp_text, 0, sizeof pp_text);
     memset(&lab_text, 0, sizeof lab_text);
     memset(&lab_names, 0, sizeof lab_names);
     cj.fc_norm = -1;
@@ -6335,9 +6465,8 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     } else {
         if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK || (r = vit__infer(&L, &cj, o)) != VIT_OK) goto done;
         /* timm's preprocessing, for programs that read vit_model_meta */
-        if (cj.mean[0]) { L.xk[L.nx] = "input_mean"; L.xv[L.nx++] = cj.mean; }
-        if (cj.std[0]) { L.xk[L.nx] = "input_std"; L.xv[L.nx++] = cj.std; }
-        if (cj.crop[0]) { L.xk[L.nx] = "input_crop_pct"; L.xv[L.nx++] = cj.crop; }
+        if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
+        vit__input_meta(&L, &cj, &pp);
     }
     if ((r = vit__labels_resolve(&L, &cj, o, &lab_text, &lab_names)) != VIT_OK) goto done;
     if (L.inferred[0] && vit__log_fn) vit__log_fn(vit__log_user, L.inferred);
@@ -6355,7 +6484,9 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
 done:
     vit_arena_free(&L.st.tmp);
     vit_arena_free(&cj.st.tmp);
+    vit_arena_free(&pp.st.tmp);
     vit_arena_free(&cfg_text);
+    vit_arena_free(&pp_text);
     vit_arena_free(&lab_text);
     vit_arena_free(&lab_names);
     return r;
@@ -7069,10 +7200,11 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
 #endif /* VIT_NO_IMAGE */
 
 /* The in-pixels [lo, hi) that output sample o of an axis resized from `in`
-   to `out` reads: the triangle filter's support, stretched by the
-   downscale factor, as PIL's ImagingResample computes it. */
-static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int32_t *hi) {
-    double scale = (double)in / out, support = scale > 1.0 ? scale : 1.0, center = (o + 0.5) * scale;
+   to `out` reads: the filter's support (1 for the triangle, 2 for the
+   cubic), stretched by the downscale factor, as PIL's ImagingResample
+   computes it. */
+static void vit__aa_window(int32_t in, int32_t out, int32_t o, int cubic, int32_t *lo, int32_t *hi) {
+    double scale = (double)in / out, support = (scale > 1.0 ? scale : 1.0) * (cubic ? 2.0 : 1.0), center = (o + 0.5) * scale;
     int32_t kmax = (int32_t)ceil(support) * 2 + 1;
     *lo = (int32_t)(center - support + 0.5);
     *hi = (int32_t)(center + support + 0.5);
@@ -7081,13 +7213,22 @@ static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int3
     if (*hi - *lo > kmax) *hi = *lo + kmax;
 }
 
-/* Antialiased bilinear weights for output samples [o0, o0 + n) of an axis
-   resized from `in` to `out`, as PIL's ImagingResample and torch's
-   antialias=True compute them. Sample o reads in-pixels first[o] ..
-   first[o]+count[o]-1. */
-static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int32_t **first, int32_t **count, float **w) {
+/* PIL's filters at distance t (in output pixels): the triangle, or Keys'
+   cubic with a = -0.5. */
+static double vit__aa_filter(double t, int cubic) {
+    t = fabs(t);
+    if (cubic) return vit__keys(t, -0.5);
+    return t < 1.0 ? 1.0 - t : 0.0;
+}
+
+/* Antialiased bilinear or bicubic weights for output samples [o0, o0 + n)
+   of an axis resized from `in` to `out`, as PIL's ImagingResample and
+   torch's antialias=True compute them. Sample o reads in-pixels first[o]
+   .. first[o]+count[o]-1. */
+static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int cubic, int32_t **first, int32_t **count,
+                              float **w) {
     double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0;
-    int32_t kmax = (int32_t)ceil(fs) * 2 + 1, o, x;
+    int32_t kmax = (int32_t)ceil(fs * (cubic ? 2.0 : 1.0)) * 2 + 1, o, x;
     size_t wn;
     if (!vit__mul_ok((size_t)n, (size_t)kmax, &wn) || !vit__mul_ok(wn, sizeof(float), &wn)) {
         vit__fail(VIT_ERR_OOM, "preprocess: resize from %d to %d needs too many filter taps", (int)in, (int)out);
@@ -7102,17 +7243,11 @@ static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0,
         double center = (o0 + o + 0.5) * scale, total = 0.0;
         int32_t lo, hi;
         float *wo = *w + (size_t)o * kmax;
-        vit__aa_window(in, out, o0 + o, &lo, &hi);
+        vit__aa_window(in, out, o0 + o, cubic, &lo, &hi);
         /* The taps sum in double, as PIL's do; only the normalised weight
            is rounded to float. */
-        for (x = 0; x < hi - lo; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            total += t < 1.0 ? 1.0 - t : 0.0;
-        }
-        for (x = 0; x < hi - lo; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            wo[x] = (float)(total > 0.0 ? (t < 1.0 ? 1.0 - t : 0.0) / total : 0.0);
-        }
+        for (x = 0; x < hi - lo; x++) total += vit__aa_filter((x + lo - center + 0.5) / fs, cubic);
+        for (x = 0; x < hi - lo; x++) wo[x] = (float)(total != 0.0 ? vit__aa_filter((x + lo - center + 0.5) / fs, cubic) / total : 0.0);
         (*first)[o] = lo;
         (*count)[o] = hi - lo;
     }
@@ -7127,6 +7262,7 @@ static int32_t vit__round_half_even(int32_t twice) { /* round(twice / 2.0) as Py
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out) {
     static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
     int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky, y0, y1, th;
+    int cubic;
     int32_t *fx, *cx, *fy, *cy;
     float *wx, *wy, mean[3], stdv[3];
     vit_tensor o, tmp;
@@ -7145,21 +7281,26 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
     }
     if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
-    /* torchvision: the short side becomes rs, the long side int(rs * long / short). */
-    if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
+    if (p && ((unsigned)p->resample > VIT_RESAMPLE_BICUBIC || (unsigned)p->squash > 1 || (unsigned)p->crop_floor > 1))
+        return vit__fail(VIT_ERR_ARG, "preprocess: resample %d, squash %d, crop_floor %d: each 0 or 1", (int)p->resample, (int)p->squash, (int)p->crop_floor);
+    /* torchvision: the short side becomes rs, the long side int(rs * long
+       / short); squash: both become rs */
+    if (p && p->squash) nh = nw = rs;
+    else if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
     else { nw = rs; nh = (int32_t)((double)rs * H / W); }
     if (nw < cs || nh < cs) return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W, (int)H, (int)nw, (int)nh, (int)cs);
-    top = vit__round_half_even(nh - cs);
-    left = vit__round_half_even(nw - cs);
+    top = p && p->crop_floor ? (nh - cs) / 2 : vit__round_half_even(nh - cs);
+    left = p && p->crop_floor ? (nw - cs) / 2 : vit__round_half_even(nw - cs);
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     /* Only the cropped window is computed: columns first, on the in-rows
        [y0, y1) that the crop's rows read (th rows x crop), then rows. */
-    vit__aa_window(H, nh, top, &y0, &y1);             /* windows move down monotonically */
-    vit__aa_window(H, nh, top + cs - 1, &th, &y1);
+    cubic = p && p->resample == VIT_RESAMPLE_BICUBIC;
+    vit__aa_window(H, nh, top, cubic, &y0, &y1);             /* windows move down monotonically */
+    vit__aa_window(H, nh, top + cs - 1, cubic, &th, &y1);
     th = y1 - y0;
-    kx = vit__aa_coeffs(a, W, nw, left, cs, &fx, &cx, &wx);
-    ky = vit__aa_coeffs(a, H, nh, top, cs, &fy, &cy, &wy);
+    kx = vit__aa_coeffs(a, W, nw, left, cs, cubic, &fx, &cx, &wx);
+    ky = vit__aa_coeffs(a, H, nh, top, cs, cubic, &fy, &cy, &wy);
     if (!kx || !ky || (r = vit__tensor4(a, &tmp, 3, C, th, cs, 1)) != VIT_OK) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
@@ -7171,18 +7312,98 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                     const float *src = img->data + ((size_t)c * H + y0 + y) * W + fx[x];
                     float acc = 0.0f;
                     for (k = 0; k < cx[x]; k++) acc += wx[(size_t)x * kx + k] * src[k];
-                    tmp.data[((size_t)c * th + y) * cs + x] = acc;
+                    /* PIL clips each pass to the pixel range; the cubic overshoots it */
+                    tmp.data[((size_t)c * th + y) * cs + x] = cubic ? (acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc) : acc;
                 }
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
                     float acc = 0.0f;
                     for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * th + fy[y] - y0 + k) * cs + x];
+                    if (cubic) acc = acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc;
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
     }
     vit_arena_rewind(a, mark);
     *out = o;
+    return VIT_OK;
+}
+
+/* One or up to `max` comma-separated numbers: the count, or 0 when the
+   text is anything else. */
+static int32_t vit__floats(const char *s, float *v, int32_t max) {
+    int32_t n = 0;
+    while (s && n < max) {
+        char *end;
+        double d = strtod(s, &end);
+        if (end == s || !isfinite(d) || fabs(d) > 1e30) return 0;
+        v[n++] = (float)d;
+        while (*end == ' ') end++;
+        if (!*end) return n;
+        if (*end != ',') return 0;
+        s = end + 1;
+    }
+    return 0;
+}
+
+VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
+    static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
+    const char *mean, *std, *s;
+    float v[3];
+    int32_t C, n, c;
+    if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
+    memset(p, 0, sizeof *p);
+    if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: a %s model does not take images", vit_kind_name(m->kind));
+    C = m->cfg.in_channels;
+    mean = vit_model_meta(m, "input_mean");
+    std = vit_model_meta(m, "input_std");
+    memcpy(p->mean, imagenet_mean, sizeof p->mean);
+    memcpy(p->std, imagenet_std, sizeof p->std);
+    /* one without the other is a file half written: ImageNet's other half would be a guess */
+    if (!mean != !std) return vit__fail(VIT_ERR_FORMAT, "metadata has %s without %s", mean ? "input_mean" : "input_std", mean ? "input_std" : "input_mean");
+    for (c = 0; c < 2; c++) {
+        const char *t = c ? std : mean;
+        float *dst = c ? p->std : p->mean;
+        int32_t k;
+        if (!t) continue;
+        n = vit__floats(t, v, 3);
+        if (n != 1 && n != C) return vit__fail(VIT_ERR_FORMAT, "metadata %s '%s' is not 1 or %d numbers", c ? "input_std" : "input_mean", t, (int)C);
+        for (k = 0; k < 3; k++) dst[k] = v[n == 1 ? 0 : k < n ? k : 0];
+        if (c) for (k = 0; k < n; k++) if (!(v[k] > 0.0f)) return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
+    }
+    p->crop = m->cfg.image_size;
+    if ((s = vit_model_meta(m, "input_crop"))) {
+        if (vit__floats(s, v, 1) != 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop '%s' is not a size in 1..65536", s);
+        p->crop = (int32_t)v[0];
+    }
+    if ((s = vit_model_meta(m, "input_resize"))) {
+        n = vit__floats(s, v, 2);
+        if (n == 2 && v[0] != v[1]) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_resize '%s': vit_image_preprocess resizes to squares only", s);
+        if (n < 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_resize '%s' is not a size in 1..65536", s);
+        p->resize = (int32_t)v[0];
+    } else if ((s = vit_model_meta(m, "input_crop_pct"))) {
+        /* timm: math.floor(img_size / crop_pct), in double as Python's */
+        double d;
+        if (vit__floats(s, v, 1) != 1 || !(v[0] >= 0.0625f && v[0] <= 1.0f))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_pct '%s' is not a number in [0.0625, 1]", s);
+        d = strtod(s, NULL);
+        p->resize = (int32_t)floor(p->crop / d);
+    } else p->resize = mean ? p->crop : (int32_t)((int64_t)p->crop * 256 / 224);
+    if (p->resize < p->crop) return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize, (int)p->crop);
+    if ((s = vit_model_meta(m, "input_interpolation"))) {
+        if (!strcmp(s, "bicubic")) p->resample = VIT_RESAMPLE_BICUBIC;
+        else if (strcmp(s, "bilinear")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_interpolation '%s': vit_image_preprocess has bilinear and bicubic", s);
+    }
+    if ((s = vit_model_meta(m, "input_crop_mode"))) {
+        if (!strcmp(s, "squash")) p->squash = 1;
+        else if (strcmp(s, "center")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_crop_mode '%s': vit_image_preprocess has center and squash", s);
+    }
+    if ((s = vit_model_meta(m, "input_crop_offset"))) {
+        if (!strcmp(s, "floor")) p->crop_floor = 1;
+        else if (strcmp(s, "round")) return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_offset '%s' is not round or floor", s);
+    }
     return VIT_OK;
 }
 

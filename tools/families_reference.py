@@ -166,11 +166,56 @@ def _npy(path, t):
     np.save(path, np.ascontiguousarray(t.detach().numpy(), dtype=np.float32))
 
 
+# transformers' image processors saved beside the HF cases (their
+# preprocessor_config.json, as a hub download has it), sized for the small
+# models as the real ones are for theirs: DINOv2's resizes the short side to
+# 256/224 of the crop, bicubic, ImageNet's mean (hf_dinov2 crops 21 for a
+# model built at 28, as the real one crops 224 for 518); CLIP's resizes the
+# short side to the crop, bicubic; SigLIP's squashes to the size, bicubic.
+# The timm cases' preprocessing comes from the pretrained_cfg in their
+# config.json.
+def _processor(name, size):
+    _, transformers = _quiet_imports()
+    imagenet = dict(image_mean=[0.485, 0.456, 0.406], image_std=[0.229, 0.224, 0.225])
+    if name == "hf_dinov2":
+        return transformers.BitImageProcessor(size={"shortest_edge": 24}, crop_size={"height": 21, "width": 21}, resample=3, **imagenet)
+    if name == "hf_dinov2_reg":
+        return transformers.BitImageProcessor(size={"shortest_edge": size * 256 // 224}, crop_size={"height": size, "width": size},
+                                              resample=3, **imagenet)
+    if name.startswith("hf_clip"):
+        return transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+    if name.startswith("hf_siglip"):
+        return transformers.SiglipImageProcessor(size={"height": size, "width": size})
+    return None
+
+
+PHOTOS = "/usr/lib/python3/dist-packages/sklearn/datasets/images"
+PHOTO = os.path.join(PHOTOS, "china.jpg")
+
+
+def write_pixels(out, name, lib, model, size):
+    """NAME.pix.npy: PHOTO as the library's own preprocessing hands it to the model (1, 3, crop, crop)."""
+    from PIL import Image
+    img = Image.open(PHOTO).convert("RGB")
+    if lib == "timm":
+        timm, _ = _quiet_imports()
+        cfg = timm.data.resolve_data_config(args={"input_size": (3, size, size)}, model=model)
+        x = timm.data.create_transform(**cfg)(img).unsqueeze(0)
+    else:
+        proc = _processor(name, size)
+        if proc is None:
+            return
+        proc.save_pretrained(os.path.join(out, name))
+        x = torch.from_numpy(proc(images=img, return_tensors="np")["pixel_values"])
+    _npy(os.path.join(out, f"{name}.pix.npy"), x)
+
+
 def write_case(out, name, spec):
     lib, build, size = spec
     torch.manual_seed(0)
     model = randomize(build(), _seed(name))
     _save_model(lib, model, os.path.join(out, name))
+    write_pixels(out, name, lib, model, size)
     g = torch.Generator().manual_seed(_seed(name) + 1)
     for b in (1, 3):
         x = torch.randn(b, 3, size, size, generator=g)
@@ -190,8 +235,39 @@ def write_case(out, name, spec):
     return name
 
 
+# The families' preprocessing, as timm's eval transform and transformers'
+# image processors run it on PIL images: bicubic resize of the short side
+# (CLIP: 224 / 0.9 = 248, then a 224 centre crop) or of both sides (SigLIP:
+# 224 x 224, no crop). prep_NAME.png holds the 224 x 224 result, value k
+# standing for k/255 (vit.h computes in float, PIL in bytes: within 1/255,
+# 2/255 for the photographs, whose JPEG decoders differ).
+MAPS = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "maps")
+PREP = {"bicubic_rgba": (os.path.join(MAPS, "rgba.png"), 248, False), "bicubic_gray": (os.path.join(MAPS, "gray.png"), 248, False),
+        "squash_rgba": (os.path.join(MAPS, "rgba.png"), 224, True), "bicubic_china": (os.path.join(PHOTOS, "china.jpg"), 248, False),
+        "squash_flower": (os.path.join(PHOTOS, "flower.jpg"), 224, True)}
+
+
+def write_prep(out):
+    from PIL import Image
+    import torchvision.transforms as T
+    lines = []
+    for name, (src, size, squash) in PREP.items():
+        img = Image.open(src).convert("RGB")
+        img = T.Resize((size, size) if squash else size, interpolation=T.InterpolationMode.BICUBIC)(img)
+        img = T.CenterCrop(224)(img)
+        img.save(os.path.join(out, f"prep_{name}.png"))
+        root = os.path.dirname(HERE)
+        shown = os.path.relpath(src, root) if src.startswith(root) else src
+        lines.append(f"prep {name} {shown} {size} {int(squash)}\n")
+    lines.append(f"photo {PHOTO}\n")
+    with open(os.path.join(out, "PREP"), "w") as f:
+        f.writelines(lines)
+
+
 def generate(out, cases):
     os.makedirs(out, exist_ok=True)
+    if cases is CASES:
+        write_prep(out)
     names = [write_case(out, name, spec) for name, spec in cases.items()]
     with open(os.path.join(out, "MANIFEST"), "w") as f:
         f.write("".join(f"{n} {RESIZE[n]}\n" if n in RESIZE else f"{n}\n" for n in names))

@@ -45,40 +45,6 @@ static int fail_msg(vit_result r, const char *msg) {
     return (int)r;
 }
 
-/* "0.5" or "0.485,0.456,0.406" into v[3]; 0 when malformed (cli/vit.c's parse3). */
-static int parse3(const char *s, float v[3]) {
-    int i;
-    for (i = 0; i < 3; i++) {
-        char *end;
-        v[i] = (float)strtod(s, &end);
-        if (end == s) return 0;
-        if (*end == ',') s = end + 1;
-        else if (*end) return 0;
-    }
-    return 1;
-}
-
-/* The preprocessing `vit classify` chooses without options: the file's
-   input_mean/input_std and timm's crop_pct when it has them, else ImageNet's
-   mean/std (vit_image_preprocess's defaults, spelled out here so that the
-   crop can be shown) and a 256/224 resize. 0 when the metadata is malformed. */
-static int choose_preprocess(const vit_model *m, vit_preprocess *pp) {
-    static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
-    const char *mean = vit_model_meta(m, "input_mean"), *std = vit_model_meta(m, "input_std"), *s;
-    int32_t S = m->cfg.image_size;
-    memset(pp, 0, sizeof *pp);
-    pp->crop = S;
-    if ((mean && !parse3(mean, pp->mean)) || (std && !parse3(std, pp->std)) || (!mean != !std)) return 0;
-    if (!mean) {
-        memcpy(pp->mean, imagenet_mean, sizeof pp->mean);
-        memcpy(pp->std, imagenet_std, sizeof pp->std);
-    }
-    if ((s = vit_model_meta(m, "input_crop_pct")) && atof(s) > 0.0) pp->resize = (int32_t)(S / atof(s));
-    else pp->resize = mean ? S : S * 256 / 224;
-    if (pp->resize < S) pp->resize = S;
-    return 1;
-}
-
 EMSCRIPTEN_KEEPALIVE const char *web_error(void) { return W.err; }
 
 /* Takes `data` (from malloc; freed here on failure or when replaced). */
@@ -110,10 +76,12 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
     probe.shape[2] = probe.shape[3] = m.cfg.image_size;
     memset(&opts, 0, sizeof opts);
     opts.attn = &probe; /* vit_model_memory only looks at whether it is set */
-    if (!choose_preprocess(&m, &pp)) {
+    /* the preprocessing the file asks for (vit_model_preprocess: its
+       mean/std, timm's crop_pct, else torchvision's 256/224 resize) */
+    if ((r = vit_model_preprocess(&m, &pp)) != VIT_OK) {
         vit_model_free(&m);
         free(data);
-        return fail_msg(VIT_ERR_FORMAT, "input_mean and input_std in the file's metadata take one or three numbers each, and go together");
+        return fail(r);
     }
     if ((r = vit_model_memory(&m, &probe, &opts, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
         vit_model_free(&m);
