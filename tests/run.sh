@@ -169,6 +169,17 @@ naming_big() {
   build/native/vit info build/naming_big/vit_s16_hf/model.safetensors && build/native/test_naming build/naming_big --cases-only
 }
 step naming-big naming_big
+# The families at full size (DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16,
+# DeiT-S distilled; about 860 MB, redone when the tool changes): logits,
+# features and tokens equal timm's, and a photo prepared as each
+# config.json says equals timm's transform.
+families_big() {
+  if [ ! build/families_big/MANIFEST -nt tools/families_reference.py ]; then
+    rm -rf build/families_big && $PY tools/families_reference.py --big build/families_big || return 1
+  fi
+  build/native/test_families build/families_big --cases-only
+}
+step families-big families_big
 step naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
 # `vit run --image-size`: the 32 px fixture ViT at 48 px equals torchvision's
 # with interpolate_embeddings (the logits tools/maps_reference.py made).

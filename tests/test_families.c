@@ -6,7 +6,9 @@
    1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
    MANIFEST gives a second size, the same at that size, the position
    embedding resampled as the library does it.
-   Usage: test_families [DIR]   (default tests/fixtures/families). */
+   Usage: test_families [DIR [--cases-only]]   (default
+   tests/fixtures/families; --cases-only for the full-size models that
+   families_reference.py --big writes: batch 1, no PREP tests). */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "check.h"
@@ -117,6 +119,8 @@ static void check_pixels(const vit_model *m, const char *dir, const char *name, 
     vit_arena_free(&a);
 }
 
+static int cases_only; /* --cases-only: DIR has models only (--big), batch 1 enough */
+
 static void run_case(const char *dir, const char *name, int resize, const char *photo) {
     char path[1024], label[400];
     vit_model m;
@@ -134,6 +138,10 @@ static void run_case(const char *dir, const char *name, int resize, const char *
     for (b = 1; b <= 3; b += 2) {
         if (vit_arena_init_alloc(&io, 16u << 20) != VIT_OK) break;
         snprintf(path, sizeof path, "%s/%s.in%d.npy", dir, name, b);
+        if (b > 1 && cases_only && !exists(path)) { /* the full-size models: batch 1 */
+            vit_arena_free(&io);
+            continue;
+        }
         if (vit_npy_load(&io, path, &x) != VIT_OK) {
             expect(0, path);
             vit_arena_free(&io);
@@ -274,6 +282,7 @@ static void test_model_preprocess(const char *dir) {
 
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures/families";
+    cases_only = argc > 2 && !strcmp(argv[2], "--cases-only");
     char path[1024], line[600], name[128], photo[512] = "";
     FILE *f;
     /* PREP's photo line: the picture every case's pixels were made from */
@@ -296,8 +305,10 @@ int main(int argc, char **argv) {
         if (sscanf(line, "%127s %d", name, &size) >= 1) run_case(dir, name, size, photo[0] ? photo : NULL);
     }
     fclose(f);
-    test_preprocess(dir);
-    test_model_preprocess(dir);
+    if (!cases_only) {
+        test_preprocess(dir);
+        test_model_preprocess(dir);
+    }
     printf("test_families: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

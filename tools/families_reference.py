@@ -12,12 +12,15 @@ with the library's own names and the config.json it writes (no vit.h
 metadata), and run on a random batch of 1 and of 3: the logits where the
 model has a head, the pooled features (timm's pre_logits, transformers'
 pooler_output) and every token (timm's forward_features, transformers'
-last_hidden_state). tests/test_families.c checks vit.h against them.
+last_hidden_state). NAME.pix.npy is a photo prepared as the library
+does for that model (timm's eval transform from its pretrained_cfg;
+transformers' image processor, saved beside as preprocessor_config.json).
+tests/test_families.c checks vit.h against them.
 
 --check regenerates into a temporary folder and compares (arrays within
 1e-5 of max(1, |ref|), the other files byte for byte); --big writes the
 full-size DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16 and DeiT-S distilled
-(about 800 MB: under build/).
+at batch 1 (about 860 MB: under build/; make test's families-big step).
 """
 
 import argparse
@@ -210,14 +213,14 @@ def write_pixels(out, name, lib, model, size):
     _npy(os.path.join(out, f"{name}.pix.npy"), x)
 
 
-def write_case(out, name, spec):
+def write_case(out, name, spec, batches=(1, 3)):
     lib, build, size = spec
     torch.manual_seed(0)
     model = randomize(build(), _seed(name))
     _save_model(lib, model, os.path.join(out, name))
     write_pixels(out, name, lib, model, size)
     g = torch.Generator().manual_seed(_seed(name) + 1)
-    for b in (1, 3):
+    for b in batches:
         x = torch.randn(b, 3, size, size, generator=g)
         logits, feats, tokens = outputs(lib, model, x)
         _npy(os.path.join(out, f"{name}.in{b}.npy"), x)
@@ -247,11 +250,12 @@ PREP = {"bicubic_rgba": (os.path.join(MAPS, "rgba.png"), 248, False), "bicubic_g
         "squash_flower": (os.path.join(PHOTOS, "flower.jpg"), 224, True)}
 
 
-def write_prep(out):
+def write_prep(out, cases):
+    """PREP: the photo every case's NAME.pix.npy comes from; with the small cases, PIL's resizes too."""
     from PIL import Image
     import torchvision.transforms as T
     lines = []
-    for name, (src, size, squash) in PREP.items():
+    for name, (src, size, squash) in (PREP.items() if cases is CASES else ()):
         img = Image.open(src).convert("RGB")
         img = T.Resize((size, size) if squash else size, interpolation=T.InterpolationMode.BICUBIC)(img)
         img = T.CenterCrop(224)(img)
@@ -266,9 +270,9 @@ def write_prep(out):
 
 def generate(out, cases):
     os.makedirs(out, exist_ok=True)
-    if cases is CASES:
-        write_prep(out)
-    names = [write_case(out, name, spec) for name, spec in cases.items()]
+    write_prep(out, cases)
+    # the full-size models at batch 1 only: their weights are what is at stake, not the batching
+    names = [write_case(out, name, spec, (1, 3) if cases is CASES else (1,)) for name, spec in cases.items()]
     with open(os.path.join(out, "MANIFEST"), "w") as f:
         f.write("".join(f"{n} {RESIZE[n]}\n" if n in RESIZE else f"{n}\n" for n in names))
     return names
