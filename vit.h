@@ -5719,13 +5719,33 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     return VIT_OK;
 }
 
+/* The preprocessing line: what vit_model_preprocess makes of the file's
+   metadata, or why it refuses it (vit_last_error left as it was). */
+static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
+    char saved[sizeof vit__err];
+    vit_preprocess p;
+    int own = vit_model_meta(m, "input_mean") || vit_model_meta(m, "input_resize") || vit_model_meta(m, "input_crop_pct");
+    memcpy(saved, vit__err, sizeof saved);
+    if (vit_model_preprocess(m, &p) != VIT_OK) vit__bprintf(b, "  images: none (%s)\n", vit__err);
+    else {
+        int32_t c, C = m->cfg.in_channels < 3 ? m->cfg.in_channels : 3;
+        vit__bprintf(b, "  images: resize %s %d, %s, crop %d%s, mean", p.squash ? "both sides to" : "the short side to", (int)p.resize,
+                     p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", (int)p.crop, p.crop_floor ? " (offset rounded down)" : "");
+        for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.mean[c]);
+        vit__bprintf(b, ", std");
+        for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.std[c]);
+        vit__bprintf(b, "%s\n", own ? "" : " (torchvision's ViT transform: the file names none)");
+    }
+    memcpy(vit__err, saved, sizeof saved);
+}
+
 static void vit__vit_describe(const vit_model *m, vit__buf *b) {
     static const char *const pools[] = {"class token", "mean of all tokens", "mean of the patch tokens", "attention pooling"};
     const vit_config *c = &m->cfg;
     int32_t G = c->image_size / c->patch_size, P = vit__prefix(c);
-    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches after %d prefix tokens:%s%s", (int)c->image_size,
-                 (int)c->image_size, (int)c->in_channels, (int)c->patch_size, (int)(G * G + P), (int)(G * G), (int)P,
-                 c->class_token ? " class" : "", c->dist_token ? " distillation" : "");
+    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches", (int)c->image_size, (int)c->image_size, (int)c->in_channels,
+                 (int)c->patch_size, (int)(G * G + P), (int)(G * G));
+    if (P) vit__bprintf(b, " after %d prefix tokens:%s%s", (int)P, c->class_token ? " class" : "", c->dist_token ? " distillation" : "");
     if (c->reg_tokens) vit__bprintf(b, " %d registers", (int)c->reg_tokens);
     vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s), LayerNorm eps %g%s%s%s%s\n", (int)c->depth, (int)c->dim, (int)c->heads,
                  (int)c->mlp_dim, vit__act_name(c->act), c->glu ? ", gated" : "", (double)c->ln_eps,
@@ -5734,6 +5754,7 @@ static void vit__vit_describe(const vit_model *m, vit__buf *b) {
     vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
                  c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes, (int)c->representation_size);
     vit__bprintf(b, "  input (B, %d, %d, %d)\n", (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+    vit__vit_describe_pp(m, b);
 }
 
 static vit_result vit__vit_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -6296,7 +6317,7 @@ static const char *vit__unsupported_hint(const char *name) {
     size_t i;
     for (i = 0; i < sizeof t / sizeof t[0]; i++)
         if (strstr(name, t[i].part)) {
-            snprintf(buf, sizeof buf, "; vit.h does not support %s", t[i].hint);
+            snprintf(buf, sizeof buf, "; the naming has no place for %s", t[i].hint);
             return buf;
         }
     return "";

@@ -531,8 +531,8 @@ def generate(out):
               {"format": "pt"}, "MISSING", "missing tensor 'vit.encoder.layer.0.attention.attention.key.bias'", config=hcfg)
     fx.refuse("hf_pooler_and_classifier", dict(hsd, **{"vit.pooler.dense.weight": torch.zeros(8, 8),
                                                        "vit.pooler.dense.bias": torch.zeros(8)}), {"format": "pt"}, "FORMAT",
-              "unexpected tensor 'vit.pooler.dense.weight' for a vit model with naming 'transformers'; vit.h does not "
-              "support a pooler beside a classifier", config=hcfg)
+              "unexpected tensor 'vit.pooler.dense.weight' for a vit model with naming 'transformers'; the naming has "
+              "no place for a pooler beside a classifier", config=hcfg)
     fx.refuse("hf_config_not_json", hsd, {"format": "pt"}, "FORMAT", "config.json: bad JSON", config=None)
     with open(os.path.join(out, "bad", "hf_config_not_json", "config.json"), "w") as f:
         f.write('{"num_attention_heads": 2, "id2label": {"0": "a" "1": "b"}}\n')
@@ -578,7 +578,8 @@ def generate_big(out):
 
 
 def check(committed):
-    """Problems: files that differ from a fresh generate() (bytes; .npy within 1e-6 * max(1, |ref|))."""
+    """Problems: files that differ from a fresh generate() (bytes; .npy within 1e-5 * max(1, |ref|): PyTorch's
+    float32 kernels may round differently with the buffers' alignment, and a changed tool moves far more)."""
     problems = []
     with tempfile.TemporaryDirectory() as fresh:
         generate(fresh)
@@ -590,7 +591,7 @@ def check(committed):
             a, b = os.path.join(fresh, name), os.path.join(committed, name)
             if name.endswith(".npy"):
                 x, y = np.load(a), np.load(b)
-                if x.shape != y.shape or (np.abs(x - y) > 1e-6 * np.maximum(1, np.abs(y))).any():
+                if x.shape != y.shape or (np.abs(x - y) > 1e-5 * np.maximum(1, np.abs(y))).any():
                     problems.append(f"{name}: values differ")
             elif open(a, "rb").read() != open(b, "rb").read():
                 problems.append(f"{name}: bytes differ")
