@@ -61,6 +61,18 @@ step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetenso
   --attention build/log/example_rollout.png
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
+# Maps of models with registers (timm's DINOv2), a distillation token, and a
+# crop other than their size (transformers' DINOv2, prepared per its
+# preprocessor_config.json, the position embedding resized), under
+# ASan+UBSan.
+attention_png_prefix() {
+  clang -std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I. examples/03_attention_png.c \
+    -o build/log/03_attention_png_asan -lm || return 1
+  for f in dinov2_reg4 deit_distilled hf_dinov2; do
+    build/log/03_attention_png_asan tests/fixtures/families/$f/model.safetensors tests/fixtures/maps/rgba.png build/log/example_maps || return 1
+  done
+}
+step example-attention-png-prefix attention_png_prefix
 step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
 
 # The shipped Fashion-MNIST models: vit.h's prediction for each of the

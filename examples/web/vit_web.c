@@ -61,12 +61,24 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
         free(data);
         return fail(r);
     }
-    if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1 || (m.cfg.in_channels != 1 && m.cfg.in_channels != 3)) {
-        snprintf(W.err, sizeof W.err, "this page runs ViT classifiers on grey or RGB images; the file holds %s%s", vit_kind_name(m.kind),
-                 m.kind != VIT_KIND_VIT ? "" : m.cfg.num_classes < 1 ? " without a head" : " with an input that is neither grey nor RGB");
+    if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1 || (m.cfg.in_channels != 1 && m.cfg.in_channels != 3) || !m.cfg.class_token) {
+        snprintf(W.err, sizeof W.err, "this page runs ViT classifiers with a class token on grey or RGB images; the file holds %s%s",
+                 vit_kind_name(m.kind),
+                 m.kind != VIT_KIND_VIT         ? ""
+                 : m.cfg.num_classes < 1        ? " without a head"
+                 : !m.cfg.class_token           ? " without a class token (its maps would have no row to show)"
+                                                : " with an input that is neither grey nor RGB");
         vit_model_free(&m);
         free(data);
         return VIT_ERR_UNSUPPORTED;
+    }
+    /* the preprocessing the file asks for (vit_model_preprocess: its
+       mean/std, timm's crop_pct, else torchvision's 256/224 resize); a
+       crop other than the model's size, the position embedding resized */
+    if ((r = vit_model_preprocess(&m, &pp)) != VIT_OK || (pp.crop != m.cfg.image_size && (r = vit_model_set_image_size(&m, pp.crop)) != VIT_OK)) {
+        vit_model_free(&m);
+        free(data);
+        return fail(r);
     }
     /* The activations of one forward with its attention maps. */
     memset(&probe, 0, sizeof probe);
@@ -76,13 +88,6 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
     probe.shape[2] = probe.shape[3] = m.cfg.image_size;
     memset(&opts, 0, sizeof opts);
     opts.attn = &probe; /* vit_model_memory only looks at whether it is set */
-    /* the preprocessing the file asks for (vit_model_preprocess: its
-       mean/std, timm's crop_pct, else torchvision's 256/224 resize) */
-    if ((r = vit_model_preprocess(&m, &pp)) != VIT_OK) {
-        vit_model_free(&m);
-        free(data);
-        return fail(r);
-    }
     if ((r = vit_model_memory(&m, &probe, &opts, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
         vit_model_free(&m);
         free(data);
@@ -131,7 +136,7 @@ EMSCRIPTEN_KEEPALIVE const char *web_label(int32_t k) { return W.file ? vit_mode
    last and given back). With a counting arena it only sizes. */
 static vit_result image_stage(vit_arena *a, const void *data, size_t size) {
     const vit_config *c = &W.m.cfg;
-    int32_t G = c->image_size / c->patch_size, T = G * G + 1, ch, i;
+    int32_t G = c->image_size / c->patch_size, T = G * G + vit_model_prefix_tokens(&W.m), ch, i;
     size_t n, j, mark;
     vit_tensor img;
     vit_result r;
@@ -140,7 +145,7 @@ static vit_result image_stage(vit_arena *a, const void *data, size_t size) {
     if ((r = vit_tensor_init(a, &W.seen, 3, W.x.shape + 1)) != VIT_OK) return r;
     W.prob = (float *)vit_arena_alloc(a, (size_t)c->num_classes * sizeof(float));
     W.att = (vit_tensor *)vit_arena_alloc(a, (size_t)c->depth * sizeof(vit_tensor));
-    W.map = (float *)vit_arena_alloc(a, (size_t)G * G * sizeof(float));
+    W.map = (float *)vit_arena_alloc(a, (size_t)(T - 1) * sizeof(float)); /* every token's but the class token's */
     mark = vit_arena_mark(a);
     for (i = 0; i < 3; i++)
         if (!vit_arena_alloc(a, (size_t)T * T * sizeof(float))) return VIT_ERR_OOM;
@@ -202,7 +207,7 @@ EMSCRIPTEN_KEEPALIVE int web_map_png(int32_t layer, int32_t head, int32_t px) {
     if (layer >= c->depth || head >= c->heads || px < 0) return fail_msg(VIT_ERR_ARG, "no such layer, head or size");
     if (px == 0) r = vit_png_image(WEB_MAP_PATH, &W.seen);
     else if ((r = layer < 0 ? vit_map_rollout(&W.img, W.att, c->depth, 0, &rp, W.map) : vit_map_cls(&W.att[layer], 0, head, VIT_FUSE_MEAN, W.map)) == VIT_OK)
-        r = vit_png_grid(WEB_MAP_PATH, &W.seen, W.map, 1, G, G, 1, px, 0.55f);
+        r = vit_png_grid(WEB_MAP_PATH, &W.seen, W.map + vit_model_prefix_tokens(&W.m) - 1, 1, G, G, 1, px, 0.55f); /* the patches' part */
     return r == VIT_OK ? 0 : fail(r);
 }
 
