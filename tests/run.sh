@@ -211,7 +211,11 @@ for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "nn:MultiheadAttention:embed_dim=30,num_heads=6,batch_first=True --tokens 13" \
             "timm:vit_small_patch14_reg4_dinov2:depth=2,img_size=56,embed_dim=36,num_heads=3 --num-classes 4 --batch 3" \
             "timm:vit_base_patch16_siglip_224:depth=2,img_size=48,embed_dim=40,num_heads=5 --num-classes 3" \
-            "timm:deit_tiny_distilled_patch16_224:depth=2,img_size=32 --num-classes 5"; do
+            "timm:deit_tiny_distilled_patch16_224:depth=2,img_size=32 --num-classes 5" \
+            "timm:deit3_small_patch16_224:depth=2,img_size=48,embed_dim=48,num_heads=4 --num-classes 3" \
+            "timm:vit_giant_patch14_dinov2:depth=1,img_size=28,embed_dim=48,num_heads=4 --num-classes 2 --batch 3" \
+            "timm:vit_base_patch16_clip_quickgelu_224:depth=2,img_size=32,embed_dim=32,num_heads=2,global_pool=avg --num-classes 3" \
+            "timm:vit_medium_patch16_gap_256:depth=2,img_size=32,embed_dim=48,num_heads=3 --num-classes 3"; do
   n=$((n + 1))
   # shellcheck disable=SC2086
   step "roundtrip-$n-$(echo "$spec" | cut -d: -f2 | cut -d' ' -f1)" $PY tools/roundtrip.py $spec --vit build/native/vit
