@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import zlib
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -418,47 +419,50 @@ class MyAttention(my_copies.EMSA):
     """EMSA under a name vit.h does not know: exported only when kind="emsa" says what it is."""
 
 
-# name -> (module factory, input shape, how the class's forward takes x, export_module's keyword arguments)
-def _x(m, x):
-    return m(x)
+class Case(NamedTuple):
+    factory: Callable[[], nn.Module]
+    shape: tuple  # the input's
+    kwargs: dict = {}  # export_module's keyword arguments
+    call: Callable = reference_forward  # how the class's forward takes x: x, or x, x, x for (query, key, value)
 
 
-def _qkv(m, x):
-    return m(x, x, x)
+def _rest(H, W):
+    """ResT's Attention takes the grid in its forward."""
+    return lambda m, x: m(x, H, W)
 
 
+# name -> Case: every class exported with a plain export_module (kind= once), run, reloaded
 CASES = {
-    "copy SqueezeExcitation": (lambda: my_copies.SqueezeExcitation(16, 5), (2, 16, 5, 7), _x, {}),
-    "copy MultiHeadedAttention": (lambda: my_copies.MultiHeadedAttention(3, 24), (2, 9, 24), _qkv, {}),
-    "copy MultiHeadAttention (einops ViT)": (lambda: my_copies.MultiHeadAttention(18, 3), (2, 7, 18), _x, {}),
-    "copy ScaledDotSelfAttention": (lambda: my_copies.ScaledDotSelfAttention(10), (3, 5, 10), _x, {}),
-    "copy VisionTransformer (seed 001)": (lambda: my_copies.VisionTransformer(16, 4, 2, 3, 24, 40, 7), (2, 3, 16, 16),
-                                          _x, {}),
-    "copy EMSA ratio 2, transform": (lambda: my_copies.EMSA(12, 4, 5, 3, H=5, W=7, ratio=2), (2, 35, 12), _qkv, {}),
-    "copy EMSA ratio 1": (lambda: my_copies.EMSA(10, 4, 6, 2, H=4, W=3, ratio=1, apply_transform=False),
-                          (3, 12, 10), _qkv, {}),
-    "copy ShuffleAttention": (lambda: my_copies.ShuffleAttention(24, G=3), (2, 24, 5, 7), _x, {}),
-    "External-Attention SEAttention": (lambda: external_attention.SEAttention(32, reduction=4), (2, 32, 5, 6), _x, {}),
-    "External-Attention AFT_FULL": (lambda: external_attention.AFT_FULL(12, n=9), (2, 9, 12), _x, {}),
-    "External-Attention AFT_FULL simple": (lambda: external_attention.AFT_FULL(10, n=7, simple=True), (3, 7, 10),
-                                           _x, {}),
-    "External-Attention OutlookAttention": (lambda: external_attention.OutlookAttention(12, 3), (2, 7, 9, 12), _x, {}),
-    "VOLO OutlookAttention": (lambda: volo.OutlookAttention(12, 3), (2, 5, 7, 12), _x, {}),
-    "VOLO OutlookAttention qk_scale, v bias": (
-        lambda: volo.OutlookAttention(8, 2, stride=2, qkv_bias=True, qk_scale=0.3), (1, 6, 8, 8), _x, {}),
-    "ResT Attention sr_ratio 2, transform": (lambda: rest.Attention(16, 4, sr_ratio=2, apply_transform=True),
-                                             (2, 35, 16), lambda m, x: m(x, 5, 7), dict(H=5, W=7)),
-    "ResT Attention sr_ratio 1, qkv_bias": (lambda: rest.Attention(12, 3, qkv_bias=True), (2, 13, 12),
-                                            lambda m, x: m(x, 13, 1), {}),
-    "SA-Net sa_layer": (lambda: sanet.sa_layer(32, groups=4), (2, 32, 5, 6), _x, {}),
-    "PytorchInsight SpatialGroupEnhance": (lambda: pytorch_insight.SpatialGroupEnhance(4), (2, 12, 5, 7), _x, {}),
-    "aft-pytorch AFTFull": (lambda: aft_pytorch.AFTFull(11, 12, 16), (2, 9, 12), _x, {}),
-    "aft-pytorch AFTSimple": (lambda: aft_pytorch.AFTSimple(7, 10, 5), (3, 7, 10), _x, {}),
-    "aft-pytorch AFTLocal": (lambda: aft_pytorch.AFTLocal(20, 6, 13, s=5), (2, 13, 6), _x, {}),
-    "torchvision.ops.SqueezeExcitation": (lambda: torchvision.ops.SqueezeExcitation(20, 6), (2, 20, 6, 5), _x, {}),
-    "nn.MultiheadAttention": (lambda: nn.MultiheadAttention(20, 5, batch_first=True), (2, 7, 20), _qkv, {}),
-    "EMSA under another name, kind='emsa'": (lambda: MyAttention(9, 3, 3, 3, H=7, W=6, ratio=3), (2, 42, 9), _qkv,
-                                             dict(kind="emsa")),
+    "copy SqueezeExcitation": Case(lambda: my_copies.SqueezeExcitation(16, 5), (2, 16, 5, 7)),
+    "copy MultiHeadedAttention": Case(lambda: my_copies.MultiHeadedAttention(3, 24), (2, 9, 24)),
+    "copy MultiHeadAttention (einops ViT)": Case(lambda: my_copies.MultiHeadAttention(18, 3), (2, 7, 18)),
+    "copy ScaledDotSelfAttention": Case(lambda: my_copies.ScaledDotSelfAttention(10), (3, 5, 10)),
+    "copy VisionTransformer (seed 001)": Case(lambda: my_copies.VisionTransformer(16, 4, 2, 3, 24, 40, 7),
+                                              (2, 3, 16, 16)),
+    "copy EMSA ratio 2, transform": Case(lambda: my_copies.EMSA(12, 4, 5, 3, H=5, W=7, ratio=2), (2, 35, 12)),
+    "copy EMSA ratio 1": Case(lambda: my_copies.EMSA(10, 4, 6, 2, H=4, W=3, ratio=1, apply_transform=False),
+                              (3, 12, 10)),
+    "copy ShuffleAttention": Case(lambda: my_copies.ShuffleAttention(24, G=3), (2, 24, 5, 7)),
+    "External-Attention SEAttention": Case(lambda: external_attention.SEAttention(32, reduction=4), (2, 32, 5, 6)),
+    "External-Attention AFT_FULL": Case(lambda: external_attention.AFT_FULL(12, n=9), (2, 9, 12)),
+    "External-Attention AFT_FULL simple": Case(lambda: external_attention.AFT_FULL(10, n=7, simple=True), (3, 7, 10)),
+    "External-Attention OutlookAttention": Case(lambda: external_attention.OutlookAttention(12, 3), (2, 7, 9, 12)),
+    "VOLO OutlookAttention": Case(lambda: volo.OutlookAttention(12, 3), (2, 5, 7, 12)),
+    "VOLO OutlookAttention qk_scale, v bias": Case(
+        lambda: volo.OutlookAttention(8, 2, stride=2, qkv_bias=True, qk_scale=0.3), (1, 6, 8, 8)),
+    "ResT Attention sr_ratio 2, transform": Case(lambda: rest.Attention(16, 4, sr_ratio=2, apply_transform=True),
+                                                 (2, 35, 16), dict(H=5, W=7), _rest(5, 7)),
+    "ResT Attention sr_ratio 1, qkv_bias": Case(lambda: rest.Attention(12, 3, qkv_bias=True), (2, 13, 12),
+                                                call=_rest(13, 1)),
+    "SA-Net sa_layer": Case(lambda: sanet.sa_layer(32, groups=4), (2, 32, 5, 6)),
+    "PytorchInsight SpatialGroupEnhance": Case(lambda: pytorch_insight.SpatialGroupEnhance(4), (2, 12, 5, 7)),
+    "aft-pytorch AFTFull": Case(lambda: aft_pytorch.AFTFull(11, 12, 16), (2, 9, 12)),
+    "aft-pytorch AFTSimple": Case(lambda: aft_pytorch.AFTSimple(7, 10, 5), (3, 7, 10)),
+    "aft-pytorch AFTLocal": Case(lambda: aft_pytorch.AFTLocal(20, 6, 13, s=5), (2, 13, 6)),
+    "torchvision.ops.SqueezeExcitation": Case(lambda: torchvision.ops.SqueezeExcitation(20, 6), (2, 20, 6, 5)),
+    "nn.MultiheadAttention": Case(lambda: nn.MultiheadAttention(20, 5, batch_first=True), (2, 7, 20)),
+    "EMSA under another name, kind='emsa'": Case(lambda: MyAttention(9, 3, 3, 3, H=7, W=6, ratio=3), (2, 42, 9),
+                                                 dict(kind="emsa")),
 }
 
 
@@ -515,15 +519,14 @@ def _seed(name):
     return zlib.crc32(name.encode())
 
 
-def run_case(vit, tmp, name, factory, shape, call, kwargs):
+def run_case(vit, tmp, name, case):
     """Problems found exporting and running one module (empty when it passes)."""
-    module = randomize(factory().eval(), _seed(name))
-    x = torch.randn(shape, generator=torch.Generator().manual_seed(_seed(name) + 1))
+    module = randomize(case.factory().eval(), _seed(name))
+    x = torch.randn(case.shape, generator=torch.Generator().manual_seed(_seed(name) + 1))
     path, inp, out = (os.path.join(tmp, f) for f in ("model.safetensors", "in.npy", "out.npy"))
-    meta = export_module(module, path, **kwargs)
+    meta = export_module(module, path, **case.kwargs)
     with torch.no_grad():
-        ref = call(module, x)
-    ref = (ref[0] if isinstance(ref, tuple) else ref).numpy()  # nn.MultiheadAttention: (output, weights)
+        ref = case.call(module, x).numpy()
     np.save(inp, x.numpy())
     run = subprocess.run([vit, "run", path, inp, out], capture_output=True, text=True)
     if run.returncode != 0:
@@ -542,7 +545,7 @@ def run_case(vit, tmp, name, factory, shape, call, kwargs):
     err2 = float(np.abs(again.astype(np.float64) - ref).max())
     if not err2 <= tol:
         problems.append(f"reloaded as {type(rebuilt).__qualname__}: max|diff| {err2:.3g} > {tol:.3g}")
-    print(f"{'ok  ' if not problems else 'FAIL'} {name}: kind {meta['kind']} ({meta['naming']}), input {list(shape)}, "
+    print(f"{'ok  ' if not problems else 'FAIL'} {name}: kind {meta['kind']} ({meta['naming']}), input {list(case.shape)}, "
           f"max|diff| {err:.3g}, reloaded as {type(rebuilt).__qualname__} {err2:.3g}, tolerance {tol:.3g}")
     return problems
 
@@ -566,9 +569,9 @@ def main(argv=None):
     torch.set_num_threads(1)
     failed = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (factory, shape, call, kwargs) in CASES.items():
+        for name, case in CASES.items():
             try:
-                problems = run_case(args.vit, tmp, name, factory, shape, call, kwargs)
+                problems = run_case(args.vit, tmp, name, case)
             except (ExportError, OSError) as e:
                 print(f"FAIL {name}: {e}")
                 problems = [str(e)]
