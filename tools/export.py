@@ -162,9 +162,9 @@ def load_safetensors(path):
 # the one vit.h reads, how its tensors become vit.h's (ResT's fused kv
 # split into k and v; a bias-free Linear SE as 1x1 convs with zero
 # biases). Every shape is then checked against the module rebuild() makes
-# from those hyperparameters: the class of tools/reference.py (or
-# torchvision, nn) that vit.h is tested against, so what is written is
-# what vit.h reads and computes.
+# from those hyperparameters (_construct): the class of
+# tools/reference.py (or torchvision, nn) that vit.h is tested against, so
+# what is written is what vit.h reads.
 
 class Reader(NamedTuple):
     kind: str
@@ -253,8 +253,14 @@ def _mha_nn(m):
     return _mha(m.embed_dim, m.num_heads, False)
 
 
-def _mlp(first, act, second):
-    return dict(in_dim=first.in_features, hidden_dim=first.out_features, out_dim=second.out_features, act=_act(act))
+def _mlp(seq, second):
+    """An MLP nn.Sequential: Linear at 0, the activation at 1, Linear at `second`, dropouts (no-ops) besides."""
+    layers = [type(layer).__name__ for layer in seq]
+    others = [layer for i, layer in enumerate(seq) if i not in (0, 1, second)]
+    _need(len(seq) > second and all(isinstance(layer, nn.Dropout) for layer in others),
+          f"the MLP is {layers}; vit.h's mlp computes Linear, activation, Linear")
+    first, last = seq[0], seq[second]
+    return dict(in_dim=first.in_features, hidden_dim=first.out_features, out_dim=last.out_features, act=_act(seq[1]))
 
 
 def _block(ln, num_heads, mlp_first, act, scale_after_softmax):
@@ -440,13 +446,13 @@ READERS = [
     Reader("mha", "einops", ("MultiHeadAttention",), "qkv.{weight,bias} projection.{weight,bias}",
            lambda m: _mha(m.emb_size, m.num_heads, True), types=(R.seed004.MultiHeadAttention,)),
     # seed 000's MLP has seed 001's layout (layers.0, ReLU, layers.2), so it shares its naming.
-    Reader("mlp", "seq_layers", ("MLP",), "layers.{0,2}.{weight,bias}", lambda m: _mlp(*m.layers),
+    Reader("mlp", "seq_layers", ("MLP",), "layers.{0,2}.{weight,bias}", lambda m: _mlp(m.layers, 2),
            types=(R.seed001.MLP, R.seed000.MLP)),
-    Reader("mlp", "torchvision", ("MLPBlock",), "{0,3}.{weight,bias}", lambda m: _mlp(m[0], m[1], m[3]),
+    Reader("mlp", "torchvision", ("MLPBlock",), "{0,3}.{weight,bias}", lambda m: _mlp(m, 3),
            types=(tv.MLPBlock,)),
-    Reader("mlp", "einops", ("FeedForwardBlock",), "{0,3}.{weight,bias}", lambda m: _mlp(m[0], m[1], m[3]),
+    Reader("mlp", "einops", ("FeedForwardBlock",), "{0,3}.{weight,bias}", lambda m: _mlp(m, 3),
            types=(R.seed004.FeedForwardBlock,)),
-    Reader("mlp", "seq_mlp", ("MLP",), "mlp.{0,2}.{weight,bias}", lambda m: _mlp(*m.mlp), types=(R.seed002.MLP,)),
+    Reader("mlp", "seq_mlp", ("MLP",), "mlp.{0,2}.{weight,bias}", lambda m: _mlp(m.mlp, 2), types=(R.seed002.MLP,)),
     Reader("encoder_block", "torchvision", ("EncoderBlock",),
            "{ln_1,ln_2}.{weight,bias} self_attention.{in_proj_weight,in_proj_bias} "
            "self_attention.out_proj.{weight,bias} mlp.{0,3}.{weight,bias}",
@@ -572,7 +578,7 @@ def _tensors(reader, module, hyper):
         state = reader.tensors(module, hyper, rest)
         if rest:
             raise ExportError(f"parameter {next(iter(rest))!r} has no place in vit.h's {reader.kind}")
-    ref = _state(rebuild(_metadata(reader, type(module), hyper)))
+    ref = _state(_construct(_metadata(reader, type(module), hyper)))
     how = ", ".join(f"{k}={_str(v)}" for k, v in hyper.items())
     for name, t in ref.items():
         if name not in state:
@@ -854,15 +860,9 @@ def current_names(meta):
     return meta
 
 
-def rebuild(meta):
-    """The module (eval mode, init weights) that export_module would describe with these metadata.
-
-    A class not in REBUILD (a user's, read by one of READERS) rebuilds as
-    the tested class of the file's kind and naming, which computes the same.
-    Raises ExportError when neither is known or the rebuilt module would
-    not be described by the same metadata (what vit.h reads must be what ran).
-    """
-    meta = current_names(meta)
+def _construct(meta):
+    """The tested module (init weights) for metadata with today's names: its class's when it is one of
+    REBUILD, else (a user's class, read by one of READERS) the tested class of its kind and naming."""
     classes = {_name(c): c for c in REBUILD}
     cls = classes.get(meta.get("class")) or CANONICAL.get((meta.get("kind"), meta.get("naming")))
     if cls is None:
@@ -874,11 +874,23 @@ def rebuild(meta):
         raise ExportError(f"cannot rebuild {cls.__qualname__} from the metadata: {e!r}") from None
     if int(meta.get("num_classes", 1)) == 0:
         drop_head(module)
+    return module
+
+
+def rebuild(meta):
+    """The module (eval mode, init weights) that export_module would describe with these metadata.
+
+    A file of a class not in REBUILD (a user's) rebuilds as the tested class
+    of its kind and naming. Raises ExportError when neither is known or the
+    rebuilt module would not be described by the same metadata (what vit.h
+    reads must be what ran).
+    """
+    meta = current_names(meta)
+    module = _construct(meta)
     _, _, mine = describe(module)
-    # A file of another class (export_module's readers) rebuilds as the tested class of its kind and naming.
     wrong = [f"{k}={meta.get(k)!r} (rebuilt: {v!r})" for k, v in mine.items() if k != "class" and meta.get(k) != v]
     if wrong:
-        raise ExportError(f"rebuilt {cls.__qualname__} differs from the metadata: {', '.join(wrong)}")
+        raise ExportError(f"rebuilt {type(module).__qualname__} differs from the metadata: {', '.join(wrong)}")
     return module.eval()
 
 
