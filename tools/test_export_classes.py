@@ -7,11 +7,11 @@ own code, under this file's module path, not tools/reference.py's:
 `my_copies` retypes the tutorials' (seed) classes; the other namespaces
 follow the parameter names, layouts and forward passes of the original
 authors' classes (External-Attention-pytorch's SEAttention, AFT_FULL and
-OutlookAttention, whose EMSA, ShuffleAttention and SpatialGroupEnhance are
-the seeds' and are covered by the copies; VOLO's OutlookAttention; ResT's
-Attention; SA-Net's sa_layer; PytorchInsight's SpatialGroupEnhance;
-aft-pytorch's AFTFull, AFTSimple and AFTLocal), plus torchvision.ops'
-SqueezeExcitation and nn.MultiheadAttention. Every parameter is random
+OutlookAttention, whose EMSA and ShuffleAttention are the seeds' and
+covered by the copies, its SpatialGroupEnhance PytorchInsight's; VOLO's
+OutlookAttention; ResT's Attention; SA-Net's sa_layer; PytorchInsight's
+SpatialGroupEnhance; aft-pytorch's AFTFull, AFTSimple and AFTLocal), plus
+torchvision.ops' SqueezeExcitation and nn.MultiheadAttention. Every parameter is random
 (export.randomize). Each module is exported with a plain
 export_module(m, path) (kind= only where the test says why), run with
 `vit run`, and its output must equal the class's own forward within
@@ -545,8 +545,9 @@ def run_case(vit, tmp, name, case):
     err2 = float(np.abs(again.astype(np.float64) - ref).max())
     if not err2 <= tol:
         problems.append(f"reloaded as {type(rebuilt).__qualname__}: max|diff| {err2:.3g} > {tol:.3g}")
-    print(f"{'ok  ' if not problems else 'FAIL'} {name}: kind {meta['kind']} ({meta['naming']}), input {list(case.shape)}, "
-          f"max|diff| {err:.3g}, reloaded as {type(rebuilt).__qualname__} {err2:.3g}, tolerance {tol:.3g}")
+    print(f"{'ok  ' if not problems else 'FAIL'} {name}: kind {meta['kind']} ({meta['naming']}), "
+          f"input {list(case.shape)}, max|diff| {err:.3g}, reloaded as {type(rebuilt).__qualname__} {err2:.3g}, "
+          f"tolerance {tol:.3g}")
     return problems
 
 
@@ -578,10 +579,10 @@ def main(argv=None):
             failed += [f"{name}: {p}" for p in problems]
         for name, (factory, kwargs, words) in REFUSALS.items():
             failed += [f"{name}: {p}" for p in run_refusal(tmp, name, factory, kwargs, words)]
-    total = len(CASES) + len(REFUSALS)
+    total, bad = len(CASES) + len(REFUSALS), len({f.split(": ")[0] for f in failed})
     if failed:
         print("failed:", *failed, sep="\n  ")
-    print(f"{total - len(failed)} of {total} checks pass ({len(CASES)} classes exported and run, "
+    print(f"{total - bad} of {total} checks pass ({len(CASES)} classes exported and run, "
           f"{len(REFUSALS)} refusals)")
     return 1 if failed else 0
 
