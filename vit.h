@@ -817,7 +817,10 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
    discard_ratio of the weights (never the class token's own), take
    (A + I)/2 with rows renormalised, multiply through the layers; out gets
    the class token's row over the T-1 patches, divided by its max. Scratch
-   comes from a and is released. */
+   comes from a and is released. The number dropped of the T*T weights is
+   vit-explain's int(T*T * discard_ratio) in double, the float ratio read
+   as the shortest decimal that gives it back (0.78f as 0.78): the same
+   count as vit-explain called with that decimal, at any ratio and grid. */
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out);
 
 /* ---- I/O: npy ---- */
@@ -6728,6 +6731,22 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
     return VIT_OK;
 }
 
+/* How many of n fused weights rollout drops: vit-explain's
+   int(flat.size(-1) * discard_ratio), a product in double truncated, with
+   the ratio a Python float. A float ratio stands for the decimal it is
+   written as: the shortest "%.*g" text (1 to 9 digits) that reads back, as
+   a double rounded to float, as the same float; read as a double, that is
+   the Python float of the same text. So 0.78f is 0.78, and 0.78 of 2500
+   (a 7x7 grid and its class token, squared) drops 1950 as vit-explain
+   does, where 2500 * 0.78f in float or double gives 1949.9999 -> 1949. */
+static int32_t vit__discard_count(size_t n, float ratio) {
+    char s[32];
+    int digits = 1;
+    snprintf(s, sizeof s, "%.*g", digits, (double)ratio);
+    while (digits < 9 && (float)strtod(s, NULL) != ratio) snprintf(s, sizeof s, "%.*g", ++digits, (double)ratio);
+    return (int32_t)((double)n * strtod(s, NULL));
+}
+
 typedef struct vit__ranked { float v; int32_t i; } vit__ranked;
 static int vit__ranked_cmp(const void *a, const void *b) {
     const vit__ranked *x = (const vit__ranked *)a, *y = (const vit__ranked *)b;
@@ -6736,7 +6755,7 @@ static int vit__ranked_cmp(const void *a, const void *b) {
 }
 
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out) {
-    int32_t NH, T, l, i, j, k;
+    int32_t NH, T, l, i, j, k, drop = 0;
     size_t mark, hs;
     float *A, *R, *Rn, *sums, mx, *swap;
     vit__ranked *rank = NULL;
@@ -6757,7 +6776,10 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     R = (float *)vit_arena_alloc(a, hs * sizeof(float));
     Rn = (float *)vit_arena_alloc(a, hs * sizeof(float));
     sums = (float *)vit_arena_alloc(a, (size_t)T * sizeof(float));
-    if (p->discard_ratio > 0.0f) rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+    if (p->discard_ratio > 0.0f) {
+        rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+        drop = vit__discard_count(hs, p->discard_ratio);
+    }
     if (!A || !R || !Rn || !sums || (p->discard_ratio > 0.0f && !rank)) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
@@ -6772,7 +6794,6 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         if (rank) {
             /* Zero the lowest fused weights, ties broken by position, but
                never entry 0 (the class token attending to itself). */
-            int32_t drop = (int32_t)((float)hs * p->discard_ratio);
             for (i = 0; i < (int32_t)hs; i++) { rank[i].v = A[i]; rank[i].i = i; }
             qsort(rank, hs, sizeof *rank, vit__ranked_cmp);
             for (k = 0; k < drop; k++)

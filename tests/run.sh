@@ -220,6 +220,10 @@ for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
   # shellcheck disable=SC2086
   step "roundtrip-$n-$(echo "$spec" | cut -d: -f2 | cut -d' ' -f1)" $PY tools/roundtrip.py $spec --vit build/native/vit
 done
+# export_module on classes typed into a user's own code (copies of the
+# seeds', the original authors' layouts): `vit run` computes each one's
+# forward, and what vit.h cannot compute is refused with a reason.
+step export-classes $PY tools/test_export_classes.py --vit build/native/vit
 
 echo
 [ -z "$failed_steps" ] || echo "failed steps:$failed_steps (logs in build/log/)"
