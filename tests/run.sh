@@ -86,7 +86,7 @@ step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixt
 # set) explores for that long from a random seed instead.
 fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
-for fz in safetensors:300000 npy:100000 image:2000; do
+for fz in safetensors:300000 npy:100000 image:2000 cli:50000; do
   fz_runs=${fz#*:} fz=${fz%%:*}
   step "fuzz-$fz-build" clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
     -mavx2 -mfma -I. "fuzz/fuzz_$fz.c" -o "build/fuzz_$fz" -lm
@@ -165,6 +165,9 @@ image_size_run() {
       build/log/pos48.out.npy tests/fixtures/maps/pos48.out.npy
 }
 step cli-image-size image_size_run
+# The vit command: usage errors, bounds, escaping, classify and maps (tests/cli.sh).
+step cli-args tests/cli.sh build/native/vit $PY build/log/cli
+ASAN_OPTIONS=detect_leaks=1 step cli-args-asan tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \
