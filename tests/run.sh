@@ -57,6 +57,7 @@ step examples-build make -s examples CFLAGS="-O2 -march=native -fopenmp"
 step example-sdpa build/examples/01_sdpa
 step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetensors tests/fixtures/maps/rgba.png --top 3 \
   --attention build/log/example_rollout.png
+step example-classify-cases tests/classify_example.sh build/examples/02_classify build/native/vit $PY build/log/example_classify
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
 step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
