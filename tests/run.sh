@@ -169,6 +169,9 @@ step cli-image-size image_size_run
 # The vit command: usage errors, bounds, escaping, classify and maps (tests/cli.sh).
 step cli-args tests/cli.sh build/native/vit $PY build/log/cli
 ASAN_OPTIONS=detect_leaks=1 step cli-args-asan tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
+# tools/export.py: pretrained weights from torch hub's cache, ImageNet's
+# labels, untrained exports flagged, make export (tests/export_weights.sh).
+step export-weights tests/export_weights.sh build/native/vit $PY build/log/export
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \

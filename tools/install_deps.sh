@@ -3,7 +3,7 @@
 # Debian packages through apt-get (sudo when not root), then a venv made from
 # Debian's python with --system-site-packages (so Debian's torch stays the
 # one torch) holding the pinned pure-Python helpers of tools/requirements.txt.
-# Usage: tools/install_deps.sh [test|demo|bench|cross]
+# Usage: tools/install_deps.sh [test|demo|bench|cross|export]
 set -eu
 need=${1:-test}
 pkgs="make gcc g++ clang libsimde-dev libstb-dev python3-venv python3-numpy python3-torch python3-torchvision"
