@@ -113,15 +113,38 @@ $PY tools/export.py "$SMALL" "$W/named.safetensors" --seed 3 --naming transforme
 check "--naming transformers: labels with commas in config.json, untrained in the metadata" \
   test -n "$(grep -F 'labels: cat, tabby, tabby cat, ... y' "$W/out.txt")" -a -n "$(grep -F 'UNTRAINED: random weights, --seed 3' "$W/out.txt")"
 
-# timm:NAME --pretrained, where timm is importable (it is not a Debian package).
-if $PY -c 'import timm' > /dev/null 2>&1; then
-  $PY tools/export.py timm:vit_tiny_patch16_224 "$W/timm.safetensors" --pretrained > "$W/out.txt" 2>&1 &&
-    "$VIT" classify "$W/timm.safetensors" $IMG --top 1 >> "$W/out.txt" 2>&1
-  check "timm --pretrained: exported and classified" test $? -eq 0
+# timm:NAME --pretrained, where timm and huggingface_hub are importable (not
+# Debian packages): seeded weights in the Hugging Face cache's layout stand
+# in for the download; vit's top class is timm's (bilinear resize, as vit.h).
+if $PY -c 'import timm, huggingface_hub' > /dev/null 2>&1; then
+  HF=$PWD/$W/hf/hub/models--timm--vit_tiny_patch16_224.augreg_in21k_ft_in1k
+  mkdir -p "$HF/snapshots/0" "$HF/refs" "$W/timm" && printf 0 > "$HF/refs/main"
+  $PY -c '
+import sys, torch, timm
+sys.path.insert(0, "tools")
+import export as E
+torch.save(E.randomize(timm.create_model("vit_tiny_patch16_224"), 7).state_dict(), sys.argv[1])' "$HF/snapshots/0/pytorch_model.bin"
+  HF_HOME=$PWD/$W/hf HF_HUB_OFFLINE=1 $PY tools/export.py timm:vit_tiny_patch16_224 "$W/timm/model.safetensors" --pretrained > "$W/out.txt" 2>&1 &&
+    "$VIT" classify "$W/timm/model.safetensors" $IMG --top 1 > "$W/vit.txt" 2>> "$W/out.txt"
+  check "timm --pretrained: exported with 1000 names" test $? -eq 0 -a -n "$(grep -F '1000 class names' "$W/out.txt")"
+  $PY -c '
+import sys, torch, timm
+from PIL import Image
+from timm.data import ImageNetInfo
+m = timm.create_model("vit_tiny_patch16_224")
+m.load_state_dict(torch.load(sys.argv[1]))
+cfg = timm.data.resolve_data_config({}, model=m)
+cfg["interpolation"] = "bilinear"
+k = int(m.eval()(timm.data.create_transform(**cfg)(Image.open(sys.argv[2]).convert("RGB"))[None]).argmax())
+name = ImageNetInfo().label_descriptions(detailed=False)[k]
+line = open(sys.argv[3]).read().split(None, 2)
+print("timm:", k, name, "vit.h:", line)
+sys.exit(int(line[1]) != k or line[2].strip() != name)' "$HF/snapshots/0/pytorch_model.bin" $IMG "$W/vit.txt" > "$W/out.txt" 2>&1
+  check "timm --pretrained: vit classify prints timm's top class by name" test $? -eq 0
 else
   $PY tools/export.py timm:vit_tiny_patch16_224 "$W/x.safetensors" --pretrained > "$W/out.txt" 2>&1
   check "timm missing: exit 2, how to get it" test $? -eq 2 -a -n "$(grep -F 'need timm, which this Python cannot import' "$W/out.txt")"
-  echo "(timm is not importable here: its --pretrained path was not run)"
+  echo "(timm or huggingface_hub is not importable here: the --pretrained path was not run)"
 fi
 
 rm -f "$W/vit_b_16.safetensors"

@@ -814,11 +814,15 @@ def _build_timm(spec, name, args, num_classes, image_size, pretrained):
         kwargs["img_size"] = image_size
     if num_classes is not None:
         kwargs["num_classes"] = num_classes
-    if name not in timm.list_models(pretrained=pretrained):
-        raise ExportError(f"spec {spec!r}: timm has no {'pretrained ' if pretrained else ''}model {name!r}")
-    return _pretrained(f"timm:{name} --pretrained", None, None,
-                       lambda: timm.create_model(name, pretrained=pretrained, **kwargs)).eval() if pretrained \
-        else timm.create_model(name, **kwargs).eval()
+    if not timm.is_model(name.split(".")[0]):
+        raise ExportError(f"spec {spec!r}: timm has no model {name!r} (timm.list_models() lists them)")
+    if not pretrained:
+        return timm.create_model(name, **kwargs).eval()
+    try:
+        return timm.create_model(name, pretrained=True, **kwargs).eval()
+    except Exception as e:  # timm's, huggingface_hub's and the network's own kinds
+        raise ExportError(f"timm:{name} --pretrained: cannot load timm's weights ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
+                          "timm downloads them from the Hugging Face hub into its cache (~/.cache/huggingface/hub; HF_HOME moves it)") from None
 
 
 def tv_record(name, weights, module):
@@ -941,7 +945,7 @@ def main(argv=None):
                                   "comma-separated: give vit the names in a file instead (vit classify --labels FILE), "
                                   "or export with --naming timm or transformers (config.json holds them)")
             meta = export_module(module, args.out, dtype=args.dtype, extra=dict(extra, **({"labels": ",".join(labels)} if labels else {})))
-    except (ExportError, TypeError, ImportError) as e:  # ImportError: seed 004 without einops
+    except (ExportError, TypeError, ImportError, OSError) as e:  # ImportError: seed 004 without einops; OSError: writing OUT
         parser.exit(2, f"export.py: error: {e}\n")
     count = sum(p.numel() for p in module.state_dict().values())
     print(f"wrote {args.out}: kind={meta['kind']} naming={meta['naming']}, {count} weights as {args.dtype}"
