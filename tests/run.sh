@@ -61,6 +61,8 @@ step example-classify-cases tests/classify_example.sh build/examples/02_classify
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
 step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
+# vit.pc and CMakeLists.txt used as a project that vendors vit.h would.
+step package-pkgconfig-cmake tests/package.sh build/log/package
 
 # The shipped Fashion-MNIST models: vit.h's prediction for each of the
 # 10,000 test images equals PyTorch's.
