@@ -127,6 +127,17 @@ export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/no
 cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
 cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
 
+# README.md's own lines as they stand (tests/readme.sh): its classify.c with
+# -Werror and ASan+UBSan, then each group of its build block (Linux gcc and
+# clang, MinGW-w64 + wine, emcc + node, AArch64 + qemu) in a clean folder.
+step readme-snippet tests/readme.sh snippet build/native/vit $PY
+rd_n=$(tests/readme.sh groups)
+rd_k=1
+while [ "$rd_k" -le "$rd_n" ]; do
+  step "readme-$(tests/readme.sh name "$rd_k")" tests/readme.sh build "$rd_k" build/native/vit $PY
+  rd_k=$((rd_k + 1))
+done
+
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm
 step cxx-g++ g++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -Wno-psabi -O1 -mavx2 -mfma -x c++ tests/test_compile.c -x c++ tests/test_compile2.c -I. -o build/test_compile_cxx -lm

@@ -11,7 +11,7 @@ case "$need" in
   demo) pkgs="$pkgs dataset-fashion-mnist" ;;
   bench) pkgs="$pkgs libopenblas-dev" ;;
   cross) pkgs="gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross" ;;
-  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn cmake pkg-config" ;;
+  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn cmake pkg-config libomp-dev" ;;
 esac
 missing=""
 for p in $pkgs; do
