@@ -146,6 +146,26 @@ step compile-run build/test_compile
 step options-compile gcc $WARN -O1 -DVIT_NO_IMAGE -DVIT_NO_PNG -DVIT_NO_STDIO -DVIT_NO_SIMD "-DVIT_MALLOC(n)=malloc(n)" "-DVIT_FREE(p)=free(p)" \
   -include stdlib.h tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile_options -lm
 step options-run build/test_compile_options
+# The header's manners: the thread-count API with and without OpenMP; the
+# including file's own warnings still reported after the implementation
+# (gcc, clang, g++); nothing printed by an x86 build with AVX2 or
+# -march=native (GCC 12's one psabi note without AVX is documented).
+manners() {
+  gcc $WARN -O1 -mavx2 -mfma -fopenmp -I. tests/test_manners.c -o build/test_manners_omp -lm && build/test_manners_omp 2 &&
+    gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm && build/test_manners 1 || return 1
+  for mn_cc in gcc clang "g++ -x c++"; do
+    # shellcheck disable=SC2086
+    $mn_cc -Wall -O0 -mavx2 -mfma -DMANNERS_UNUSED -I. -c tests/test_manners.c -o build/test_manners.o > build/log/manners.txt 2>&1
+    grep -q "unused_after_vit.*-Wunused-function" build/log/manners.txt || { echo "$mn_cc: the file's -Wunused-function was lost:"; cat build/log/manners.txt; return 1; }
+  done
+  for mn_flags in "-march=native" "-mavx2 -mfma"; do
+    # shellcheck disable=SC2086
+    gcc -std=c99 -O2 -Wall -Wextra $mn_flags -I. -c examples/02_classify.c -o build/test_manners.o > build/log/manners.txt 2>&1
+    [ ! -s build/log/manners.txt ] || { echo "gcc -O2 $mn_flags printed:"; cat build/log/manners.txt; return 1; }
+  done
+  echo "threads API with and without OpenMP; the file's warnings kept; AVX builds silent"
+}
+step header-manners manners
 
 # PyTorch is the ground truth: the committed fixtures must be what the
 # tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must
