@@ -379,7 +379,6 @@ static int usage_fail(const cli_args *a, const char *fmt, ...) {
     return 2;
 }
 
-
 /* ---- the model ---- */
 
 static char *label_buf; /* the escaped labels, freed by unload_model */
@@ -640,9 +639,10 @@ static vit_result forward_image(const vit_model *m, const char *path, const vit_
     if ((r = vit_image_load(&count, path, m->cfg.in_channels, &img)) != VIT_OK || (r = vit_image_preprocess(&count, &img, pp, &x)) != VIT_OK ||
         (show && (r = vit_image_preprocess(&count, &img, show, crop)) != VIT_OK) || (r = vit_model_memory(m, &x, &opts, &fwd)) != VIT_OK)
         return r;
-    total = count.peak + fwd + 4 * VIT_ALIGN;
-    if (total < fwd || total + extra < total) return VIT_ERR_OVERFLOW;
-    if ((r = vit_arena_init_alloc(a, total + extra)) != VIT_OK) return r;
+    /* Saturating: a sum past SIZE_MAX is a malloc that fails with vit.h's message. */
+    total = count.peak + fwd < fwd ? SIZE_MAX : count.peak + fwd;
+    total = total + extra + 4 * VIT_ALIGN < total ? SIZE_MAX : total + extra + 4 * VIT_ALIGN;
+    if ((r = vit_arena_init_alloc(a, total)) != VIT_OK) return r;
     if ((r = vit_image_load(a, path, m->cfg.in_channels, &img)) != VIT_OK || (r = vit_image_preprocess(a, &img, pp, &x)) != VIT_OK ||
         (show && (r = vit_image_preprocess(a, &img, show, crop)) != VIT_OK) || (r = vit_model_forward(m, a, &x, &opts, out)) != VIT_OK)
         vit_arena_free(a);
