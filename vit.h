@@ -14,6 +14,7 @@
      VIT_NO_IMAGE            leave out stb_image and the image loaders
      VIT_STB_FLAT            include "stb_image.h" rather than <stb/stb_image.h>
      VIT_NO_SIMD             every kernel runs its scalar _ref version
+     VIT_MAX_THREADS         vit_set_threads' upper bound (default 1024)
      Compile with -mavx2 -mfma (or -march=native: AVX-512 where present) on
      x86; AArch64 gets NEON, emcc -msimd128 WebAssembly SIMD, through SIMDe.
      -fopenmp adds threads. SIMDe (<simde/...>) must be on the include path

@@ -334,15 +334,20 @@ def export_module(module, path, kind=None, dtype="F32", extra=None, **overrides)
     return meta
 
 
-def zero_head(module):
-    """True for a whole ViT whose classification head's weights are all zero (torchvision's untrained init)."""
+def _head_linear(module):
+    """The Linear that makes a whole ViT's logits, or None (not a ViT, or its head dropped)."""
     try:
         parent, attr = _head(module)
     except ExportError:
-        return False
-    head = getattr(parent, attr)
-    linears = [m for m in head.modules() if isinstance(m, nn.Linear)]
-    return bool(linears) and not any(bool(m.weight.detach().any()) for m in linears[-1:])
+        return None
+    linears = [m for m in getattr(parent, attr).modules() if isinstance(m, nn.Linear)]
+    return linears[-1] if linears else None
+
+
+def zero_head(module):
+    """True for a whole ViT whose classification head's weights are all zero (torchvision's untrained init)."""
+    head = _head_linear(module)
+    return head is not None and not bool(head.weight.detach().any())
 
 
 # ---- weights and forward passes, as the tests see them ----
@@ -825,7 +830,7 @@ def _build_timm(spec, name, args, num_classes, image_size, pretrained):
                           "timm downloads them from the Hugging Face hub into its cache (~/.cache/huggingface/hub; HF_HOME moves it)") from None
 
 
-def tv_record(name, weights, module):
+def tv_record(name, weights):
     """Metadata for a torchvision builder's pretrained weights: where they come from, the class names, preprocessing."""
     w = tv_weights(name, weights)
     acc = w.meta.get("_metrics", {}).get("ImageNet-1K", {}).get("acc@1")
@@ -888,15 +893,11 @@ def add_build_args(parser):
 
 
 def _classes(module):
-    """Classes of a whole ViT's head (0 without one), or None for anything else."""
+    """Classes of a whole ViT's head (timm's too), or 0."""
     if hasattr(module, "num_classes") and hasattr(module, "blocks"):  # timm
         return module.num_classes
-    try:
-        parent, attr = _head(module)
-    except ExportError:
-        return None
-    linears = [m for m in getattr(parent, attr).modules() if isinstance(m, nn.Linear)]
-    return linears[-1].out_features if linears else 0
+    head = _head_linear(module)
+    return head.out_features if head is not None else 0
 
 
 def main(argv=None):
@@ -918,7 +919,7 @@ def main(argv=None):
         name = args.spec.partition(":")[2].partition(":")[0]
         classes, labels, extra = _classes(module), None, {}
         if args.weights:
-            extra, labels = tv_record(name, args.weights, module)
+            extra, labels = tv_record(name, args.weights)
         elif args.pretrained:
             cfg = getattr(module, "pretrained_cfg", None) or {}
             extra = {"weights": f"timm {name}" + (f" ({cfg['hf_hub_id']})" if cfg.get("hf_hub_id") else "")}
@@ -929,7 +930,7 @@ def main(argv=None):
             extra = {"untrained": f"random weights, --seed {args.seed}" if args.seed is not None else
                      "random initialisation" + (", head all zeros" if zero_head(module) else "")}
         if args.labels:
-            labels = read_labels(args.labels, classes or 0)
+            labels = read_labels(args.labels, classes)
         if labels is not None and (not classes or len(labels) != classes):
             labels = None  # the weights' names do not fit this head (--num-classes)
         if args.spec.startswith("timm:"):
