@@ -1,4 +1,4 @@
-/* vit.h - v0.1.1 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.2.0 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -64,7 +64,9 @@
      safetensors: 8-byte little-endian header length, JSON header, raw data.
      tools/export.py writes the module's own state_dict names, and puts the
      module kind and hyperparameters in "__metadata__" (format="vit.h",
-     kind, naming, ...). F32 is used in place; F16 and BF16 are converted.
+     kind, naming, ...). Each kind's keys and namings are its section's
+     tables (VIT_KINDS); vit_model_describe() prints a file's. F32 is used
+     in place; F16 and BF16 are converted.
      A ViT checkpoint without that metadata is read by its tensor names:
      timm (patch_embed, blocks.N, norm or fc_norm, head), Hugging Face
      transformers' ViTForImageClassification and ViTModel ([vit.]embeddings,
@@ -92,9 +94,9 @@
 #define VIT_H_INCLUDED
 
 #define VIT_VERSION_MAJOR 0
-#define VIT_VERSION_MINOR 1
-#define VIT_VERSION_PATCH 1
-#define VIT_VERSION_STRING "0.1.1"
+#define VIT_VERSION_MINOR 2
+#define VIT_VERSION_PATCH 0
+#define VIT_VERSION_STRING "0.2.0"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -154,63 +156,95 @@ typedef struct vit_tensor {
     const char *name;             /* weight name, or NULL */
 } vit_tensor;
 
-typedef enum vit_act { VIT_ACT_GELU = 0, VIT_ACT_RELU = 1 } vit_act;
-/* CLS: the class token; MEAN: all tokens, class token included (seed 004);
-   AVG: the patch tokens only (timm's global_pool='avg'). */
-typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2 } vit_pool;
+/* GELU: x/2 (1 + erf(x/sqrt2)), torch.nn.GELU(); GELU_TANH: its tanh
+   approximation (GELU(approximate='tanh'), transformers' gelu_pytorch_tanh);
+   QUICK_GELU: x sigmoid(1.702 x) (OpenAI CLIP); SILU: x sigmoid(x). */
+typedef enum vit_act {
+    VIT_ACT_GELU = 0,
+    VIT_ACT_RELU = 1,
+    VIT_ACT_GELU_TANH = 2,
+    VIT_ACT_QUICK_GELU = 3,
+    VIT_ACT_SILU = 4
+} vit_act;
+#define VIT__ACT_WORDS "gelu,relu,gelu_tanh,quick_gelu,silu" /* the metadata's names, in enum order */
+
+/* The sizes of one multi-head attention call (vit_k_attention): B
+   sequences of N tokens, NH heads of HS features; scores scale * q.k,
+   probabilities softmax(scores) * post. */
+typedef struct vit_attn_shape {
+    int32_t B, N, NH, HS;
+    int32_t ld;         /* floats from one token's row of q, k or v to the next: >= NH*HS */
+    float scale, post;
+} vit_attn_shape;
+/* CLS: the class token; MEAN: all tokens, class token included (the einops ViT);
+   AVG: the patch tokens only (timm's global_pool='avg'); MAP: attention
+   pooling, a learned probe attending over the patch tokens, then an MLP
+   (timm's global_pool='map', SigLIP). */
+typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2, VIT_POOL_MAP = 3 } vit_pool;
 
 /* Scaled dot-product attention on x, x, x. */
 typedef struct vit_sdpa_params {
     float scale;        /* 0: 1/sqrt(C) */
-    vit_tensor *attn;   /* [out] optional: receives (B, N, N) probabilities */
 } vit_sdpa_params;
 
 typedef struct vit_mha_params {
-    int32_t dim;        /* C, embedding size */
-    int32_t heads;      /* NH; C % NH == 0 */
-    int32_t quirk;      /* 1: seed 004's softmax(QK^T) / sqrt(C) */
-    vit_tensor *attn;   /* [out] optional: receives (B, NH, N, N) probabilities */
+    int32_t dim;                 /* C, embedding size */
+    int32_t heads;               /* NH; C % NH == 0 */
+    int32_t scale_after_softmax; /* 1: softmax(Q K^T) / sqrt(C), the einops ViT's order;
+                                    0: softmax(Q K^T / sqrt(C/NH)) */
+    int32_t qk_norm;             /* 1: LayerNorm on each head's q and k (timm's qk_norm) */
+    float qk_eps;                /* its epsilon */
 } vit_mha_params;
 
-/* Any of the three PyTorch layouts is brought to this one at load time. */
+/* Any of the three PyTorch layouts is brought to this one at load time. A
+   bias whose data is NULL is zero. */
 typedef struct vit_mha_weights {
     vit_tensor qkv_w;   /* (3C, C): rows q, then k, then v (nn.MultiheadAttention) */
-    vit_tensor qkv_b;   /* (3C) */
+    vit_tensor qkv_b;   /* (3C), or none */
     vit_tensor out_w;   /* (C, C) */
-    vit_tensor out_b;   /* (C) */
+    vit_tensor out_b;   /* (C), or none */
+    vit_tensor q_norm_w, q_norm_b; /* (C/NH): qk_norm only */
+    vit_tensor k_norm_w, k_norm_b; /* (C/NH): qk_norm only */
 } vit_mha_weights;
 
 typedef struct vit_mlp_params {
     int32_t in_dim;     /* input features */
-    int32_t hidden_dim; /* after fc1 */
+    int32_t hidden_dim; /* between the layers (after the gate with glu) */
     int32_t out_dim;    /* after fc2 */
     vit_act act;        /* between fc1 and fc2 */
+    int32_t glu;        /* 1: fc1 gives 2 * hidden_dim, act(first half) * second half (SwiGLU) */
 } vit_mlp_params;
 
 typedef struct vit_mlp_weights {
-    vit_tensor fc1_w;   /* (hidden, in) */
-    vit_tensor fc1_b;   /* (hidden) */
+    vit_tensor fc1_w;   /* (hidden, in); glu: (2 hidden, in) */
+    vit_tensor fc1_b;   /* (hidden) or (2 hidden), or none */
     vit_tensor fc2_w;   /* (out, hidden) */
-    vit_tensor fc2_b;   /* (out) */
+    vit_tensor fc2_b;   /* (out), or none */
 } vit_mlp_weights;
 
 typedef struct vit_block_params {
     int32_t dim;        /* C */
     int32_t heads;      /* NH */
     int32_t mlp_dim;    /* MLP hidden size */
-    float ln_eps;       /* LayerNorm epsilon: 1e-6 torchvision, 1e-5 seeds */
+    float ln_eps;       /* LayerNorm epsilon (also qk_norm's): 1e-6 torchvision and timm, 1e-5 seeds and CLIP */
     vit_act act;        /* MLP activation */
-    int32_t quirk;      /* seed 004 attention, see vit_mha_params */
-    vit_tensor *attn;   /* [out] optional: receives (B, NH, N, N) probabilities */
+    int32_t scale_after_softmax; /* see vit_mha_params */
+    int32_t layer_scale; /* 1: attention and MLP outputs scaled by the gammas ls1, ls2 (timm's init_values) */
+    int32_t qk_norm;    /* see vit_mha_params */
+    int32_t glu;        /* see vit_mlp_params */
 } vit_block_params;
 
 typedef struct vit_block_weights {
     vit_tensor ln1_w, ln1_b;  /* (C) */
     vit_mha_weights attn;
+    vit_tensor ls1;           /* (C): layer_scale only */
     vit_tensor ln2_w, ln2_b;  /* (C) */
     vit_mlp_weights mlp;
+    vit_tensor ls2;           /* (C): layer_scale only */
 } vit_block_weights;
 
+/* Tokens out: the prefix tokens in the order class, distillation,
+   registers, then the (H/P)*(W/P) patch tokens. */
 typedef struct vit_patch_params {
     int32_t image_size;   /* H = W of the input */
     int32_t patch_size;   /* P: conv kernel = stride */
@@ -218,20 +252,26 @@ typedef struct vit_patch_params {
     int32_t dim;          /* C, output features per token */
     int32_t class_token;  /* 1: prepend the class token */
     int32_t pos_embed;    /* 1: add the position embedding */
+    int32_t dist_token;   /* 1: DeiT's distillation token after the class token */
+    int32_t reg_tokens;   /* register tokens after those */
+    int32_t pos_prefix;   /* prefix tokens the position embedding covers, from the first: all of
+                             them (timm's default), none (timm's no_embed_class), or the class
+                             token alone (transformers' DINOv2 with registers) */
 } vit_patch_params;
 
 typedef struct vit_patch_weights {
     vit_tensor conv_w;    /* (C, in_channels, P, P) */
-    vit_tensor conv_b;    /* (C) */
+    vit_tensor conv_b;    /* (C), or none (CLIP) */
     vit_tensor cls;       /* (C) class token */
-    vit_tensor pos;       /* (N + class_token, C) */
+    vit_tensor dist;      /* (C) distillation token */
+    vit_tensor reg;       /* (reg_tokens, C) register tokens */
+    vit_tensor pos;       /* (pos_prefix + N, C) */
 } vit_patch_weights;
 
-/* Squeeze-and-Excitation, seed 000's SqueezeExcitation. */
+/* Squeeze-and-Excitation, torchvision's SqueezeExcitation. */
 typedef struct vit_se_params {
     int32_t channels;     /* C, input and output channels */
     int32_t squeeze;      /* S, channels between fc1 and fc2 */
-    vit_tensor *gates;    /* [out] optional: receives the (B, C) sigmoid gates */
 } vit_se_params;
 
 typedef struct vit_se_weights {
@@ -241,10 +281,9 @@ typedef struct vit_se_weights {
     vit_tensor fc2_b;     /* (C) fc2.bias */
 } vit_se_weights;
 
-/* Seed 002's ScaledDotSelfAttention: one head, no output projection. */
+/* Scaled dot-product self-attention: one head, no output projection. */
 typedef struct vit_sdsa_params {
     int32_t dim;          /* C, n_embd */
-    vit_tensor *attn;     /* [out] optional: receives (B, N, N) probabilities */
 } vit_sdsa_params;
 
 typedef struct vit_sdsa_weights {
@@ -256,21 +295,20 @@ typedef struct vit_sdsa_weights {
     vit_tensor v_b;       /* (C) value.bias */
 } vit_sdsa_weights;
 
-/* Seed 002's Model: ScaledDotSelfAttention, ReLU, flatten, Linear. */
-typedef struct vit_cls002_params {
+/* A classifier of patch sequences: sdsa, ReLU, flatten, Linear. */
+typedef struct vit_sdsa_classifier_params {
     int32_t dim;          /* C, n_embd: values per patch */
     int32_t seq_len;      /* N, patches per image */
     int32_t num_classes;  /* outputs of fc */
-    vit_tensor *attn;     /* [out] optional: receives (B, N, N) probabilities */
-} vit_cls002_params;
+} vit_sdsa_classifier_params;
 
-typedef struct vit_cls002_weights {
+typedef struct vit_sdsa_classifier_weights {
     vit_sdsa_weights attn; /* attn.query/key/value.* */
     vit_tensor fc_w;       /* (num_classes, N*C) fc.weight */
     vit_tensor fc_b;       /* (num_classes) fc.bias */
-} vit_cls002_weights;
+} vit_sdsa_classifier_weights;
 
-/* EMSA (ResT), seed 003's EMSA, as self-attention. */
+/* EMSA (ResT), as self-attention. */
 typedef struct vit_emsa_params {
     int32_t dim;          /* C, d_model */
     int32_t d_k;          /* query/key size per head */
@@ -279,8 +317,7 @@ typedef struct vit_emsa_params {
     int32_t height;       /* H: with ratio > 1 the N = H*W tokens are an H x W grid */
     int32_t width;        /* W */
     int32_t ratio;        /* r > 1: keys/values from a depth-wise conv (kernel r+1, stride r, padding r/2); <= 1: none */
-    int32_t transform;    /* 1: 1x1 conv over heads, softmax, InstanceNorm; off when heads == 1, as in the seed */
-    vit_tensor *attn;     /* [out] optional: receives (B, NH, N, N') attention, N' keys */
+    int32_t transform;    /* 1: 1x1 conv over heads, softmax, InstanceNorm; off when heads == 1 */
 } vit_emsa_params;
 
 typedef struct vit_emsa_weights {
@@ -300,13 +337,10 @@ typedef struct vit_emsa_weights {
     vit_tensor tr_b;      /* (NH) transform.conv.bias; transform only */
 } vit_emsa_weights;
 
-/* Shuffle attention (SA-Net), seed 003's ShuffleAttention. Gates are in
-   channel order before the final shuffle: index g*C/(2G) + c for group g. */
+/* Shuffle attention (SA-Net). */
 typedef struct vit_shuffle_params {
     int32_t channels;          /* C; a multiple of 2 * groups */
     int32_t groups;            /* G */
-    vit_tensor *channel_gates; /* [out] optional: receives (B, C/2) gates of the channel halves */
-    vit_tensor *spatial_gates; /* [out] optional: receives (B, C/2, H, W) gates of the spatial halves */
 } vit_shuffle_params;
 
 typedef struct vit_shuffle_weights {
@@ -318,10 +352,9 @@ typedef struct vit_shuffle_weights {
     vit_tensor gn_b;      /* (C/(2G)) gn.bias */
 } vit_shuffle_weights;
 
-/* Spatial Group-wise Enhance, seed 003's SpatialGroupEnhance. */
+/* Spatial Group-wise Enhance. */
 typedef struct vit_sge_params {
     int32_t groups;       /* G; C must be a multiple */
-    vit_tensor *gates;    /* [out] optional: receives the (B, G, H, W) sigmoid gates */
 } vit_sge_params;
 
 typedef struct vit_sge_weights {
@@ -331,15 +364,13 @@ typedef struct vit_sge_weights {
 
 typedef enum vit_aft_variant { VIT_AFT_FULL = 0, VIT_AFT_SIMPLE = 1, VIT_AFT_LOCAL = 2 } vit_aft_variant;
 
-/* An Attention Free Transformer, seed 003's AFTFull / AFTSimple / AFTLocal. */
+/* An Attention Free Transformer layer: AFT-full, -simple or -local. */
 typedef struct vit_aft_params {
     vit_aft_variant variant; /* full, simple or local */
     int32_t max_seqlen;   /* M: wbias is (M, M) and T <= M (full, local); 0 for simple */
     int32_t dim;          /* D, features per token */
     int32_t hidden_dim;   /* HD, features of q, k, v */
     int32_t s;            /* local: wbias[t][t'] counts where |t - t'| < s, else 0 */
-    vit_tensor *attn;     /* [out] optional: receives the weights per feature,
-                             (B, HD, T, T); simple: (B, HD, 1, T) */
 } vit_aft_params;
 
 typedef struct vit_aft_weights {
@@ -354,7 +385,7 @@ typedef struct vit_aft_weights {
     vit_tensor wbias;     /* (M, M) pairwise position bias; full and local only */
 } vit_aft_weights;
 
-/* Outlook attention (VOLO), seed 003's OutlookAttention. */
+/* Outlook attention (VOLO). */
 typedef struct vit_outlook_params {
     int32_t dim;          /* C */
     int32_t heads;        /* NH; C % NH == 0 */
@@ -363,8 +394,6 @@ typedef struct vit_outlook_params {
     int32_t stride;       /* of the unfold, the fold and the average pooling */
     int32_t qkv_bias;     /* 1: v has a bias */
     float scale;          /* logits scale; 0: (C/NH)^-0.5 */
-    vit_tensor *attn;     /* [out] optional: receives (B, NH, L, K^2*K^2): per window,
-                             the (K^2, K^2) attention row-major; L = windows */
 } vit_outlook_params;
 
 typedef struct vit_outlook_weights {
@@ -388,62 +417,93 @@ typedef struct vit_config {
     int32_t representation_size; /* torchvision pre_logits (Linear+tanh), 0 = none */
     float ln_eps;                /* LayerNorm epsilon */
     vit_act act;                 /* MLP activation */
-    vit_pool pool;               /* class token (torchvision, seed 001), mean (seed 004), patch mean (timm avg) */
-    int32_t quirk;               /* seed 004's attention scaling, see vit_mha_params */
+    vit_pool pool;               /* class token, mean of all tokens, or of the patch tokens (timm's avg) */
+    int32_t scale_after_softmax; /* attention scaled after the softmax, see vit_mha_params */
     int32_t norm_tokens;         /* 1: the final LayerNorm runs on every token, then the pool
-                                    (timm's avg pool without fc_norm); 0: on the pooled vector */
+                                    (timm's avg pool without fc_norm, and MAP); 0: on the pooled vector */
+    int32_t class_token;         /* 1: a class token first (0: none, SigLIP) */
+    int32_t dist_token;          /* 1: DeiT's distillation token; the logits average head and head_dist */
+    int32_t reg_tokens;          /* register tokens (DINOv2 with registers: 4) */
+    int32_t pos_prefix;          /* prefix tokens the position embedding covers, see vit_patch_params */
+    int32_t patch_bias;          /* 1: the patch conv has a bias (0: CLIP) */
+    int32_t qkv_bias;            /* 1: q, k and v have biases */
+    int32_t pre_norm;            /* 1: a LayerNorm between the embedding and the blocks (CLIP) */
+    int32_t layer_scale;         /* 1: blocks scale their branches by gammas (DINOv2) */
+    int32_t qk_norm;             /* 1: LayerNorm on each head's q and k */
+    int32_t glu;                 /* 1: SwiGLU MLPs, see vit_mlp_params */
 } vit_config;
 
+/* timm's AttentionPoolLatent (global_pool='map'), transformers'
+   SiglipMultiheadAttentionPoolingHead: a probe attends over the tokens,
+   then x + MLP(LayerNorm(x)). */
+typedef struct vit_attn_pool_weights {
+    vit_tensor latent;         /* (C) the probe */
+    vit_tensor q_w, q_b;       /* (C, C), (C) */
+    vit_tensor kv_w, kv_b;     /* (2C, C), (2C): k rows, then v rows */
+    vit_tensor proj_w, proj_b; /* (C, C), (C) */
+    vit_tensor norm_w, norm_b; /* (C) */
+    vit_mlp_weights mlp;       /* C -> mlp_dim -> C, the model's activation */
+} vit_attn_pool_weights;
+
+/* The kind registry: one line per kind of file vit.h runs,
+   X(ENUM, name, "kind string", FIELDS).
+   - name prefixes the kind's types (vit_<name>_params, vit_<name>_weights),
+     its forward (vit_<name>_forward) and the loader hooks at the end of
+     its section of the implementation (vit__<name>_keys, _check, _bind,
+     _run, _describe, _input);
+   - the kind string is what tools/export.py writes in the file's "kind";
+   - FIELDS is what vit_model holds for it: VIT_KIND_FIELDS a params and a
+     weights struct (m.<name>, m.<name>_w), VIT_KIND_PARAMS params only,
+     VIT_KIND_OWN fields written out in vit_model (the ViT and the parts
+     of it that are kinds of their own).
+   Adding a module is its section and one line here. */
+#define VIT_KINDS(X)                                                                                   \
+    X(VIT_KIND_VIT, vit, "vit", VIT_KIND_OWN)                                 /* a whole ViT */        \
+    X(VIT_KIND_SDPA, sdpa, "sdpa", VIT_KIND_PARAMS)                           /* attention(x, x, x) */ \
+    X(VIT_KIND_MHA, mha, "mha", VIT_KIND_FIELDS)                              /* multi-head attention */ \
+    X(VIT_KIND_MLP, mlp, "mlp", VIT_KIND_FIELDS)                              /* Linear, act, Linear */ \
+    X(VIT_KIND_BLOCK, block, "encoder_block", VIT_KIND_OWN)                   /* pre-LN encoder block */ \
+    X(VIT_KIND_PATCH, patch, "patch_embed", VIT_KIND_OWN)                     /* patch embedding */    \
+    X(VIT_KIND_SE, se, "se", VIT_KIND_FIELDS)                                 /* squeeze-excitation */ \
+    X(VIT_KIND_SDSA, sdsa, "sdsa", VIT_KIND_FIELDS)                           /* one-head self-attention */ \
+    X(VIT_KIND_SDSA_CLASSIFIER, sdsa_classifier, "sdsa_classifier", VIT_KIND_FIELDS) /* sdsa, ReLU, fc */ \
+    X(VIT_KIND_EMSA, emsa, "emsa", VIT_KIND_FIELDS)                           /* efficient MHSA (ResT) */ \
+    X(VIT_KIND_SHUFFLE, shuffle, "shuffle", VIT_KIND_FIELDS)                  /* shuffle attention */  \
+    X(VIT_KIND_SGE, sge, "sge", VIT_KIND_FIELDS)                              /* spatial group enhance */ \
+    X(VIT_KIND_AFT, aft, "aft", VIT_KIND_FIELDS)                              /* attention free */     \
+    X(VIT_KIND_OUTLOOK, outlook, "outlook", VIT_KIND_FIELDS)                  /* outlook attention */
+
+#define VIT_KIND_FIELDS(name) vit_##name##_params name; vit_##name##_weights name##_w;
+#define VIT_KIND_PARAMS(name) vit_##name##_params name;
+#define VIT_KIND_OWN(name)
+
 typedef enum vit_kind {
-    VIT_KIND_VIT = 0,    /* a whole ViT: vit_config */
-    VIT_KIND_SDPA,       /* seed 000 attention(x, x, x) */
-    VIT_KIND_MHA,        /* multi-head self-attention */
-    VIT_KIND_MLP,        /* two linears with an activation */
-    VIT_KIND_BLOCK,      /* pre-LN encoder block */
-    VIT_KIND_PATCH,      /* patchify / patch embedding */
-    VIT_KIND_SE,         /* squeeze-excitation (seed 000) */
-    VIT_KIND_SDSA,       /* scaled dot-product self-attention (seed 002) */
-    VIT_KIND_CLS002,     /* seed 002's attention classifier */
-    VIT_KIND_EMSA,       /* efficient multi-head self-attention (seed 003) */
-    VIT_KIND_SHUFFLE,    /* shuffle attention (seed 003) */
-    VIT_KIND_SGE,        /* spatial group-wise enhance (seed 003) */
-    VIT_KIND_AFT,        /* attention free transformer layer (seed 003) */
-    VIT_KIND_OUTLOOK     /* outlook attention (seed 003) */
+#define VIT__KIND_ENUM(e, name, str, fields) e,
+    VIT_KINDS(VIT__KIND_ENUM)
+#undef VIT__KIND_ENUM
+    VIT_KIND_COUNT
 } vit_kind;
 
 typedef struct vit_model {
     vit_kind kind;             /* what the file holds */
-    char naming[16];           /* weight naming scheme: torchvision, timm, transformers, seed001, ... */
+    char naming[16];           /* weight naming scheme: torchvision, timm, transformers, einops, ... */
+    /* The ViT, and the parts of it that are kinds of their own. Weights
+       are views into the file or into `arena`. */
     vit_config cfg;            /* VIT_KIND_VIT */
-    vit_sdpa_params sdpa;      /* VIT_KIND_SDPA */
-    vit_mha_params mha;        /* VIT_KIND_MHA */
-    vit_mlp_params mlp;        /* VIT_KIND_MLP */
-    vit_block_params block;    /* VIT_KIND_BLOCK */
+    vit_block_params block;    /* VIT_KIND_BLOCK, and the ViT's blocks */
     vit_patch_params patch;    /* VIT_KIND_PATCH, and the ViT's embedding */
-    vit_se_params se;          /* VIT_KIND_SE */
-    vit_sdsa_params sdsa;      /* VIT_KIND_SDSA */
-    vit_cls002_params cls002;  /* VIT_KIND_CLS002 */
-    vit_emsa_params emsa;      /* VIT_KIND_EMSA */
-    vit_shuffle_params shuffle; /* VIT_KIND_SHUFFLE */
-    vit_sge_params sge;        /* VIT_KIND_SGE */
-    vit_aft_params aft;        /* VIT_KIND_AFT */
-    vit_outlook_params outlook; /* VIT_KIND_OUTLOOK */
-    /* weights: views into the file or into `arena` */
     vit_patch_weights patch_w; /* VIT_KIND_VIT, VIT_KIND_PATCH */
     vit_block_weights *blocks; /* VIT_KIND_VIT: depth entries; BLOCK: 1 */
-    vit_mha_weights mha_w;     /* VIT_KIND_MHA */
-    vit_mlp_weights mlp_w;     /* VIT_KIND_MLP */
-    vit_se_weights se_w;       /* VIT_KIND_SE */
-    vit_sdsa_weights sdsa_w;   /* VIT_KIND_SDSA */
-    vit_cls002_weights cls002_w; /* VIT_KIND_CLS002 */
-    vit_emsa_weights emsa_w;   /* VIT_KIND_EMSA */
-    vit_shuffle_weights shuffle_w; /* VIT_KIND_SHUFFLE */
-    vit_sge_weights sge_w;     /* VIT_KIND_SGE */
-    vit_aft_weights aft_w;     /* VIT_KIND_AFT */
-    vit_outlook_weights outlook_w; /* VIT_KIND_OUTLOOK */
     vit_tensor norm_w, norm_b; /* final LayerNorm (C) */
     vit_tensor pre_w, pre_b;   /* pre_logits (R, C), (R) */
     vit_tensor head_w, head_b; /* (num_classes, C or R), (num_classes) */
+    vit_tensor head_dist_w, head_dist_b; /* (num_classes, C): DeiT's distillation head */
+    vit_tensor pre_norm_w, pre_norm_b;   /* (C): pre_norm only */
+    vit_attn_pool_weights pool_w;        /* VIT_POOL_MAP only */
+    /* Every other kind: m.<name> and m.<name>_w, from VIT_KINDS. */
+#define VIT__KIND_FIELD(e, name, str, fields) fields(name)
+    VIT_KINDS(VIT__KIND_FIELD)
+#undef VIT__KIND_FIELD
     int64_t n_params;          /* number of weights */
     vit_arena arena;           /* converted weights, block table, names */
     vit_arena file_buf;        /* the file, when read rather than mapped */
@@ -459,11 +519,13 @@ typedef struct vit_model {
 
 typedef struct vit_forward_opts {
     int32_t features;   /* 1: return the pre-head representation (B, C) */
+    int32_t tokens;     /* 1: return every token after the blocks and the final LayerNorm
+                           (B, T, C): the prefix tokens (class, distillation, registers),
+                           then the patches row by row (timm's forward_features) */
     vit_tensor *attn;   /* [out] optional: ViT: depth tensors receiving each
-                           block's (B, NH, N, N) probabilities; a module: one
-                           tensor receiving its map or gates (its params' attn
-                           or gates), ShuffleAttention two (channel, then
-                           spatial gates). Valid until the arena is rewound */
+                           block's (B, NH, N, N) probabilities; a module: what
+                           its vit_<name>_forward puts in attn (shuffle: two
+                           tensors). Valid until the arena is rewound */
 } vit_forward_opts;
 
 /* Options for loading; all zero means the defaults. Only a ViT file without
@@ -547,6 +609,13 @@ VITDEF void vit_k_sigmoid(float *y, const float *x, int n);
 VITDEF void vit_k_sigmoid_ref(float *y, const float *x, int n);
 VITDEF void vit_k_tanh(float *y, const float *x, int n);
 VITDEF void vit_k_tanh_ref(float *y, const float *x, int n);
+/* Any vit_act on n values; in place allowed. */
+VITDEF void vit_k_act(float *y, const float *x, int n, vit_act act);
+VITDEF void vit_k_act_ref(float *y, const float *x, int n, vit_act act);
+/* Gated linear unit (SwiGLU with SILU): y (rows, H) = act(x[:, :H]) *
+   x[:, H:] for x (rows, 2H), the halves as torch.chunk(2) gives them. */
+VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act);
+VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act);
 /* y = a + b, n values; y may alias a or b. */
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n);
 VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
@@ -555,15 +624,15 @@ VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
    The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
 VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
-/* Multi-head attention core for B sequences of N tokens.
-   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS); ld >= NH*HS.
+/* Multi-head attention core, sizes in s (vit_attn_shape).
+   q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS).
    out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
    Scores are scale * q.k; probabilities are softmax(scores) * post.
    att must not be NULL (the modules call an internal twin that can keep
    only one tile of scores per thread). The fast version needs vt: scratch
    of B*NH*HS*N floats. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post);
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s);
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -610,45 +679,69 @@ VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, 
    att, optional, receives the (B, D, T) softmax over tokens. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
 VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
-/* Outlook attention core for B images of H x W pixels and C channels, NH
-   heads of HS = C/NH, K x K windows at L = Lh*Lw unfold positions (Lh = (H
-   + 2 pad - K) / stride + 1). logits (B, L, NH, K^2, K^2) and v (B, H, W,
-   C) in; att (B, NH, L, K^2, K^2) = softmax(scale * logits) over the last
-   dim; y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
+/* Outlook attention core for B images of H x W pixels, the sizes in p:
+   C = dim channels, NH heads of HS = C/NH, K x K windows (K = kernel_size)
+   at L = Lh*Lw unfold positions (Lh = (H + 2 padding - K) / stride + 1).
+   logits (B, L, NH, K^2, K^2) and v (B, H, W, C) in; att (B, NH, L, K^2,
+   K^2) = softmax(scale * logits) over the last dim (p->scale, 0: HS^-0.5);
+   y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
    padding dropped. */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
 
 /* ---- modules ---- */
-/* Each takes its outputs (and scratch) from arena a, checks shapes and
-   params first, and with a counting arena only sizes itself. */
+/* Each takes its output (and scratch) from arena a, checks shapes and
+   params first, and with a counting arena only sizes itself. Each returns
+   VIT_ERR_ARG for unset params or weights, VIT_ERR_SHAPE for an input its
+   PyTorch class would not take. `attn`, when not NULL, receives the
+   module's attention map or gates, from a like out (NULL: not kept). */
 
-VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out);
-VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out);
-/* The seed modules. Each returns VIT_ERR_ARG for unset params or weights,
-   VIT_ERR_SHAPE for an input its PyTorch class would not take, and fills
-   its params' optional attn/gates tensor (from a, like out).
-   Squeeze-excitation: (B, C, H, W) -> (B, C, H, W); gates (B, C). */
-VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out);
-/* Seed 002 self-attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
-VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out);
-/* Seed 002 classifier: (B, seq_len, dim) -> (B, num_classes) logits. */
-VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out);
+/* Scaled dot-product attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
+/* Multi-head self-attention: (B, N, C) -> (B, N, C); attn (B, NH, N, N). */
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* MLP: (..., in_dim) -> (..., out_dim); attn unused (may be NULL). */
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* Encoder block: (B, N, C) -> (B, N, C); attn (B, NH, N, N). */
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn);
+/* Patch embedding: (B, Cin, H, W) -> (B, tokens, C); attn unused. */
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn);
+/* Squeeze-excitation: (B, C, H, W) -> (B, C, H, W); attn: the gates (B, C). */
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out,
+                                 vit_tensor *attn);
+/* One-head self-attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn);
+/* Patch-sequence classifier: (B, seq_len, dim) -> (B, num_classes) logits;
+   attn (B, N, N). */
+VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p, const vit_sdsa_classifier_weights *w,
+                                              const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* EMSA: (B, N, C) -> (B, N, C), N = H*W when ratio > 1; attn (B, NH, N, N'). */
-VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out);
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn);
 /* Shuffle attention: (B, C, H, W) -> (B, C, H, W), C % 2G == 0 (else
-   VIT_ERR_ARG); gates (B, C/2) and (B, C/2, H, W). */
-VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out);
-/* SGE: (B, C, H, W) -> (B, C, H, W), C % G == 0, H*W >= 2; gates (B, G, H, W). */
-VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out);
-/* AFT: (B, T, D) -> (B, T, D), T <= max_seqlen for full and local; attn
-   (B, HD, T, T), simple (B, HD, 1, T). */
-VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out);
-/* Outlook attention: (B, H, W, C) -> (B, H, W, C); attn (B, NH, L, K^4). */
-VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out);
+   VIT_ERR_ARG). attn, when not NULL, is two tensors: attn[0] the (B, C/2)
+   gates of the channel halves, attn[1] the (B, C/2, H, W) gates of the
+   spatial halves, in channel order before the final shuffle (index
+   g*C/(2G) + c for group g). */
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn);
+/* SGE: (B, C, H, W) -> (B, C, H, W), C % G == 0, H*W >= 2; attn: the
+   (B, G, H, W) sigmoid gates. */
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* AFT: (B, T, D) -> (B, T, D), T <= max_seqlen for full and local; attn:
+   the weights per feature, (B, HD, T, T), simple (B, HD, 1, T). */
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn);
+/* Outlook attention: (B, H, W, C) -> (B, H, W, C); attn (B, NH, L, K^2*K^2):
+   per window, the (K^2, K^2) attention row-major; L windows. */
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn);
 
 /* ---- model ---- */
 
@@ -684,7 +777,24 @@ VITDEF void vit_model_free(vit_model *m);
 VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out);
 /* Bytes an activation arena needs for vit_model_forward on x's shape. */
 VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
+/* The tokens a ViT puts before its patches (class, distillation,
+   registers; 0 for another kind): every token output and attention map
+   over (B, T, C) tokens holds the patch grid from this index on, and
+   vit_map_cls and vit_map_rollout, which leave the class token out, from
+   this index minus 1. */
+VITDEF int32_t vit_model_prefix_tokens(const vit_model *m);
+/* The kind's name as files write it ("vit", "mha", ...); "unknown" if none. */
 VITDEF const char *vit_kind_name(vit_kind k);
+/* The input shape m takes for a batch of B, into *ndim and shape. The
+   sizes the kind leaves free get n (tokens N, or height H) and w (width W;
+   sdpa: channels C), fitted to what it allows (AFT's T <= max_seqlen; SGE
+   gets 2 * groups channels). VIT_ERR_ARG for B, n or w below 1. */
+VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]);
+/* What m is, as lines of text: kind and naming, every hyperparameter under
+   the metadata key a file gives it, what it computes, the input it takes.
+   Writes at most size bytes, always terminated; returns the length of the
+   whole text (as snprintf does). */
+VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size);
 /* The value of `key` in the file's __metadata__ (e.g. "labels"), or NULL. */
 VITDEF const char *vit_model_meta(const vit_model *m, const char *key);
 /* How a position embedding's grid is resized, as each library does it
@@ -725,7 +835,10 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
    discard_ratio of the weights (never the class token's own), take
    (A + I)/2 with rows renormalised, multiply through the layers; out gets
    the class token's row over the T-1 patches, divided by its max. Scratch
-   comes from a and is released. */
+   comes from a and is released. The number dropped of the T*T weights is
+   vit-explain's int(T*T * discard_ratio) in double, the float ratio read
+   as the shortest decimal that gives it back (0.78f as 0.78): the same
+   count as vit-explain called with that decimal, at any ratio and grid. */
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out);
 
 /* ---- I/O: npy ---- */
@@ -739,11 +852,21 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
 
 /* ---- I/O: images ---- */
 
+/* PIL's antialiased resampling filters (torchvision and timm resize PIL
+   images with them): BILINEAR the triangle, BICUBIC Keys' cubic a = -0.5,
+   both stretched by the shrink factor. */
+typedef enum vit_resample { VIT_RESAMPLE_BILINEAR = 0, VIT_RESAMPLE_BICUBIC = 1 } vit_resample;
+
 typedef struct vit_preprocess {
-    int32_t resize;   /* short side after resizing; 0: 256 (torchvision's ViT weights) */
+    int32_t resize;   /* short side after resizing (squash: both sides); 0: 256 (torchvision's ViT weights) */
     int32_t crop;     /* centre crop; 0: 224 */
     float mean[3];    /* per channel; all 0: ImageNet's 0.485 0.456 0.406 */
     float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 */
+    vit_resample resample; /* the resize's filter; 0: bilinear */
+    int32_t squash;   /* 1: both sides to `resize`, the aspect not kept (timm's crop_mode 'squash',
+                         transformers' size {height, width}: SigLIP) */
+    int32_t crop_floor; /* 1: the crop's offset (resized - crop) / 2 rounds down (transformers'
+                           center_crop); 0: to the nearest, halves to even (torchvision's) */
 } vit_preprocess;
 
 /* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
@@ -758,10 +881,29 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
 VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img);
 #endif
 #endif
-/* torchvision's ImageClassification transform: resize the short side with
-   antialiased bilinear filtering (PIL's and torch's antialias=True
-   filter), centre crop, normalise. img (C, H, W) -> out (1, C, crop, crop). */
+/* torchvision's ImageClassification transform (and timm's eval transform):
+   resize the short side (or both, squash) with PIL's antialiased bilinear
+   or bicubic filter, centre crop, normalise. img (C, H, W) -> out (1, C,
+   crop, crop). */
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out);
+/* The preprocessing a ViT's files ask for (the metadata vit.h writes, or
+   what the loader read from timm's pretrained_cfg and transformers'
+   preprocessor_config.json), into *p:
+     mean, std   input_mean and input_std (one or C numbers each), else
+                 ImageNet's
+     crop        input_crop, else the model's image size; a crop that is not
+                 the image size (transformers' DINOv2: 224 for 518) is
+                 what the model expects after vit_model_set_image_size
+     resize      input_resize, else floor(crop / input_crop_pct) (timm),
+                 else the crop when the file has its own mean (a model
+                 trained here), else crop * 256 / 224 (torchvision's ViTs)
+     resample    input_interpolation: bilinear (default) or bicubic
+     squash      input_crop_mode: center (default) or squash
+     crop_floor  input_crop_offset: round (default) or floor
+   VIT_ERR_FORMAT names a malformed key, VIT_ERR_UNSUPPORTED a filter or
+   crop mode vit_image_preprocess does not have, VIT_ERR_ARG a model that
+   is not a ViT. */
+VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p);
 
 /* ---- I/O: PNG ---- */
 
@@ -951,7 +1093,14 @@ typedef simde__m256 vit__vf;
 #define vit__v_sub(a, b) simde_mm256_sub_ps(a, b)
 #define vit__v_mul(a, b) simde_mm256_mul_ps(a, b)
 #define vit__v_div(a, b) simde_mm256_div_ps(a, b)
+#if defined(SIMDE_WASM_SIMD128_NATIVE) && !defined(SIMDE_X86_FMA_NATIVE)
+/* WebAssembly has no fused multiply-add, and SIMDe 0.7's fmadd then runs
+   lane by lane through memory (10x slower than scalar code); its result
+   is a*b rounded, then + c rounded, which this computes vectorised. */
+#define vit__v_fma(a, b, c) simde_mm256_add_ps(simde_mm256_mul_ps(a, b), c)
+#else
 #define vit__v_fma(a, b, c) simde_mm256_fmadd_ps(a, b, c) /* a*b + c */
+#endif
 #define vit__v_max(a, b) simde_mm256_max_ps(a, b)
 #define vit__v_min(a, b) simde_mm256_min_ps(a, b)
 #define vit__v_floor(a) simde_mm256_floor_ps(a)
@@ -997,19 +1146,24 @@ static VIT__TLS char vit__err[512];
 static vit_log_fn vit__log_fn;
 static void *vit__log_user;
 
+/* printf-style checking, and vsnprintf with C99 formats (%zu) on MinGW
+   whatever its msvcrt supports. */
 #if defined(__MINGW32__)
-__attribute__((format(gnu_printf, 2, 3)))
+#define VIT__FORMAT(f, a) __attribute__((format(gnu_printf, f, a)))
+#define vit__vsnprintf __mingw_vsnprintf
 #elif defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
+#define VIT__FORMAT(f, a) __attribute__((format(printf, f, a)))
+#define vit__vsnprintf vsnprintf
+#else
+#define VIT__FORMAT(f, a)
+#define vit__vsnprintf vsnprintf
 #endif
+
+VIT__FORMAT(2, 3)
 static vit_result vit__fail(vit_result r, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-#ifdef __MINGW32__
-    __mingw_vsnprintf(vit__err, sizeof vit__err, fmt, ap); /* C99 formats (%zu), whatever msvcrt supports */
-#else
-    vsnprintf(vit__err, sizeof vit__err, fmt, ap);
-#endif
+    vit__vsnprintf(vit__err, sizeof vit__err, fmt, ap);
     va_end(ap);
     return r;
 }
@@ -1217,27 +1371,61 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
    whole output (a 197 x 3072 GELU, a residual add). act is computed exactly
    as vit_k_relu and vit_k_gelu compute it and the add is one rounding, so a
    fused layer equals the unfused one bit for bit. */
-enum { VIT__EPI_NONE = 0, VIT__EPI_RELU = 1, VIT__EPI_GELU = 2 };
+#define VIT__EPI_NONE (-1)
 typedef struct vit__epi {
-    int act;       /* VIT__EPI_* */
-    const float *r; /* residual added after act (never y itself), or NULL */
+    int act;        /* a vit_act, or VIT__EPI_NONE */
+    const float *g; /* per-column scale after act (layer scale's gamma), or NULL */
+    const float *r; /* residual added last (never y itself), or NULL */
     int ldr;
 } vit__epi;
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
 
-static void vit__gemm_nt_ref(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                             const float *b, int M, int K, int N, float alpha) {
+/* One product as its caller describes it. vit__matmul is the one entry:
+   vit_k_matmul, every module's dense layer and the attention products all
+   go through it, and it picks the path. */
+typedef struct vit__mm {
+    float *y;               /* (M, N), row stride ldy */
+    const float *x;         /* (M, K), row stride ldx */
+    const float *w;         /* (N, K), row stride ldw: nn.Linear's layout */
+    const float *b;         /* (N), or NULL */
+    int M, K, N;
+    int ldy, ldx, ldw;
+    float alpha;            /* y = alpha * x w^T + b */
+    int threaded;           /* 0: the caller runs inside a parallel region already */
+    int blocked_rows;       /* 1: the caller splits rows into blocks of >= 4 and needs the same
+                               bits whatever the split: no few-rows path */
+    const vit__epi *e;      /* the fused epilogue, or NULL */
+} vit__mm;
+
+/* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
+   callers change the fields that differ. */
+static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
+    vit__mm p;
+    p.y = y; p.x = x; p.w = w; p.b = b;
+    p.M = M; p.K = K; p.N = N;
+    p.ldy = N; p.ldx = K; p.ldw = K;
+    p.alpha = 1.0f;
+    p.threaded = 1;
+    p.blocked_rows = 0;
+    p.e = NULL;
+    return p;
+}
+
+/* The specification: one left-to-right sum per output, then alpha and b
+   (no epilogue). */
+static void vit__matmul_ref(const vit__mm *p) {
     int m, n, k;
-    for (m = 0; m < M; m++)
-        for (n = 0; n < N; n++) {
+    for (m = 0; m < p->M; m++)
+        for (n = 0; n < p->N; n++) {
             float s = 0.0f;
-            for (k = 0; k < K; k++) s += x[(size_t)m * ldx + k] * w[(size_t)n * ldw + k];
-            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+            for (k = 0; k < p->K; k++) s += p->x[(size_t)m * p->ldx + k] * p->w[(size_t)n * p->ldw + k];
+            p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
 }
 
 VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__gemm_nt_ref(y, N, x, K, w, K, b, M, K, N, 1.0f);
+    vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
+    vit__matmul_ref(&p);
 }
 
 #ifndef VIT_NO_SIMD
@@ -1382,10 +1570,13 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
 }
 
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows. */
-static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                            int M, int K, int N, int k0, int kc, int n0, int nv, float alpha, const vit__epi *e) {
+static void vit__gemm_block(const vit__mm *p, int k0, int kc, int n0, int nv) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    float *y = p->y;
+    const float *x = p->x, *w = p->w;
+    int M = p->M, K = p->K, N = p->N, ldy = p->ldy, ldx = p->ldx, ldw = p->ldw;
+    const vit__epi *e = p->e;
     int m, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
     int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16, row = 0, line = 0;
     vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
@@ -1412,25 +1603,24 @@ static void vit__gemm_block(float *y, int ldy, const float *x, int ldx, const fl
             }
         }
         (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc,
-                                                        k0 == 0, k0 + kc == K, alpha, b ? b + n0 : NULL, nv);
+                                                        k0 == 0, k0 + kc == K, p->alpha, p->b ? p->b + n0 : NULL, nv);
         if (e && k0 + kc == K) vit__epi_tile(y, ldy, e, m, n0, mr, nv);
     }
 }
 
 /* A few rows (a batch's class tokens through the head): packing would cost
    as much as the product, so each output is one vector dot product. */
-static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const float *w, int ldw, const float *b,
-                          int M, int K, int n0, int n1, float alpha) {
-    int m, n, k;
+static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
+    int m, n, k, K = p->K;
     for (n = n0; n < n1; n++)
-        for (m = 0; m < M; m++) {
-            const float *xm = x + (size_t)m * ldx, *wn = w + (size_t)n * ldw;
+        for (m = 0; m < p->M; m++) {
+            const float *xm = p->x + (size_t)m * p->ldx, *wn = p->w + (size_t)n * p->ldw;
             vit__vf acc = vit__v_zero();
             float s;
             for (k = 0; k + VIT__VW <= K; k += VIT__VW) acc = vit__v_fma(vit__v_load(xm + k), vit__v_load(wn + k), acc);
             s = vit__v_hsum(acc);
             for (; k < K; k++) s += xm[k] * wn[k];
-            y[(size_t)m * ldy + n] = alpha * s + (b ? b[n] : 0.0f);
+            p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
 }
 
@@ -1439,51 +1629,141 @@ static void vit__gemm_dot(float *y, int ldy, const float *x, int ldx, const floa
    stay in L2 across the k blocks, and each piece of w is packed once, while
    the next is prefetched. Blocking rows of x for L2 instead, with k blocks
    outermost, measured 5-10% slower on Zen 5. */
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded, const vit__epi *e) {
-    int np = (N + VIT__NR - 1) / VIT__NR, p;
-    if (M < 4) {
-        int chunks = (N + 63) / 64, c;
-        VIT__OMP_FOR_IF(threaded && chunks > 1 && (double)M * K * N >= 65536.0)
-        for (c = 0; c < chunks; c++) {
-            int n1 = c * 64 + 64 < N ? c * 64 + 64 : N;
-            vit__gemm_dot(y, ldy, x, ldx, w, ldw, b, M, K, c * 64, n1, alpha);
-            if (e) vit__epi_tile(y, ldy, e, 0, c * 64, M, n1 - c * 64);
-        }
-        return;
-    }
-    if (K <= 0) { /* an empty sum: just alpha * 0 + b */
-        int m, n;
-        for (m = 0; m < M; m++)
-            for (n = 0; n < N; n++) y[(size_t)m * ldy + n] = b ? b[n] : 0.0f;
-        if (e) vit__epi_tile(y, ldy, e, 0, 0, M, N);
-        return;
-    }
-    (void)threaded;
-    VIT__OMP_FOR_IF(threaded && np > 1 && (double)M * K * N >= 65536.0)
-    for (p = 0; p < np; p++) {
-        int k0;
-        for (k0 = 0; k0 < K; k0 += VIT__KC)
-            vit__gemm_block(y, ldy, x, ldx, w, ldw, b, M, K, N, k0, K - k0 < VIT__KC ? K - k0 : VIT__KC, p * VIT__NR,
-                            N - p * VIT__NR < VIT__NR ? N - p * VIT__NR : VIT__NR, alpha, e);
+static void vit__gemm_tiles(const vit__mm *p) {
+    int np = (p->N + VIT__NR - 1) / VIT__NR, i;
+    VIT__OMP_FOR_IF(p->threaded && np > 1 && (double)p->M * p->K * p->N >= 65536.0)
+    for (i = 0; i < np; i++) {
+        int k0, n0 = i * VIT__NR;
+        for (k0 = 0; k0 < p->K; k0 += VIT__KC)
+            vit__gemm_block(p, k0, p->K - k0 < VIT__KC ? p->K - k0 : VIT__KC, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
     }
 }
+#endif /* !VIT_NO_SIMD */
 
-#else
-static void vit__gemm_nt(float *y, int ldy, const float *x, int ldx, const float *w, int ldw,
-                         const float *b, int M, int K, int N, float alpha, int threaded, const vit__epi *e) {
-    int m;
-    (void)threaded;
-    VIT__OMP_FOR
-    for (m = 0; m < M; m++) {
-        vit__gemm_nt_ref(y + (size_t)m * ldy, ldy, x + (size_t)m * ldx, ldx, w, ldw, b, 1, K, N, alpha);
-        if (e) vit__epi_tile(y, ldy, e, m, 0, 1, N);
+/* Products with few rows: a small batch through SE's 1x1 convs, an MLP
+   or a classifier. The GEMM packs each NR-column panel of w before tiles of rows run down it;
+   with a single tile of rows the packing costs as much as the arithmetic.
+   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
+   VIT__VW) with zeros past row M (it is small), and each output column is
+   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
+   per k for all M rows at once, VIT__NF columns side by side to hide the
+   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
+   so |fast - ref| is rounding only; threads take whole blocks of columns,
+   so results do not depend on their number. */
+
+#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
+/* Where it beats the GEMM (measured on Zen 5, AVX-512 and AVX2 builds, M =
+   4..16): from 3/4 of a vector of rows up, the GEMM's tiles of MR rows
+   then run part empty, and only when N and K are both >= 128; below, the
+   transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
+   at B = 8: 2x slower than the GEMM). */
+#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
+
+#ifndef VIT_NO_SIMD
+#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
+#define VIT__NF 8
+
+/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
+static void vit__gemm_few_cols(const vit__mm *p, int n0, int n1) {
+    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    const float *x = p->x, *w = p->w, *b = p->b;
+    int M = p->M, K = p->K, k0, k, m, n, j;
+    for (k0 = 0; k0 < K; k0 += VIT__KF) {
+        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
+        for (m = 0; m < VIT__VW; m++)
+            if (m < M)
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * p->ldx + k0 + k];
+            else
+                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
+        for (n = n0; n < n1; n += VIT__NF) {
+            /* Rows of w past n1 repeat the last one; their sums are dropped. */
+            const float *wr[VIT__NF];
+            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
+            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
+            float t[VIT__NF][VIT__VW];
+            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
+            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * p->ldw + k0;
+            for (k = 0; k < kc; k++) {
+                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
+                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
+                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
+                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
+                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
+                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
+                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
+                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
+                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
+            }
+            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
+            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
+            for (j = 0; j < nf; j++)
+                for (m = 0; m < M; m++) {
+                    float *yo = p->y + (size_t)m * p->ldy + n + j, sum = first ? t[j][m] : *yo + t[j][m];
+                    *yo = last ? p->alpha * sum + (b ? b[n + j] : 0.0f) : sum;
+                }
+        }
     }
+    if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, n0, M, n1 - n0);
+}
+
+/* One block of columns per thread (each transposes x itself): a column's
+   arithmetic does not depend on the block it falls in. */
+static void vit__gemm_few(const vit__mm *p) {
+    int N = p->N, chunks = 1, per, c;
+#ifdef _OPENMP
+    if (p->threaded && (double)p->M * p->K * N >= 65536.0) chunks = omp_get_max_threads();
+#endif
+    per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF;
+    VIT__OMP_FOR_IF(chunks > 1)
+    for (c = 0; c < chunks; c++)
+        if (c * per < N) vit__gemm_few_cols(p, c * per, c * per + per < N ? c * per + per : N);
 }
 #endif
 
+/* The one entry: the few-rows product where VIT__FEW_USE says it wins,
+   dot products below 4 rows, the packed tiles otherwise; under
+   VIT_NO_SIMD the specification, row by row. */
+static void vit__matmul(const vit__mm *p) {
+    int m, n, i;
+    if (p->K <= 0) { /* an empty sum: just the bias */
+        for (m = 0; m < p->M; m++)
+            for (n = 0; n < p->N; n++) p->y[(size_t)m * p->ldy + n] = p->b ? p->b[n] : 0.0f;
+        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, 0, p->M, p->N);
+        return;
+    }
+#ifndef VIT_NO_SIMD
+    if (!p->blocked_rows && VIT__FEW_USE(p->M, p->K, p->N)) {
+        vit__gemm_few(p);
+        return;
+    }
+    if (p->M < VIT__FEW_MIN) {
+        int chunks = (p->N + 63) / 64;
+        VIT__OMP_FOR_IF(p->threaded && chunks > 1 && (double)p->M * p->K * p->N >= 65536.0)
+        for (i = 0; i < chunks; i++) {
+            int n1 = i * 64 + 64 < p->N ? i * 64 + 64 : p->N;
+            vit__gemm_dot(p, i * 64, n1);
+            if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, i * 64, p->M, n1 - i * 64);
+        }
+        return;
+    }
+    vit__gemm_tiles(p);
+#else
+    VIT__OMP_FOR_IF(p->threaded)
+    for (i = 0; i < p->M; i++) {
+        vit__mm row = *p;
+        row.y = p->y + (size_t)i * p->ldy;
+        row.x = p->x + (size_t)i * p->ldx;
+        row.M = 1;
+        vit__matmul_ref(&row);
+        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, i, 0, 1, p->N);
+    }
+    (void)m; (void)n;
+#endif
+}
+
 VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1, NULL);
+    vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
+    vit__matmul(&p);
 }
 
 /* ---- kernels: softmax ---- */
@@ -1702,6 +1982,28 @@ VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n) {
     for (i = 0; i < n; i++) y[i] = a[i] + b[i];
 }
 
+static float vit__act1(float v, int act) {
+    switch (act) {
+    case VIT_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case VIT_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case VIT_ACT_GELU_TANH: return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    case VIT_ACT_QUICK_GELU: return v / (1.0f + expf(-1.702f * v));
+    case VIT_ACT_SILU: return v / (1.0f + expf(-v));
+    default: return v;
+    }
+}
+
+VITDEF void vit_k_act_ref(float *y, const float *x, int n, vit_act act) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = vit__act1(x[i], act);
+}
+
+VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act) {
+    int r, j;
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < H; j++) y[(size_t)r * H + j] = vit__act1(x[(size_t)r * 2 * H + j], act) * x[(size_t)r * 2 * H + H + j];
+}
+
 #ifndef VIT_NO_SIMD
 static vit__vf vit__v_gelu(vit__vf x) {
     vit__vf z = vit__v_mul(vit__v_abs(x), vit__v_set1(0.70710678118654752f));
@@ -1728,6 +2030,23 @@ static vit__vf vit__v_tanh(vit__vf x) {
     return vit__v_select_ge0(x, t, vit__v_sub(vit__v_zero(), t));
 }
 static vit__vf vit__v_relu(vit__vf x) { return vit__v_max(x, vit__v_zero()); }
+/* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+static vit__vf vit__v_gelu_tanh(vit__vf x) {
+    vit__vf u = vit__v_mul(vit__v_set1(0.79788456080286536f), vit__v_fma(vit__v_mul(vit__v_set1(0.044715f), x), vit__v_mul(x, x), x));
+    return vit__v_mul(vit__v_mul(vit__v_set1(0.5f), x), vit__v_add(vit__v_set1(1.0f), vit__v_tanh(u)));
+}
+static vit__vf vit__v_quick_gelu(vit__vf x) { return vit__v_mul(x, vit__v_sigmoid(vit__v_mul(vit__v_set1(1.702f), x))); }
+static vit__vf vit__v_silu(vit__vf x) { return vit__v_mul(x, vit__v_sigmoid(x)); }
+static vit__vf vit__v_act(vit__vf x, int act) {
+    switch (act) {
+    case VIT_ACT_GELU: return vit__v_gelu(x);
+    case VIT_ACT_RELU: return vit__v_relu(x);
+    case VIT_ACT_GELU_TANH: return vit__v_gelu_tanh(x);
+    case VIT_ACT_QUICK_GELU: return vit__v_quick_gelu(x);
+    case VIT_ACT_SILU: return vit__v_silu(x);
+    default: return x;
+    }
+}
 
 /* Whole vectors, then the tail padded into one vector so that every element
    goes through the same approximation. */
@@ -1748,33 +2067,57 @@ VIT__MAP(vit_k_sigmoid, vit__v_sigmoid)
 VIT__MAP(vit_k_tanh, vit__v_tanh)
 VIT__MAP(vit_k_relu, vit__v_relu)
 
-/* The GEMM's epilogue on rows [m0, m0 + rows) x columns [n0, n0 + n) of y:
-   whole vectors, then the tail through one padded vector, as VIT__MAP
-   does, so every element meets the same approximation as in vit_k_gelu. */
+VITDEF void vit_k_act(float *y, const float *x, int n, vit_act act) {
+    int i, j;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_act(vit__v_load(x + i), act));
+    if (i < n) {
+        float t[VIT__VW] = {0};
+        for (j = 0; j < n - i; j++) t[j] = x[i + j];
+        vit__v_store(t, vit__v_act(vit__v_load(t), act));
+        for (j = 0; j < n - i; j++) y[i + j] = t[j];
+    }
+}
+
+VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act) {
+    int r, j, u;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + (size_t)r * 2 * H, *b = a + H;
+        float *yr = y + (size_t)r * H;
+        for (j = 0; j + VIT__VW <= H; j += VIT__VW) vit__v_store(yr + j, vit__v_mul(vit__v_act(vit__v_load(a + j), act), vit__v_load(b + j)));
+        if (j < H) {
+            float t[VIT__VW] = {0};
+            for (u = 0; u < H - j; u++) t[u] = a[j + u];
+            vit__v_store(t, vit__v_act(vit__v_load(t), act));
+            for (u = 0; u < H - j; u++) yr[j + u] = t[u] * b[j + u];
+        }
+    }
+}
+
+/* The GEMM's epilogue on rows [m0, m0 + rows) x columns [n0, n0 + n) of y,
+   y = act(y) * g + r: whole vectors, then the tail through one padded
+   vector, as vit_k_act does, so every element meets the same
+   approximation; the scale and the add are one rounding each, as the
+   separate vit_k_mul and vit_k_add passes would be. */
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n) {
     int i, j, u, act = e->act;
     for (i = 0; i < rows; i++) {
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
         const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
-        if (act == VIT__EPI_NONE) {
-            if (ri)
-                for (j = 0; j + VIT__VW <= n; j += VIT__VW) vit__v_store(yi + j, vit__v_add(vit__v_load(yi + j), vit__v_load(ri + j)));
-        } else
-            for (j = 0; j + VIT__VW <= n; j += VIT__VW) {
-                vit__vf v = vit__v_load(yi + j);
-                v = act == VIT__EPI_GELU ? vit__v_gelu(v) : vit__v_relu(v);
-                vit__v_store(yi + j, ri ? vit__v_add(v, vit__v_load(ri + j)) : v);
-            }
-        j = n / VIT__VW * VIT__VW;
+        const float *gi = e->g ? e->g + n0 : NULL;
+        if (act == VIT__EPI_NONE && !gi && !ri) continue;
+        for (j = 0; j + VIT__VW <= n; j += VIT__VW) {
+            vit__vf v = vit__v_act(vit__v_load(yi + j), act);
+            if (gi) v = vit__v_mul(v, vit__v_load(gi + j));
+            vit__v_store(yi + j, ri ? vit__v_add(v, vit__v_load(ri + j)) : v);
+        }
         if (j < n) {
             float t[VIT__VW] = {0};
-            vit__vf v;
             for (u = 0; u < n - j; u++) t[u] = yi[j + u];
-            v = vit__v_load(t);
-            if (act == VIT__EPI_GELU) v = vit__v_gelu(v);
-            else if (act == VIT__EPI_RELU) v = vit__v_relu(v);
-            vit__v_store(t, v);
-            for (u = 0; u < n - j; u++) yi[j + u] = ri ? t[u] + ri[j + u] : t[u];
+            vit__v_store(t, vit__v_act(vit__v_load(t), act));
+            for (u = 0; u < n - j; u++) {
+                float v = gi ? t[u] * gi[j + u] : t[u];
+                yi[j + u] = ri ? v + ri[j + u] : v;
+            }
         }
     }
 }
@@ -1789,6 +2132,8 @@ VITDEF void vit_k_gelu(float *y, const float *x, int n) { vit_k_gelu_ref(y, x, n
 VITDEF void vit_k_relu(float *y, const float *x, int n) { vit_k_relu_ref(y, x, n); }
 VITDEF void vit_k_sigmoid(float *y, const float *x, int n) { vit_k_sigmoid_ref(y, x, n); }
 VITDEF void vit_k_tanh(float *y, const float *x, int n) { vit_k_tanh_ref(y, x, n); }
+VITDEF void vit_k_act(float *y, const float *x, int n, vit_act act) { vit_k_act_ref(y, x, n, act); }
+VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act) { vit_k_glu_ref(y, x, rows, H, act); }
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n) { vit_k_add_ref(y, a, b, n); }
 
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n) {
@@ -1797,9 +2142,8 @@ static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, 
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
         const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
         for (j = 0; j < n; j++) {
-            float v = yi[j];
-            if (e->act == VIT__EPI_GELU) v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-            else if (e->act == VIT__EPI_RELU) v = v > 0.0f ? v : 0.0f;
+            float v = vit__act1(yi[j], e->act);
+            if (e->g) v *= e->g[n0 + j];
             yi[j] = ri ? v + ri[j] : v;
         }
     }
@@ -1837,107 +2181,6 @@ static int vit__all_finite(const float *x, size_t n) {
 static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_ref(x, n); }
 #endif
 
-/* ---- kernels: products with few rows ---- */
-/* y (M, N) = x (M, K) . w (N, K)^T + b for a handful of rows: a small batch
-   through SE's 1x1 convs, seed 002's layers or a classifier. The product
-   is vit_k_matmul's, and vit_k_matmul_ref is its specification too. The
-   GEMM packs each NR-column panel of w before tiles of rows run down it;
-   with a single tile of rows the packing costs as much as the arithmetic.
-   Here x is transposed instead, VIT__KF columns at a time, into xt (KF,
-   VIT__VW) with zeros past row M (it is small), and each output column is
-   sum_k w[n][k] xt[k]: one broadcast of w, read where it lies, and one FMA
-   per k for all M rows at once, VIT__NF columns side by side to hide the
-   FMA latency. k ascends in KF blocks with one FMA per k, as in the GEMM,
-   so |fast - ref| is rounding only; threads take whole blocks of columns,
-   so results do not depend on their number. */
-
-#define VIT__FEW_MIN 4 /* below 4 rows the GEMM's dot products do as well */
-/* Where it beats the GEMM (measured on Zen 5, AVX-512 and AVX2 builds, M =
-   4..16): from 3/4 of a vector of rows up, the GEMM's tiles of MR rows
-   then run part empty, and only when N and K are both >= 128; below, the
-   transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
-   at B = 8: 2x slower than the GEMM). */
-#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
-
-#ifndef VIT_NO_SIMD
-#define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
-#define VIT__NF 8
-
-/* Columns [n0, n1) of y for all M <= VIT__VW rows. */
-static void vit__gemm_few_cols(float *y, const float *x, const float *w, const float *b, int M, int K, int N, int n0, int n1,
-                               const vit__epi *e) {
-    float buf[VIT__KF * VIT__VW + 16], *xt = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-    int k0, k, m, n, j;
-    for (k0 = 0; k0 < K; k0 += VIT__KF) {
-        int kc = K - k0 < VIT__KF ? K - k0 : VIT__KF, first = k0 == 0, last = k0 + kc == K;
-        for (m = 0; m < VIT__VW; m++)
-            if (m < M)
-                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = x[(size_t)m * K + k0 + k];
-            else
-                for (k = 0; k < kc; k++) xt[(size_t)k * VIT__VW + m] = 0.0f;
-        for (n = n0; n < n1; n += VIT__NF) {
-            /* Rows of w past n1 repeat the last one; their sums are dropped. */
-            const float *wr[VIT__NF];
-            vit__vf a0 = vit__v_zero(), a1 = vit__v_zero(), a2 = vit__v_zero(), a3 = vit__v_zero();
-            vit__vf a4 = vit__v_zero(), a5 = vit__v_zero(), a6 = vit__v_zero(), a7 = vit__v_zero();
-            float t[VIT__NF][VIT__VW];
-            int nf = n1 - n < VIT__NF ? n1 - n : VIT__NF;
-            for (j = 0; j < VIT__NF; j++) wr[j] = w + (size_t)(j < nf ? n + j : n1 - 1) * K + k0;
-            for (k = 0; k < kc; k++) {
-                vit__vf v = vit__v_load(xt + (size_t)k * VIT__VW);
-                a0 = vit__v_fma(vit__v_set1(wr[0][k]), v, a0);
-                a1 = vit__v_fma(vit__v_set1(wr[1][k]), v, a1);
-                a2 = vit__v_fma(vit__v_set1(wr[2][k]), v, a2);
-                a3 = vit__v_fma(vit__v_set1(wr[3][k]), v, a3);
-                a4 = vit__v_fma(vit__v_set1(wr[4][k]), v, a4);
-                a5 = vit__v_fma(vit__v_set1(wr[5][k]), v, a5);
-                a6 = vit__v_fma(vit__v_set1(wr[6][k]), v, a6);
-                a7 = vit__v_fma(vit__v_set1(wr[7][k]), v, a7);
-            }
-            vit__v_store(t[0], a0); vit__v_store(t[1], a1); vit__v_store(t[2], a2); vit__v_store(t[3], a3);
-            vit__v_store(t[4], a4); vit__v_store(t[5], a5); vit__v_store(t[6], a6); vit__v_store(t[7], a7);
-            for (j = 0; j < nf; j++)
-                for (m = 0; m < M; m++) {
-                    float *yo = y + (size_t)m * N + n + j, sum = first ? t[j][m] : *yo + t[j][m];
-                    *yo = last && b ? sum + b[n + j] : sum;
-                }
-        }
-    }
-    if (e) vit__epi_tile(y, N, e, 0, n0, M, n1 - n0);
-}
-
-/* One block of columns per thread (each transposes x itself): a column's
-   arithmetic does not depend on the block it falls in. */
-static void vit__gemm_few(float *y, const float *x, const float *w, const float *b, int M, int K, int N, const vit__epi *e) {
-#ifdef _OPENMP
-    int chunks = (double)M * K * N >= 65536.0 ? omp_get_max_threads() : 1;
-#else
-    int chunks = 1;
-#endif
-    int per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF, c;
-    VIT__OMP_FOR_IF(chunks > 1)
-    for (c = 0; c < chunks; c++)
-        if (c * per < N) vit__gemm_few_cols(y, x, w, b, M, K, N, c * per, c * per + per < N ? c * per + per : N, e);
-}
-#endif
-
-/* y = act(x w^T + b) + r, as the modules call it (e: NULL, or the fused
-   epilogue): the few-rows product where VIT__FEW_USE says it wins, the GEMM
-   otherwise. */
-static void vit__linear_epi(float *y, const float *x, const float *w, const float *b, int M, int K, int N, const vit__epi *e) {
-#ifndef VIT_NO_SIMD
-    if (VIT__FEW_USE(M, K, N)) {
-        vit__gemm_few(y, x, w, b, M, K, N, e);
-        return;
-    }
-#endif
-    vit__gemm_nt(y, N, x, K, w, K, b, M, K, N, 1.0f, 1, e);
-}
-
-static void vit__linear(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
-    vit__linear_epi(y, x, w, b, M, K, N, NULL);
-}
-
 /* ---- kernels: patch convolution ---- */
 
 VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
@@ -1969,13 +2212,14 @@ VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float 
                 memcpy(dst + ((size_t)c * P + ky) * P, x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
                        (size_t)P * sizeof(float));
     }
-    vit__gemm_nt(y, D, cols, K, w, K, b, B * GH * GW, K, D, 1.0f, 1, NULL);
+    vit_k_matmul(y, cols, w, b, B * GH * GW, K, D);
 }
 
 /* ---- kernels: attention ---- */
 
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int bi, h, i, j, d, C = NH * HS;
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
+    float scale = s->scale, post = s->post;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++) {
             float *S = att + ((size_t)bi * NH + h) * N * N;
@@ -2044,38 +2288,56 @@ static void vit__head_t(float *vt, const float *v, int n, int HS, int ld) {
         for (d = 0; d < HS; d++) vt[(size_t)d * n + j] = v[(size_t)j * ld + d];
 }
 
-/* Task t of vit__attention: block t % nt (of `per` query rows) of head
-   t / nt. vth holds V^T of head *held (refilled when another head comes),
-   tile one block of scores. */
-static void vit__att_task(float *out, float *att, float *vth, float *tile, int *held, const float *q, const float *k, const float *v,
-                          int t, int nt, int per, int N, int NH, int HS, int ld, float scale, float post) {
-    int bh = t / nt, bi = bh / NH, h = bh % NH, i0 = t % nt * per, rows = t % nt == nt - 1 ? N - i0 : per, C = NH * HS, j;
-    const float *qb = q + ((size_t)bi * N + i0) * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
-    float *S = att ? att + ((size_t)bh * N + i0) * N : tile;
+/* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
+   (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
+   q.k, probabilities softmax(scores) * post; split into tasks of `per`
+   query rows, nt blocks a head. */
+typedef struct vit__att {
+    float *out, *att;
+    const float *q, *k, *v;
+    vit_attn_shape s;
+    int nt, per;        /* blocks a head, query rows a block */
+} vit__att;
+
+/* Task t: block t % nt of head t / nt. vth holds V^T of head *held
+   (refilled when another head comes), tile one block of scores. */
+static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held, int t) {
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
+    int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per, rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
+    float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : tile;
+    vit__mm mm;
     if (*held != bh) {
-        vit__head_t(vth, v + (size_t)bi * N * ld + h * HS, N, HS, ld);
+        vit__head_t(vth, a->v + (size_t)bi * N * ld + h * HS, N, HS, ld);
         *held = bh;
     }
-    vit__gemm_nt(S, N, qb, ld, kb, ld, NULL, rows, HS, N, scale, 0, NULL);
+
+    /* S = scale * q k^T */
+    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, a->k + (size_t)bi * N * ld + h * HS, NULL, rows, HS, N);
+    mm.ldx = ld; mm.ldw = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
+    vit__matmul(&mm);
+
+    /* softmax by rows, then post */
 #ifndef VIT_NO_SIMD
     for (j = 0; j < rows; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
 #else
     vit_k_softmax_ref(S, S, rows, N);
 #endif
-    if (post != 1.0f)
-        for (j = 0; j < rows * N; j++) S[j] *= post;
-    vit__gemm_nt(out + ((size_t)bi * N + i0) * C + h * HS, C, S, N, vth, N, NULL, rows, N, HS, 1.0f, 0, NULL);
+    if (a->s.post != 1.0f)
+        for (j = 0; j < rows * N; j++) S[j] *= a->s.post;
+
+    /* out = S v */
+    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, vth, NULL, rows, N, HS);
+    mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    vit__matmul(&mm);
 }
 
-/* att: (B, NH, N, N) to keep the probabilities, or NULL. scratch: `slots`
-   slots of vit__att_slot(N, HS, att != NULL) floats; at most `slots`
-   threads run. Small work stays out of the OpenMP runtime (a team of one
-   still costs libgomp an allocation per call). */
-static void vit__attention(float *out, float *att, float *scratch, int slots, const float *q, const float *k, const float *v,
-                           int B, int N, int NH, int HS, int ld, float scale, float post) {
-    int nt, per, tasks, t, held = -1;
-    vit__att_tiles(N, &nt, &per);
-    tasks = B * NH * nt;
+/* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL) floats; at
+   most `slots` threads run. Small work stays out of the OpenMP runtime (a
+   team of one still costs libgomp an allocation per call). */
+static void vit__attention(vit__att *a, float *scratch, int slots) {
+    int tasks, t, held = -1, N = a->s.N, HS = a->s.HS;
+    vit__att_tiles(N, &a->nt, &a->per);
+    tasks = a->s.B * a->s.NH * a->nt;
     if (slots > tasks) slots = tasks;
 #ifdef _OPENMP
     /* num_threads overrides omp_set_num_threads: never ask for more. */
@@ -2083,28 +2345,43 @@ static void vit__attention(float *out, float *att, float *scratch, int slots, co
 #else
     slots = 1;
 #endif
-    if ((double)B * NH * N * N * HS < 65536.0) slots = 1;
+    if ((double)a->s.B * a->s.NH * N * N * HS < 65536.0) slots = 1;
     if (slots <= 1) {
-        for (t = 0; t < tasks; t++)
-            vit__att_task(out, att, scratch, scratch + (size_t)HS * N, &held, q, k, v, t, nt, per, N, NH, HS, ld, scale, post);
+        for (t = 0; t < tasks; t++) vit__att_task(a, scratch, scratch + (size_t)HS * N, &held, t);
         return;
     }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(slots) firstprivate(held)
     {
-        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, att != NULL);
+        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, a->att != NULL);
         int u;
 #pragma omp for schedule(dynamic, 1)
-        for (u = 0; u < tasks; u++)
-            vit__att_task(out, att, vth, vth + (size_t)HS * N, &held, q, k, v, u, nt, per, N, NH, HS, ld, scale, post);
+        for (u = 0; u < tasks; u++) vit__att_task(a, vth, vth + (size_t)HS * N, &held, u);
     }
 #endif
 }
 
+static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    vit__att a;
+    a.out = out; a.att = att; a.q = q; a.k = k; a.v = v;
+    a.s = *s;
+    a.nt = a.per = 0;
+    return a;
+}
+
+/* The sizes of self-attention on x (B, N, ld) with q, k, v at columns
+   0, C and 2C of each row (a fused qkv), or all three x itself. */
+static vit_attn_shape vit__attn_shape(int B, int N, int NH, int HS, int ld, float scale, float post) {
+    vit_attn_shape s;
+    s.B = B; s.N = N; s.NH = NH; s.HS = HS; s.ld = ld; s.scale = scale; s.post = post;
+    return s;
+}
+
 /* vt holds B * NH slots of HS * N floats: enough for any thread count. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, int B, int N, int NH, int HS, int ld, float scale, float post) {
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+    vit__att a = vit__att_of(out, att, q, k, v, s);
     VIT_ASSERT(att != NULL);
-    vit__attention(out, att, vt, B * NH, q, k, v, B, N, NH, HS, ld, scale, post);
+    vit__attention(&a, vt, s->B * s->NH);
 }
 
 /* ---- kernels: row statistics, row affine maps, products ---- */
@@ -2379,8 +2656,10 @@ VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH
     VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
-        vit__gemm_nt(s + (size_t)t * Nq * Nk, Nk, q + (size_t)bi * Nq * ldq + h * HS, ldq, k + (size_t)bi * Nk * ldk + h * HS, ldk,
-                     NULL, Nq, HS, Nk, scale, 0, NULL);
+        vit__mm mm = vit__mm_dense(s + (size_t)t * Nq * Nk, q + (size_t)bi * Nq * ldq + h * HS, k + (size_t)bi * Nk * ldk + h * HS, NULL,
+                                   Nq, HS, Nk);
+        mm.ldx = ldq; mm.ldw = ldk; mm.alpha = scale; mm.threaded = 0;
+        vit__matmul(&mm);
     }
 }
 
@@ -2391,8 +2670,10 @@ VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, 
     for (t = 0; t < B * NH; t++) {
         int bi = t / NH, h = t % NH;
         float *vth = vt + (size_t)t * HS * Nk;
+        vit__mm mm = vit__mm_dense(out + (size_t)bi * Nq * C + h * HS, p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
+        mm.ldy = C; mm.threaded = 0;
         vit__head_t(vth, v + (size_t)bi * Nk * ldv + h * HS, Nk, HS, ldv);
-        vit__gemm_nt(out + (size_t)bi * Nq * C + h * HS, C, p + (size_t)t * Nq * Nk, Nk, vth, Nk, NULL, Nq, Nk, HS, 1.0f, 0, NULL);
+        vit__matmul(&mm);
     }
 }
 #else
@@ -2532,7 +2813,7 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
             }
         }
         /* nd (T, 2D) = E . gv^T: numerators, then denominators */
-        vit__gemm_nt(nd, 2 * D, E, T, gv, T, NULL, T, T, 2 * D, 1.0f, 1, NULL);
+        vit_k_matmul(nd, E, gv, NULL, T, T, 2 * D);
         VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
         for (t = 0; t < T; t++) {
             float *nt = nd + (size_t)t * 2 * D, *yt = yb + (size_t)t * D;
@@ -2615,7 +2896,14 @@ VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *
    over windows in order, each window's product over its K^2 values in
    order, in both versions; the fast one runs VIT__VW channels at once. */
 
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+/* The logits' scale p->scale, or HS^-0.5 when it is 0 (VOLO's default). */
+static float vit__outlook_scale(const vit_outlook_params *p) {
+    return p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(p->dim / p->heads));
+}
+
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+    float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH;
     int bi, h, l, a, c, d;
     memset(y, 0, (size_t)B * H * W * C * sizeof(float));
@@ -2649,7 +2937,9 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
    vector. A window's pixels inside the image form a rectangle [ky0, ky1)
    x [kx0, kx1) of its K x K taps, so the loops run over that rectangle
    with no test per tap, in the _ref's order (padding adds nothing there). */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+    float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
     VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
     for (task = 0; task < B * NH; task++) {
@@ -2699,8 +2989,8 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
     }
 }
 #else
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, int C, int NH, int K, int pad, int stride, float scale) {
-    vit_k_outlook_ref(y, att, logits, v, B, H, W, C, NH, K, pad, stride, scale);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    vit_k_outlook_ref(y, att, logits, v, B, H, W, p);
 }
 #endif
 
@@ -2754,12 +3044,91 @@ static vit_result vit__att_scratch(vit_arena *a, int N, int HS, int keep, int ta
     return VIT_OK;
 }
 
-/* ---- modules: scaled dot-product attention ---- */
-/* "Attention Is All You Need" (Vaswani et al. 2017), seed 000's
-   attention(query, key, value) called as attention(x, x, x):
-   softmax(x x^T / sqrt(C)) x. Layout (B, N, C). No weights. */
+/* ---- modules: the loader's hooks ----
+   Each module's section ends with what the loader needs for a file of its
+   kind (VIT_KINDS names them):
+     vit__<name>_keys      the metadata it reads: key, type, range, field
+     vit__<name>_names     its weight naming schemes, a vit__<name>_naming
+                           each, led by the name a file gives in "naming"
+     vit__<name>_check     coherence of the params the keys filled (and
+                           keys that only some settings need)
+     vit__<name>_bind      binds every weight tensor through vit__bind*
+     vit__<name>_run       vit_model_forward for the kind
+     vit__<name>_describe  what it computes and takes (vit_model_describe)
+     vit__<name>_input     its input shape (vit_model_input_shape)
+   The binders are defined with the safetensors reader further down. */
 
-VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out) {
+typedef struct vit__ld vit__ld;
+
+typedef struct vit__key {
+    const char *key;   /* the metadata key */
+    char type;         /* 'i' int32 in [lo, hi]; 'f' float in [lo, hi]; 'p' float in (lo, hi);
+                          'e' the index in `words` of the word given, as an int32 enum */
+    double lo, hi;     /* the range ('e': unused) */
+    size_t off;        /* where it goes: offsetof(vit_model, the field) */
+    const char *words; /* 'e': the words, comma-separated, in enum order */
+    const char *old;   /* the key files before vit.h 0.2 used, or NULL */
+    int opt;           /* 1: files may leave it out (keys added after the kind), then def */
+    double def;
+} vit__key;
+
+#define VIT__INT(key, lo, hi, field) {key, 'i', lo, hi, offsetof(vit_model, field), NULL, NULL, 0, 0}
+#define VIT__REAL(key, lo, hi, field) {key, 'f', lo, hi, offsetof(vit_model, field), NULL, NULL, 0, 0}
+#define VIT__ENUM(key, words, field) {key, 'e', 0, 0, offsetof(vit_model, field), words, NULL, 0, 0}
+#define VIT__INT_OPT(key, lo, hi, def, field) {key, 'i', lo, hi, offsetof(vit_model, field), NULL, NULL, 1, def}
+#define VIT__KEYS_END {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0}
+
+/* Text for vit_model_describe, cut at the buffer's end; len counts it all. */
+typedef struct vit__buf {
+    char *p;
+    size_t size, len;
+} vit__buf;
+
+VIT__FORMAT(2, 3)
+static void vit__bprintf(vit__buf *b, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vit__vsnprintf(b->len < b->size ? b->p + b->len : NULL, b->len < b->size ? b->size - b->len : 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) b->len += (size_t)n;
+}
+
+static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
+                            const char *why);
+static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
+                                   int32_t in, const char *why);
+static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C,
+                               const char *why);
+/* A linear whose bias the file may not have (bias 0: b is left empty). */
+static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
+                                       int32_t in, int bias, const char *why);
+static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
+static int vit__ld_counting(const vit__ld *L); /* 1 while binding only sizes the weights arena */
+static const char *vit__ld_src(const vit__ld *L); /* the file's name, for messages */
+static int vit__has(const vit__ld *L, const char *name); /* 1 when the file holds tensor `name` */
+static const void *vit__naming_of(const vit_model *m); /* the row of m's naming in its kind's table */
+static vit_result vit__read_keys(vit__ld *L, const vit__key *keys, vit_model *m); /* the file's values of keys into m */
+
+/* The metadata's name of an activation (VIT__ACT_WORDS). */
+static const char *vit__act_name(vit_act act) {
+    static const char *const names[] = {"gelu", "relu", "gelu_tanh", "quick_gelu", "silu"};
+    return (int)act >= 0 && (int)act < 5 ? names[act] : "?";
+}
+
+/* A shape of up to 4 sizes into *ndim and shape. */
+static vit_result vit__shape(int32_t *ndim, int32_t *shape, int32_t n, int32_t d0, int32_t d1, int32_t d2, int32_t d3) {
+    *ndim = n;
+    shape[0] = d0; shape[1] = d1; shape[2] = d2; shape[3] = d3;
+    return VIT_OK;
+}
+
+/* ---- modules: scaled dot-product attention ---- */
+/* "Attention Is All You Need" (Vaswani et al. 2017): attention(query,
+   key, value) called as attention(x, x, x), softmax(x x^T / sqrt(C)) x.
+   Layout (B, N, C). No weights. */
+
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, vt;
     vit_result r;
     int32_t B, N, C;
@@ -2773,40 +3142,68 @@ VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a))
-        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, B, N, 1, C, C,
-                        p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+    {
+        vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)C), 1.0f);
+        vit_k_attention(y.data, att.data, vt.data, x->data, x->data, x->data, &sh);
+    }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks (see "modules: the loader's hooks"). */
+typedef struct vit__sdpa_naming { const char *naming; } vit__sdpa_naming;
+static const vit__sdpa_naming vit__sdpa_names[] = {{"default"}};
+static const vit__key vit__sdpa_keys[] = {VIT__KEYS_END};
+
+static vit_result vit__sdpa_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__sdpa_bind(vit__ld *L, vit_model *m, const void *names) { (void)L; (void)m; (void)names; return VIT_OK; }
+
+static vit_result vit__sdpa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_sdpa_forward(a, &m->sdpa, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sdpa_describe(const vit_model *m, vit__buf *b) {
+    (void)m;
+    vit__bprintf(b, "  softmax(x x^T / sqrt(C)) x, no weights\n  input (B, N, C)\n");
+}
+
+static vit_result vit__sdpa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)m;
+    return vit__shape(ndim, shape, 3, B, n, w, 1);
+}
+
 /* ---- modules: multi-head attention ---- */
 /* "Attention Is All You Need". Matches torch.nn.MultiheadAttention
-   (batch_first=True; in_proj_weight, in_proj_bias, out_proj.*), seed 000's
-   MultiHeadedAttention (proj_query/proj_key/proj_value/final, stacked at
-   load) and seed 004's MultiHeadAttention (qkv with the q/k/v index varying
-   fastest, reordered at load; projection). Layout (B, N, C), self-attention.
-   quirk = 1 reproduces seed 004: softmax(Q K^T) / sqrt(C), unscaled scores. */
+   (batch_first=True; in_proj_weight, in_proj_bias, out_proj.*), a
+   MultiHeadedAttention with separate proj_query/proj_key/proj_value and a
+   final linear (stacked at load), the einops ViT's MultiHeadAttention (qkv
+   with the q/k/v index varying fastest, reordered at load; projection),
+   timm's Attention and transformers' ViTAttention. Layout (B, N, C),
+   self-attention. scale_after_softmax = 1 computes the einops ViT's
+   softmax(Q K^T) / sqrt(C): scores unscaled, probabilities scaled. */
 
-static vit_result vit__mha_check(const vit_mha_params *p, const vit_mha_weights *w) {
+static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights *w) {
     if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
-    if (!w->qkv_w.data || !w->qkv_b.data || !w->out_w.data || !w->out_b.data)
+    if (!w->qkv_w.data || !w->out_w.data || (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
         return vit__fail(VIT_ERR_ARG, "mha: weights not set");
     return VIT_OK;
 }
 
-/* y (B*N, C) from x (B*N, C), plus res (B*N, C) when not NULL (the
-   encoder block's residual, fused into the output projection). att: where
-   to keep the probabilities, or NULL for scratch released on return. */
-static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
-                               const float *x, float *y, const float *res, float *att, int32_t B, int32_t N) {
+/* y (B*N, C) from x (B*N, C); e: the output projection's epilogue (the
+   encoder block's layer scale and residual), or NULL. att: where to keep
+   the probabilities, or NULL for scratch released on return. */
+static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
+                               const float *x, float *y, const vit__epi *e, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, NH = p->heads, HS = C / NH;
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
     vit_result r;
-    float scale = p->quirk ? 1.0f : 1.0f / sqrtf((float)HS), post = p->quirk ? 1.0f / sqrtf((float)C) : 1.0f, *scratch = NULL;
+    float scale = p->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS), *scratch = NULL;
+    float post = p->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = 1, tiles, per;
     if ((r = vit__fits((double)B * N * 3 * C, "mha")) != VIT_OK || (att && (r = vit__fits((double)B * NH * N * N, "mha attention")) != VIT_OK))
         return r;
@@ -2815,146 +3212,431 @@ static vit_result vit__mha_run(vit_arena *a, const vit_mha_params *p, const vit_
     if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
+        vit__mm out = vit__mm_dense(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
+        vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
+        vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
+        int32_t t;
+
+        /* q, k, v in one product; qk-norm: each head's q and k normalised */
         vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
-        vit__attention(ao.data, att, scratch, slots, qkv.data, qkv.data + C, qkv.data + 2 * C, B, N, NH, HS, 3 * C, scale, post);
-        vit__epi e;
-        e.act = VIT__EPI_NONE; e.r = res; e.ldr = C;
-        vit__linear_epi(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C, res ? &e : NULL);
+        if (p->qk_norm)
+            for (t = 0; t < B * N; t++) {
+                float *q = qkv.data + (size_t)t * 3 * C;
+                vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, p->qk_eps);
+                vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, p->qk_eps);
+            }
+
+        /* attention, then the output projection with the caller's epilogue */
+        vit__attention(&at, scratch, slots);
+        out.e = e;
+        vit__matmul(&out);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "mha: NULL argument");
-    if ((r = vit__mha_check(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
+    if ((r = vit__mha_ready(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__mha_run(a, p, w, x->data, y.data, NULL, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
-    if (p->attn) *p->attn = att;
+    if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__mha_core(a, p, w, x->data, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. Three layouts of q, k and v, all brought to
+   nn.MultiheadAttention's at load: PACKED one (3C, C) matrix, rows q, k,
+   v; INTERLEAVED one matrix whose rows run (head, lane, q/k/v), q/k/v
+   fastest (the einops ViT's "b n (h d qkv)"); SEPARATE three linears. */
+enum { VIT__QKV_PACKED = 0, VIT__QKV_INTERLEAVED, VIT__QKV_SEPARATE };
+
+typedef struct vit__mha_naming {
+    const char *naming;
+    int layout;                      /* VIT__QKV_* */
+    const char *w, *b;               /* PACKED, INTERLEAVED: the matrix and bias */
+    const char *q, *k, *v;           /* SEPARATE: the three linears */
+    const char *out;                 /* the output projection */
+    const char *q_norm, *k_norm;     /* qk-norm's LayerNorms, or NULL */
+} vit__mha_naming;
+
+static const vit__mha_naming vit__mha_names[] = {
+    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj", NULL, NULL},
+    {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection", NULL, NULL},
+    {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final", NULL, NULL},
+    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj", "q_norm", "k_norm"},
+    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense", NULL, NULL},
+    {"hf_clip", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "out_proj", NULL, NULL}};
+
+static const vit__key vit__mha_keys[] = {
+    VIT__INT("embed_dim", 1, 65536, mha.dim), VIT__INT("num_heads", 1, 65536, mha.heads),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, mha.scale_after_softmax), NULL, "attn_quirk", 0, 0}, VIT__KEYS_END};
+
+static vit_result vit__mha_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    if (m->mha.dim % m->mha.heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", src, (int)m->mha.dim, (int)m->mha.heads);
+    return VIT_OK;
+}
+
+/* Binds the attention weights under prefix, in naming nm, into w. */
+/* Binds the attention weights under prefix, in naming nm, into w; bias 0:
+   q, k and v have none; qk_norm: LayerNorms of HS under q_norm, k_norm. */
+static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *prefix, const vit__mha_naming *nm, int32_t C, int32_t NH,
+                                  int bias, int qk_norm, const char *why) {
+    char n[256];
+    vit_result r;
+    int counting = vit__ld_counting(L);
+    memset(w, 0, sizeof *w);
+    if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
+    if (qk_norm && ((r = vit__bind_ln(L, &w->q_norm_w, &w->q_norm_b, prefix, nm->q_norm, C / NH, why)) != VIT_OK ||
+                    (r = vit__bind_ln(L, &w->k_norm_w, &w->k_norm_b, prefix, nm->k_norm, C / NH, why)) != VIT_OK))
+        return r;
+    if (nm->layout == VIT__QKV_SEPARATE) {
+        /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
+        vit_tensor qw[3], qb[3];
+        const char *parts[3];
+        int i;
+        parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
+        for (i = 0; i < 3; i++)
+            if ((r = vit__bind_linear_opt(L, &qw[i], &qb[i], prefix, parts[i], C, C, bias, why)) != VIT_OK) return r;
+        w->qkv_w.name = qw[0].name;
+        w->qkv_b.name = qb[0].name;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
+        if (!counting)
+            for (i = 0; i < 3; i++) {
+                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
+                if (bias) memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
+            }
+        return VIT_OK;
+    }
+    snprintf(n, sizeof n, "%s%s", prefix, nm->w);
+    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->b);
+    if (bias && (r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
+    if (nm->layout == VIT__QKV_INTERLEAVED) {
+        /* Row h*3*HS + d*3 + s holds part s (q, k, v) of head h, lane d.
+           Reorder the rows to nn.MultiheadAttention's s*C + h*HS + d once,
+           here. */
+        vit_tensor sw = w->qkv_w, sb = w->qkv_b;
+        int32_t HS = C / NH, h, d, s;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
+        if (!counting)
+            for (h = 0; h < NH; h++)
+                for (d = 0; d < HS; d++)
+                    for (s = 0; s < 3; s++) {
+                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
+                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
+                        if (bias) w->qkv_b.data[to] = sb.data[from];
+                    }
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__mha_bind(vit__ld *L, vit_model *m, const void *names) {
+    char why[64];
+    snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
+    return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, 1, 0, why);
+}
+
+static vit_result vit__mha_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_mha_forward(a, &m->mha, &m->mha_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__mha_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  self-attention, %d heads of %d, %s\n  input (B, N, %d)\n", (int)m->mha.heads, (int)(m->mha.dim / m->mha.heads),
+                 m->mha.scale_after_softmax ? "softmax(Q K^T) / sqrt(C)" : "softmax(Q K^T / sqrt(head size))", (int)m->mha.dim);
+}
+
+static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, n, m->mha.dim, 1);
+}
+
 /* ---- modules: MLP ---- */
-/* Linear -> ReLU or exact GELU -> Linear: seed 001's MLP (layers.0/2),
-   torchvision's MLPBlock (0/3), seed 004's FeedForwardBlock (0/3), seed
-   002's baseline (mlp.0/2). Input (..., in_dim), output (..., out_dim). */
+/* Linear -> ReLU or exact GELU -> Linear: torchvision's MLPBlock (0/3),
+   timm's Mlp (fc1/fc2), transformers' ViTIntermediate + ViTOutput, an
+   nn.Sequential named `layers` (layers.0/2), the einops ViT's
+   FeedForwardBlock (0/3), and a classifier of flat images whose
+   nn.Sequential is named `mlp` (mlp.0/2). Input (..., in_dim), output
+   (..., out_dim). */
 
 /* y = fc2(act(fc1(x))) + res (res: NULL, or the block's residual), the
    activation and the residual fused into the two products. */
-static vit_result vit__mlp_run(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
-                               const float *x, float *y, const float *res, int32_t rows) {
+/* y = fc2(act(fc1(x))), or with glu fc2(act(first half) * second half),
+   then e (NULL, or the block's layer scale and residual) in fc2's
+   epilogue; a plain MLP's activation rides in fc1's. */
+static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
+                               const float *x, float *y, const vit__epi *e, int32_t rows) {
     size_t mark = vit_arena_mark(a);
-    vit_tensor h;
+    int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H;
+    vit_tensor h, g;
     vit_result r;
-    if ((r = vit__fits((double)rows * p->hidden_dim, "mlp")) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * H1, "mlp")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &h, 2, rows, H1, 1, 1)) != VIT_OK) return r;
+    if (p->glu && (r = vit__tensor4(a, &g, 2, rows, H, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
-        vit__epi e1, e2;
-        e1.act = p->act == VIT_ACT_RELU ? VIT__EPI_RELU : VIT__EPI_GELU; e1.r = NULL; e1.ldr = 0;
-        e2.act = VIT__EPI_NONE; e2.r = res; e2.ldr = p->out_dim;
-        vit__linear_epi(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim, &e1);
-        vit__linear_epi(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim, res ? &e2 : NULL);
+        vit__epi e1;
+        vit__mm fc1 = vit__mm_dense(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, H1);
+        vit__mm fc2 = vit__mm_dense(y, p->glu ? g.data : h.data, w->fc2_w.data, w->fc2_b.data, rows, H, p->out_dim);
+        e1.act = (int)p->act; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
+        fc1.e = p->glu ? NULL : &e1;
+        fc2.e = e;
+        vit__matmul(&fc1);
+        if (p->glu) vit_k_glu(g.data, h.data, rows, H, p->act);
+        vit__matmul(&fc2);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out,
+                                  vit_tensor *attn) {
     vit_tensor y;
     vit_result r;
     char s[64];
     size_t rows;
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "mlp: NULL argument");
-    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !w->fc1_w.data || !w->fc1_b.data || !w->fc2_w.data || !w->fc2_b.data)
+    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !w->fc1_w.data || !w->fc2_w.data)
         return vit__fail(VIT_ERR_ARG, "mlp: params or weights not set");
     if (x->shape[x->ndim - 1] != p->in_dim)
         return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
     rows = vit_tensor_numel(x) / (size_t)p->in_dim;
-    if ((r = vit__fits((double)rows * (p->hidden_dim > p->out_dim ? p->hidden_dim : p->out_dim), "mlp")) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * (2.0 * p->hidden_dim > p->out_dim ? 2.0 * p->hidden_dim : p->out_dim), "mlp")) != VIT_OK) return r;
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
-    if ((r = vit__mlp_run(a, p, w, x->data, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, p, w, x->data, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
+    (void)attn;
     *out = y;
     return VIT_OK;
+}
+
+/* The loader's hooks. flat: the model takes (B, in_dim), whole images. */
+typedef struct vit__mlp_naming { const char *naming, *fc1, *fc2; int flat; } vit__mlp_naming;
+
+static const vit__mlp_naming vit__mlp_names[] = {
+    {"torchvision", "0", "3", 0}, {"timm", "fc1", "fc2", 0}, {"transformers", "intermediate.dense", "output.dense", 0},
+    {"seq_layers", "layers.0", "layers.2", 0}, {"einops", "0", "3", 0}, {"seq_mlp", "mlp.0", "mlp.2", 1},
+    {"hf_swiglu", "weights_in", "weights_out", 0}};
+
+static const vit__key vit__mlp_keys[] = {
+    VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim), VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
+    VIT__INT("out_dim", 1, 1 << 20, mlp.out_dim), VIT__ENUM("act", VIT__ACT_WORDS, mlp.act), VIT__INT_OPT("glu", 0, 1, 0, mlp.glu),
+    VIT__KEYS_END};
+
+static vit_result vit__mlp_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+/* glu: fc1 gives 2 * hidden rows (the gate's, then the values'). */
+static vit_result vit__mlp_bind_w(vit__ld *L, vit_mlp_weights *w, const char *prefix, const vit__mlp_naming *nm, int32_t in, int32_t hidden,
+                                  int32_t out, int glu, const char *why) {
+    vit_result r;
+    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, glu ? 2 * hidden : hidden, in, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
+}
+
+static vit_result vit__mlp_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit_mlp_params *p = &m->mlp;
+    char why[96];
+    snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)p->in_dim, (int)p->hidden_dim, (int)p->out_dim);
+    return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim, p->glu, why);
+}
+
+static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    (void)o;
+    return vit_mlp_forward(a, &m->mlp, &m->mlp_w, x, out, NULL);
+}
+
+static void vit__mlp_describe(const vit_model *m, vit__buf *b) {
+    const vit_mlp_params *p = &m->mlp;
+    vit__bprintf(b, "  %d -> %d (%s%s) -> %d\n", (int)p->in_dim, (int)p->hidden_dim, vit__act_name(p->act), p->glu ? ", gated" : "",
+                 (int)p->out_dim);
+    if (((const vit__mlp_naming *)vit__naming_of(m))->flat) vit__bprintf(b, "  input (B, %d)\n", (int)p->in_dim);
+    else vit__bprintf(b, "  input (..., %d)\n", (int)p->in_dim);
+}
+
+static vit_result vit__mlp_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    if (((const vit__mlp_naming *)vit__naming_of(m))->flat) return vit__shape(ndim, shape, 2, B, m->mlp.in_dim, 1, 1);
+    return vit__shape(ndim, shape, 3, B, n, m->mlp.in_dim, 1);
 }
 
 /* ---- modules: encoder block ---- */
 /* Pre-LN Transformer encoder block ("An Image is Worth 16x16 Words",
    Dosovitskiy et al. 2021): x + MHA(LN1(x)), then + MLP(LN2(.)).
-   torchvision's EncoderBlock (eps 1e-6, GELU), seed 001's EncoderBlock
-   (eps 1e-5, ReLU), seed 004's TransformerEncoderBlock (eps 1e-5, GELU,
-   quirk). Layout (B, N, C). */
+   torchvision's EncoderBlock (eps 1e-6, GELU), an EncoderBlock of
+   nn.MultiheadAttention and a ReLU MLP (eps 1e-5), the einops ViT's
+   TransformerEncoderBlock (eps 1e-5, GELU, scale after the softmax),
+   timm's Block, transformers' ViTLayer. Layout (B, N, C). */
 
-static vit_result vit__block_run(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
+static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
                                  const float *x, float *y, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, rows = B * N;
     size_t mark = vit_arena_mark(a);
     vit_mha_params mp;
     vit_mlp_params lp;
+    vit__epi e1, e2;
     vit_tensor h, t;
     vit_result r;
     memset(&mp, 0, sizeof mp);
-    mp.dim = C; mp.heads = p->heads; mp.quirk = p->quirk;
-    lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act;
+    mp.dim = C; mp.heads = p->heads; mp.scale_after_softmax = p->scale_after_softmax; mp.qk_norm = p->qk_norm; mp.qk_eps = p->ln_eps;
+    lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act; lp.glu = p->glu;
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
-    /* t = x + attn(LN1(x)), then y = t + mlp(LN2(t)): both residuals ride
-       in their product's epilogue, and y may be x. */
+
+    /* t = x + ls1 * attn(LN1(x)), then y = t + ls2 * mlp(LN2(t)): the
+       gammas and the residuals ride in the products' epilogues, y may be x */
+    e1.act = VIT__EPI_NONE; e1.g = p->layer_scale ? w->ls1.data : NULL; e1.r = x; e1.ldr = C;
+    e2.act = VIT__EPI_NONE; e2.g = p->layer_scale ? w->ls2.data : NULL; e2.r = t.data; e2.ldr = C;
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, x, w->ln1_w.data, w->ln1_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mha_run(a, &mp, &w->attn, h.data, t.data, x, att, B, N)) != VIT_OK) return r;
+    if ((r = vit__mha_core(a, &mp, &w->attn, h.data, t.data, &e1, att, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, t.data, w->ln2_w.data, w->ln2_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mlp_run(a, &lp, &w->mlp, h.data, y, t.data, rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, y, &e2, rows)) != VIT_OK) return r;
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-static vit_result vit__block_check(const vit_block_params *p, const vit_block_weights *w) {
+static vit_result vit__block_ready(const vit_block_params *p, const vit_block_weights *w) {
     vit_mha_params mp;
     memset(&mp, 0, sizeof mp);
     mp.dim = p->dim; mp.heads = p->heads;
-    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
-        !w->mlp.fc1_w.data || !w->mlp.fc1_b.data || !w->mlp.fc2_w.data || !w->mlp.fc2_b.data)
+    mp.qk_norm = p->qk_norm;
+    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data || !w->mlp.fc1_w.data || !w->mlp.fc2_w.data ||
+        (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
-    return vit__mha_check(&mp, &w->attn);
+    return vit__mha_ready(&mp, &w->attn);
 }
 
-VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "block: NULL argument");
-    if ((r = vit__block_check(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
+    if ((r = vit__block_ready(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
     if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), "block")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__block_run(a, p, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
-    if (p->attn) *p->attn = att;
+    if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__block_core(a, p, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
+}
+
+/* The loader's hooks. A block's names: its LayerNorms, and the prefixes
+   of its attention and MLP, whose naming rows say the rest. */
+typedef struct vit__block_naming {
+    const char *naming;
+    const char *ln1, *attn, *ln2, *mlp;  /* under the block's prefix */
+    const vit__mha_naming *mha_names;    /* the attention's */
+    const vit__mlp_naming *mlp_names;    /* the MLP's */
+    const vit__mlp_naming *glu_names;    /* a gated MLP's (SwiGLU) */
+    const char *ls1, *ls2;               /* layer scale's gammas, or NULL */
+} vit__block_naming;
+
+static const vit__block_naming vit__block_names[] = {
+    {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0], &vit__mlp_names[0], NULL, NULL},
+    {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3], &vit__mlp_names[3], NULL, NULL},
+    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4], &vit__mlp_names[4], NULL, NULL},
+    {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1], &vit__mlp_names[1], "ls1.gamma", "ls2.gamma"},
+    {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2], &vit__mlp_names[2],
+     NULL, NULL},
+    {"hf_dinov2", "norm1", "attention.", "norm2", "mlp.", &vit__mha_names[4], &vit__mlp_names[1], &vit__mlp_names[6], "layer_scale1.lambda1",
+     "layer_scale2.lambda1"},
+    {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1], &vit__mlp_names[1], NULL, NULL}};
+
+static const vit__key vit__block_keys[] = {
+    VIT__INT("hidden_dim", 1, 65536, block.dim), VIT__INT("num_heads", 1, 65536, block.heads),
+    VIT__INT("mlp_dim", 1, 1 << 20, block.mlp_dim), {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, block.ln_eps), NULL, NULL, 0, 0},
+    VIT__ENUM("act", VIT__ACT_WORDS, block.act),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, block.scale_after_softmax), NULL, "attn_quirk", 0, 0},
+    VIT__INT_OPT("layer_scale", 0, 1, 0, block.layer_scale), VIT__INT_OPT("qk_norm", 0, 1, 0, block.qk_norm),
+    VIT__INT_OPT("glu", 0, 1, 0, block.glu), VIT__KEYS_END};
+
+static vit_result vit__block_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    if (m->block.dim % m->block.heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", src, (int)m->block.dim, (int)m->block.heads);
+    return VIT_OK;
+}
+
+/* Binds one block's weights under prefix into w; qkv_bias 0: q, k and v
+   have no biases. */
+static vit_result vit__block_bind_w(vit__ld *L, vit_block_weights *w, const char *prefix, const vit__block_naming *nm,
+                                    const vit_block_params *p, int qkv_bias, const char *why) {
+    char pre[256], n[256];
+    vit_result r;
+    memset(w, 0, sizeof *w);
+    if ((p->layer_scale && !nm->ls1) || (p->qk_norm && !nm->mha_names->q_norm))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: naming %s has no %s", vit__ld_src(L), nm->naming, p->qk_norm ? "qk-norm" : "layer scale");
+    if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
+    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, qkv_bias, p->qk_norm, why)) != VIT_OK) return r;
+    if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
+    if ((r = vit__mlp_bind_w(L, &w->mlp, pre, p->glu ? nm->glu_names : nm->mlp_names, p->dim, p->mlp_dim, p->dim, p->glu, why)) != VIT_OK)
+        return r;
+    if (p->layer_scale) {
+        snprintf(n, sizeof n, "%s%s", prefix, nm->ls1);
+        if ((r = vit__bind(L, &w->ls1, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s%s", prefix, nm->ls2);
+        if ((r = vit__bind(L, &w->ls2, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__block_bind(vit__ld *L, vit_model *m, const void *names) {
+    vit_block_weights tmp;
+    vit_result r;
+    char why[96];
+    if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights)))) return VIT_ERR_OOM;
+    snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
+    /* The block table is fake memory while counting: bind into a copy. */
+    if ((r = vit__block_bind_w(L, &tmp, "", (const vit__block_naming *)names, &m->block, 1, why)) != VIT_OK) return r;
+    if (!vit__ld_counting(L)) m->blocks[0] = tmp;
+    return VIT_OK;
+}
+
+static vit_result vit__block_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_block_forward(a, &m->block, &m->blocks[0], x, out, o ? o->attn : NULL);
+}
+
+static void vit__block_describe(const vit_model *m, vit__buf *b) {
+    const vit_block_params *p = &m->block;
+    vit__bprintf(b, "  x + attention(LayerNorm(x)), %d heads%s%s; then + MLP %d -> %d (%s%s) -> %d of LayerNorm(.)%s\n  input (B, N, %d)\n",
+                 (int)p->heads, p->scale_after_softmax ? " scaled after the softmax" : "", p->qk_norm ? ", qk-norm" : "", (int)p->dim,
+                 (int)p->mlp_dim, vit__act_name(p->act), p->glu ? ", gated" : "", (int)p->dim, p->layer_scale ? "; layer scale" : "",
+                 (int)p->dim);
+}
+
+static vit_result vit__block_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, n, m->block.dim, 1);
 }
 
 /* ---- modules: patch embedding ---- */
 /* Patchify: a conv with kernel = stride = P, flattened to tokens, then
    optionally the class token first and the position embedding added.
-   seed 000/001 PatchifyLayer (conv_proj; no class token), torchvision's
-   conv_proj + class_token + encoder.pos_embedding, seed 004's
-   PatchEmbedding (projection.0, cls_token, positions).
+   A PatchifyLayer (conv_proj; no class token), torchvision's conv_proj +
+   class_token + encoder.pos_embedding, the einops ViT's PatchEmbedding
+   (projection.0, cls_token, positions).
    (B, Cin, H, W) -> (B, (H/P)*(W/P) + class_token, C). */
 
-VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x,
+                                    vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, cols;
     vit_result r;
     char s[64];
-    int32_t B, H, W, P, C, N, T, K, bi;
+    int32_t B, H, W, P, C, N, T, K, bi, pre;
     size_t mark;
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
     P = p->patch_size; C = p->dim;
-    if (P < 1 || C < 1 || p->in_channels < 1 || !w->conv_w.data || !w->conv_b.data ||
-        (p->class_token && !w->cls.data) || (p->pos_embed && !w->pos.data))
+    pre = (p->class_token ? 1 : 0) + (p->dist_token ? 1 : 0) + p->reg_tokens;
+    if (P < 1 || C < 1 || p->in_channels < 1 || p->reg_tokens < 0 || p->pos_prefix < 0 || p->pos_prefix > pre || !w->conv_w.data ||
+        (p->class_token && !w->cls.data) || (p->dist_token && !w->dist.data) || (p->reg_tokens && !w->reg.data) || (p->pos_embed && !w->pos.data))
         return vit__fail(VIT_ERR_ARG, "patch: params or weights not set");
     if (x->ndim != 4 || x->shape[1] != p->in_channels)
         return vit__fail(VIT_ERR_SHAPE, "patch: input has shape %s, expected (B, %d, H, W)", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_channels);
@@ -2964,7 +3646,7 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if (H % P || W % P)
         return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W, (int)P);
     N = (H / P) * (W / P);
-    T = N + (p->class_token ? 1 : 0);
+    T = N + pre;
     K = p->in_channels * P * P;
     if ((r = vit__fits((double)B * T * (C > K ? C : K), "patch")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
@@ -2972,26 +3654,122 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         for (bi = 0; bi < B; bi++) {
-            float *yb = y.data + (size_t)bi * T * C, *tok = yb + (p->class_token ? C : 0);
-            /* Tokens go straight to their rows after the class token. */
-            vit_k_patch_conv(tok, cols.data, x->data + (size_t)bi * p->in_channels * H * W, w->conv_w.data, w->conv_b.data,
+            float *yb = y.data + (size_t)bi * T * C, *at = yb;
+            /* tokens go straight to their rows after the prefix */
+            vit_k_patch_conv(yb + (size_t)pre * C, cols.data, x->data + (size_t)bi * p->in_channels * H * W, w->conv_w.data, w->conv_b.data,
                              1, p->in_channels, H, W, P, C);
-            if (p->class_token) memcpy(yb, w->cls.data, (size_t)C * sizeof(float));
-            if (p->pos_embed) vit_k_add(yb, yb, w->pos.data, T * C);
+            if (p->class_token) { memcpy(at, w->cls.data, (size_t)C * sizeof(float)); at += C; }
+            if (p->dist_token) { memcpy(at, w->dist.data, (size_t)C * sizeof(float)); at += C; }
+            if (p->reg_tokens) memcpy(at, w->reg.data, (size_t)p->reg_tokens * C * sizeof(float));
+            /* the position embedding: its first pos_prefix rows on the
+               first prefix tokens, the rest on the patches */
+            if (p->pos_embed) {
+                vit_k_add(yb, yb, w->pos.data, p->pos_prefix * C);
+                vit_k_add(yb + (size_t)pre * C, yb + (size_t)pre * C, w->pos.data + (size_t)p->pos_prefix * C, N * C);
+            }
         }
     }
     vit_arena_rewind(a, mark);
+    (void)attn;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. cls, dist, reg, pos: NULL when the naming has none;
+   pos3d: the position embedding is stored (1, T, C), else (T, C); cls1d:
+   the class token is stored (C) (CLIP's class_embedding), else (1, 1, C). */
+typedef struct vit__patch_naming {
+    const char *naming, *conv, *cls, *pos;
+    int pos3d;
+    const char *dist, *reg;
+    int cls1d;
+} vit__patch_naming;
+
+static const vit__patch_naming vit__patch_names[] = {
+    {"conv_proj", "conv_proj", NULL, NULL, 0, NULL, NULL, 0}, {"einops", "projection.0", "cls_token", "positions", 0, NULL, NULL, 0}};
+
+static const vit__key vit__patch_keys[] = {
+    VIT__INT("image_size", 1, 8192, patch.image_size), VIT__INT("patch_size", 1, 8192, patch.patch_size),
+    VIT__INT("in_channels", 1, 64, patch.in_channels), VIT__INT("hidden_dim", 1, 65536, patch.dim),
+    VIT__INT("class_token", 0, 1, patch.class_token), VIT__INT("pos_embed", 0, 1, patch.pos_embed), VIT__KEYS_END};
+
+static vit_result vit__patch_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    vit_patch_params *p = &m->patch;
+    p->pos_prefix = p->class_token; /* patch_embed files: the class token's position, if any */
+    if (p->image_size % p->patch_size)
+        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", src, (int)p->image_size, (int)p->patch_size);
+    return VIT_OK;
+}
+
+/* Binds the embedding's weights, every name after prefix, into w; bias 0:
+   the conv has none. */
+static vit_result vit__patch_bind_w(vit__ld *L, vit_patch_weights *w, const char *prefix, const vit__patch_naming *nm,
+                                    const vit_patch_params *p, int bias, const char *why) {
+    int32_t G = p->image_size / p->patch_size, T = G * G + p->pos_prefix, C = p->dim;
+    char n[256];
+    vit_result r = VIT_OK;
+    memset(w, 0, sizeof *w);
+    if ((p->class_token && !nm->cls) || (p->dist_token && !nm->dist) || (p->reg_tokens && !nm->reg) || (p->pos_embed && !nm->pos))
+        return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no %s", vit__ld_src(L), nm->naming,
+                         p->class_token && !nm->cls ? "class token" : p->dist_token && !nm->dist ? "distillation token"
+                         : p->reg_tokens && !nm->reg ? "register tokens" : "position embedding");
+
+    /* the conv */
+    snprintf(n, sizeof n, "%s%s.weight", prefix, nm->conv);
+    if ((r = vit__bind(L, &w->conv_w, n, 4, C, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s.bias", prefix, nm->conv);
+    if (bias && (r = vit__bind(L, &w->conv_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+
+    /* the prefix tokens */
+    snprintf(n, sizeof n, "%s%s", prefix, nm->cls ? nm->cls : "");
+    if (p->class_token && (r = nm->cls1d ? vit__bind(L, &w->cls, n, 1, C, 0, 0, 0, why) : vit__bind(L, &w->cls, n, 3, 1, 1, C, 0, why)) != VIT_OK)
+        return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->dist ? nm->dist : "");
+    if (p->dist_token && (r = vit__bind(L, &w->dist, n, 3, 1, 1, C, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->reg ? nm->reg : "");
+    if (p->reg_tokens && (r = vit__bind(L, &w->reg, n, 3, 1, p->reg_tokens, C, 0, why)) != VIT_OK) return r;
+
+    /* the position embedding */
+    snprintf(n, sizeof n, "%s%s", prefix, nm->pos ? nm->pos : "");
+    if (p->pos_embed) {
+        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, C, 0, why);
+        else r = vit__bind(L, &w->pos, n, 2, T, C, 0, 0, why);
+    }
+    return r;
+}
+
+static vit_result vit__patch_bind(vit__ld *L, vit_model *m, const void *names) {
+    char why[96];
+    snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
+    return vit__patch_bind_w(L, &m->patch_w, "", (const vit__patch_naming *)names, &m->patch, 1, why);
+}
+
+static vit_result vit__patch_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    (void)o;
+    return vit_patch_forward(a, &m->patch, &m->patch_w, x, out, NULL);
+}
+
+static void vit__patch_describe(const vit_model *m, vit__buf *b) {
+    const vit_patch_params *p = &m->patch;
+    vit__bprintf(b, "  %dx%d patches of %d channels -> %d features%s%s\n  input (B, %d, %d, %d)\n", (int)p->patch_size, (int)p->patch_size,
+                 (int)p->in_channels, (int)p->dim, p->class_token ? ", class token first" : "", p->pos_embed ? ", position embedding added" : "",
+                 (int)p->in_channels, (int)p->image_size, (int)p->image_size);
+}
+
+static vit_result vit__patch_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)n; (void)w;
+    return vit__shape(ndim, shape, 4, B, m->patch.in_channels, m->patch.image_size, m->patch.image_size);
+}
+
 /* ---- modules: squeeze-excitation ---- */
-/* "Squeeze-and-Excitation Networks" (Hu et al. 2018), seed 000's
-   SqueezeExcitation: gates = sigmoid(fc2(relu(fc1(avgpool(x))))), y = gates
+/* "Squeeze-and-Excitation Networks" (Hu et al. 2018), torchvision's
+   SqueezeExcitation (and the tutorials' copies of it): gates = sigmoid(fc2(relu(fc1(avgpool(x))))), y = gates
    * x, the 1x1 convs with bias. Layout (B, C, H, W). Weights fc1.weight (S,
    C, 1, 1), fc1.bias (S), fc2.weight (C, S, 1, 1), fc2.bias (C). */
 
-VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x,
+                                 vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, g, pool, h;
     vit_result r;
     int32_t B, C, S, HW;
@@ -3003,32 +3781,71 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
     B = x->shape[0]; C = p->channels; S = p->squeeze; HW = x->shape[2] * x->shape[3];
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "se")) != VIT_OK) return r;
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->gates && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
-        vit__linear(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
+        vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
         vit_k_relu(h.data, h.data, B * S);
-        vit__linear(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
+        vit_k_matmul(g.data, h.data, w->fc2_w.data, w->fc2_b.data, B, S, C);
         vit_k_sigmoid(g.data, g.data, B * C);
         vit_k_rowaffine(y.data, x->data, g.data, NULL, B * C, HW); /* scale * x */
     }
     vit_arena_rewind(a, mark);
-    if (p->gates) *p->gates = g;
+    if (attn) *attn = g;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__se_naming { const char *naming, *fc1, *fc2; } vit__se_naming;
+static const vit__se_naming vit__se_names[] = {{"torchvision", "fc1", "fc2"}};
+
+static const vit__key vit__se_keys[] = {
+    VIT__INT("in_channels", 1, 1 << 20, se.channels), VIT__INT("squeeze_channels", 1, 1 << 20, se.squeeze), VIT__KEYS_END};
+
+static vit_result vit__se_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__se_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__se_naming *nm = (const vit__se_naming *)names;
+    const vit_se_params *p = &m->se;
+    vit_se_weights *w = &m->se_w;
+    char why[96], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "in_channels=%d, squeeze_channels=%d", (int)p->channels, (int)p->squeeze);
+    snprintf(n, sizeof n, "%s.weight", nm->fc1);
+    if ((r = vit__bind(L, &w->fc1_w, n, 4, p->squeeze, p->channels, 1, 1, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->fc1);
+    if ((r = vit__bind(L, &w->fc1_b, n, 1, p->squeeze, 0, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.weight", nm->fc2);
+    if ((r = vit__bind(L, &w->fc2_w, n, 4, p->channels, p->squeeze, 1, 1, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->fc2);
+    return vit__bind(L, &w->fc2_b, n, 1, p->channels, 0, 0, 0, why);
+}
+
+static vit_result vit__se_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_se_forward(a, &m->se, &m->se_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__se_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  gates sigmoid(fc2(relu(fc1(mean over H, W)))), %d -> %d -> %d channels, times x\n  input (B, %d, H, W)\n", (int)m->se.channels,
+                 (int)m->se.squeeze, (int)m->se.channels, (int)m->se.channels);
+}
+
+static vit_result vit__se_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, m->se.channels, n, w);
+}
+
 /* ---- modules: scaled dot-product self-attention ---- */
-/* "Attention Is All You Need" (Vaswani et al. 2017), seed 002's
-   ScaledDotSelfAttention (after minGPT): separate query, key and value
+/* "Attention Is All You Need" (Vaswani et al. 2017), a
+   ScaledDotSelfAttention after minGPT's: separate query, key and value
    linears, one head, softmax(q k^T / sqrt(C)) v, no output projection.
    Layout (B, N, C). Weights query.weight, key.weight, value.weight (C, C)
    and their biases (C). */
 
-static vit_result vit__sdsa_check(int32_t C, const vit_sdsa_weights *w) {
+static vit_result vit__sdsa_ready(int32_t C, const vit_sdsa_weights *w) {
     if (C < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data || !w->v_b.data)
         return vit__fail(VIT_ERR_ARG, "sdsa: params or weights not set");
     return VIT_OK;
@@ -3036,7 +3853,7 @@ static vit_result vit__sdsa_check(int32_t C, const vit_sdsa_weights *w) {
 
 /* y (B*N, C) from x; att (B, N, N) keeps the probabilities, or NULL for
    scratch released on return. */
-static vit_result vit__sdsa_run(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y, float *att, int32_t B, int32_t N) {
+static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y, float *att, int32_t B, int32_t N) {
     size_t mark = vit_arena_mark(a);
     vit_tensor q, k, v, vt, sc;
     vit_result r;
@@ -3052,66 +3869,154 @@ static vit_result vit__sdsa_run(vit_arena *a, int32_t C, const vit_sdsa_weights 
         vit_k_matmul(q.data, x, w->q_w.data, w->q_b.data, B * N, C, C);
         vit_k_matmul(k.data, x, w->k_w.data, w->k_b.data, B * N, C, C);
         vit_k_matmul(v.data, x, w->v_w.data, w->v_b.data, B * N, C, C);
-        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+        vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
+        vit_k_attention(y, att, vt.data, q.data, k.data, v.data, &sh);
     }
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa: NULL argument");
-    if ((r = vit__sdsa_check(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
+    if ((r = vit__sdsa_ready(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
     if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), "sdsa")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
-    if ((r = vit__sdsa_run(a, p->dim, w, x->data, y.data, p->attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
-    if (p->attn) *p->attn = att;
+    if (attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
+    if ((r = vit__sdsa_core(a, p->dim, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
-/* ---- modules: seed 002 classifier ---- */
-/* Seed 002's Model: an image cut into N patches of C values (16 of 7x7 for
-   MNIST), ScaledDotSelfAttention, ReLU, flatten, then Linear(N*C, classes).
+/* The loader's hooks. */
+typedef struct vit__sdsa_naming { const char *naming, *q, *k, *v; } vit__sdsa_naming;
+static const vit__sdsa_naming vit__sdsa_names[] = {{"default", "query", "key", "value"}};
+
+static const vit__key vit__sdsa_keys[] = {VIT__INT("n_embd", 1, 1 << 20, sdsa.dim), VIT__KEYS_END};
+
+static vit_result vit__sdsa_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__sdsa_bind_w(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const vit__sdsa_naming *nm, int32_t C, const char *why) {
+    vit_result r;
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, nm->q, C, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, prefix, nm->k, C, C, why)) != VIT_OK)
+        return r;
+    return vit__bind_linear(L, &w->v_w, &w->v_b, prefix, nm->v, C, C, why);
+}
+
+static vit_result vit__sdsa_bind(vit__ld *L, vit_model *m, const void *names) {
+    char why[64];
+    snprintf(why, sizeof why, "n_embd=%d", (int)m->sdsa.dim);
+    return vit__sdsa_bind_w(L, &m->sdsa_w, "", (const vit__sdsa_naming *)names, m->sdsa.dim, why);
+}
+
+static vit_result vit__sdsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_sdsa_forward(a, &m->sdsa, &m->sdsa_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sdsa_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  softmax(q k^T / sqrt(C)) v, one head, no output projection\n  input (B, N, %d)\n", (int)m->sdsa.dim);
+}
+
+static vit_result vit__sdsa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, n, m->sdsa.dim, 1);
+}
+
+/* ---- modules: patch-sequence classifier ---- */
+/* An image cut into N patches of C values (16 of 7x7 for MNIST),
+   ScaledDotSelfAttention, ReLU, flatten, then Linear(N*C, classes): the
+   tutorials' MNIST classifier.
    Input (B, N, C), output (B, num_classes) logits. Weights attn.query.*,
    attn.key.*, attn.value.* as vit_sdsa_forward, fc.weight (classes, N*C),
    fc.bias (classes). */
 
-VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, const vit_cls002_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p, const vit_sdsa_classifier_weights *w,
+                                              const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, h;
     vit_result r;
     char s[64];
     int32_t B, N, C;
     size_t mark;
-    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "cls002: NULL argument");
-    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_w.data || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "cls002: params or weights not set");
-    if ((r = vit__sdsa_check(p->dim, &w->attn)) != VIT_OK) return r;
-    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "cls002: input is NULL");
+    if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: NULL argument");
+    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_w.data || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
+    if ((r = vit__sdsa_ready(p->dim, &w->attn)) != VIT_OK) return r;
+    if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: input is NULL");
     if (x->ndim != 3 || x->shape[1] != p->seq_len || x->shape[2] != p->dim)
-        return vit__fail(VIT_ERR_SHAPE, "cls002: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
+        return vit__fail(VIT_ERR_SHAPE, "sdsa_classifier: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
                          (int)p->seq_len, (int)p->dim, (int)p->seq_len, (int)p->dim);
     B = x->shape[0]; N = p->seq_len; C = p->dim;
-    if ((r = vit__fits((double)B * N * (N > C ? N : C), "cls002")) != VIT_OK) return r;
+    if ((r = vit__fits((double)B * N * (N > C ? N : C), "sdsa_classifier")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 2, B, p->num_classes, 1, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 3, B, N, N, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &h, 3, B, N, C, 1)) != VIT_OK) return r;
-    if ((r = vit__sdsa_run(a, C, &w->attn, x->data, h.data, p->attn ? att.data : NULL, B, N)) != VIT_OK) return r;
+    if ((r = vit__sdsa_core(a, C, &w->attn, x->data, h.data, attn ? att.data : NULL, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
-        vit__linear(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__sdsa_classifier_naming {
+    const char *naming, *attn, *fc;     /* attn: the prefix of the attention's names */
+    const vit__sdsa_naming *attn_names;
+} vit__sdsa_classifier_naming;
+
+static const vit__sdsa_classifier_naming vit__sdsa_classifier_names[] = {{"default", "attn.", "fc", &vit__sdsa_names[0]}};
+
+static const vit__key vit__sdsa_classifier_keys[] = {
+    VIT__INT("n_embd", 1, 1 << 20, sdsa_classifier.dim), VIT__INT("seq_len", 1, 1 << 20, sdsa_classifier.seq_len),
+    VIT__INT("num_classes", 1, 1 << 24, sdsa_classifier.num_classes), VIT__KEYS_END};
+
+static vit_result vit__sdsa_classifier_check(vit_model *m, vit__ld *L) {
+    const char *src = vit__ld_src(L);
+    const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
+    if ((double)p->dim * p->seq_len > (double)(1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", src, (double)p->dim * p->seq_len);
+    return VIT_OK;
+}
+
+static vit_result vit__sdsa_classifier_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__sdsa_classifier_naming *nm = (const vit__sdsa_classifier_naming *)names;
+    const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
+    vit_sdsa_classifier_weights *w = &m->sdsa_classifier_w;
+    char why[96];
+    vit_result r;
+    snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len, (int)p->num_classes);
+    if ((r = vit__sdsa_bind_w(L, &w->attn, nm->attn, nm->attn_names, p->dim, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->fc_w, &w->fc_b, "", nm->fc, p->num_classes, p->dim * p->seq_len, why);
+}
+
+static vit_result vit__sdsa_classifier_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                           vit_tensor *out) {
+    return vit_sdsa_classifier_forward(a, &m->sdsa_classifier, &m->sdsa_classifier_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sdsa_classifier_describe(const vit_model *m, vit__buf *b) {
+    const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
+    vit__bprintf(b, "  %d patches of %d values -> one-head self-attention, ReLU, flatten, linear -> %d classes\n  input (B, %d, %d)\n",
+                 (int)p->seq_len, (int)p->dim, (int)p->num_classes, (int)p->seq_len, (int)p->dim);
+}
+
+static vit_result vit__sdsa_classifier_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)n; (void)w;
+    return vit__shape(ndim, shape, 3, B, m->sdsa_classifier.seq_len, m->sdsa_classifier.dim, 1);
+}
+
 /* ---- modules: efficient multi-head self-attention ---- */
 /* EMSA from "ResT: An Efficient Transformer for Visual Recognition" (Zhang
-   and Yang 2021), seed 003's EMSA called as EMSA(x, x, x). Layout (B, N, C).
+   and Yang 2021), External-Attention-pytorch's EMSA (fc_q, fc_k, fc_v,
+   fc_o, sr_conv, sr_ln, transform.conv) called as EMSA(x, x, x). Layout
+   (B, N, C).
    Queries come from every token. With ratio r > 1, keys and values come
    from a reduced grid: the N = H*W tokens as an H x W image, a depth-wise
    conv (kernel r+1, stride r, padding r/2), LayerNorm (eps 1e-5), giving N'
@@ -3124,7 +4029,8 @@ VITDEF vit_result vit_cls002_forward(vit_arena *a, const vit_cls002_params *p, c
    sr_ln.bias (ratio > 1), transform.conv.weight (NH, NH, 1, 1),
    transform.conv.bias (transform). */
 
-VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x,
+                                   vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, q, k, v, vt, o, src, wt, s2, st;
     vit_result r;
     int32_t B, N, Nk, C, NH, dk, dv, R, H = 0, W = 0, Ho = 0, Wo = 0, i;
@@ -3156,9 +4062,9 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         (r = vit__fits((double)B * NH * N * Nk, "emsa attention")) != VIT_OK)
         return r;
     if ((r = vit__tensor4(a, &y, 3, B, N, C, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &q, 3, B, N, NH * dk, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, Nk, NH * dk, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, Nk, NH * dv, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 4, B, NH, dv, Nk)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 3, B, N, NH * dv, 1)) != VIT_OK)
@@ -3196,14 +4102,79 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         vit_k_matmul(y.data, o.data, w->o_w.data, w->o_b.data, B * N, NH * dv, C);
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__emsa_naming { const char *naming, *q, *k, *v, *o, *sr, *ln, *tr; } vit__emsa_naming;
+static const vit__emsa_naming vit__emsa_names[] = {{"default", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
+
+static const vit__key vit__emsa_keys[] = {
+    VIT__INT("d_model", 1, 1 << 20, emsa.dim), VIT__INT("d_k", 1, 1 << 20, emsa.d_k), VIT__INT("d_v", 1, 1 << 20, emsa.d_v),
+    VIT__INT("h", 1, 65536, emsa.heads), VIT__INT("H", 1, 1 << 20, emsa.height), VIT__INT("W", 1, 1 << 20, emsa.width),
+    VIT__INT("ratio", 0, 1024, emsa.ratio), VIT__INT("apply_transform", 0, 1, emsa.transform), VIT__KEYS_END};
+
+static vit_result vit__emsa_check(vit_model *m, vit__ld *L) {
+    const vit_emsa_params *p = &m->emsa;
+    if ((double)p->heads * (p->d_k > p->d_v ? p->d_k : p->d_v) > (double)(1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: h * d_k or h * d_v is more than vit.h supports", vit__ld_src(L));
+    return VIT_OK;
+}
+
+static vit_result vit__emsa_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__emsa_naming *nm = (const vit__emsa_naming *)names;
+    const vit_emsa_params *p = &m->emsa;
+    vit_emsa_weights *w = &m->emsa_w;
+    int32_t C = p->dim, NH = p->heads, R = p->ratio;
+    char why[160], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k, (int)p->d_v, (int)NH,
+             (int)R, (int)p->transform);
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, NH * p->d_k, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, NH * p->d_k, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, NH * p->d_v, C, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->o_w, &w->o_b, "", nm->o, C, NH * p->d_v, why)) != VIT_OK)
+        return r;
+    if (R > 1) {
+        snprintf(n, sizeof n, "%s.weight", nm->sr);
+        if ((r = vit__bind(L, &w->sr_w, n, 4, C, 1, R + 1, R + 1, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->sr);
+        if ((r = vit__bind(L, &w->sr_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+        if ((r = vit__bind_ln(L, &w->ln_w, &w->ln_b, "", nm->ln, C, why)) != VIT_OK) return r;
+    }
+    if (p->transform && NH > 1) {
+        snprintf(n, sizeof n, "%s.weight", nm->tr);
+        if ((r = vit__bind(L, &w->tr_w, n, 4, NH, NH, 1, 1, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->tr);
+        if ((r = vit__bind(L, &w->tr_b, n, 1, NH, 0, 0, 0, why)) != VIT_OK) return r;
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__emsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_emsa_forward(a, &m->emsa, &m->emsa_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__emsa_describe(const vit_model *m, vit__buf *b) {
+    const vit_emsa_params *p = &m->emsa;
+    vit__bprintf(b, "  %d heads, d_k %d, d_v %d", (int)p->heads, (int)p->d_k, (int)p->d_v);
+    if (p->ratio > 1) vit__bprintf(b, ", keys and values from the grid shrunk %d times", (int)p->ratio);
+    if (p->transform && p->heads > 1) vit__bprintf(b, ", heads mixed before the softmax, InstanceNorm after");
+    if (p->ratio > 1) vit__bprintf(b, "\n  input (B, %d, %d): a %dx%d grid\n", (int)(p->height * p->width), (int)p->dim, (int)p->height, (int)p->width);
+    else vit__bprintf(b, "\n  input (B, N, %d)\n", (int)p->dim);
+}
+
+static vit_result vit__emsa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    return vit__shape(ndim, shape, 3, B, m->emsa.ratio > 1 ? m->emsa.height * m->emsa.width : n, m->emsa.dim, 1);
+}
+
 /* ---- modules: shuffle attention ---- */
 /* "SA-Net: Shuffle Attention for Deep Convolutional Neural Networks" (Zhang
-   and Yang 2021), seed 003's ShuffleAttention. Layout (B, C, H, W). The C
+   and Yang 2021): SA-Net's sa_layer, External-Attention-pytorch's
+   ShuffleAttention. Layout (B, C, H, W). The C
    channels form G groups; each group's first half gets a channel gate
    sigmoid(cweight * mean_HW(x) + cbias), its second half a spatial gate
    sigmoid(sweight * GroupNorm(x) + sbias), GroupNorm(C/2G, C/2G) normalising
@@ -3215,7 +4186,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
    when C/G is 3 (its one-channel cweight then broadcasts over a two-channel
    half), an accident of its split that is refused here. */
 
-VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, cg, sg, pre, st;
     vit_result r;
     int32_t B, C, G, Ch, HW, q, c, bi;
@@ -3230,11 +4202,11 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], "shuffle")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3];
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
-    if (p->spatial_gates && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->channel_gates && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
-    if (!p->spatial_gates && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
     /* pre: the gated halves before the shuffle; st: mean, var, scale, shift per channel of a group */
     if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
@@ -3267,14 +4239,55 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
                        (size_t)HW * sizeof(float));
     }
     vit_arena_rewind(a, mark);
-    if (p->channel_gates) *p->channel_gates = cg;
-    if (p->spatial_gates) *p->spatial_gates = sg;
+    if (attn) attn[0] = cg;
+    if (attn) attn[1] = sg;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__shuffle_naming { const char *naming, *cw, *cb, *sw, *sb, *gn; } vit__shuffle_naming;
+static const vit__shuffle_naming vit__shuffle_names[] = {{"default", "cweight", "cbias", "sweight", "sbias", "gn"}};
+
+static const vit__key vit__shuffle_keys[] = {
+    VIT__INT("channel", 1, 1 << 20, shuffle.channels), VIT__INT("G", 1, 1 << 20, shuffle.groups), VIT__KEYS_END};
+
+static vit_result vit__shuffle_check(vit_model *m, vit__ld *L) {
+    if (m->shuffle.channels % (2 * m->shuffle.groups))
+        return vit__fail(VIT_ERR_FORMAT, "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)",
+                         vit__ld_src(L), (int)m->shuffle.channels, (int)(2 * m->shuffle.groups));
+    return VIT_OK;
+}
+
+static vit_result vit__shuffle_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__shuffle_naming *nm = (const vit__shuffle_naming *)names;
+    vit_shuffle_weights *w = &m->shuffle_w;
+    int32_t Ch = m->shuffle.channels / (2 * m->shuffle.groups);
+    char why[64];
+    vit_result r;
+    snprintf(why, sizeof why, "channel=%d, G=%d", (int)m->shuffle.channels, (int)m->shuffle.groups);
+    if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
+        (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
+        return r;
+    return vit__bind_ln(L, &w->gn_w, &w->gn_b, "", nm->gn, Ch, why);
+}
+
+static vit_result vit__shuffle_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_shuffle_forward(a, &m->shuffle, &m->shuffle_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__shuffle_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  %d groups, each half channel-gated and half spatially gated, then a channel shuffle\n  input (B, %d, H, W)\n",
+                 (int)m->shuffle.groups, (int)m->shuffle.channels);
+}
+
+static vit_result vit__shuffle_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, m->shuffle.channels, n, w);
+}
+
 /* ---- modules: spatial group-wise enhance ---- */
-/* "Spatial Group-wise Enhance" (Li, Hu and Yang 2019), seed 003's
+/* "Spatial Group-wise Enhance" (Li, Hu and Yang 2019), PytorchInsight's and
+   External-Attention-pytorch's
    SpatialGroupEnhance. Layout (B, C, H, W), C a multiple of G. In each group
    of C/G channels, t = sum_c x * mean_HW(x) is the map of similarity to the
    group's mean feature; t is centred and divided by its unbiased standard
@@ -3283,7 +4296,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
    group. Weights weight, bias (1, G, 1, 1). H*W >= 2: the unbiased std of a
    single value is NaN in PyTorch, and refused here. */
 
-VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, t, avg, st;
     vit_result r;
     int32_t B, C, G, Cg, HW, q, c;
@@ -3298,9 +4312,9 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     HW = x->shape[2] * x->shape[3]; Cg = C / G;
     if (HW < 2) return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->gates && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->gates && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     /* st: mean, var, scale, shift of each group's map */
     if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
@@ -3325,13 +4339,45 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
             }
     }
     vit_arena_rewind(a, mark);
-    if (p->gates) *p->gates = t;
+    if (attn) *attn = t;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__sge_naming { const char *naming, *w, *b; } vit__sge_naming;
+static const vit__sge_naming vit__sge_names[] = {{"default", "weight", "bias"}};
+
+static const vit__key vit__sge_keys[] = {VIT__INT("groups", 1, 1 << 20, sge.groups), VIT__KEYS_END};
+
+static vit_result vit__sge_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
+
+static vit_result vit__sge_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__sge_naming *nm = (const vit__sge_naming *)names;
+    int32_t G = m->sge.groups;
+    char why[32];
+    vit_result r;
+    snprintf(why, sizeof why, "groups=%d", (int)G);
+    if ((r = vit__bind(L, &m->sge_w.weight, nm->w, 4, 1, G, 1, 1, why)) != VIT_OK) return r;
+    return vit__bind(L, &m->sge_w.bias, nm->b, 4, 1, G, 1, 1, why);
+}
+
+static vit_result vit__sge_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_sge_forward(a, &m->sge, &m->sge_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__sge_describe(const vit_model *m, vit__buf *b) {
+    vit__bprintf(b, "  %d groups, each gated by its normalised similarity to its mean\n  input (B, C, H, W), C a multiple of %d, H*W >= 2\n",
+                 (int)m->sge.groups, (int)m->sge.groups);
+}
+
+static vit_result vit__sge_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, 2 * m->sge.groups, n, w);
+}
+
 /* ---- modules: attention free transformer ---- */
-/* "An Attention Free Transformer" (Zhai et al. 2021), seed 003's AFTFull,
+/* "An Attention Free Transformer" (Zhai et al. 2021), External-Attention-
+   pytorch's and rish-16/aft-pytorch's AFTFull,
    AFTSimple and AFTLocal (one head, as in the paper). Layout (B, T, D).
    q, k, v = to_q/to_k/to_v(x) (HD features); y = sigmoid(q) * (weighted
    mean of v over t'), weights e^(w[t][t'] + k[t']) (full), e^k[t'] (simple:
@@ -3343,7 +4389,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
    to_q, to_k, to_v (HD, D), project (D, HD) (.weight, .bias), wbias (M, M)
    (full, local). */
 
-VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, q, k, v, h, scr;
     vit_result r;
     int32_t B, T, D, HD, M;
@@ -3363,10 +4410,10 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M, (int)M);
     if ((r = vit__fits((double)B * T * (D > HD ? D : HD), "aft")) != VIT_OK ||
         (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, "aft")) != VIT_OK) ||
-        (p->attn && !simple && (r = vit__fits((double)B * HD * T * T, "aft weights")) != VIT_OK))
+        (attn && !simple && (r = vit__fits((double)B * HD * T * T, "aft weights")) != VIT_OK))
         return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, D, 1)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, B, HD, simple ? 1 : T, T)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 4, B, HD, simple ? 1 : T, T)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &q, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, T, HD, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 3, B, T, HD, 1)) != VIT_OK)
@@ -3376,36 +4423,87 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         vit_k_matmul(q.data, x->data, w->q_w.data, w->q_b.data, B * T, D, HD);
         vit_k_matmul(k.data, x->data, w->k_w.data, w->k_b.data, B * T, D, HD);
         vit_k_matmul(v.data, x->data, w->v_w.data, w->v_b.data, B * T, D, HD);
-        if (simple) vit_k_aft_simple(h.data, p->attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
+        if (simple) vit_k_aft_simple(h.data, attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
         else
-            vit_k_aft(h.data, p->attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
+            vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
                       p->variant == VIT_AFT_LOCAL ? p->s : T);
         vit_k_matmul(y.data, h.data, w->proj_w.data, w->proj_b.data, B * T, HD, D);
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
 }
 
+/* The loader's hooks. */
+typedef struct vit__aft_naming { const char *naming, *q, *k, *v, *proj, *wbias; } vit__aft_naming;
+static const vit__aft_naming vit__aft_names[] = {{"default", "to_q", "to_k", "to_v", "project", "wbias"}};
+
+static const vit__key vit__aft_keys[] = {
+    VIT__ENUM("variant", "full,simple,local", aft.variant), VIT__INT("dim", 1, 1 << 20, aft.dim),
+    VIT__INT("hidden_dim", 1, 1 << 20, aft.hidden_dim), VIT__INT("max_seqlen", 0, 1 << 15, aft.max_seqlen), VIT__KEYS_END};
+
+/* max_seqlen 0 only for AFT-simple (no position bias); s only for local. */
+static vit_result vit__aft_check(vit_model *m, vit__ld *L) {
+    static const vit__key s_key[] = {VIT__INT("s", 0, INT32_MAX, aft.s), VIT__KEYS_END};
+    if (m->aft.variant != VIT_AFT_SIMPLE && m->aft.max_seqlen < 1)
+        return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'max_seqlen' = \"0\" is not an integer in 1..%d", vit__ld_src(L), 1 << 15);
+    return m->aft.variant == VIT_AFT_LOCAL ? vit__read_keys(L, s_key, m) : VIT_OK;
+}
+
+static vit_result vit__aft_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__aft_naming *nm = (const vit__aft_naming *)names;
+    const vit_aft_params *p = &m->aft;
+    vit_aft_weights *w = &m->aft_w;
+    char why[96];
+    vit_result r;
+    snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim, (int)p->max_seqlen);
+    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, p->hidden_dim, p->dim, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, p->hidden_dim, p->dim, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, p->hidden_dim, p->dim, why)) != VIT_OK ||
+        (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, p->dim, p->hidden_dim, why)) != VIT_OK)
+        return r;
+    if (p->variant != VIT_AFT_SIMPLE) return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
+    return VIT_OK;
+}
+
+static vit_result vit__aft_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_aft_forward(a, &m->aft, &m->aft_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__aft_describe(const vit_model *m, vit__buf *b) {
+    const vit_aft_params *p = &m->aft;
+    vit__bprintf(b, "  AFT-%s, dim %d, hidden %d", p->variant == VIT_AFT_FULL ? "full" : p->variant == VIT_AFT_SIMPLE ? "simple" : "local",
+                 (int)p->dim, (int)p->hidden_dim);
+    if (p->variant == VIT_AFT_LOCAL) vit__bprintf(b, ", window s %d", (int)p->s);
+    if (p->variant == VIT_AFT_SIMPLE) vit__bprintf(b, "\n  input (B, T, %d)\n", (int)p->dim);
+    else vit__bprintf(b, "\n  input (B, T, %d), T <= max_seqlen %d\n", (int)p->dim, (int)p->max_seqlen);
+}
+
+static vit_result vit__aft_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)w;
+    if (m->aft.variant != VIT_AFT_SIMPLE && n > m->aft.max_seqlen) n = m->aft.max_seqlen;
+    return vit__shape(ndim, shape, 3, B, n, m->aft.dim, 1);
+}
+
 /* ---- modules: outlook attention ---- */
-/* "VOLO: Vision Outlooker for Visual Recognition" (Yuan et al. 2021), seed
-   003's OutlookAttention. Layout (B, H, W, C), channels last as VOLO. v =
+/* "VOLO: Vision Outlooker for Visual Recognition" (Yuan et al. 2021), VOLO's
+   and External-Attention-pytorch's OutlookAttention. Layout (B, H, W, C), channels last as VOLO. v =
    v(x); the attention comes from the input average-pooled with kernel =
    stride (ceil mode) to h x w = ceil(H/stride) x ceil(W/stride): attn(.)
    gives NH (K^2, K^2) logits per position, scaled and softmaxed row by row;
    each window of unfold(v) (kernel K, padding, stride) becomes att v, fold
    sums the windows back to H x W, and proj. Window l pairs with pooled
-   position l, so the unfold must give h*w windows, as the seed's reshape
+   position l, so the unfold must give h*w windows, as VOLO's reshape
    requires (kernel_size = 2*padding + 1 always does). Weights v.weight (C,
    C), v.bias (qkv_bias), attn.weight (NH*K^4, C), attn.bias, proj.weight (C,
    C), proj.bias. */
 
-VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x, vit_tensor *out) {
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x,
+                                      vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, vv, pool, lg, f;
     vit_result r;
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
-    float scale;
     size_t mark;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
@@ -3425,11 +4523,10 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
                          "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1", (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd,
                          (int)K, (int)P, (int)S);
     if ((r = vit__fits((double)B * H * W * C, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, "outlook attention")) != VIT_OK) return r;
-    scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(C / NH));
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
-    if (p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
+    if (attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    if (!p->attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
+    if (!attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
     if ((r = vit_tensor_init(a, &vv, 4, x->shape)) != VIT_OK || (r = vit_tensor_init(a, &f, 4, x->shape)) != VIT_OK ||
         (r = vit__tensor4(a, &lg, 3, B, L, A, 1)) != VIT_OK)
         return r;
@@ -3438,13 +4535,61 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         vit_k_matmul(vv.data, x->data, w->v_w.data, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C);
         if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
         vit_k_matmul(lg.data, S > 1 ? pool.data : x->data, w->attn_w.data, w->attn_b.data, B * L, C, A);
-        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, C, NH, K, P, S, scale);
+        vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, p);
         vit_k_matmul(y.data, f.data, w->proj_w.data, w->proj_b.data, B * H * W, C, C);
     }
     vit_arena_rewind(a, mark);
-    if (p->attn) *p->attn = att;
+    if (attn) *attn = att;
     *out = y;
     return VIT_OK;
+}
+
+/* The loader's hooks. */
+typedef struct vit__outlook_naming { const char *naming, *v, *attn, *proj; } vit__outlook_naming;
+static const vit__outlook_naming vit__outlook_names[] = {{"default", "v", "attn", "proj"}};
+
+static const vit__key vit__outlook_keys[] = {
+    VIT__INT("dim", 1, 1 << 20, outlook.dim), VIT__INT("num_heads", 1, 65536, outlook.heads),
+    VIT__INT("kernel_size", 1, 64, outlook.kernel_size), VIT__INT("padding", 0, 64, outlook.padding), VIT__INT("stride", 1, 64, outlook.stride),
+    VIT__INT("qkv_bias", 0, 1, outlook.qkv_bias), VIT__REAL("scale", -1e30, 1e30, outlook.scale), VIT__KEYS_END};
+
+static vit_result vit__outlook_check(vit_model *m, vit__ld *L) {
+    const vit_outlook_params *p = &m->outlook;
+    if (p->dim % p->heads)
+        return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", vit__ld_src(L), (int)p->dim, (int)p->heads);
+    if ((double)p->heads * p->kernel_size * p->kernel_size * p->kernel_size * p->kernel_size > (double)(1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports", vit__ld_src(L));
+    return VIT_OK;
+}
+
+static vit_result vit__outlook_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__outlook_naming *nm = (const vit__outlook_naming *)names;
+    const vit_outlook_params *p = &m->outlook;
+    vit_outlook_weights *w = &m->outlook_w;
+    int32_t C = p->dim, KK = p->kernel_size * p->kernel_size;
+    char why[96], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
+    snprintf(n, sizeof n, "%s.weight", nm->v);
+    if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.bias", nm->v);
+    if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
+    return vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, C, C, why);
+}
+
+static vit_result vit__outlook_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    return vit_outlook_forward(a, &m->outlook, &m->outlook_w, x, out, o ? o->attn : NULL);
+}
+
+static void vit__outlook_describe(const vit_model *m, vit__buf *b) {
+    const vit_outlook_params *p = &m->outlook;
+    vit__bprintf(b, "  %d heads, %dx%d windows, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n", (int)p->heads, (int)p->kernel_size,
+                 (int)p->kernel_size, (int)p->padding, (int)p->stride, (double)p->scale, p->qkv_bias ? ", v with bias" : "", (int)p->dim);
+}
+
+static vit_result vit__outlook_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    return vit__shape(ndim, shape, 4, B, n, w, m->outlook.dim);
 }
 
 /* ---- model: safetensors reader ---- */
@@ -3763,118 +4908,12 @@ static const char *vit__meta(const vit__st *st, const char *key) {
     return NULL;
 }
 
-static vit_result vit__meta_int(const vit__st *st, const char *key, int32_t lo, int32_t hi, int32_t *out) {
-    const char *s = vit__meta(st, key);
-    char *end;
-    long v;
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
-    v = strtol(s, &end, 10);
-    if (end == s || *end || v < lo || v > hi)
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %ld..%ld", st->src, key, s, (long)lo, (long)hi);
-    *out = (int32_t)v;
-    return VIT_OK;
-}
-
-static vit_result vit__meta_float(const vit__st *st, const char *key, float *out) {
-    const char *s = vit__meta(st, key);
-    char *end;
-    double v;
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
-    v = strtod(s, &end);
-    if (end == s || *end || !(v > 0.0 && v < 1.0))
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in (0, 1)", st->src, key, s);
-    *out = (float)v;
-    return VIT_OK;
-}
-
-/* A finite number in [lo, hi]. */
-static vit_result vit__meta_real(const vit__st *st, const char *key, double lo, double hi, float *out) {
-    const char *s = vit__meta(st, key);
-    char *end;
-    double v;
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", st->src, key);
-    v = strtod(s, &end);
-    if (end == s || *end || !(v >= lo && v <= hi))
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in [%g, %g]", st->src, key, s, lo, hi);
-    *out = (float)v;
-    return VIT_OK;
-}
-
-static vit_result vit__meta_act(const vit__st *st, vit_act *act) {
-    const char *s = vit__meta(st, "act");
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks 'act'", st->src);
-    if (!strcmp(s, "gelu")) *act = VIT_ACT_GELU;
-    else if (!strcmp(s, "relu")) *act = VIT_ACT_RELU;
-    else return vit__fail(VIT_ERR_UNSUPPORTED, "%s: activation '%s' is not gelu or relu", st->src, s);
-    return VIT_OK;
-}
-
 /* ---- model: binding tensors by name ---- */
 /* Each naming scheme is a few strings; binding checks every tensor's
    presence, shape and dtype, and the loader refuses leftovers, so a file
    either matches its declared config exactly or is refused with the name
    of the first tensor that does not fit. */
 
-enum { VIT__QKV_PACKED = 0, VIT__QKV_INTERLEAVED, VIT__QKV_SEPARATE };
-
-typedef struct vit__mha_names { const char *naming; int layout; const char *w, *b, *q, *k, *v, *out; } vit__mha_names;
-typedef struct vit__mlp_names { const char *naming; const char *fc1, *fc2; } vit__mlp_names;
-typedef struct vit__block_names { const char *naming; const char *ln1, *attn, *mha, *ln2, *mlp, *mlp_naming; } vit__block_names;
-typedef struct vit__patch_names { const char *naming; const char *conv, *cls, *pos; int pos3d; } vit__patch_names;
-/* norm_alt: a second name for the final LayerNorm (timm's fc_norm). pre:
-   a Linear + tanh before the head (torchvision's pre_logits; transformers'
-   pooler, which only ViTModel files have, then with no head). */
-typedef struct vit__vit_names { const char *naming; vit__patch_names patch; const char *block_fmt, *norm, *norm_alt, *pre, *head; } vit__vit_names;
-
-static const vit__mha_names vit__mha_tab[] = {
-    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj"},
-    {"seed004", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection"},
-    {"seed000", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"},
-    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj"},
-    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense"}};
-static const vit__mlp_names vit__mlp_tab[] = {
-    {"seed001", "layers.0", "layers.2"}, {"torchvision", "0", "3"}, {"seed004", "0", "3"}, {"seed002", "mlp.0", "mlp.2"},
-    {"timm", "fc1", "fc2"}, {"transformers", "intermediate.dense", "output.dense"}};
-static const vit__block_names vit__block_tab[] = {
-    {"torchvision", "ln_1", "self_attention.", "nn", "ln_2", "mlp.", "torchvision"},
-    {"seed001", "ln_1", "attention.", "nn", "ln_2", "mlp.", "seed001"},
-    {"seed004", "0.fn.0", "0.fn.1.", "seed004", "1.fn.0", "1.fn.1.", "seed004"},
-    {"timm", "norm1", "attn.", "timm", "norm2", "mlp.", "timm"},
-    {"transformers", "layernorm_before", "attention.", "transformers", "layernorm_after", "", "transformers"}};
-static const vit__patch_names vit__patch_tab[] = {
-    {"seed000", "conv_proj", NULL, NULL, 0}, {"seed001", "conv_proj", NULL, NULL, 0},
-    {"seed004", "projection.0", "cls_token", "positions", 0}};
-/* A transformers ViTForImageClassification file puts "vit." before every
-   name but the classifier's; vit__ld.pfx holds it. */
-static const vit__vit_names vit__vit_tab[] = {
-    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1},
-     "encoder.layers.encoder_layer_%d.", "encoder.ln", NULL, "heads.pre_logits", "heads.head"},
-    {"seed001", {"seed001", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", "ln", NULL, NULL, "final"},
-    {"seed004", {"seed004", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", "2.1", NULL, NULL, "2.2"},
-    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1}, "blocks.%d.", "norm", "fc_norm", NULL, "head"},
-    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1},
-     "encoder.layer.%d.", "layernorm", NULL, "pooler.dense", "classifier"}};
-
-/* The seed modules: one naming each, their own state_dict names. */
-typedef struct vit__se_names { const char *naming; const char *fc1, *fc2; } vit__se_names;
-typedef struct vit__sdsa_names { const char *naming; const char *q, *k, *v; } vit__sdsa_names;
-typedef struct vit__cls002_names { const char *naming; const char *attn, *attn_naming, *fc; } vit__cls002_names;
-typedef struct vit__emsa_names { const char *naming; const char *q, *k, *v, *o, *sr, *ln, *tr; } vit__emsa_names;
-typedef struct vit__shuffle_names { const char *naming; const char *cw, *cb, *sw, *sb, *gn; } vit__shuffle_names;
-typedef struct vit__sge_names { const char *naming; const char *w, *b; } vit__sge_names;
-typedef struct vit__aft_names { const char *naming; const char *q, *k, *v, *proj, *wbias; } vit__aft_names;
-typedef struct vit__outlook_names { const char *naming; const char *v, *attn, *proj; } vit__outlook_names;
-
-static const vit__se_names vit__se_tab[] = {{"seed000", "fc1", "fc2"}};
-static const vit__sdsa_names vit__sdsa_tab[] = {{"seed002", "query", "key", "value"}};
-static const vit__cls002_names vit__cls002_tab[] = {{"seed002", "attn.", "seed002", "fc"}};
-static const vit__emsa_names vit__emsa_tab[] = {{"seed003", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
-static const vit__shuffle_names vit__shuffle_tab[] = {{"seed003", "cweight", "cbias", "sweight", "sbias", "gn"}};
-static const vit__sge_names vit__sge_tab[] = {{"seed003", "weight", "bias"}};
-static const vit__aft_names vit__aft_tab[] = {{"seed003", "to_q", "to_k", "to_v", "project", "wbias"}};
-static const vit__outlook_names vit__outlook_tab[] = {{"seed003", "v", "attn", "proj"}};
-
-#define VIT__FIND(tab, name) vit__find_naming((tab), sizeof(tab[0]), sizeof(tab) / sizeof(tab[0]), (name))
 /* Every table row starts with its naming string. */
 static const void *vit__find_naming(const void *tab, size_t stride, size_t n, const char *naming) {
     size_t i;
@@ -3885,17 +4924,18 @@ static const void *vit__find_naming(const void *tab, size_t stride, size_t n, co
     return NULL;
 }
 
-typedef struct vit__ld {
+struct vit__ld {
     vit__st st;
     vit_model *m;
     char pfx[8];              /* before every ViT name but the head's: "vit." or "" */
     const char *norm;         /* the final LayerNorm's name when not the naming's first */
     const char **labels;      /* n_labels class names for m->labels (temporary storage) */
     int32_t n_labels;
-    const char *xk[4], *xv[4]; /* metadata derived from a config.json, after the file's */
+    const char *xk[9], *xv[9]; /* metadata derived from a config.json, after the file's */
+    char xbuf[2][24];         /* text of those that are numbers */
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
-} vit__ld;
+};
 
 static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
     size_t i;
@@ -3989,6 +5029,15 @@ static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const c
     return vit__bind(L, b, n, 1, C, 0, 0, 0, why);
 }
 
+static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
+                                       int32_t in, int bias, const char *why) {
+    char n[256];
+    if (bias) return vit__bind_linear(L, w, b, prefix, name, out, in, why);
+    memset(b, 0, sizeof *b);
+    snprintf(n, sizeof n, "%s%s.weight", prefix, name);
+    return vit__bind(L, w, n, 2, out, in, 0, 0, why);
+}
+
 /* A fresh (rows, cols) tensor in the weights arena, for layouts fixed at load. */
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols) {
     const char *name = t->name;
@@ -3997,215 +5046,12 @@ static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols
     return r;
 }
 
-static vit_result vit__bind_mha(vit__ld *L, vit_mha_weights *w, const char *prefix, const char *naming, int32_t C, int32_t NH, const char *why) {
-    const vit__mha_names *nm = (const vit__mha_names *)VIT__FIND(vit__mha_tab, naming);
-    char n[256];
-    vit_result r;
-    int counting = vit_arena_counting(&L->m->arena);
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown attention naming '%s'", L->st.src, naming);
-    if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
-    if (nm->layout == VIT__QKV_SEPARATE) {
-        /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
-        vit_tensor qw[3], qb[3];
-        const char *parts[3];
-        int i;
-        parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
-        for (i = 0; i < 3; i++)
-            if ((r = vit__bind_linear(L, &qw[i], &qb[i], prefix, parts[i], C, C, why)) != VIT_OK) return r;
-        w->qkv_w.name = qw[0].name;
-        w->qkv_b.name = qb[0].name;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
-        if (!counting)
-            for (i = 0; i < 3; i++) {
-                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
-                memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
-            }
-        return VIT_OK;
-    }
-    snprintf(n, sizeof n, "%s%s", prefix, nm->w);
-    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s", prefix, nm->b);
-    if ((r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
-    if (nm->layout == VIT__QKV_INTERLEAVED) {
-        /* Seed 004 splits its output with "b n (h d qkv)": row h*3*HS + d*3
-           + s holds part s (q, k, v) of head h, lane d. Reorder the rows to
-           nn.MultiheadAttention's s*C + h*HS + d once, here. */
-        vit_tensor sw = w->qkv_w, sb = w->qkv_b;
-        int32_t HS = C / NH, h, d, s;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
-        if (!counting)
-            for (h = 0; h < NH; h++)
-                for (d = 0; d < HS; d++)
-                    for (s = 0; s < 3; s++) {
-                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
-                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
-                        w->qkv_b.data[to] = sb.data[from];
-                    }
-    }
-    return VIT_OK;
-}
+static int vit__ld_counting(const vit__ld *L) { return vit_arena_counting(&L->m->arena); }
 
-static vit_result vit__bind_mlp(vit__ld *L, vit_mlp_weights *w, const char *prefix, const char *naming, int32_t in, int32_t hidden, int32_t out, const char *why) {
-    const vit__mlp_names *nm = (const vit__mlp_names *)VIT__FIND(vit__mlp_tab, naming);
-    vit_result r;
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown MLP naming '%s'", L->st.src, naming);
-    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, hidden, in, why)) != VIT_OK) return r;
-    return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
-}
+static const char *vit__ld_src(const vit__ld *L) { return L->st.src; }
 
-static vit_result vit__bind_block(vit__ld *L, vit_block_weights *w, const char *prefix, const char *naming, const vit_block_params *p, const char *why) {
-    const vit__block_names *nm = (const vit__block_names *)VIT__FIND(vit__block_tab, naming);
-    char pre[256];
-    vit_result r;
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown encoder block naming '%s'", L->st.src, naming);
-    if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
-    snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
-    if ((r = vit__bind_mha(L, &w->attn, pre, nm->mha, p->dim, p->heads, why)) != VIT_OK) return r;
-    if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
-    snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
-    return vit__bind_mlp(L, &w->mlp, pre, nm->mlp_naming, p->dim, p->mlp_dim, p->dim, why);
-}
-
-static vit_result vit__bind_patch(vit__ld *L, vit_patch_weights *w, const vit__patch_names *nm, const vit_patch_params *p, const char *why) {
-    int32_t G = p->image_size / p->patch_size, T = G * G + (p->class_token ? 1 : 0);
-    char n[256];
-    vit_result r = VIT_OK;
-    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->conv);
-    if ((r = vit__bind(L, &w->conv_w, n, 4, p->dim, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s.bias", L->pfx, nm->conv);
-    if ((r = vit__bind(L, &w->conv_b, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s", L->pfx, nm->cls ? nm->cls : "");
-    if (p->class_token && (r = vit__bind(L, &w->cls, n, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s", L->pfx, nm->pos ? nm->pos : "");
-    if (p->pos_embed) {
-        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, p->dim, 0, why);
-        else r = vit__bind(L, &w->pos, n, 2, T, p->dim, 0, 0, why);
-    }
-    return r;
-}
-
-static vit_result vit__bind_sdsa(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const char *naming, int32_t C, const char *why) {
-    const vit__sdsa_names *nm = (const vit__sdsa_names *)VIT__FIND(vit__sdsa_tab, naming);
-    vit_result r;
-    if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown self-attention naming '%s' (seed002)", L->st.src, naming);
-    if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, nm->q, C, C, why)) != VIT_OK ||
-        (r = vit__bind_linear(L, &w->k_w, &w->k_b, prefix, nm->k, C, C, why)) != VIT_OK)
-        return r;
-    return vit__bind_linear(L, &w->v_w, &w->v_b, prefix, nm->v, C, C, why);
-}
-
-static vit_result vit__bind_seed(vit__ld *L) {
-    vit_model *m = L->m;
-    const char *naming = m->naming, *src = L->st.src;
-    char why[160], n[256];
-    vit_result r;
-    switch (m->kind) {
-    case VIT_KIND_SE: {
-        const vit__se_names *nm = (const vit__se_names *)VIT__FIND(vit__se_tab, naming);
-        const vit_se_params *p = &m->se;
-        vit_se_weights *w = &m->se_w;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown squeeze-excitation naming '%s' (seed000)", src, naming);
-        snprintf(why, sizeof why, "in_channels=%d, squeeze_channels=%d", (int)p->channels, (int)p->squeeze);
-        snprintf(n, sizeof n, "%s.weight", nm->fc1);
-        if ((r = vit__bind(L, &w->fc1_w, n, 4, p->squeeze, p->channels, 1, 1, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.bias", nm->fc1);
-        if ((r = vit__bind(L, &w->fc1_b, n, 1, p->squeeze, 0, 0, 0, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.weight", nm->fc2);
-        if ((r = vit__bind(L, &w->fc2_w, n, 4, p->channels, p->squeeze, 1, 1, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.bias", nm->fc2);
-        return vit__bind(L, &w->fc2_b, n, 1, p->channels, 0, 0, 0, why);
-    }
-    case VIT_KIND_SDSA:
-        snprintf(why, sizeof why, "n_embd=%d", (int)m->sdsa.dim);
-        return vit__bind_sdsa(L, &m->sdsa_w, "", naming, m->sdsa.dim, why);
-    case VIT_KIND_CLS002: {
-        const vit__cls002_names *nm = (const vit__cls002_names *)VIT__FIND(vit__cls002_tab, naming);
-        const vit_cls002_params *p = &m->cls002;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown classifier naming '%s' (seed002)", src, naming);
-        snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len, (int)p->num_classes);
-        if ((r = vit__bind_sdsa(L, &m->cls002_w.attn, nm->attn, nm->attn_naming, p->dim, why)) != VIT_OK) return r;
-        return vit__bind_linear(L, &m->cls002_w.fc_w, &m->cls002_w.fc_b, "", nm->fc, p->num_classes, p->dim * p->seq_len, why);
-    }
-    case VIT_KIND_EMSA: {
-        const vit__emsa_names *nm = (const vit__emsa_names *)VIT__FIND(vit__emsa_tab, naming);
-        const vit_emsa_params *p = &m->emsa;
-        vit_emsa_weights *w = &m->emsa_w;
-        int32_t C = p->dim, NH = p->heads, R = p->ratio;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown EMSA naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k, (int)p->d_v, (int)NH,
-                 (int)R, (int)p->transform);
-        if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, NH * p->d_k, C, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, NH * p->d_k, C, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, NH * p->d_v, C, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->o_w, &w->o_b, "", nm->o, C, NH * p->d_v, why)) != VIT_OK)
-            return r;
-        if (R > 1) {
-            snprintf(n, sizeof n, "%s.weight", nm->sr);
-            if ((r = vit__bind(L, &w->sr_w, n, 4, C, 1, R + 1, R + 1, why)) != VIT_OK) return r;
-            snprintf(n, sizeof n, "%s.bias", nm->sr);
-            if ((r = vit__bind(L, &w->sr_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
-            if ((r = vit__bind_ln(L, &w->ln_w, &w->ln_b, "", nm->ln, C, why)) != VIT_OK) return r;
-        }
-        if (p->transform && NH > 1) {
-            snprintf(n, sizeof n, "%s.weight", nm->tr);
-            if ((r = vit__bind(L, &w->tr_w, n, 4, NH, NH, 1, 1, why)) != VIT_OK) return r;
-            snprintf(n, sizeof n, "%s.bias", nm->tr);
-            if ((r = vit__bind(L, &w->tr_b, n, 1, NH, 0, 0, 0, why)) != VIT_OK) return r;
-        }
-        return VIT_OK;
-    }
-    case VIT_KIND_SHUFFLE: {
-        const vit__shuffle_names *nm = (const vit__shuffle_names *)VIT__FIND(vit__shuffle_tab, naming);
-        vit_shuffle_weights *w = &m->shuffle_w;
-        int32_t Ch = m->shuffle.channels / (2 * m->shuffle.groups);
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown shuffle attention naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "channel=%d, G=%d", (int)m->shuffle.channels, (int)m->shuffle.groups);
-        if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
-            (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
-            return r;
-        return vit__bind_ln(L, &w->gn_w, &w->gn_b, "", nm->gn, Ch, why);
-    }
-    case VIT_KIND_SGE: {
-        const vit__sge_names *nm = (const vit__sge_names *)VIT__FIND(vit__sge_tab, naming);
-        int32_t G = m->sge.groups;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown SGE naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "groups=%d", (int)G);
-        if ((r = vit__bind(L, &m->sge_w.weight, nm->w, 4, 1, G, 1, 1, why)) != VIT_OK) return r;
-        return vit__bind(L, &m->sge_w.bias, nm->b, 4, 1, G, 1, 1, why);
-    }
-    case VIT_KIND_AFT: {
-        const vit__aft_names *nm = (const vit__aft_names *)VIT__FIND(vit__aft_tab, naming);
-        const vit_aft_params *p = &m->aft;
-        vit_aft_weights *w = &m->aft_w;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown AFT naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim, (int)p->max_seqlen);
-        if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, p->hidden_dim, p->dim, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, p->hidden_dim, p->dim, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, p->hidden_dim, p->dim, why)) != VIT_OK ||
-            (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, p->dim, p->hidden_dim, why)) != VIT_OK)
-            return r;
-        if (p->variant != VIT_AFT_SIMPLE) return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
-        return VIT_OK;
-    }
-    case VIT_KIND_OUTLOOK: {
-        const vit__outlook_names *nm = (const vit__outlook_names *)VIT__FIND(vit__outlook_tab, naming);
-        const vit_outlook_params *p = &m->outlook;
-        vit_outlook_weights *w = &m->outlook_w;
-        int32_t C = p->dim, KK = p->kernel_size * p->kernel_size;
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown outlook attention naming '%s' (seed003)", src, naming);
-        snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
-        snprintf(n, sizeof n, "%s.weight", nm->v);
-        if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
-        snprintf(n, sizeof n, "%s.bias", nm->v);
-        if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
-        if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
-        return vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, C, C, why);
-    }
-    default:
-        break;
-    }
-    return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", src);
-}
+static const vit__entry *vit__entry_find(const vit__st *st, const char *name);
+static int vit__has(const vit__ld *L, const char *name) { return vit__entry_find(&L->st, name) != NULL; }
 
 /* ---- model: config.json and label files ---- */
 /* A checkpoint without vit.h metadata may come with a config.json: a
@@ -4232,7 +5078,14 @@ typedef struct vit__cfg {
     const char *labels_key;     /* "id2label" or "label_names" */
     vit__label_desc *desc;      /* n_desc of timm's label_descriptions, in cap slots */
     int32_t n_desc;
-    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg, as text: "0.5,0.5,0.5" */
+    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg (or transformers' image_mean, image_std), as text: "0.5,0.5,0.5" */
+    char interp[16], crop_mode[16];   /* timm's pretrained_cfg interpolation and crop_mode */
+    /* transformers' preprocessor_config.json: resample (PIL's filter
+       number; -1 absent), size {height, width} or {shortest_edge},
+       crop_size (0 absent), do_center_crop (-1 absent) */
+    int32_t resample, size_h, size_w, size_short, crop_size, center_crop;
+    int pp;          /* parsing a preprocessor_config.json: its keys are read */
+    int pcfg;        /* a timm pretrained_cfg was seen: timm's defaults apply */
 } vit__cfg;
 
 /* An integer in [1, hi]; null leaves *out unchanged. */
@@ -4320,25 +5173,28 @@ static int vit__desc_cmp(const void *a, const void *b) {
 }
 
 /* The members of one object: level 0 the top, 1 timm's model_args, 2 its
-   pretrained_cfg. Unknown members are skipped. */
+   pretrained_cfg, 3 a CLIPModel's or SiglipModel's vision_config, 4 and 5
+   a preprocessor_config.json's size and crop_size. Unknown members are
+   skipped. */
 static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     vit_result r = VIT_OK;
     if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: %s is not a JSON object", c->st.src, level ? "a section" : "the file");
     if (vit__json_eat(j, '}')) return VIT_OK;
     do {
         const char *k, *s;
+        int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
-        if (level == 0 && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
-        else if (level == 0 && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
-        else if (level == 0 && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
-        else if (level == 0 && !strcmp(k, "intermediate_size")) r = vit__cfg_int(c, j, k, 1 << 20, &c->mlp);
-        else if (level == 0 && !strcmp(k, "image_size")) r = vit__cfg_int(c, j, k, 8192, &c->image);
-        else if (level == 0 && !strcmp(k, "patch_size")) r = vit__cfg_int(c, j, k, 8192, &c->patch);
-        else if (level == 0 && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
-        else if (level == 0 && !strcmp(k, "layer_norm_eps")) {
+        if (sizes && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
+        else if (sizes && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
+        else if (sizes && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
+        else if (sizes && !strcmp(k, "intermediate_size")) r = vit__cfg_int(c, j, k, 1 << 20, &c->mlp);
+        else if (sizes && !strcmp(k, "image_size")) r = vit__cfg_int(c, j, k, 8192, &c->image);
+        else if (sizes && !strcmp(k, "patch_size")) r = vit__cfg_int(c, j, k, 8192, &c->patch);
+        else if (sizes && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
+        else if (sizes && !strcmp(k, "layer_norm_eps")) {
             if (!vit__json_num(j, &c->ln_eps) || !(c->ln_eps > 0.0 && c->ln_eps < 1.0))
                 return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1)", c->st.src);
-        } else if (level == 0 && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
+        } else if (sizes && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
         else if (level == 0 && !strcmp(k, "id2label")) r = vit__cfg_labels(c, j, "id2label");
         else if (level == 0 && !strcmp(k, "label_names")) r = vit__cfg_labels(c, j, "label_names");
         else if (level == 0 && !strcmp(k, "label_descriptions")) r = vit__cfg_desc(c, j);
@@ -4352,7 +5208,12 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             }
             if (!ok) return vit__fail(VIT_ERR_FORMAT, "%s: 'architectures' is not a list of strings", c->st.src);
         } else if (level == 0 && !strcmp(k, "model_args")) r = vit__cfg_object(c, j, 1);
-        else if (level == 0 && !strcmp(k, "pretrained_cfg")) r = vit__cfg_object(c, j, 2);
+        else if (level == 0 && !strcmp(k, "vision_config")) r = vit__cfg_object(c, j, 3); /* a CLIPModel's or SiglipModel's */
+        else if (level == 1 && !strcmp(k, "act_layer")) r = vit__cfg_str(c, j, k, &c->act);
+        else if (level == 0 && !strcmp(k, "pretrained_cfg")) {
+            c->pcfg = 1;
+            r = vit__cfg_object(c, j, 2);
+        }
         else if (level <= 1 && !strcmp(k, "global_pool")) {
             if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s && (level == 1 || !c->pool)) c->pool = s;
         } else if (level == 1 && !strcmp(k, "num_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
@@ -4364,6 +5225,43 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         } else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
         else if (level == 2 && !strcmp(k, "std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
         else if (level == 2 && !strcmp(k, "crop_pct")) r = vit__cfg_nums(c, j, k, c->crop, sizeof c->crop);
+        else if (level == 2 && (!strcmp(k, "interpolation") || !strcmp(k, "crop_mode"))) {
+            char *dst = k[0] == 'i' ? c->interp : c->crop_mode;
+            if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s) snprintf(dst, 16, "%s", s);
+        } else if (level == 0 && c->pp && !strcmp(k, "image_mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
+        else if (level == 0 && c->pp && !strcmp(k, "image_std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
+        else if (level == 0 && c->pp && !strcmp(k, "resample")) {
+            double v;
+            if (!vit__json_num(j, &v) || v < 0.0 || v > 5.0 || v != floor(v))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'resample' is not one of PIL's filters, 0..5", c->st.src);
+            c->resample = (int32_t)v;
+        }
+        else if (level == 0 && c->pp && !strcmp(k, "do_center_crop")) {
+            if (vit__json_word(j, "true")) c->center_crop = 1;
+            else if (vit__json_word(j, "false")) c->center_crop = 0;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'do_center_crop' is not true or false", c->st.src);
+        } else if (level == 0 && c->pp && (!strcmp(k, "size") || !strcmp(k, "crop_size"))) {
+            /* a number, or {height, width} / {shortest_edge} */
+            int32_t *one = k[0] == 's' ? &c->size_short : &c->crop_size;
+            vit__json_ws(j);
+            if (j->p < j->end && *j->p == '{') r = vit__cfg_object(c, j, k[0] == 's' ? 4 : 5);
+            else r = vit__cfg_int(c, j, k, 8192, one);
+        } else if (level >= 4 && (!strcmp(k, "height") || !strcmp(k, "width") || !strcmp(k, "shortest_edge"))) {
+            int32_t *dst = level == 5 ? &c->crop_size : k[0] == 'h' ? &c->size_h : k[0] == 'w' ? &c->size_w : &c->size_short;
+            r = vit__cfg_int(c, j, k, 8192, dst);
+        }
+        else if (level == 1 && !strcmp(k, "img_size")) {
+            /* the size the model was built for: N or [N, N] */
+            double v[2];
+            int n = 0, list = vit__json_eat(j, '[');
+            while (n < 2 && vit__json_num(j, &v[n])) {
+                n++;
+                if (!list || !vit__json_eat(j, ',')) break;
+            }
+            if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) || (n == 2 && v[1] != v[0]))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'img_size' is not a square size (N or [N, N])", c->st.src);
+            c->image = (int32_t)v[0];
+        }
         else if (!vit__json_skip(j, level + 1)) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, k);
         if (r != VIT_OK) return r;
     } while (vit__json_eat(j, ','));
@@ -4377,6 +5275,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     vit_result r;
     int32_t i;
     c->fc_norm = -1;
+    c->center_crop = -1;
     if (n > ((size_t)16 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
        length + VIT_ALIGN; a list or object has at most n/2 + 1 entries. */
@@ -4474,155 +5373,571 @@ static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf,
 }
 #endif
 
-/* ---- model: loading ---- */
+/* ---- model: the ViT ---- */
+/* "An Image is Worth 16x16 Words" (Dosovitskiy et al. 2021): patch
+   embedding, class token and position embedding, depth encoder blocks, a
+   final LayerNorm, a pool, an optional pre-logits layer, the head. Its
+   checkpoint namings are complete rows: what a file of each holds, and
+   the defaults each library uses where a checkpoint says nothing. */
 
-static const char *const vit__kind_names[] = {"vit", "sdpa", "mha", "mlp", "encoder_block", "patch_embed", "se", "sdsa",
-                                              "seed002_classifier", "emsa", "shuffle", "sge", "aft", "outlook"};
-#define VIT__NKINDS ((int)(sizeof vit__kind_names / sizeof vit__kind_names[0]))
+/* The prefix tokens before the patches: class, distillation, registers. */
+static int32_t vit__prefix(const vit_config *c) { return (c->class_token ? 1 : 0) + (c->dist_token ? 1 : 0) + c->reg_tokens; }
 
-VITDEF const char *vit_kind_name(vit_kind k) {
-    return (int)k >= 0 && (int)k < VIT__NKINDS ? vit__kind_names[k] : "unknown";
-}
+/* How a naming reads a checkpoint without vit.h metadata: */
+enum {
+    VIT__POOL_FIXED = 0, /* the class token, always */
+    VIT__POOL_TIMM       /* timm's global_pool ('token' or 'avg') and fc_norm, from config.json or the tensors */
+};
 
-/* Checks a ViT's config and derives its patch and block params from it. */
-static vit_result vit__vit_derive(vit__ld *L) {
-    vit_model *m = L->m;
+typedef struct vit__vit_naming {
+    const char *naming;
+    vit__patch_naming patch;           /* the embedding's names */
+    const char *pre_norm;              /* the LayerNorm before the blocks, or NULL */
+    const char *block_fmt;             /* block l's prefix, printf'd with l */
+    const vit__block_naming *block;    /* the blocks' names */
+    const char *norm, *norm_alt;       /* the final LayerNorm; norm_alt: timm's fc_norm, or NULL */
+    const char *pool;                  /* the attention pool's prefix, or NULL */
+    int pool_in_proj;                  /* 1: its q, k and v are one nn.MultiheadAttention (transformers' SigLIP) */
+    const char *pre;                   /* a Linear + tanh before the head, or NULL */
+    int pre_with_head;                 /* 1: pre sits before the head (torchvision's pre_logits);
+                                          0: only a file without a head has it (transformers' pooler) */
+    const char *head, *head_dist;      /* the classifier (never under pfx; bias optional), DeiT's second */
+    const char *ignore;                /* prefixes of tensors a file may hold that are not the model's
+                                          (a CLIP file's text tower), ';'-separated, or NULL */
+    int raw_tokens;                    /* 1: the library's token output comes before the final LayerNorm */
+    /* checkpoints without vit.h metadata (probe NULL: never inferred) */
+    const char *probe;                 /* a tensor only this naming has */
+    const char *pfx;                   /* what a classifier file puts before every name but the head's */
+    const char *variant, *variant_pfx; /* the class a file is, without and with pfx */
+    float ln_eps;                      /* LayerNorm epsilon when config.json does not say */
+    vit_act act;                       /* the activation when config.json does not say */
+    int pool_rule;                     /* VIT__POOL_* */
+    vit_pos_resize resize;             /* how the library resizes its position embedding */
+} vit__vit_naming;
+
+#define VIT__HF_CLIP_BLOCK &vit__block_names[6]
+static const vit__vit_naming vit__vit_names[] = {
+    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1, NULL, NULL, 0}, NULL,
+     "encoder.layers.encoder_layer_%d.", &vit__block_names[0], "encoder.ln", NULL, NULL, 0, "heads.pre_logits", 1, "heads.head", NULL, NULL, 0,
+     "conv_proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre", "blocks.%d.",
+     &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
+     "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM},
+    /* transformers' Dinov2WithRegistersModel: Dinov2Model's names, and it
+       resizes its position embedding with antialiasing */
+    {"hf_dinov2_reg", {"hf_dinov2_reg", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
+                   "embeddings.register_tokens", 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
+     "embeddings.register_tokens", "", "Dinov2WithRegistersModel", "Dinov2WithRegistersModel", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TIMM},
+    /* transformers' Dinov2Model, probed before its ViT, whose names it
+       shares in part; its mask token only serves masked training */
+    {"hf_dinov2", {"hf_dinov2", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
+                   "embeddings.register_tokens", 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
+     "encoder.layer.0.norm1.weight", "", "Dinov2Model", "Dinov2Model", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1,
+                      NULL, NULL, 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[4], "layernorm", NULL, NULL, 0, "pooler.dense", 0, "classifier", NULL, NULL, 0,
+     "embeddings.patch_embeddings.projection.weight", "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_FIXED,
+     VIT_POS_HF},
+    {"patchify", {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1, NULL, NULL, 0}, NULL, "encoder.%d.",
+     &vit__block_names[1], "ln", NULL, NULL, 0, NULL, 0, "final", NULL, NULL, 0,
+     NULL, "", NULL, NULL, 1e-5f, VIT_ACT_RELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"einops", {"einops", "0.projection.0", "0.cls_token", "0.positions", 0, NULL, NULL, 0}, NULL, "1.%d.", &vit__block_names[2], "2.1",
+     NULL, NULL, 0, NULL, 0, "2.2", NULL, NULL, 0,
+     NULL, "", NULL, NULL, 1e-5f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    /* CLIPVisionModel, or a CLIPModel's image tower and visual_projection
+       (its head, no bias): post_layernorm normalises the pooled class
+       token only */
+    {"hf_clip", {"hf_clip", "vision_model.embeddings.patch_embedding", "vision_model.embeddings.class_embedding",
+                 "vision_model.embeddings.position_embedding.weight", 0, NULL, NULL, 1},
+     "vision_model.pre_layrnorm", "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, NULL, 0,
+     NULL, 0, "visual_projection", NULL, "text_model.;text_projection.;logit_scale", 1,
+     "vision_model.pre_layrnorm.weight", "", "CLIPVisionModel", "CLIPVisionModel", 1e-5f, VIT_ACT_QUICK_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+    /* SiglipVisionModel, or a SiglipModel's image tower: post_layernorm on
+       every token, then the attention-pooling head */
+    {"hf_siglip", {"hf_siglip", "vision_model.embeddings.patch_embedding", NULL, "vision_model.embeddings.position_embedding.weight", 0, NULL,
+                   NULL, 0},
+     NULL, "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, "vision_model.head.", 1, NULL, 0,
+     NULL, NULL, "text_model.;logit_scale;logit_bias", 0,
+     "vision_model.head.probe", "", "SiglipVisionModel", "SiglipVisionModel", 1e-6f, VIT_ACT_GELU_TANH, VIT__POOL_FIXED, VIT_POS_HF}};
+
+static const vit__key vit__vit_keys[] = {
+    VIT__INT("image_size", 1, 8192, cfg.image_size), VIT__INT("patch_size", 1, 8192, cfg.patch_size),
+    VIT__INT("in_channels", 1, 64, cfg.in_channels), VIT__INT("hidden_dim", 1, 65536, cfg.dim), VIT__INT("num_layers", 1, 1024, cfg.depth),
+    VIT__INT("num_heads", 1, 65536, cfg.heads), VIT__INT("mlp_dim", 1, 1 << 20, cfg.mlp_dim),
+    VIT__INT("num_classes", 0, 1 << 24, cfg.num_classes), VIT__INT("representation_size", 0, 1 << 20, cfg.representation_size),
+    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, cfg.ln_eps), NULL, NULL, 0, 0}, VIT__ENUM("act", VIT__ACT_WORDS, cfg.act),
+    /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool) */
+    VIT__ENUM("pool", "cls,mean,avg,map", cfg.pool),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, cfg.scale_after_softmax), NULL, "attn_quirk", 0, 0},
+    /* what the ViT families add; files without them are classic ViTs */
+    VIT__INT_OPT("norm_tokens", 0, 1, 0, cfg.norm_tokens), VIT__INT_OPT("class_token", 0, 1, 1, cfg.class_token),
+    VIT__INT_OPT("dist_token", 0, 1, 0, cfg.dist_token), VIT__INT_OPT("reg_tokens", 0, 64, 0, cfg.reg_tokens),
+    VIT__INT_OPT("pos_prefix", -1, 66, -1, cfg.pos_prefix), VIT__INT_OPT("patch_bias", 0, 1, 1, cfg.patch_bias),
+    VIT__INT_OPT("qkv_bias", 0, 1, 1, cfg.qkv_bias), VIT__INT_OPT("pre_norm", 0, 1, 0, cfg.pre_norm),
+    VIT__INT_OPT("layer_scale", 0, 1, 0, cfg.layer_scale), VIT__INT_OPT("qk_norm", 0, 1, 0, cfg.qk_norm), VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
+    VIT__KEYS_END};
+
+/* Checks a ViT's config and derives its patch and block params from it;
+   also for checkpoints whose config was inferred. */
+static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
     vit_config *c = &m->cfg;
-    int32_t G;
+    int32_t G, P = vit__prefix(c);
     if (c->image_size % c->patch_size)
         return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", L->st.src, (int)c->image_size, (int)c->patch_size);
     if (c->dim % c->heads)
         return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", L->st.src, (int)c->dim, (int)c->heads);
+    if ((c->pool == VIT_POOL_CLS && !c->class_token) || (c->dist_token && (!c->class_token || c->pool != VIT_POOL_CLS)))
+        return vit__fail(VIT_ERR_FORMAT, "%s: pool %s and %s class token%s do not go together", L->st.src, c->pool == VIT_POOL_CLS ? "cls" : "other",
+                         c->class_token ? "a" : "no", c->dist_token ? " and a distillation token" : "");
+    if (c->pos_prefix < 0) c->pos_prefix = P; /* timm's default: the position embedding covers the prefix */
+    if (c->pos_prefix > P)
+        return vit__fail(VIT_ERR_FORMAT, "%s: pos_prefix %d is more than the %d prefix tokens", L->st.src, (int)c->pos_prefix, (int)P);
+    if (c->pool == VIT_POOL_MAP) c->norm_tokens = 1;
     G = c->image_size / c->patch_size;
-    if (G * G + 1 > 16384)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src, (int)(G * G + 1));
+    if (G * G + P > 16384)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src, (int)(G * G + P));
     m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
-    m->patch.dim = c->dim; m->patch.class_token = 1; m->patch.pos_embed = 1;
+    m->patch.dim = c->dim; m->patch.class_token = c->class_token; m->patch.pos_embed = 1;
+    m->patch.dist_token = c->dist_token; m->patch.reg_tokens = c->reg_tokens; m->patch.pos_prefix = c->pos_prefix;
     m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
-    m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.quirk = c->quirk;
+    m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.scale_after_softmax = c->scale_after_softmax;
+    m->block.layer_scale = c->layer_scale; m->block.qk_norm = c->qk_norm; m->block.glu = c->glu;
     return VIT_OK;
 }
 
-/* Reads the config of m->kind from the metadata and checks it is coherent. */
+/* The attention pool's weights under prefix; in_proj: q, k and v as one
+   nn.MultiheadAttention (rows q, k, v), else q and kv apart. */
+static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const char *prefix, const vit__vit_naming *nm, const vit_config *c,
+                                 const char *why) {
+    int32_t C = c->dim;
+    char n[256];
+    vit_result r;
+    if (!nm->pool) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no attention pool", vit__ld_src(L), nm->naming);
+    memset(w, 0, sizeof *w);
+    snprintf(n, sizeof n, "%s%s", prefix, nm->pool_in_proj ? "probe" : "latent");
+    if ((r = vit__bind(L, &w->latent, n, 3, 1, 1, C, 0, why)) != VIT_OK) return r;
+    if (nm->pool_in_proj) {
+        /* views of in_proj: its first C rows are q, the next 2C k and v */
+        vit_tensor ipw, ipb;
+        snprintf(n, sizeof n, "%sattention.in_proj_weight", prefix);
+        if ((r = vit__bind(L, &ipw, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%sattention.in_proj_bias", prefix);
+        if ((r = vit__bind(L, &ipb, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
+        w->q_w = ipw; w->q_w.shape[0] = C;
+        w->q_b = ipb; w->q_b.shape[0] = C;
+        w->kv_w = ipw; w->kv_w.shape[0] = 2 * C; w->kv_w.data = ipw.data + (size_t)C * C;
+        w->kv_b = ipb; w->kv_b.shape[0] = 2 * C; w->kv_b.data = ipb.data + C;
+        snprintf(n, sizeof n, "%sattention.", prefix);
+        if ((r = vit__bind_linear(L, &w->proj_w, &w->proj_b, n, "out_proj", C, C, why)) != VIT_OK ||
+            (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, "layernorm", C, why)) != VIT_OK)
+            return r;
+    } else if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, "q", C, C, why)) != VIT_OK ||
+               (r = vit__bind_linear(L, &w->kv_w, &w->kv_b, prefix, "kv", 2 * C, C, why)) != VIT_OK ||
+               (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, prefix, "proj", C, C, why)) != VIT_OK ||
+               (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, "norm", C, why)) != VIT_OK)
+        return r;
+    snprintf(n, sizeof n, "%smlp.", prefix);
+    return vit__mlp_bind_w(L, &w->mlp, n, &vit__mlp_names[1], C, c->mlp_dim, C, 0, why);
+}
+
+static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
+    const vit__vit_naming *nm = (const vit__vit_naming *)names;
+    const vit_config *c = &m->cfg;
+    int32_t feat = c->representation_size ? c->representation_size : c->dim, l;
+    char why[160], pre[128], fmt[64], n[256];
+    vit_result r;
+    snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
+             (int)c->image_size, (int)c->in_channels);
+    if ((r = vit__patch_bind_w(L, &m->patch_w, L->pfx, &nm->patch, &m->patch, c->patch_bias, why)) != VIT_OK) return r;
+    if (c->pre_norm && (!nm->pre_norm || (r = vit__bind_ln(L, &m->pre_norm_w, &m->pre_norm_b, L->pfx, nm->pre_norm, c->dim, why)) != VIT_OK))
+        return nm->pre_norm ? r : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no LayerNorm before the blocks", L->st.src, nm->naming);
+
+    /* blocks: the table is fake memory while counting, so each binds into a copy */
+    if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights)))) return VIT_ERR_OOM;
+    snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
+    snprintf(fmt, sizeof fmt, "%s%s", L->pfx, nm->block_fmt);
+    for (l = 0; l < c->depth; l++) {
+        vit_block_weights tmp;
+        snprintf(pre, sizeof pre, fmt, (int)l);
+        if ((r = vit__block_bind_w(L, &tmp, pre, nm->block, &m->block, c->qkv_bias, why)) != VIT_OK) return r;
+        if (!vit__ld_counting(L)) m->blocks[l] = tmp;
+    }
+
+    /* final LayerNorm, attention pool, pre-logits, heads */
+    if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", L->pfx, nm->pool ? nm->pool : "");
+    if (c->pool == VIT_POOL_MAP && (r = vit__pool_bind(L, &m->pool_w, pre, nm, c, why)) != VIT_OK) return r;
+    if (c->representation_size) {
+        if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, nm->naming);
+        snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
+        if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
+    }
+    if (c->num_classes) {
+        snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
+        snprintf(n, sizeof n, "%s.bias", nm->head);
+        if ((r = vit__bind_linear_opt(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, vit__has(L, n), why)) != VIT_OK) return r;
+        if (c->dist_token &&
+            (!nm->head_dist || (r = vit__bind_linear(L, &m->head_dist_w, &m->head_dist_b, "", nm->head_dist, c->num_classes, c->dim, why)) != VIT_OK))
+            return nm->head_dist ? r : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no distillation head", L->st.src, nm->naming);
+    }
+    return VIT_OK;
+}
+
+/* Attention pooling (VIT_POOL_MAP) of the Np patch tokens x (B, Np, C)
+   into pooled (B, C): the probe's query against every token's key and
+   value, per head, the projection, then z + MLP(LayerNorm(z)). */
+static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *x, float *pooled, int32_t B, int32_t Np) {
+    const vit_config *c = &m->cfg;
+    const vit_attn_pool_weights *w = &m->pool_w;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
+    size_t mark = vit_arena_mark(a);
+    vit_tensor q, kv, sc, vt, o, h;
+    vit_mlp_params lp;
+    vit__epi e;
+    vit_result r;
+    if ((r = vit__fits((double)B * Np * 2 * C, "attention pool")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &q, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &kv, 3, B, Np, 2 * C, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &sc, 3, B, NH, Np, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
+        return r;
+    lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
+    if (!vit_arena_counting(a)) {
+        /* the probe's query, the same for every image */
+        vit_k_matmul(q.data, w->latent.data, w->q_w.data, w->q_b.data, 1, C, C);
+        for (bi = 1; bi < B; bi++) memcpy(q.data + (size_t)bi * C, q.data, (size_t)C * sizeof(float));
+
+        /* keys and values of every token; one query per head attends */
+        vit_k_matmul(kv.data, x, w->kv_w.data, w->kv_b.data, B * Np, C, 2 * C);
+        vit_k_scores(sc.data, q.data, kv.data, B, NH, 1, Np, HS, C, 2 * C, 1.0f / sqrtf((float)HS));
+        vit_k_softmax(sc.data, sc.data, B * NH, Np);
+        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, B, NH, 1, Np, HS, 2 * C);
+
+        /* projection, then z + MLP(LayerNorm(z)) */
+        vit_k_matmul(pooled, o.data, w->proj_w.data, w->proj_b.data, B, C, C);
+        vit_k_layernorm(h.data, pooled, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
+    }
+    e.act = VIT__EPI_NONE; e.g = NULL; e.r = pooled; e.ldr = C;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, o.data, &e, B)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) memcpy(pooled, o.data, (size_t)B * C * sizeof(float));
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* tok (B, T, C) after the blocks into pooled (B, C): the class token
+   (and DeiT's distillation token into dist), the mean of every token or
+   of the patch tokens, or attention pooling; the final LayerNorm before
+   the pool on every token (norm_tokens) or after it on the pooled vector
+   (LayerNorm is per token, so for a token pool the two agree). */
+static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, float *pooled, float *dist, int32_t B, int32_t T) {
+    const vit_config *c = &m->cfg;
+    int32_t C = c->dim, P = vit__prefix(c), first = c->pool == VIT_POOL_MEAN ? 0 : P, bi, l, i;
+    if (c->pool == VIT_POOL_MAP) {
+        vit_result r;
+        vit_tensor patches;
+        size_t mark = vit_arena_mark(a);
+        if ((r = vit__tensor4(a, &patches, 3, B, T - P, C, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a)) {
+            vit_k_layernorm(tok, tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+            for (bi = 0; bi < B; bi++)
+                memcpy(patches.data + (size_t)bi * (T - P) * C, tok + ((size_t)bi * T + P) * C, (size_t)(T - P) * C * sizeof(float));
+        }
+        r = vit__attn_pool(m, a, patches.data, pooled, B, T - P);
+        vit_arena_rewind(a, mark);
+        return r;
+    }
+    if (vit_arena_counting(a)) return VIT_OK;
+    if (c->norm_tokens) vit_k_layernorm(tok, tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+    for (bi = 0; bi < B; bi++) {
+        float *pb = pooled + (size_t)bi * C;
+        const float *tb = tok + (size_t)bi * T * C;
+        if (c->pool == VIT_POOL_CLS) {
+            memcpy(pb, tb, (size_t)C * sizeof(float));
+            if (c->dist_token) memcpy(dist + (size_t)bi * C, tb + C, (size_t)C * sizeof(float));
+        } else {
+            memset(pb, 0, (size_t)C * sizeof(float));
+            for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
+            for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
+        }
+    }
+    if (!c->norm_tokens) {
+        vit_k_layernorm(pooled, pooled, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+        if (c->dist_token) vit_k_layernorm(dist, dist, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+    const vit_config *c = &m->cfg;
+    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + vit__prefix(c), l, i;
+    /* No head: the representation (transformers' pooler output) if there
+       is a pre-logits layer, else the features. */
+    int tokens = o && o->tokens, features = !tokens && ((o && o->features) || (c->num_classes == 0 && c->representation_size == 0));
+    int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
+    vit_tensor y, tok, nxt, pooled, dist, pre, swap;
+    vit_tensor *att = o ? o->attn : NULL;
+    vit_result r;
+    size_t mark;
+    char s[64];
+    if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
+        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
+                         (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+    B = x->shape[0];
+    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), "vit")) != VIT_OK ||
+        (att && (r = vit__fits((double)B * c->heads * T * T, "vit attention")) != VIT_OK))
+        return r;
+
+    /* outputs and kept maps first, so that rewinding frees only scratch */
+    if (tokens) r = vit__tensor4(a, &y, 3, B, T, C, 1);
+    else r = vit__tensor4(a, &y, 2, B, width, 1, 1);
+    if (r != VIT_OK) return r;
+    if (att)
+        for (l = 0; l < c->depth; l++)
+            if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
+    mark = vit_arena_mark(a);
+
+    /* patch embedding: (B, Cin, H, W) -> (B, T, C), prefix tokens first;
+       CLIP's LayerNorm before the blocks */
+    if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tok, NULL)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
+    if (c->pre_norm && !vit_arena_counting(a))
+        vit_k_layernorm(tok.data, tok.data, m->pre_norm_w.data, m->pre_norm_b.data, B * T, C, c->ln_eps);
+
+    /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
+    for (l = 0; l < c->depth; l++) {
+        if ((r = vit__block_core(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
+        swap = tok; tok = nxt; nxt = swap;
+    }
+
+    /* every token, after the final LayerNorm where the trunk has it */
+    if (tokens) {
+        if (!vit_arena_counting(a)) {
+            if (!((const vit__vit_naming *)vit__naming_of(m))->raw_tokens && (c->pool == VIT_POOL_CLS || c->pool == VIT_POOL_MAP || c->norm_tokens))
+                vit_k_layernorm(y.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+            else
+                memcpy(y.data, tok.data, (size_t)B * T * C * sizeof(float));
+        }
+        vit_arena_rewind(a, mark);
+        *out = y;
+        return VIT_OK;
+    }
+
+    /* pool */
+    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dist, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__vit_pool(m, a, tok.data, pooled.data, dist.data, B, T)) != VIT_OK) return r;
+
+    /* DeiT: the features are the two tokens' mean, the logits the two
+       heads' mean */
+    if (c->dist_token) {
+        vit_tensor y2;
+        if ((r = vit__tensor4(a, &y2, 2, B, c->num_classes ? c->num_classes : 1, 1, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a) && features)
+            for (i = 0; i < B * C; i++) pooled.data[i] = (pooled.data[i] + dist.data[i]) / 2.0f;
+        else if (!features && c->num_classes) {
+            if (!vit_arena_counting(a)) {
+                vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, C, c->num_classes);
+                vit_k_matmul(y2.data, dist.data, m->head_dist_w.data, m->head_dist_b.data, B, C, c->num_classes);
+                for (i = 0; i < B * c->num_classes; i++) y.data[i] = (y.data[i] + y2.data[i]) / 2.0f;
+            }
+            vit_arena_rewind(a, mark);
+            *out = y;
+            return VIT_OK;
+        }
+    }
+
+    /* head: optional pre_logits (Linear + tanh), then the classifier */
+    if (!features && c->representation_size) {
+        if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a)) {
+            vit_k_matmul(pre.data, pooled.data, m->pre_w.data, m->pre_b.data, B, C, c->representation_size);
+            vit_k_tanh(pre.data, pre.data, B * c->representation_size);
+        }
+        pooled = pre;
+    }
+    if (!vit_arena_counting(a)) {
+        if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
+        else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
+    }
+    vit_arena_rewind(a, mark);
+    *out = y;
+    return VIT_OK;
+}
+
+/* The preprocessing line: what vit_model_preprocess makes of the file's
+   metadata, or why it refuses it (vit_last_error left as it was). */
+static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
+    char saved[sizeof vit__err];
+    vit_preprocess p;
+    int own = vit_model_meta(m, "input_mean") || vit_model_meta(m, "input_resize") || vit_model_meta(m, "input_crop_pct");
+    memcpy(saved, vit__err, sizeof saved);
+    if (vit_model_preprocess(m, &p) != VIT_OK) vit__bprintf(b, "  images: none (%s)\n", vit__err);
+    else {
+        int32_t c, C = m->cfg.in_channels < 3 ? m->cfg.in_channels : 3;
+        vit__bprintf(b, "  images: resize %s %d, %s, crop %d%s, mean", p.squash ? "both sides to" : "the short side to", (int)p.resize,
+                     p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", (int)p.crop, p.crop_floor ? " (offset rounded down)" : "");
+        for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.mean[c]);
+        vit__bprintf(b, ", std");
+        for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.std[c]);
+        vit__bprintf(b, "%s\n", own ? "" : " (torchvision's ViT transform: the file names none)");
+    }
+    memcpy(vit__err, saved, sizeof saved);
+}
+
+static void vit__vit_describe(const vit_model *m, vit__buf *b) {
+    static const char *const pools[] = {"class token", "mean of all tokens", "mean of the patch tokens", "attention pooling"};
+    const vit_config *c = &m->cfg;
+    int32_t G = c->image_size / c->patch_size, P = vit__prefix(c);
+    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches", (int)c->image_size, (int)c->image_size, (int)c->in_channels,
+                 (int)c->patch_size, (int)(G * G + P), (int)(G * G));
+    if (P) vit__bprintf(b, " after %d prefix tokens:%s%s", (int)P, c->class_token ? " class" : "", c->dist_token ? " distillation" : "");
+    if (c->reg_tokens) vit__bprintf(b, " %d registers", (int)c->reg_tokens);
+    vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s), LayerNorm eps %g%s%s%s%s\n", (int)c->depth, (int)c->dim, (int)c->heads,
+                 (int)c->mlp_dim, vit__act_name(c->act), c->glu ? ", gated" : "", (double)c->ln_eps,
+                 c->scale_after_softmax ? ", attention scaled after the softmax" : "", c->layer_scale ? ", layer scale" : "",
+                 c->qk_norm ? ", qk-norm" : "", c->pre_norm ? ", LayerNorm before the blocks" : "");
+    vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
+                 c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes, (int)c->representation_size);
+    vit__bprintf(b, "  input (B, %d, %d, %d)\n", (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+    vit__vit_describe_pp(m, b);
+}
+
+static vit_result vit__vit_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+    (void)n; (void)w;
+    return vit__shape(ndim, shape, 4, B, m->cfg.in_channels, m->cfg.image_size, m->cfg.image_size);
+}
+
+/* ---- model: loading ---- */
+
+/* The registry (VIT_KINDS) as a table of each kind's hooks. */
+typedef struct vit__kind_def {
+    const char *name;                      /* the file's "kind" */
+    const vit__key *keys;                  /* the metadata it reads */
+    const void *names;                     /* its naming rows, each led by its name */
+    size_t names_size;                     /* bytes of one row */
+    int n_names;                           /* rows */
+    vit_result (*check)(vit_model *m, vit__ld *L);
+    vit_result (*bind)(vit__ld *L, vit_model *m, const void *names);
+    vit_result (*run)(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out);
+    void (*describe)(const vit_model *m, vit__buf *b);
+    vit_result (*input)(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape);
+} vit__kind_def;
+
+static const vit__kind_def vit__kinds[] = {
+#define VIT__KIND_DEF(e, name, str, fields)                                                                                           \
+    {str, vit__##name##_keys, vit__##name##_names, sizeof vit__##name##_names[0],                                                     \
+     (int)(sizeof vit__##name##_names / sizeof vit__##name##_names[0]), vit__##name##_check, vit__##name##_bind, vit__##name##_run, \
+     vit__##name##_describe, vit__##name##_input},
+    VIT_KINDS(VIT__KIND_DEF)
+#undef VIT__KIND_DEF
+};
+/* One entry per enum value, in order (both come from VIT_KINDS). */
+typedef char vit__kinds_match_the_enum[sizeof vit__kinds / sizeof vit__kinds[0] == VIT_KIND_COUNT ? 1 : -1];
+
+/* Strings files written before vit.h 0.2 use, named after the tutorials
+   the modules came from; read as the names that say what they are. */
+static const struct { const char *old, *now; } vit__kind_alias[] = {{"seed002_classifier", "sdsa_classifier"}};
+static const struct { const char *kind, *old, *now; } vit__naming_alias[] = {
+    {"vit", "seed001", "patchify"}, {"vit", "seed004", "einops"}, {"encoder_block", "seed001", "patchify"},
+    {"encoder_block", "seed004", "einops"}, {"mha", "seed000", "proj_qkv"}, {"mha", "seed004", "einops"}, {"mlp", "seed001", "seq_layers"},
+    {"mlp", "seed002", "seq_mlp"}, {"mlp", "seed004", "einops"}, {"patch_embed", "seed000", "conv_proj"},
+    {"patch_embed", "seed001", "conv_proj"}, {"patch_embed", "seed004", "einops"}, {"sdpa", "seed000", "default"},
+    {"se", "seed000", "torchvision"}, {"sdsa", "seed002", "default"}, {"sdsa_classifier", "seed002", "default"},
+    {"emsa", "seed003", "default"}, {"shuffle", "seed003", "default"}, {"sge", "seed003", "default"}, {"aft", "seed003", "default"},
+    {"outlook", "seed003", "default"}};
+
+VITDEF const char *vit_kind_name(vit_kind k) {
+    return (int)k >= 0 && (int)k < VIT_KIND_COUNT ? vit__kinds[k].name : "unknown";
+}
+
+/* Row i of a kind's naming table. */
+static const void *vit__naming_row(const vit__kind_def *d, int i) { return (const char *)d->names + (size_t)i * d->names_size; }
+
+static const void *vit__naming_of(const vit_model *m) {
+    const vit__kind_def *d = &vit__kinds[m->kind];
+    return vit__find_naming(d->names, d->names_size, (size_t)d->n_names, m->naming);
+}
+
+/* One key's value from the metadata, checked against its row. */
+static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
+    const char *s = vit__meta(&L->st, k->key), *name = k->key, *w;
+    char *end, *dst = (char *)m + k->off;
+    if (!s && k->old && (s = vit__meta(&L->st, k->old)) != NULL) name = k->old;
+    if (!s && k->opt) {
+        int32_t i = (int32_t)k->def;
+        float f = (float)k->def;
+        if (k->type == 'f' || k->type == 'p') memcpy(dst, &f, sizeof f);
+        else memcpy(dst, &i, sizeof i);
+        return VIT_OK;
+    }
+    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src, k->key);
+    if (k->type == 'i') {
+        long v = strtol(s, &end, 10);
+        int32_t i = (int32_t)v;
+        if (end == s || *end || v < k->lo || v > k->hi)
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %.0f..%.0f", L->st.src, name, s, k->lo, k->hi);
+        memcpy(dst, &i, sizeof i);
+    } else if (k->type == 'f' || k->type == 'p') {
+        double v = strtod(s, &end);
+        float f = (float)v;
+        int open = k->type == 'p';
+        if (end == s || *end || !(open ? v > k->lo && v < k->hi : v >= k->lo && v <= k->hi))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in %s%g, %g%s", L->st.src, name, s, open ? "(" : "[", k->lo,
+                             k->hi, open ? ")" : "]");
+        if ((v != 0.0 && f == 0.0f) || isinf(f))
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is %s as a float", L->st.src, name, s, f == 0.0f ? "0" : "infinite");
+        memcpy(dst, &f, sizeof f);
+    } else {
+        /* 'e': the word's index in words */
+        size_t n = strlen(s);
+        int32_t i = 0;
+        for (w = k->words; *w; i++) {
+            size_t len = strcspn(w, ",");
+            if (len == n && !memcmp(w, s, n)) break;
+            w += len + (w[len] == ',');
+        }
+        if (!*w) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not one of %s", L->st.src, name, s, k->words);
+        memcpy(dst, &i, sizeof i);
+    }
+    return VIT_OK;
+}
+
+static vit_result vit__read_keys(vit__ld *L, const vit__key *keys, vit_model *m) {
+    vit_result r;
+    for (; keys->key; keys++)
+        if ((r = vit__read_key(L, keys, m)) != VIT_OK) return r;
+    return VIT_OK;
+}
+
+/* The kind and naming of a file with vit.h metadata (older strings read
+   as today's), then its config from the kind's keys, checked. */
 static vit_result vit__read_config(vit__ld *L) {
-    vit__st *st = &L->st;
     vit_model *m = L->m;
-    vit_result r = VIT_OK;
-    const char *s;
-    switch (m->kind) {
-    case VIT_KIND_VIT: {
-        vit_config *c = &m->cfg;
-        if ((r = vit__meta_int(st, "image_size", 1, 8192, &c->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &c->patch_size)) ||
-            (r = vit__meta_int(st, "in_channels", 1, 64, &c->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &c->dim)) ||
-            (r = vit__meta_int(st, "num_layers", 1, 1024, &c->depth)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &c->heads)) ||
-            (r = vit__meta_int(st, "mlp_dim", 1, 1 << 20, &c->mlp_dim)) || (r = vit__meta_int(st, "num_classes", 0, 1 << 24, &c->num_classes)) ||
-            (r = vit__meta_int(st, "representation_size", 0, 1 << 20, &c->representation_size)) ||
-            (r = vit__meta_float(st, "ln_eps", &c->ln_eps)) || (r = vit__meta_act(st, &c->act)) ||
-            (r = vit__meta_int(st, "attn_quirk", 0, 1, &c->quirk)))
-            return r;
-        /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool). */
-        s = vit__meta(st, "pool");
-        if (!s || (strcmp(s, "cls") && strcmp(s, "mean") && strcmp(s, "avg")))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'pool' must be \"cls\", \"mean\" or \"avg\"", st->src);
-        c->pool = !strcmp(s, "cls") ? VIT_POOL_CLS : !strcmp(s, "mean") ? VIT_POOL_MEAN : VIT_POOL_AVG;
-        return vit__vit_derive(L);
+    vit_result r;
+    const char *kind = vit__meta(&L->st, "kind"), *naming = vit__meta(&L->st, "naming");
+    const vit__kind_def *d = NULL;
+    size_t i;
+    int k;
+    for (i = 0; kind && i < sizeof vit__kind_alias / sizeof vit__kind_alias[0]; i++)
+        if (!strcmp(kind, vit__kind_alias[i].old)) kind = vit__kind_alias[i].now;
+    for (k = 0; kind && k < VIT_KIND_COUNT && !d; k++)
+        if (!strcmp(kind, vit__kinds[k].name)) d = &vit__kinds[k];
+    if (!d) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", L->st.src, kind ? kind : "(none)");
+    m->kind = (vit_kind)(d - vit__kinds);
+    for (i = 0; naming && i < sizeof vit__naming_alias / sizeof vit__naming_alias[0]; i++)
+        if (!strcmp(kind, vit__naming_alias[i].kind) && !strcmp(naming, vit__naming_alias[i].old)) naming = vit__naming_alias[i].now;
+    /* no naming: the kind's first */
+    if (!naming) naming = *(const char *const *)d->names;
+    if (!vit__find_naming(d->names, d->names_size, (size_t)d->n_names, naming)) {
+        char known[256];
+        size_t u = 0;
+        for (k = 0; k < d->n_names && u < sizeof known; k++)
+            u += (size_t)snprintf(known + u, sizeof known - u, "%s%s", k ? ", " : "", *(const char *const *)vit__naming_row(d, k));
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown %s naming '%s' (vit.h reads %s)", L->st.src, d->name, naming, known);
     }
-    case VIT_KIND_SDPA:
-        return VIT_OK;
-    case VIT_KIND_MHA:
-        if ((r = vit__meta_int(st, "embed_dim", 1, 65536, &m->mha.dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &m->mha.heads)) ||
-            (r = vit__meta_int(st, "attn_quirk", 0, 1, &m->mha.quirk)))
-            return r;
-        if (m->mha.dim % m->mha.heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", st->src, (int)m->mha.dim, (int)m->mha.heads);
-        return VIT_OK;
-    case VIT_KIND_MLP:
-        return (r = vit__meta_int(st, "in_dim", 1, 1 << 20, &m->mlp.in_dim)) || (r = vit__meta_int(st, "hidden_dim", 1, 1 << 20, &m->mlp.hidden_dim)) ||
-                       (r = vit__meta_int(st, "out_dim", 1, 1 << 20, &m->mlp.out_dim)) || (r = vit__meta_act(st, &m->mlp.act))
-                   ? r
-                   : VIT_OK;
-    case VIT_KIND_BLOCK: {
-        vit_block_params *p = &m->block;
-        if ((r = vit__meta_int(st, "hidden_dim", 1, 65536, &p->dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &p->heads)) ||
-            (r = vit__meta_int(st, "mlp_dim", 1, 1 << 20, &p->mlp_dim)) || (r = vit__meta_float(st, "ln_eps", &p->ln_eps)) ||
-            (r = vit__meta_act(st, &p->act)) || (r = vit__meta_int(st, "attn_quirk", 0, 1, &p->quirk)))
-            return r;
-        if (p->dim % p->heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", st->src, (int)p->dim, (int)p->heads);
-        return VIT_OK;
-    }
-    case VIT_KIND_PATCH: {
-        vit_patch_params *p = &m->patch;
-        if ((r = vit__meta_int(st, "image_size", 1, 8192, &p->image_size)) || (r = vit__meta_int(st, "patch_size", 1, 8192, &p->patch_size)) ||
-            (r = vit__meta_int(st, "in_channels", 1, 64, &p->in_channels)) || (r = vit__meta_int(st, "hidden_dim", 1, 65536, &p->dim)) ||
-            (r = vit__meta_int(st, "class_token", 0, 1, &p->class_token)) || (r = vit__meta_int(st, "pos_embed", 0, 1, &p->pos_embed)))
-            return r;
-        if (p->image_size % p->patch_size)
-            return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", st->src, (int)p->image_size, (int)p->patch_size);
-        return VIT_OK;
-    }
-    case VIT_KIND_SE:
-        return (r = vit__meta_int(st, "in_channels", 1, 1 << 20, &m->se.channels)) ||
-                       (r = vit__meta_int(st, "squeeze_channels", 1, 1 << 20, &m->se.squeeze))
-                   ? r
-                   : VIT_OK;
-    case VIT_KIND_SDSA:
-        return vit__meta_int(st, "n_embd", 1, 1 << 20, &m->sdsa.dim);
-    case VIT_KIND_CLS002: {
-        vit_cls002_params *p = &m->cls002;
-        if ((r = vit__meta_int(st, "n_embd", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "seq_len", 1, 1 << 20, &p->seq_len)) ||
-            (r = vit__meta_int(st, "num_classes", 1, 1 << 24, &p->num_classes)))
-            return r;
-        if ((double)p->dim * p->seq_len > (double)(1 << 24))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", st->src, (double)p->dim * p->seq_len);
-        return VIT_OK;
-    }
-    case VIT_KIND_EMSA: {
-        vit_emsa_params *p = &m->emsa;
-        if ((r = vit__meta_int(st, "d_model", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "d_k", 1, 1 << 20, &p->d_k)) ||
-            (r = vit__meta_int(st, "d_v", 1, 1 << 20, &p->d_v)) || (r = vit__meta_int(st, "h", 1, 65536, &p->heads)) ||
-            (r = vit__meta_int(st, "H", 1, 1 << 20, &p->height)) || (r = vit__meta_int(st, "W", 1, 1 << 20, &p->width)) ||
-            (r = vit__meta_int(st, "ratio", 0, 1024, &p->ratio)) || (r = vit__meta_int(st, "apply_transform", 0, 1, &p->transform)))
-            return r;
-        if ((double)p->heads * (p->d_k > p->d_v ? p->d_k : p->d_v) > (double)(1 << 24))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: h * d_k or h * d_v is more than vit.h supports", st->src);
-        return VIT_OK;
-    }
-    case VIT_KIND_SHUFFLE:
-        if ((r = vit__meta_int(st, "channel", 1, 1 << 20, &m->shuffle.channels)) || (r = vit__meta_int(st, "G", 1, 1 << 20, &m->shuffle.groups))) return r;
-        if (m->shuffle.channels % (2 * m->shuffle.groups))
-            return vit__fail(VIT_ERR_FORMAT, "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)", st->src,
-                             (int)m->shuffle.channels, (int)(2 * m->shuffle.groups));
-        return VIT_OK;
-    case VIT_KIND_SGE:
-        return vit__meta_int(st, "groups", 1, 1 << 20, &m->sge.groups);
-    case VIT_KIND_AFT: {
-        vit_aft_params *p = &m->aft;
-        s = vit__meta(st, "variant");
-        if (!s || (strcmp(s, "full") && strcmp(s, "simple") && strcmp(s, "local")))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'variant' must be \"full\", \"simple\" or \"local\"", st->src);
-        p->variant = !strcmp(s, "full") ? VIT_AFT_FULL : !strcmp(s, "simple") ? VIT_AFT_SIMPLE : VIT_AFT_LOCAL;
-        if ((r = vit__meta_int(st, "dim", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "hidden_dim", 1, 1 << 20, &p->hidden_dim)) ||
-            (r = vit__meta_int(st, "max_seqlen", p->variant == VIT_AFT_SIMPLE ? 0 : 1, 1 << 15, &p->max_seqlen)) ||
-            (p->variant == VIT_AFT_LOCAL && (r = vit__meta_int(st, "s", 0, INT32_MAX, &p->s))))
-            return r;
-        return VIT_OK;
-    }
-    case VIT_KIND_OUTLOOK: {
-        vit_outlook_params *p = &m->outlook;
-        if ((r = vit__meta_int(st, "dim", 1, 1 << 20, &p->dim)) || (r = vit__meta_int(st, "num_heads", 1, 65536, &p->heads)) ||
-            (r = vit__meta_int(st, "kernel_size", 1, 64, &p->kernel_size)) || (r = vit__meta_int(st, "padding", 0, 64, &p->padding)) ||
-            (r = vit__meta_int(st, "stride", 1, 64, &p->stride)) || (r = vit__meta_int(st, "qkv_bias", 0, 1, &p->qkv_bias)) ||
-            (r = vit__meta_real(st, "scale", -1e30, 1e30, &p->scale)))
-            return r;
-        if (p->dim % p->heads)
-            return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", st->src, (int)p->dim, (int)p->heads);
-        if ((double)p->heads * p->kernel_size * p->kernel_size * p->kernel_size * p->kernel_size > (double)(1 << 24))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports", st->src);
-        return VIT_OK;
-    }
-    }
-    return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown kind", st->src);
+    snprintf(m->naming, sizeof m->naming, "%s", naming);
+    if ((r = vit__read_keys(L, d->keys, m)) != VIT_OK) return r;
+    return d->check(m, L);
 }
 
 /* Keeps the file's metadata (labels, preprocessing, training record) in the
@@ -4688,75 +6003,10 @@ VITDEF const char *vit_model_label(const vit_model *m, int32_t k) {
    (checks everything, sizes the arena), then for real. */
 static vit_result vit__bind_all(vit__ld *L) {
     vit_model *m = L->m;
-    const char *naming = m->naming;
     vit_result r;
-    int32_t l;
-    char why[160];
     m->n_params = 0;
     if ((r = vit__bind_meta(L)) != VIT_OK) return r;
-    switch (m->kind) {
-    case VIT_KIND_VIT: {
-        const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, naming);
-        const vit_config *c = &m->cfg;
-        int32_t feat = c->representation_size ? c->representation_size : c->dim;
-        char pre[128], fmt[64];
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown ViT naming '%s' (torchvision, timm, transformers, seed001, seed004)", L->st.src, naming);
-        snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
-                 (int)c->image_size, (int)c->in_channels);
-        if ((r = vit__bind_patch(L, &m->patch_w, &nm->patch, &m->patch, why)) != VIT_OK) return r;
-        m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights));
-        if (!m->blocks) return VIT_ERR_OOM;
-        snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
-        snprintf(fmt, sizeof fmt, "%s%s", L->pfx, nm->block_fmt);
-        for (l = 0; l < c->depth; l++) {
-            vit_block_weights tmp;
-            snprintf(pre, sizeof pre, fmt, (int)l);
-            /* The block table is fake memory while counting: bind into a copy. */
-            if ((r = vit__bind_block(L, &tmp, pre, naming, &m->block, why)) != VIT_OK) return r;
-            if (!vit_arena_counting(&m->arena)) m->blocks[l] = tmp;
-        }
-        if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
-        if (c->representation_size) {
-            if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, naming);
-            snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
-            if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
-        }
-        if (c->num_classes) {
-            snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
-            if ((r = vit__bind_linear(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, why)) != VIT_OK) return r;
-        }
-        return VIT_OK;
-    }
-    case VIT_KIND_SDPA:
-        return VIT_OK;
-    case VIT_KIND_MHA:
-        snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
-        return vit__bind_mha(L, &m->mha_w, "", naming, m->mha.dim, m->mha.heads, why);
-    case VIT_KIND_MLP:
-        snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)m->mlp.in_dim, (int)m->mlp.hidden_dim, (int)m->mlp.out_dim);
-        return vit__bind_mlp(L, &m->mlp_w, "", naming, m->mlp.in_dim, m->mlp.hidden_dim, m->mlp.out_dim, why);
-    case VIT_KIND_BLOCK: {
-        vit_block_weights tmp;
-        m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights));
-        if (!m->blocks) return VIT_ERR_OOM;
-        snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
-        if ((r = vit__bind_block(L, &tmp, "", naming, &m->block, why)) != VIT_OK) return r;
-        if (!vit_arena_counting(&m->arena)) m->blocks[0] = tmp;
-        return VIT_OK;
-    }
-    case VIT_KIND_PATCH: {
-        const vit__patch_names *nm = (const vit__patch_names *)VIT__FIND(vit__patch_tab, naming);
-        if (!nm) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown patch naming '%s'", L->st.src, naming);
-        if ((m->patch.class_token && !nm->cls) || (m->patch.pos_embed && !nm->pos))
-            return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no class token or position embedding", L->st.src, naming);
-        snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
-        return vit__bind_patch(L, &m->patch_w, nm, &m->patch, why);
-    }
-    case VIT_KIND_SE: case VIT_KIND_SDSA: case VIT_KIND_CLS002: case VIT_KIND_EMSA:
-    case VIT_KIND_SHUFFLE: case VIT_KIND_SGE: case VIT_KIND_AFT: case VIT_KIND_OUTLOOK:
-        return vit__bind_seed(L);
-    }
-    return VIT_ERR_UNSUPPORTED;
+    return vit__kinds[m->kind].bind(L, m, vit__naming_of(m));
 }
 
 /* ---- model: checkpoints without vit.h metadata ---- */
@@ -4828,44 +6078,78 @@ static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_lo
 }
 
 static const struct { int32_t dim, heads; } vit__std_heads[] = {
-    {192, 3}, {384, 6}, {512, 8}, {768, 12}, {1024, 16}, {1280, 16}, {1408, 16}, {1664, 16}};
+    {192, 3}, {384, 6}, {512, 8}, {768, 12}, {1024, 16}, {1152, 16}, {1280, 16}, {1408, 16}, {1536, 24}, {1664, 16}};
+
+/* An activation's name in a config.json (transformers' hidden_act, timm's
+   act_layer) as a vit_act; -1 when vit.h has none. */
+static int vit__act_of(const char *s) {
+    static const struct { const char *name; vit_act act; } t[] = {
+        {"gelu", VIT_ACT_GELU}, {"relu", VIT_ACT_RELU}, {"gelu_tanh", VIT_ACT_GELU_TANH}, {"gelu_pytorch_tanh", VIT_ACT_GELU_TANH},
+        {"gelu_new", VIT_ACT_GELU_TANH}, {"quick_gelu", VIT_ACT_QUICK_GELU}, {"silu", VIT_ACT_SILU}, {"swish", VIT_ACT_SILU}};
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i].name)) return (int)t[i].act;
+    return -1;
+}
+
+/* timm's architecture names carry defaults its config.json leaves out. */
+static const struct { const char *part; float ln_eps; int act; } vit__timm_arch[] = {
+    {"quickgelu", 1e-5f, VIT_ACT_QUICK_GELU}, /* OpenAI CLIP */
+    {"clip", 1e-5f, -1}};
 
 /* Names, sizes and hyperparameters of a ViT file without vit.h metadata.
    c (config.json, if c->st.src) is read already. */
+/* The shape of tensor `name`, which must be ndim-D, into d[]; 0 if absent. */
+static int vit__infer_shape(vit__ld *L, const char *name, int ndim, int64_t *d) {
+    const vit__entry *e = vit__entry_find(&L->st, name);
+    int i;
+    if (!e || e->ndim != ndim) return 0;
+    for (i = 0; i < ndim; i++) d[i] = e->shape[i];
+    return 1;
+}
+
 static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o) {
-    static const struct { const char *naming, *pfx, *probe, *variant; } probes[] = {
-        {"torchvision", "", "conv_proj.weight", "VisionTransformer"},
-        {"timm", "", "patch_embed.proj.weight", "VisionTransformer"},
-        {"transformers", "vit.", "vit.embeddings.patch_embeddings.projection.weight", "ViTForImageClassification"},
-        {"transformers", "", "embeddings.patch_embeddings.projection.weight", "ViTModel"}};
     vit__st *st = &L->st;
     vit_model *m = L->m;
     vit_config *c = &m->cfg;
-    const vit__vit_names *nm;
-    const vit__block_names *bn;
-    const vit__mlp_names *mn;
-    const vit__entry *e;
-    const char *src = st->src, *heads_from, *pool_name = "class token", *s;
+    const vit__vit_naming *nm = NULL;
+    const vit__block_naming *bn;
+    const vit__mlp_naming *mn;
+    const vit__entry *e = NULL;
+    const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
-    int32_t T, G, i, l, feat, which;
+    int32_t T, G, P, i, l, feat, H1 = 0, k;
+    int64_t d[3];
     vit_result r;
-    for (which = 0; which < (int32_t)(sizeof probes / sizeof probes[0]); which++)
-        if (vit__entry_find(st, probes[which].probe)) break;
-    if (which == (int32_t)(sizeof probes / sizeof probes[0])) {
+
+    /* the naming: the first row whose probe the file has, with its
+       classifier prefix (a transformers ViTForImageClassification), then
+       without (a ViTModel) */
+    for (i = 0; i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
+        nm = &vit__vit_names[i];
+        if (!nm->probe) continue;
+        snprintf(n, sizeof n, "%s%s", nm->pfx, nm->probe);
+        if ((e = vit__entry_find(st, n)) != NULL) {
+            snprintf(L->pfx, sizeof L->pfx, "%s", nm->pfx);
+            variant = nm->variant_pfx;
+        } else if ((e = vit__entry_find(st, nm->probe)) != NULL)
+            variant = nm->variant;
+    }
+    if (!e) {
         if (!st->n) return vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata and no tensors; hint: export with tools/export.py", src);
         return vit__fail(VIT_ERR_MISSING,
                          "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
-                         "patch_embed.*, transformers [vit.]embeddings.*); hint: export with tools/export.py",
-                         src, st->e[0].name);
+                         "patch_embed.*, transformers [vit.]embeddings.*, Dinov2Model, CLIPVisionModel, SiglipVisionModel); hint: "
+                         "export with tools/export.py", src, st->e[0].name);
     }
     m->kind = VIT_KIND_VIT;
-    snprintf(m->naming, sizeof m->naming, "%s", probes[which].naming);
-    snprintf(L->pfx, sizeof L->pfx, "%s", probes[which].pfx);
-    nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, m->naming);
-    bn = (const vit__block_names *)VIT__FIND(vit__block_tab, m->naming);
-    mn = (const vit__mlp_names *)VIT__FIND(vit__mlp_tab, bn->mlp_naming);
-    /* patch embedding (C, in_channels, P, P) */
-    e = vit__entry_find(st, probes[which].probe);
+    snprintf(m->naming, sizeof m->naming, "%s", nm->naming);
+    bn = nm->block;
+
+    /* patch embedding (C, in_channels, P, P), its bias if any */
+    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->patch.conv);
+    e = vit__entry_find(st, n);
+    if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the patch embedding)", src, n);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
     if (e->ndim != 4 || e->shape[2] != e->shape[3] || e->shape[0] < 1 || e->shape[0] > 65536 || e->shape[1] < 1 || e->shape[1] > 64 ||
         e->shape[2] < 1 || e->shape[2] > 8192)
@@ -4873,20 +6157,52 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     c->dim = (int32_t)e->shape[0];
     c->in_channels = (int32_t)e->shape[1];
     c->patch_size = (int32_t)e->shape[2];
-    /* position embedding (1, 1 + G*G, C): the image is G patches a side */
+    snprintf(n, sizeof n, "%s%s.bias", L->pfx, nm->patch.conv);
+    c->patch_bias = vit__has(L, n);
+
+    /* prefix tokens: class, distillation (with its head), registers (1, R, C) */
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.cls ? nm->patch.cls : "");
+    c->class_token = nm->patch.cls && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.dist ? nm->patch.dist : "");
+    c->dist_token = nm->patch.dist && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.reg ? nm->patch.reg : "");
+    if (nm->patch.reg && vit__infer_shape(L, n, 3, d)) {
+        if (d[1] < 1 || d[1] > 64) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': %lld register tokens, vit.h takes 1..64", src, n, (long long)d[1]);
+        c->reg_tokens = (int32_t)d[1];
+    }
+    P = vit__prefix(c);
+
+    /* position embedding (1, T, C) or (T, C): the image is G patches a
+       side, and T - G*G prefix tokens have a position (all of them in
+       timm's default, none with its no_embed_class, the class token alone
+       in transformers' DINOv2 with registers) */
     snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.pos);
     if (!(e = vit__entry_find(st, n))) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
-    if (e->ndim != 3 || e->shape[0] != 1 || e->shape[2] != c->dim || e->shape[1] < 2 || e->shape[1] > 16384)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected [1,T,%d] with 2 <= T <= 16384 (hidden size %d from the patch embedding)",
-                         src, n, got, (int)c->dim, (int)c->dim);
-    T = (int32_t)e->shape[1];
-    for (G = 1; G * G < T - 1; G++) {}
-    if (G * G != T - 1)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has %d positions; vit.h needs 1 + G*G (a class token, then a square grid "
-                         "of patches); hint: models without a class token or with extra tokens are not supported", src, n, (int)T);
+    T = (int32_t)(e->ndim == 3 ? e->shape[1] : e->ndim == 2 ? e->shape[0] : 0);
+    if (e->ndim != 3 - !nm->patch.pos3d || (e->ndim == 3 && e->shape[0] != 1) || e->shape[e->ndim - 1] != c->dim || T < 1 || T > 16384)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s with 1 <= T <= 16384 (hidden size %d from the patch embedding)",
+                         src, n, got, nm->patch.pos3d ? "[1,T,C]" : "[T,C]", (int)c->dim);
+    {
+        /* config.json's image size settles it; else the first that fits */
+        int32_t tries[3], nt = 0, j;
+        tries[nt++] = P;
+        if (P > 1 && c->class_token) tries[nt++] = 1;
+        if (P > 0) tries[nt++] = 0;
+        for (j = 0, k = -1; j < nt && k < 0; j++) {
+            for (G = 1; G * G < T - tries[j]; G++) {}
+            if (T - tries[j] >= 1 && G * G == T - tries[j] && (!cj->image || G * c->patch_size == cj->image)) k = tries[j];
+        }
+    }
+    if (k < 0)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has %d positions; vit.h needs a square grid of G*G patches after %d, 1 or 0 of the "
+                         "%d prefix tokens", src, n, (int)T, (int)P, (int)P);
+    c->pos_prefix = k;
     if ((int64_t)G * c->patch_size > 8192) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
     c->image_size = G * c->patch_size;
+    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre_norm ? nm->pre_norm : "");
+    c->pre_norm = nm->pre_norm && vit__has(L, n);
+
     /* depth: blocks 0, 1, ... as long as their first LayerNorm is there */
     for (l = 0; l <= 1024; l++) {
         snprintf(pre, sizeof pre, nm->block_fmt, (int)l);
@@ -4896,20 +6212,40 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (l > 1024) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: more than 1024 encoder blocks", src);
     if (l == 0) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (encoder block 0)", src, n);
     c->depth = l;
-    /* MLP size, from block 0's first linear; every block is checked later */
-    snprintf(pre, sizeof pre, nm->block_fmt, 0);
-    snprintf(n, sizeof n, "%s%s%s%s.weight", L->pfx, pre, bn->mlp, mn->fc1);
-    if ((r = vit__infer_2d(L, n, "the MLP's first linear", &c->mlp_dim, NULL)) != VIT_OK) return r;
+
+    /* block 0 says the rest; every block is checked when bound. The MLP:
+       fc2 (C, H) gives H, and an fc1 of 2H rows is a gated one (SwiGLU) */
+    snprintf(pre, sizeof pre, "%s", L->pfx);
+    snprintf(pre + strlen(pre), sizeof pre - strlen(pre), nm->block_fmt, 0);
+    mn = bn->mlp_names;
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc1);
+    if (!vit__has(L, n)) mn = bn->glu_names;
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc1);
+    if ((r = vit__infer_2d(L, n, "the MLP's first linear", &H1, NULL)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc2);
+    if ((r = vit__infer_2d(L, n, "the MLP's second linear", &i, &c->mlp_dim)) != VIT_OK) return r;
     if (c->mlp_dim > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': an MLP of %d is more than vit.h supports", src, n, (int)c->mlp_dim);
+    c->glu = H1 == 2 * c->mlp_dim;
+    if (!c->glu && H1 != c->mlp_dim)
+        return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src, (int)c->mlp_dim, (int)H1);
+    if (bn->mha_names->layout == VIT__QKV_SEPARATE) snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, bn->mha_names->q);
+    else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->b);
+    c->qkv_bias = vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s", pre, bn->ls1 ? bn->ls1 : "");
+    c->layer_scale = bn->ls1 && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->attn, bn->mha_names->q_norm ? bn->mha_names->q_norm : "");
+    c->qk_norm = bn->mha_names->q_norm && vit__has(L, n);
+
     /* head (classes, C or R) and torchvision's pre_logits or transformers'
        pooler (R, C); a ViTModel's pooler is its output: no head then */
-    snprintf(n, sizeof n, "%s.weight", nm->head);
-    if (vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.weight", nm->head ? nm->head : "");
+    if (nm->head && vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre ? nm->pre : "");
-    if (nm->pre && vit__entry_find(st, n) && (!strcmp(m->naming, "torchvision") || !c->num_classes) &&
+    if (nm->pre && vit__entry_find(st, n) && (nm->pre_with_head || !c->num_classes) &&
         (r = vit__infer_2d(L, n, "the pre-logits layer", &c->representation_size, NULL)) != VIT_OK)
         return r;
     if (c->representation_size > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
+
     /* config.json's sizes must be the weights' */
     if (cj->st.src) {
         const struct { const char *key; int32_t said, found; } chk[] = {
@@ -4920,6 +6256,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
                 return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but %s's weights have %d", cj->st.src, chk[i].key, (int)chk[i].said, src,
                                  (int)chk[i].found);
     }
+
     /* heads: the caller's, config.json's, or the standard size's */
     if (o && o->heads > 0) {
         c->heads = o->heads;
@@ -4938,32 +6275,63 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     }
     if (c->dim % c->heads)
         return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim, (int)c->heads, heads_from);
-    /* LayerNorm eps: timm and torchvision 1e-6, transformers' default 1e-12 */
-    c->ln_eps = cj->ln_eps > 0.0 ? (float)cj->ln_eps : strcmp(m->naming, "transformers") ? 1e-6f : 1e-12f;
-    c->act = VIT_ACT_GELU;
-    if (cj->act && !strcmp(cj->act, "relu")) c->act = VIT_ACT_RELU;
-    else if (cj->act && strcmp(cj->act, "gelu"))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (vit.h has gelu, the exact erf form, and relu)", cj->st.src, cj->act);
-    /* pooling: timm's global_pool; with 'avg', fc_norm normalises the mean
-       of the patch tokens, else norm normalises each token before it */
-    c->pool = VIT_POOL_CLS;
-    if (cj->pool && strcmp(m->naming, "timm"))
+
+    /* LayerNorm eps and activation: config.json's, else what timm's
+       architecture name implies, else the library's default (SiLU for a
+       gated MLP) */
+    c->ln_eps = nm->ln_eps;
+    c->act = c->glu ? VIT_ACT_SILU : nm->act;
+    for (i = 0; cj->arch && nm->pool_rule == VIT__POOL_TIMM && i < (int32_t)(sizeof vit__timm_arch / sizeof vit__timm_arch[0]); i++)
+        if (strstr(cj->arch, vit__timm_arch[i].part)) {
+            c->ln_eps = vit__timm_arch[i].ln_eps;
+            if (vit__timm_arch[i].act >= 0) c->act = (vit_act)vit__timm_arch[i].act;
+            break;
+        }
+    if (cj->ln_eps > 0.0) c->ln_eps = (float)cj->ln_eps;
+    if (cj->act && !c->glu) { /* a gated MLP is SwiGLU whatever the config's activation */
+        int a = vit__act_of(cj->act);
+        if (a < 0)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: activation '%s' is not supported (vit.h has gelu, gelu_tanh, quick_gelu, silu and relu)",
+                             cj->st.src, cj->act);
+        c->act = (vit_act)a;
+    }
+
+    /* pooling: attention pooling where the file has its probe; timm's
+       global_pool, where with 'avg' fc_norm normalises the mean of the
+       patch tokens, else norm normalises each token before it */
+    c->pool = c->class_token ? VIT_POOL_CLS : VIT_POOL_AVG;
+    c->norm_tokens = !c->class_token;
+    snprintf(n, sizeof n, "%s%s%s", L->pfx, nm->pool ? nm->pool : "", nm->pool_in_proj ? "probe" : "latent");
+    if (nm->pool && vit__has(L, n)) {
+        c->pool = VIT_POOL_MAP;
+        pool_name = "attention pooling";
+    }
+    if (cj->pool && nm->pool_rule != VIT__POOL_TIMM)
         return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src, m->naming);
-    if (!strcmp(m->naming, "timm")) {
-        int fc = cj->fc_norm >= 0 ? cj->fc_norm : vit__entry_find(st, "fc_norm.weight") != NULL;
-        const char *gp = cj->pool ? cj->pool : fc ? "avg" : "token";
+    if (nm->pool_rule == VIT__POOL_TIMM && c->pool != VIT_POOL_MAP) {
+        int fc;
+        snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->norm_alt);
+        fc = cj->fc_norm >= 0 ? cj->fc_norm : vit__entry_find(st, n) != NULL;
+        const char *gp = cj->pool ? cj->pool : fc || !c->class_token ? "avg" : "token";
         L->norm = fc ? nm->norm_alt : NULL;
+        if (!strcmp(gp, "map"))
+            return vit__fail(VIT_ERR_MISSING, "%s: global_pool 'map', but the file has no tensor '%s%slatent' (the attention pool)",
+                             cj->st.src ? cj->st.src : src, L->pfx, nm->pool);
         if (!strcmp(gp, "avg")) {
             c->pool = VIT_POOL_AVG;
             c->norm_tokens = !fc;
             pool_name = fc ? "mean of the patch tokens, then fc_norm" : "norm, then the mean of the patch tokens";
         } else if (strcmp(gp, "token"))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token' or 'avg')", cj->st.src ? cj->st.src : src, gp);
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token', 'avg' or 'map')",
+                             cj->st.src ? cj->st.src : src, gp);
+        else c->pool = VIT_POOL_CLS;
     }
-    if ((r = vit__vit_derive(L)) != VIT_OK) return r;
-    s = cj->arch && strcmp(cj->arch, probes[which].variant) ? cj->arch : NULL;
-    snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s, pool: %s", m->naming,
-             probes[which].variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, c->act == VIT_ACT_GELU ? "gelu" : "relu",
+    if (c->pool == VIT_POOL_CLS && c->dist_token) pool_name = "class and distillation tokens";
+
+    if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
+    s = cj->arch && strcmp(cj->arch, variant) ? cj->arch : NULL;
+    snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s%s, pool: %s", m->naming,
+             variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, vit__act_name(c->act), c->glu ? " (gated)" : "",
              pool_name);
     return VIT_OK;
 }
@@ -4971,21 +6339,13 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
 /* ---- model: reading a file ---- */
 
 /* Appends to the inferred-config note, if there is one. */
-#if defined(__MINGW32__)
-__attribute__((format(gnu_printf, 2, 3)))
-#elif defined(__GNUC__) || defined(__clang__)
-__attribute__((format(printf, 2, 3)))
-#endif
+VIT__FORMAT(2, 3)
 static void vit__note(vit__ld *L, const char *fmt, ...) {
     size_t u = strlen(L->inferred);
     va_list ap;
     if (!u) return;
     va_start(ap, fmt);
-#ifdef __MINGW32__
-    __mingw_vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
-#else
-    vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
-#endif
+    vit__vsnprintf(L->inferred + u, sizeof L->inferred - u, fmt, ap);
     va_end(ap);
 }
 
@@ -5002,7 +6362,7 @@ static const char *vit__unsupported_hint(const char *name) {
     size_t i;
     for (i = 0; i < sizeof t / sizeof t[0]; i++)
         if (strstr(name, t[i].part)) {
-            snprintf(buf, sizeof buf, "; vit.h does not support %s", t[i].hint);
+            snprintf(buf, sizeof buf, "; the naming has no place for %s", t[i].hint);
             return buf;
         }
     return "";
@@ -5056,17 +6416,92 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
     return VIT_OK;
 }
 
+/* transformers' preprocessor_config.json beside the model file, if there
+   is one (none from memory, or with no_config_search). */
+static vit_result vit__pp_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name, size_t name_size) {
+    c->center_crop = -1;
+    c->resample = -1;
+#ifndef VIT_NO_STDIO
+    if (path && !(o && o->no_config_search)) {
+        size_t d = strlen(path), n = 0;
+        FILE *f;
+        vit_result r;
+        while (d > 0 && path[d - 1] != '/' && path[d - 1] != '\\') d--;
+        if (d + 25 > name_size) return VIT_OK;
+        memcpy(name, path, d);
+        memcpy(name + d, "preprocessor_config.json", 25);
+        if (!(f = fopen(name, "rb"))) return VIT_OK;
+        fclose(f);
+        if ((r = vit__read_file(name, (size_t)16 << 20, text_arena, &n)) != VIT_OK) return r;
+        c->st.src = name;
+        c->pp = 1;
+        return vit__cfg_parse(c, (const char *)text_arena->base, n);
+    }
+#else
+    (void)text_arena; (void)o; (void)path; (void)name; (void)name_size;
+#endif
+    return VIT_OK;
+}
+
+/* The preprocessing a checkpoint's configs ask for, as metadata that
+   vit_model_preprocess reads: input_mean, input_std, input_crop_pct,
+   input_interpolation and input_crop_mode from timm's pretrained_cfg (with
+   timm's defaults, bicubic and 0.875, for what it leaves out);
+   input_resize, input_crop (absent: no crop), input_crop_offset (floor:
+   transformers' center_crop rounds the offset down) and the rest from
+   transformers' preprocessor_config.json. */
+static void vit__input_meta(vit__ld *L, const vit__cfg *cj, const vit__cfg *pp) {
+    static const char *const pil[] = {"nearest", "lanczos", "bilinear", "bicubic", "box", "hamming"};
+    const char *mean = pp->mean[0] ? pp->mean : cj->mean, *std = pp->std[0] ? pp->std : cj->std;
+    if (mean[0]) { L->xk[L->nx] = "input_mean"; L->xv[L->nx++] = mean; }
+    if (std[0]) { L->xk[L->nx] = "input_std"; L->xv[L->nx++] = std; }
+    if (cj->crop[0] || cj->pcfg) { L->xk[L->nx] = "input_crop_pct"; L->xv[L->nx++] = cj->crop[0] ? cj->crop : "0.875"; }
+    if (cj->interp[0] || cj->pcfg) { L->xk[L->nx] = "input_interpolation"; L->xv[L->nx++] = cj->interp[0] ? cj->interp : "bicubic"; }
+    else if (pp->pp) {
+        /* transformers' processors default to bilinear (ViT's) when silent */
+        L->xk[L->nx] = "input_interpolation";
+        L->xv[L->nx++] = pil[pp->resample >= 0 && pp->resample <= 5 ? pp->resample : 2];
+    }
+    if (cj->crop_mode[0]) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = cj->crop_mode; }
+    else if (pp->size_h || pp->size_w) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = "squash"; } /* size {height, width}: SigLIP, ViT */
+    if (!pp->pp) return;
+    if (pp->size_h || pp->size_w) {
+        if (pp->size_h == pp->size_w) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_h);
+        else snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d,%d", (int)pp->size_h, (int)pp->size_w);
+    } else if (pp->size_short) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_short);
+    if (L->xbuf[0][0]) { L->xk[L->nx] = "input_resize"; L->xv[L->nx++] = L->xbuf[0]; }
+    if (pp->center_crop != 0 && pp->crop_size) {
+        snprintf(L->xbuf[1], sizeof L->xbuf[1], "%d", (int)pp->crop_size);
+        L->xk[L->nx] = "input_crop"; L->xv[L->nx++] = L->xbuf[1];
+        L->xk[L->nx] = "input_crop_offset"; L->xv[L->nx++] = "floor";
+    }
+}
+
+/* 1 when a ViT naming says tensor `name` is not the model's (a CLIP
+   file's text tower, a mask token): its ';'-separated prefixes. */
+static int vit__ignored(const vit_model *m, const char *name) {
+    const char *p = m->kind == VIT_KIND_VIT ? ((const vit__vit_naming *)vit__naming_of(m))->ignore : NULL;
+    while (p && *p) {
+        size_t len = strcspn(p, ";");
+        if (!strncmp(name, p, len)) return 1;
+        p += len + (p[len] == ';');
+    }
+    return 0;
+}
+
 static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src, const vit_load_opts *o, const char *path) {
     vit__ld L;
-    vit__cfg cj;
-    vit_arena cfg_text, lab_text, lab_names;
-    char cfg_name[1024];
+    vit__cfg cj, pp;
+    vit_arena cfg_text, pp_text, lab_text, lab_names;
+    char cfg_name[1024], pp_name[1024];
     vit_result r;
     const char *s;
-    int i, k;
+    int i;
     memset(&L, 0, sizeof L);
     memset(&cj, 0, sizeof cj);
+    memset(&pp, 0, sizeof pp);
     memset(&cfg_text, 0, sizeof cfg_text);
+    memset(&pp_text, 0, sizeof pp_text);
     memset(&lab_text, 0, sizeof lab_text);
     memset(&lab_names, 0, sizeof lab_names);
     cj.fc_norm = -1;
@@ -5079,23 +6514,15 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
             r = vit__fail(VIT_ERR_ARG, "%s has vit.h metadata; a config.json is only read for files without", src);
             goto done;
         }
-        s = vit__meta(&L.st, "kind");
-        for (k = 0; s && k < VIT__NKINDS; k++)
-            if (!strcmp(s, vit__kind_names[k])) break;
-        if (!s || k == VIT__NKINDS) {
-            r = vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", src, s ? s : "(none)");
-            goto done;
-        }
-        m->kind = (vit_kind)k;
-        s = vit__meta(&L.st, "naming");
-        snprintf(m->naming, sizeof m->naming, "%s", s ? s : "");
         if ((r = vit__read_config(&L)) != VIT_OK) goto done;
         if (m->kind == VIT_KIND_VIT) {
-            const vit__vit_names *nm = (const vit__vit_names *)VIT__FIND(vit__vit_tab, m->naming);
-            char n[64];
-            if (nm && !strcmp(m->naming, "transformers") && vit__entry_find(&L.st, "vit.embeddings.cls_token")) strcpy(L.pfx, "vit.");
-            snprintf(n, sizeof n, "%s%s.weight", L.pfx, nm && nm->norm_alt ? nm->norm_alt : "");
-            if (nm && nm->norm_alt && vit__entry_find(&L.st, n)) L.norm = nm->norm_alt;
+            /* a classifier file's prefix, and timm's fc_norm for the final LayerNorm */
+            const vit__vit_naming *nm = (const vit__vit_naming *)vit__naming_of(m);
+            char n[256];
+            snprintf(n, sizeof n, "%s%s", nm->pfx, nm->patch.cls);
+            if (nm->pfx[0] && vit__entry_find(&L.st, n)) snprintf(L.pfx, sizeof L.pfx, "%s", nm->pfx);
+            snprintf(n, sizeof n, "%s%s.weight", L.pfx, nm->norm_alt ? nm->norm_alt : "");
+            if (nm->norm_alt && vit__entry_find(&L.st, n)) L.norm = nm->norm_alt;
             if (o && o->heads > 0 && o->heads != m->cfg.heads) {
                 r = vit__fail(VIT_ERR_ARG, "%s: its metadata says num_heads=%d, the caller %d", src, (int)m->cfg.heads, (int)o->heads);
                 goto done;
@@ -5104,16 +6531,15 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     } else {
         if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK || (r = vit__infer(&L, &cj, o)) != VIT_OK) goto done;
         /* timm's preprocessing, for programs that read vit_model_meta */
-        if (cj.mean[0]) { L.xk[L.nx] = "input_mean"; L.xv[L.nx++] = cj.mean; }
-        if (cj.std[0]) { L.xk[L.nx] = "input_std"; L.xv[L.nx++] = cj.std; }
-        if (cj.crop[0]) { L.xk[L.nx] = "input_crop_pct"; L.xv[L.nx++] = cj.crop; }
+        if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
+        vit__input_meta(&L, &cj, &pp);
     }
     if ((r = vit__labels_resolve(&L, &cj, o, &lab_text, &lab_names)) != VIT_OK) goto done;
     if (L.inferred[0] && vit__log_fn) vit__log_fn(vit__log_user, L.inferred);
     vit_arena_init(&m->arena, NULL, 0);
     if ((r = vit__bind_all(&L)) != VIT_OK) goto done;
     for (i = 0; i < L.st.n; i++)
-        if (!L.st.e[i].used) {
+        if (!L.st.e[i].used && !vit__ignored(m, L.st.e[i].name)) {
             r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'%s", src, L.st.e[i].name,
                           vit_kind_name(m->kind), m->naming, vit__unsupported_hint(L.st.e[i].name));
             goto done;
@@ -5124,7 +6550,9 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
 done:
     vit_arena_free(&L.st.tmp);
     vit_arena_free(&cj.st.tmp);
+    vit_arena_free(&pp.st.tmp);
     vit_arena_free(&cfg_text);
+    vit_arena_free(&pp_text);
     vit_arena_free(&lab_text);
     vit_arena_free(&lab_names);
     return r;
@@ -5212,112 +6640,9 @@ VITDEF void vit_model_free(vit_model *m) {
 
 /* ---- model: forward ---- */
 
-static vit_result vit__vit_forward(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
-    const vit_config *c = &m->cfg;
-    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + 1, l, bi, i;
-    /* No head: the representation (transformers' pooler output) if there
-       is a pre-logits layer, else the features. */
-    int features = (o && o->features) || (c->num_classes == 0 && c->representation_size == 0);
-    int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
-    vit_tensor y, tok, nxt, pooled, pre, swap;
-    vit_tensor *att = o ? o->attn : NULL;
-    vit_result r;
-    size_t mark;
-    char s[64];
-    if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
-        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
-                         (int)c->in_channels, (int)c->image_size, (int)c->image_size);
-    B = x->shape[0];
-    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), "vit")) != VIT_OK ||
-        (att && (r = vit__fits((double)B * c->heads * T * T, "vit attention")) != VIT_OK))
-        return r;
-    /* Outputs and kept maps first, so that rewinding frees only scratch. */
-    if ((r = vit__tensor4(a, &y, 2, B, width, 1, 1)) != VIT_OK) return r;
-    if (att)
-        for (l = 0; l < c->depth; l++)
-            if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
-    mark = vit_arena_mark(a);
-    /* patch embedding: (B, Cin, H, W) -> (B, T, C), class token first */
-    if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tok)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
-    /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
-    for (l = 0; l < c->depth; l++) {
-        if ((r = vit__block_run(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
-        swap = tok; tok = nxt; nxt = swap;
-    }
-    /* pool: the class token (torchvision, seed 001, timm's 'token'), the
-       mean of all tokens (seed 004) or of the patch tokens (timm's 'avg');
-       the final LayerNorm comes after the pool, or before it on every token
-       (timm's avg without fc_norm). LayerNorm is per token, so for the class
-       token pooling first equals torchvision's order. */
-    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK) return r;
-    if (!vit_arena_counting(a)) {
-        if (c->norm_tokens) vit_k_layernorm(tok.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
-        for (bi = 0; bi < B; bi++) {
-            float *pb = pooled.data + (size_t)bi * C;
-            const float *tb = tok.data + (size_t)bi * T * C;
-            int32_t first = c->pool == VIT_POOL_AVG ? 1 : 0;
-            if (c->pool == VIT_POOL_CLS) memcpy(pb, tb, (size_t)C * sizeof(float));
-            else {
-                memset(pb, 0, (size_t)C * sizeof(float));
-                for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
-                for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
-            }
-        }
-        if (!c->norm_tokens) vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
-    }
-    /* head: optional pre_logits (Linear + tanh), then the classifier */
-    if (!features && c->representation_size) {
-        if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
-        if (!vit_arena_counting(a)) {
-            vit_k_matmul(pre.data, pooled.data, m->pre_w.data, m->pre_b.data, B, C, c->representation_size);
-            vit_k_tanh(pre.data, pre.data, B * c->representation_size);
-        }
-        pooled = pre;
-    }
-    if (!vit_arena_counting(a)) {
-        if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
-        else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
-    }
-    vit_arena_rewind(a, mark);
-    *out = y;
-    return VIT_OK;
-}
-
 static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
-    vit_mha_params mp;
-    vit_block_params bp;
-    vit_sdpa_params sp;
-    vit_se_params sep;
-    vit_sdsa_params sdp;
-    vit_cls002_params clp;
-    vit_emsa_params emp;
-    vit_shuffle_params shp;
-    vit_sge_params sgp;
-    vit_aft_params afp;
-    vit_outlook_params olp;
-    vit_tensor *att = opts ? opts->attn : NULL;
-    switch (m->kind) {
-    case VIT_KIND_VIT: return vit__vit_forward(m, act, x, opts, out);
-    case VIT_KIND_SDPA: sp = m->sdpa; sp.attn = att; return vit_sdpa_forward(act, &sp, x, out);
-    case VIT_KIND_MHA: mp = m->mha; mp.attn = att; return vit_mha_forward(act, &mp, &m->mha_w, x, out);
-    case VIT_KIND_MLP: return vit_mlp_forward(act, &m->mlp, &m->mlp_w, x, out);
-    case VIT_KIND_BLOCK: bp = m->block; bp.attn = att; return vit_block_forward(act, &bp, &m->blocks[0], x, out);
-    case VIT_KIND_PATCH: return vit_patch_forward(act, &m->patch, &m->patch_w, x, out);
-    case VIT_KIND_SE: sep = m->se; sep.gates = att; return vit_se_forward(act, &sep, &m->se_w, x, out);
-    case VIT_KIND_SDSA: sdp = m->sdsa; sdp.attn = att; return vit_sdsa_forward(act, &sdp, &m->sdsa_w, x, out);
-    case VIT_KIND_CLS002: clp = m->cls002; clp.attn = att; return vit_cls002_forward(act, &clp, &m->cls002_w, x, out);
-    case VIT_KIND_EMSA: emp = m->emsa; emp.attn = att; return vit_emsa_forward(act, &emp, &m->emsa_w, x, out);
-    case VIT_KIND_SHUFFLE:
-        shp = m->shuffle;
-        shp.channel_gates = att;
-        shp.spatial_gates = att ? att + 1 : NULL;
-        return vit_shuffle_forward(act, &shp, &m->shuffle_w, x, out);
-    case VIT_KIND_SGE: sgp = m->sge; sgp.gates = att; return vit_sge_forward(act, &sgp, &m->sge_w, x, out);
-    case VIT_KIND_AFT: afp = m->aft; afp.attn = att; return vit_aft_forward(act, &afp, &m->aft_w, x, out);
-    case VIT_KIND_OUTLOOK: olp = m->outlook; olp.attn = att; return vit_outlook_forward(act, &olp, &m->outlook_w, x, out);
-    }
-    return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
+    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
+    return vit__kinds[m->kind].run(m, act, x, opts, out);
 }
 
 VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
@@ -5361,6 +6686,55 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
     *act_bytes = counter.peak + VIT_ALIGN;
     return VIT_OK;
 }
+
+VITDEF int32_t vit_model_prefix_tokens(const vit_model *m) { return m && m->kind == VIT_KIND_VIT ? vit__prefix(&m->cfg) : 0; }
+
+VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]) {
+    if (!m || !ndim || !shape) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: NULL argument");
+    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: unknown kind %d", (int)m->kind);
+    if (B < 1 || n < 1 || w < 1) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: B %d, n %d, w %d must be >= 1", (int)B, (int)n, (int)w);
+    return vit__kinds[m->kind].input(m, B, n, w, ndim, shape);
+}
+
+VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
+    const vit__kind_def *d;
+    const vit__key *k;
+    vit__buf b;
+    b.p = buf; b.size = buf ? size : 0; b.len = 0;
+    if (b.size) buf[0] = 0;
+    if (!m || (int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) {
+        vit__bprintf(&b, "no model\n");
+        return b.len;
+    }
+    d = &vit__kinds[m->kind];
+    vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
+    if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
+    /* every hyperparameter under its metadata key */
+    if (d->keys->key) vit__bprintf(&b, " ");
+    for (k = d->keys; k->key; k++) {
+        const char *at = (const char *)m + k->off;
+        int32_t i;
+        float f;
+        if (k->type == 'f' || k->type == 'p') {
+            memcpy(&f, at, sizeof f);
+            vit__bprintf(&b, " %s=%g", k->key, (double)f);
+        } else {
+            memcpy(&i, at, sizeof i);
+            if (k->type == 'i') vit__bprintf(&b, " %s=%d", k->key, (int)i);
+            else {
+                const char *w = k->words;
+                for (; i > 0 && w; i--) w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL;
+                vit__bprintf(&b, " %s=%.*s", k->key, w ? (int)strcspn(w, ",") : 1, w ? w : "?");
+            }
+        }
+    }
+    if (d->keys->key) vit__bprintf(&b, "\n");
+    d->describe(m, &b);
+    if (m->n_labels)
+        vit__bprintf(&b, "  labels: %s, %s, ... %s\n", vit_model_label(m, 0), m->n_labels > 1 ? vit_model_label(m, 1) : "",
+                     vit_model_label(m, m->n_labels - 1));
+    return b.len;
+}
 /* ---- maps: attention maps and rollout ---- */
 
 static float vit__fuse(const float *p, size_t stride, int32_t n, vit_fusion f) {
@@ -5399,6 +6773,22 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
     return VIT_OK;
 }
 
+/* How many of n fused weights rollout drops: vit-explain's
+   int(flat.size(-1) * discard_ratio), a product in double truncated, with
+   the ratio a Python float. A float ratio stands for the decimal it is
+   written as: the shortest "%.*g" text (1 to 9 digits) that reads back, as
+   a double rounded to float, as the same float; read as a double, that is
+   the Python float of the same text. So 0.78f is 0.78, and 0.78 of 2500
+   (a 7x7 grid and its class token, squared) drops 1950 as vit-explain
+   does, where 2500 * 0.78f in float or double gives 1949.9999 -> 1949. */
+static int32_t vit__discard_count(size_t n, float ratio) {
+    char s[32];
+    int digits = 1;
+    snprintf(s, sizeof s, "%.*g", digits, (double)ratio);
+    while (digits < 9 && (float)strtod(s, NULL) != ratio) snprintf(s, sizeof s, "%.*g", ++digits, (double)ratio);
+    return (int32_t)((double)n * strtod(s, NULL));
+}
+
 typedef struct vit__ranked { float v; int32_t i; } vit__ranked;
 static int vit__ranked_cmp(const void *a, const void *b) {
     const vit__ranked *x = (const vit__ranked *)a, *y = (const vit__ranked *)b;
@@ -5407,7 +6797,7 @@ static int vit__ranked_cmp(const void *a, const void *b) {
 }
 
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out) {
-    int32_t NH, T, l, i, j, k;
+    int32_t NH, T, l, i, j, k, drop = 0;
     size_t mark, hs;
     float *A, *R, *Rn, *sums, mx, *swap;
     vit__ranked *rank = NULL;
@@ -5428,7 +6818,10 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     R = (float *)vit_arena_alloc(a, hs * sizeof(float));
     Rn = (float *)vit_arena_alloc(a, hs * sizeof(float));
     sums = (float *)vit_arena_alloc(a, (size_t)T * sizeof(float));
-    if (p->discard_ratio > 0.0f) rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+    if (p->discard_ratio > 0.0f) {
+        rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+        drop = vit__discard_count(hs, p->discard_ratio);
+    }
     if (!A || !R || !Rn || !sums || (p->discard_ratio > 0.0f && !rank)) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
@@ -5443,7 +6836,6 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         if (rank) {
             /* Zero the lowest fused weights, ties broken by position, but
                never entry 0 (the class token attending to itself). */
-            int32_t drop = (int32_t)((float)hs * p->discard_ratio);
             for (i = 0; i < (int32_t)hs; i++) { rank[i].v = A[i]; rank[i].i = i; }
             qsort(rank, hs, sizeof *rank, vit__ranked_cmp);
             for (k = 0; k < drop; k++)
@@ -5539,7 +6931,7 @@ VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {
 }
 
 VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how) {
-    int32_t P, G, G2, C, T2, K, c, y, x, i, j;
+    int32_t P, G, G2, C, T2, K, c, y, x, i, j, pp;
     vit_arena ex, tmp;
     int32_t *idx, *cnt;
     float *pos, *w;
@@ -5548,12 +6940,13 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     if (!m || m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
     if (how < VIT_POS_AUTO || how > VIT_POS_HF) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
-        how = !strcmp(m->naming, "timm") ? VIT_POS_TIMM : !strcmp(m->naming, "transformers") ? VIT_POS_HF : VIT_POS_TORCHVISION;
+        how = ((const vit__vit_naming *)vit__naming_of(m))->resize;
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
     if (image_size < P || image_size % P || image_size > 8192)
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
     G2 = image_size / P;
-    T2 = G2 * G2 + 1;
+    pp = m->cfg.pos_prefix;
+    T2 = G2 * G2 + pp;
     if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
@@ -5567,10 +6960,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
     pos = (float *)ex.base;
-    /* Class token untouched; the (C, G, G) grid resized separably: the
-       weighted sum along x of each source row, then along y, as PyTorch's
-       kernels order it. */
-    memcpy(pos, m->patch_w.pos.data, (size_t)C * sizeof(float));
+    /* The prefix tokens' positions untouched; the (C, G, G) grid resized
+       separably: the weighted sum along x of each source row, then along
+       y, as PyTorch's kernels order it. */
+    memcpy(pos, m->patch_w.pos.data, (size_t)pp * C * sizeof(float));
     for (y = 0; y < G2; y++)
         for (x = 0; x < G2; x++) {
             const int32_t *iy = idx + (size_t)y * K, *ix = idx + (size_t)x * K;
@@ -5579,10 +6972,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
                 float acc = 0.0f;
                 for (i = 0; i < cnt[y]; i++) {
                     float row = 0.0f;
-                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(1 + iy[i] * G + ix[j]) * C + c];
+                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(pp + iy[i] * G + ix[j]) * C + c];
                     acc += wy[i] * row;
                 }
-                pos[(size_t)(1 + y * G2 + x) * C + c] = acc;
+                pos[(size_t)(pp + y * G2 + x) * C + c] = acc;
             }
         }
     vit_arena_free(&tmp);
@@ -5892,10 +7285,11 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
 #endif /* VIT_NO_IMAGE */
 
 /* The in-pixels [lo, hi) that output sample o of an axis resized from `in`
-   to `out` reads: the triangle filter's support, stretched by the
-   downscale factor, as PIL's ImagingResample computes it. */
-static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int32_t *hi) {
-    double scale = (double)in / out, support = scale > 1.0 ? scale : 1.0, center = (o + 0.5) * scale;
+   to `out` reads: the filter's support (1 for the triangle, 2 for the
+   cubic), stretched by the downscale factor, as PIL's ImagingResample
+   computes it. */
+static void vit__aa_window(int32_t in, int32_t out, int32_t o, int cubic, int32_t *lo, int32_t *hi) {
+    double scale = (double)in / out, support = (scale > 1.0 ? scale : 1.0) * (cubic ? 2.0 : 1.0), center = (o + 0.5) * scale;
     int32_t kmax = (int32_t)ceil(support) * 2 + 1;
     *lo = (int32_t)(center - support + 0.5);
     *hi = (int32_t)(center + support + 0.5);
@@ -5904,13 +7298,22 @@ static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int3
     if (*hi - *lo > kmax) *hi = *lo + kmax;
 }
 
-/* Antialiased bilinear weights for output samples [o0, o0 + n) of an axis
-   resized from `in` to `out`, as PIL's ImagingResample and torch's
-   antialias=True compute them. Sample o reads in-pixels first[o] ..
-   first[o]+count[o]-1. */
-static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int32_t **first, int32_t **count, float **w) {
+/* PIL's filters at distance t (in output pixels): the triangle, or Keys'
+   cubic with a = -0.5. */
+static double vit__aa_filter(double t, int cubic) {
+    t = fabs(t);
+    if (cubic) return vit__keys(t, -0.5);
+    return t < 1.0 ? 1.0 - t : 0.0;
+}
+
+/* Antialiased bilinear or bicubic weights for output samples [o0, o0 + n)
+   of an axis resized from `in` to `out`, as PIL's ImagingResample and
+   torch's antialias=True compute them. Sample o reads in-pixels first[o]
+   .. first[o]+count[o]-1. */
+static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int cubic, int32_t **first, int32_t **count,
+                              float **w) {
     double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0;
-    int32_t kmax = (int32_t)ceil(fs) * 2 + 1, o, x;
+    int32_t kmax = (int32_t)ceil(fs * (cubic ? 2.0 : 1.0)) * 2 + 1, o, x;
     size_t wn;
     if (!vit__mul_ok((size_t)n, (size_t)kmax, &wn) || !vit__mul_ok(wn, sizeof(float), &wn)) {
         vit__fail(VIT_ERR_OOM, "preprocess: resize from %d to %d needs too many filter taps", (int)in, (int)out);
@@ -5925,17 +7328,11 @@ static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0,
         double center = (o0 + o + 0.5) * scale, total = 0.0;
         int32_t lo, hi;
         float *wo = *w + (size_t)o * kmax;
-        vit__aa_window(in, out, o0 + o, &lo, &hi);
+        vit__aa_window(in, out, o0 + o, cubic, &lo, &hi);
         /* The taps sum in double, as PIL's do; only the normalised weight
            is rounded to float. */
-        for (x = 0; x < hi - lo; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            total += t < 1.0 ? 1.0 - t : 0.0;
-        }
-        for (x = 0; x < hi - lo; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            wo[x] = (float)(total > 0.0 ? (t < 1.0 ? 1.0 - t : 0.0) / total : 0.0);
-        }
+        for (x = 0; x < hi - lo; x++) total += vit__aa_filter((x + lo - center + 0.5) / fs, cubic);
+        for (x = 0; x < hi - lo; x++) wo[x] = (float)(total != 0.0 ? vit__aa_filter((x + lo - center + 0.5) / fs, cubic) / total : 0.0);
         (*first)[o] = lo;
         (*count)[o] = hi - lo;
     }
@@ -5950,6 +7347,7 @@ static int32_t vit__round_half_even(int32_t twice) { /* round(twice / 2.0) as Py
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out) {
     static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
     int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky, y0, y1, th;
+    int cubic;
     int32_t *fx, *cx, *fy, *cy;
     float *wx, *wy, mean[3], stdv[3];
     vit_tensor o, tmp;
@@ -5968,21 +7366,26 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
     }
     if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
-    /* torchvision: the short side becomes rs, the long side int(rs * long / short). */
-    if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
+    if (p && ((unsigned)p->resample > VIT_RESAMPLE_BICUBIC || (unsigned)p->squash > 1 || (unsigned)p->crop_floor > 1))
+        return vit__fail(VIT_ERR_ARG, "preprocess: resample %d, squash %d, crop_floor %d: each 0 or 1", (int)p->resample, (int)p->squash, (int)p->crop_floor);
+    /* torchvision: the short side becomes rs, the long side int(rs * long
+       / short); squash: both become rs */
+    if (p && p->squash) nh = nw = rs;
+    else if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
     else { nw = rs; nh = (int32_t)((double)rs * H / W); }
     if (nw < cs || nh < cs) return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W, (int)H, (int)nw, (int)nh, (int)cs);
-    top = vit__round_half_even(nh - cs);
-    left = vit__round_half_even(nw - cs);
+    top = p && p->crop_floor ? (nh - cs) / 2 : vit__round_half_even(nh - cs);
+    left = p && p->crop_floor ? (nw - cs) / 2 : vit__round_half_even(nw - cs);
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     /* Only the cropped window is computed: columns first, on the in-rows
        [y0, y1) that the crop's rows read (th rows x crop), then rows. */
-    vit__aa_window(H, nh, top, &y0, &y1);             /* windows move down monotonically */
-    vit__aa_window(H, nh, top + cs - 1, &th, &y1);
+    cubic = p && p->resample == VIT_RESAMPLE_BICUBIC;
+    vit__aa_window(H, nh, top, cubic, &y0, &y1);             /* windows move down monotonically */
+    vit__aa_window(H, nh, top + cs - 1, cubic, &th, &y1);
     th = y1 - y0;
-    kx = vit__aa_coeffs(a, W, nw, left, cs, &fx, &cx, &wx);
-    ky = vit__aa_coeffs(a, H, nh, top, cs, &fy, &cy, &wy);
+    kx = vit__aa_coeffs(a, W, nw, left, cs, cubic, &fx, &cx, &wx);
+    ky = vit__aa_coeffs(a, H, nh, top, cs, cubic, &fy, &cy, &wy);
     if (!kx || !ky || (r = vit__tensor4(a, &tmp, 3, C, th, cs, 1)) != VIT_OK) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
@@ -5994,18 +7397,98 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                     const float *src = img->data + ((size_t)c * H + y0 + y) * W + fx[x];
                     float acc = 0.0f;
                     for (k = 0; k < cx[x]; k++) acc += wx[(size_t)x * kx + k] * src[k];
-                    tmp.data[((size_t)c * th + y) * cs + x] = acc;
+                    /* PIL clips each pass to the pixel range; the cubic overshoots it */
+                    tmp.data[((size_t)c * th + y) * cs + x] = cubic ? (acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc) : acc;
                 }
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
                     float acc = 0.0f;
                     for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * th + fy[y] - y0 + k) * cs + x];
+                    if (cubic) acc = acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc;
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
     }
     vit_arena_rewind(a, mark);
     *out = o;
+    return VIT_OK;
+}
+
+/* One or up to `max` comma-separated numbers: the count, or 0 when the
+   text is anything else. */
+static int32_t vit__floats(const char *s, float *v, int32_t max) {
+    int32_t n = 0;
+    while (s && n < max) {
+        char *end;
+        double d = strtod(s, &end);
+        if (end == s || !isfinite(d) || fabs(d) > 1e30) return 0;
+        v[n++] = (float)d;
+        while (*end == ' ') end++;
+        if (!*end) return n;
+        if (*end != ',') return 0;
+        s = end + 1;
+    }
+    return 0;
+}
+
+VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
+    static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
+    const char *mean, *std, *s;
+    float v[3];
+    int32_t C, n, c;
+    if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
+    memset(p, 0, sizeof *p);
+    if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: a %s model does not take images", vit_kind_name(m->kind));
+    C = m->cfg.in_channels;
+    mean = vit_model_meta(m, "input_mean");
+    std = vit_model_meta(m, "input_std");
+    memcpy(p->mean, imagenet_mean, sizeof p->mean);
+    memcpy(p->std, imagenet_std, sizeof p->std);
+    /* one without the other is a file half written: ImageNet's other half would be a guess */
+    if (!mean != !std) return vit__fail(VIT_ERR_FORMAT, "metadata has %s without %s", mean ? "input_mean" : "input_std", mean ? "input_std" : "input_mean");
+    for (c = 0; c < 2; c++) {
+        const char *t = c ? std : mean;
+        float *dst = c ? p->std : p->mean;
+        int32_t k;
+        if (!t) continue;
+        n = vit__floats(t, v, 3);
+        if (n != 1 && n != C) return vit__fail(VIT_ERR_FORMAT, "metadata %s '%s' is not 1 or %d numbers", c ? "input_std" : "input_mean", t, (int)C);
+        for (k = 0; k < 3; k++) dst[k] = v[n == 1 ? 0 : k < n ? k : 0];
+        if (c) for (k = 0; k < n; k++) if (!(v[k] > 0.0f)) return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
+    }
+    p->crop = m->cfg.image_size;
+    if ((s = vit_model_meta(m, "input_crop"))) {
+        if (vit__floats(s, v, 1) != 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop '%s' is not a size in 1..65536", s);
+        p->crop = (int32_t)v[0];
+    }
+    if ((s = vit_model_meta(m, "input_resize"))) {
+        n = vit__floats(s, v, 2);
+        if (n == 2 && v[0] != v[1]) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_resize '%s': vit_image_preprocess resizes to squares only", s);
+        if (n < 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_resize '%s' is not a size in 1..65536", s);
+        p->resize = (int32_t)v[0];
+    } else if ((s = vit_model_meta(m, "input_crop_pct"))) {
+        /* timm: math.floor(img_size / crop_pct), in double as Python's */
+        double d;
+        if (vit__floats(s, v, 1) != 1 || !(v[0] >= 0.0625f && v[0] <= 1.0f))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_pct '%s' is not a number in [0.0625, 1]", s);
+        d = strtod(s, NULL);
+        p->resize = (int32_t)floor(p->crop / d);
+    } else p->resize = mean ? p->crop : (int32_t)((int64_t)p->crop * 256 / 224);
+    if (p->resize < p->crop) return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize, (int)p->crop);
+    if ((s = vit_model_meta(m, "input_interpolation"))) {
+        if (!strcmp(s, "bicubic")) p->resample = VIT_RESAMPLE_BICUBIC;
+        else if (strcmp(s, "bilinear")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_interpolation '%s': vit_image_preprocess has bilinear and bicubic", s);
+    }
+    if ((s = vit_model_meta(m, "input_crop_mode"))) {
+        if (!strcmp(s, "squash")) p->squash = 1;
+        else if (strcmp(s, "center")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_crop_mode '%s': vit_image_preprocess has center and squash", s);
+    }
+    if ((s = vit_model_meta(m, "input_crop_offset"))) {
+        if (!strcmp(s, "floor")) p->crop_floor = 1;
+        else if (strcmp(s, "round")) return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_offset '%s' is not round or floor", s);
+    }
     return VIT_OK;
 }
 
@@ -6185,6 +7668,17 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.2.0 (2026-11-23)  One kind registry (VIT_KINDS): a module is its
+                         section and one line; metadata read from per-kind
+                         schema tables; vit_model_describe and
+                         vit_model_input_shape. Breaking: attention maps and
+                         gates leave the params structs for a last `attn`
+                         argument of every vit_<name>_forward; quirk is
+                         scale_after_softmax; vit_cls002_* is
+                         vit_sdsa_classifier_*; namings say what they are
+                         (patchify, einops, proj_qkv, seq_layers, seq_mlp,
+                         conv_proj, default) and the seed strings of older
+                         files are still read.
      0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
                          (85-90% of the FMA peak on ViT-B shapes); a
                          few-rows product where it beats the GEMM; short softmax rows

@@ -197,11 +197,13 @@ static void r_patch(kcase *c) { vit_k_patch_conv_ref(c->y2, c->x, c->w, c->b, c-
 /* attention: q, k, v interleaved in x with row stride ld, as the MHA's qkv */
 static void f_attention(kcase *c) {
     int C = c->NH * c->HS;
-    vit_k_attention(c->y, c->att, c->scr, c->x, c->x + C, c->x + 2 * C, c->B, c->N, c->NH, c->HS, c->ld, c->scale, c->post);
+    vit_attn_shape s = vit__attn_shape(c->B, c->N, c->NH, c->HS, c->ld, c->scale, c->post);
+    vit_k_attention(c->y, c->att, c->scr, c->x, c->x + C, c->x + 2 * C, &s);
 }
 static void r_attention(kcase *c) {
     int C = c->NH * c->HS;
-    vit_k_attention_ref(c->y2, c->att2, c->x, c->x + C, c->x + 2 * C, c->B, c->N, c->NH, c->HS, c->ld, c->scale, c->post);
+    vit_attn_shape s = vit__attn_shape(c->B, c->N, c->NH, c->HS, c->ld, c->scale, c->post);
+    vit_k_attention_ref(c->y2, c->att2, c->x, c->x + C, c->x + 2 * C, &s);
 }
 /* rowstats: means into y, variances into att */
 static void f_rowstats(kcase *c) { vit_k_rowstats(c->y, c->att, c->x, c->M, c->N); }
@@ -228,8 +230,14 @@ static void r_aft(kcase *c) { vit_k_aft_ref(c->y2, NULL, c->x, c->x2, c->x3, c->
 static void f_aft_simple(kcase *c) { vit_k_aft_simple(c->y, NULL, c->x, c->x2, c->x3, c->B, c->N, c->C); }
 static void r_aft_simple(kcase *c) { vit_k_aft_simple_ref(c->y2, NULL, c->x, c->x2, c->x3, c->B, c->N, c->C); }
 /* outlook: logits x (B, L, NH, K^4), v x2 (B, H, W, C) */
-static void f_outlook(kcase *c) { vit_k_outlook(c->y, c->att, c->x, c->x2, c->B, c->H, c->W, c->C, c->NH, c->K, c->pad, c->S, c->scale); }
-static void r_outlook(kcase *c) { vit_k_outlook_ref(c->y2, c->att2, c->x, c->x2, c->B, c->H, c->W, c->C, c->NH, c->K, c->pad, c->S, c->scale); }
+static vit_outlook_params outlook_params(const kcase *c) {
+    vit_outlook_params p;
+    memset(&p, 0, sizeof p);
+    p.dim = c->C; p.heads = c->NH; p.kernel_size = c->K; p.padding = c->pad; p.stride = c->S; p.scale = c->scale;
+    return p;
+}
+static void f_outlook(kcase *c) { vit_outlook_params p = outlook_params(c); vit_k_outlook(c->y, c->att, c->x, c->x2, c->B, c->H, c->W, &p); }
+static void r_outlook(kcase *c) { vit_outlook_params p = outlook_params(c); vit_k_outlook_ref(c->y2, c->att2, c->x, c->x2, c->B, c->H, c->W, &p); }
 
 #ifdef BENCH_OPENBLAS
 /* The same products through cblas_sgemm, one call per image or head. */
@@ -436,9 +444,9 @@ static void bench_seed_kernels(double peak) {
     }
 }
 
-/* The modules' few-rows product (SE and seed 002's layers at B = 12..16, where
-   vit__linear picks it with AVX-512): vit__linear against the GEMM
-   (vit_k_matmul) and OpenBLAS on the same shape. */
+/* The few-rows product (SE and the MLP classifier at B = 12..16, where
+   vit_k_matmul picks it with AVX-512) against the packed tiles on the same
+   shape, and OpenBLAS. */
 static void bench_linear(int M, int K, int N, double peak) {
     float *x = urandv((size_t)M * K), *w = urandv((size_t)N * K), *b = urandv((size_t)N);
     float *y1 = urandv((size_t)M * N), *y2 = urandv((size_t)M * N);
@@ -447,16 +455,17 @@ static void bench_linear(int M, int K, int N, double peak) {
     int s;
     char label[64];
     snprintf(label, sizeof label, "linear %dx%dx%d (few rows)", M, K, N);
-    vit__linear(y1, x, w, b, M, K, N);
+    vit__mm few = vit__mm_dense(y1, x, w, b, M, K, N), tiles = vit__mm_dense(y2, x, w, b, M, K, N);
+    vit__gemm_few(&few);
     vit_k_matmul_ref(y2, x, w, b, M, K, N);
     if (!check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5)) exit(1);
-    t = now(); vit__linear(y1, x, w, b, M, K, N); t = now() - t;
+    t = now(); vit__gemm_few(&few); t = now() - t;
     n = (long)(2e-3 / (t + 1e-9)) + 1;
     for (s = 0; s < 5; s++) { /* alternately */
-        t = now(); for (i = 0; i < n; i++) vit__linear(y1, x, w, b, M, K, N); t = (now() - t) / n; if (t < tf) tf = t;
-        t = now(); for (i = 0; i < n; i++) vit_k_matmul(y2, x, w, b, M, K, N); t = (now() - t) / n; if (t < tg) tg = t;
+        t = now(); for (i = 0; i < n; i++) vit__gemm_few(&few); t = (now() - t) / n; if (t < tf) tf = t;
+        t = now(); for (i = 0; i < n; i++) vit__gemm_tiles(&tiles); t = (now() - t) / n; if (t < tg) tg = t;
     }
-    printf("%-36s fast %7.1f GFLOP/s (%5.1f%% of peak)  vit_k_matmul %6.1f GFLOP/s (fast x%.2f)", label, flop / tf / 1e9,
+    printf("%-36s fast %7.1f GFLOP/s (%5.1f%% of peak)  tiles %6.1f GFLOP/s (fast x%.2f)", label, flop / tf / 1e9,
            100.0 * flop / tf / 1e9 / peak, flop / tg / 1e9, tg / tf);
 #ifdef BENCH_OPENBLAS
     {

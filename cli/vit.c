@@ -1,9 +1,10 @@
 /* vit - command-line front end of vit.h.
 
-     vit info     MODEL [LOAD]
-     vit run      MODEL INPUT.npy OUTPUT.npy [--features] [--threads N] [LOAD]
-     vit classify MODEL IMAGE... [--top K] [PREP] [--threads N] [LOAD]
-     vit maps     MODEL IMAGE... --out DIR [--layer L] [--fusion mean|max|min] [--discard R] [PREP] [--threads N] [LOAD]
+     vit info        MODEL [LOAD]
+     vit run         MODEL INPUT.npy OUTPUT.npy [--features | --tokens] [--threads N] [LOAD]
+     vit classify    MODEL IMAGE... [--top K] [PREP] [--threads N] [LOAD]
+     vit maps        MODEL IMAGE... --out DIR [--layer L] [--fusion mean|max|min] [--discard R] [PREP] [--threads N] [LOAD]
+     vit input-shape MODEL [B [N [W]]] [LOAD]
      vit version          (also --version; --help anywhere prints the usage)
    LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
    PREP: [--mean M] [--std S] [--resize N]
@@ -13,11 +14,10 @@
    MODEL may also be a ViT checkpoint from timm, Hugging Face transformers
    or torchvision without vit.h metadata: a config.json beside it is read,
    or give --config, or --heads for a width that is not a standard one.
-   `classify` and `maps` preprocess as torchvision's ImageClassification
-   transform (resize the short side, centre crop to the model's size,
-   normalise): the file's input_mean/input_std and timm's crop_pct when it
-   has them, else ImageNet's mean/std and a 256/224 resize; the options
-   override. Each image gets an arena sized for it by a counting pass.
+   `classify` and `maps` prepare images as the file asks
+   (vit_model_preprocess: its mean, std, resize, crop, filter, else
+   torchvision's ViT transform); --mean, --std and --resize override. Each
+   image gets an arena sized for it by a counting pass.
    `maps` writes, per image, DIR/<name>_heads.png (the class token's
    attention in each head of one layer), <name>_fused.png (those heads
    fused) and <name>_rollout.png (attention rollout through every layer).
@@ -50,8 +50,8 @@
 
 /* ---- arguments: the commands and options, as tables ---- */
 
-enum { C_INFO = 1, C_RUN = 2, C_CLASSIFY = 4, C_MAPS = 8 };
-#define C_LOAD (C_INFO | C_RUN | C_CLASSIFY | C_MAPS)
+enum { C_INFO = 1, C_RUN = 2, C_CLASSIFY = 4, C_MAPS = 8, C_SHAPE = 16 };
+#define C_LOAD (C_INFO | C_RUN | C_CLASSIFY | C_MAPS | C_SHAPE)
 #define C_IMAGE (C_CLASSIFY | C_MAPS)
 #define CLI_MAX_POS 4096 /* positional arguments: at most this many images */
 
@@ -69,6 +69,7 @@ static const cli_command cli_commands[] = {
     {"run", C_RUN, 3, 3, "MODEL INPUT.npy OUTPUT.npy", "the model on a float32 .npy, the output saved as .npy (any kind)"},
     {"classify", C_CLASSIFY, 2, CLI_MAX_POS, "MODEL IMAGE...", "the top classes of each image, with the model's labels"},
     {"maps", C_MAPS, 2, CLI_MAX_POS, "MODEL IMAGE...", "attention PNGs of each image: every head, the heads fused, rollout"},
+    {"input-shape", C_SHAPE, 1, 4, "MODEL [B [N [W]]]", "the input shape for B items (N tokens or height, W width where the kind leaves them free)"},
     {"version", 0, 0, 0, "", "the version of vit.h"},
 };
 #define CLI_N_COMMANDS (int)(sizeof cli_commands / sizeof cli_commands[0])
@@ -83,6 +84,7 @@ enum { T_FLAG, T_INT, T_REAL, T_LIST, T_TEXT, T_CHOICE };
     X(LABELS, "--labels", T_TEXT, C_LOAD, 0, 0, "FILE", "class names, one a line")                                         \
     X(IMAGE_SIZE, "--image-size", T_INT, C_LOAD, 1, 8192, "N", "run a ViT at N x N pixels, its position embedding resized") \
     X(FEATURES, "--features", T_FLAG, C_RUN, 0, 0, "", "a ViT's pre-head representation instead of its logits")             \
+    X(TOKENS, "--tokens", T_FLAG, C_RUN, 0, 0, "", "a ViT's every token after the final norm, (B, T, C)")                  \
     X(THREADS, "--threads", T_INT, C_RUN | C_IMAGE, 1, VIT_MAX_THREADS, "N", "threads (default: OMP_NUM_THREADS, else one per core)") \
     X(TOP, "--top", T_INT, C_CLASSIFY, 1, INT_MAX, "K", "how many classes to print (default 5)")                          \
     X(MEAN, "--mean", T_LIST, C_IMAGE, 0, 0, "M", "per-channel mean: one number, or one per channel (A,B,C)")               \
@@ -118,6 +120,7 @@ typedef struct cli_args {
     double real[O_COUNT];         /* T_REAL */
     float list[O_COUNT][3];       /* T_LIST: 1 to 3 numbers */
     int nlist[O_COUNT];
+    long num_pos[4];              /* input-shape: B, N, W as numbers (index 1..3) */
     char err[512];                /* a usage error: which argument, what is wrong */
 } cli_args;
 
@@ -280,6 +283,16 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
         return cli_fail(a, "missing %.*s (usage: vit %s %s)", (int)len, w, a->cmd->name, a->cmd->args);
     }
     if (a->cmd->bit == C_MAPS && !a->given[O_OUT]) return cli_fail(a, "missing --out DIR (the folder for the PNGs)");
+    if (a->given[O_FEATURES] && a->given[O_TOKENS]) return cli_fail(a, "--features and --tokens: one or the other");
+    for (i = 1; a->cmd->bit == C_SHAPE && i < a->npos; i++) { /* B, N, W: sizes */
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(a->pos[i], &end, 10);
+        if (end == a->pos[i] || *end || errno == ERANGE || v < 1 || v > INT32_MAX)
+            return cli_fail(a, "%s '%s': not a size in 1..%ld", i == 1 ? "B" : i == 2 ? "N" : "W", a->pos[i], (long)INT32_MAX);
+        a->num_pos[i] = v;
+    }
     return CLI_OK;
 }
 
@@ -425,11 +438,6 @@ static void unload_model(vit_model *m) {
     label_buf = NULL;
 }
 
-static void print_tensor(const char *label, const vit_tensor *t) {
-    char s[64];
-    if (t->data) printf("  %-22s %s\n", label, vit_tensor_shape_str(t, s, sizeof s));
-}
-
 /* Says so, loudly, when the file records that its weights were never trained. */
 static void warn_untrained(const vit_model *m, const char *path) {
     const char *why = vit_model_meta(m, "untrained");
@@ -437,78 +445,29 @@ static void warn_untrained(const vit_model *m, const char *path) {
         fprintf(stderr, "vit: WARNING: %s holds untrained weights (%s): its predictions mean nothing\n", esc(path), esc(why));
 }
 
+/* vit_model_describe's text, each line escaped. */
 static int cmd_info(const cli_args *a) {
-    const char *path = a->pos[0], *s;
+    const char *s;
+    char *text, *line, *nl;
+    size_t n;
     vit_model m;
     vit_result r = load_model(&m, a);
     if (r != VIT_OK) return fail(r);
-    printf("%s: %s (naming %s), %lld weights\n", esc(path), vit_kind_name(m.kind), esc(m.naming), (long long)m.n_params);
-    if ((s = vit_model_meta(&m, "untrained"))) printf("  UNTRAINED: %s\n", esc(s));
-    else if ((s = vit_model_meta(&m, "weights"))) printf("  weights: %s\n", esc(s));
-    if (m.inferred) printf("  %s\n", esc(m.inferred));
-    switch (m.kind) {
-    case VIT_KIND_VIT: {
-        const vit_config *c = &m.cfg;
-        printf("  image %dx%d, %d channels, patch %d, %d tokens\n", c->image_size, c->image_size, c->in_channels, c->patch_size,
-               (c->image_size / c->patch_size) * (c->image_size / c->patch_size) + 1);
-        printf("  %d layers, hidden %d, %d heads, mlp %d (%s), LayerNorm eps %g\n", c->depth, c->dim, c->heads, c->mlp_dim,
-               c->act == VIT_ACT_GELU ? "gelu" : "relu", (double)c->ln_eps);
-        printf("  pool %s, classes %d, representation %d%s\n",
-               c->pool == VIT_POOL_CLS ? "class token" : c->pool == VIT_POOL_MEAN ? "mean" : c->norm_tokens ? "patch mean (norm first)" : "patch mean",
-               c->num_classes, c->representation_size, c->quirk ? ", seed-004 attention quirk" : "");
-        if (m.n_labels) printf("  labels: %s, %s, ... %s\n", vit_model_label(&m, 0), m.n_labels > 1 ? vit_model_label(&m, 1) : "",
-                               vit_model_label(&m, m.n_labels - 1));
-        printf("  input (B, %d, %d, %d)\n", c->in_channels, c->image_size, c->image_size);
-        break;
+    n = vit_model_describe(&m, NULL, 0) + 1;
+    if (!(text = (char *)malloc(n))) {
+        unload_model(&m);
+        fprintf(stderr, "vit: out of memory\n");
+        return 1;
     }
-    case VIT_KIND_SDPA: printf("  input (B, N, C)\n"); break;
-    case VIT_KIND_MHA:
-        printf("  embed %d, %d heads%s\n  input (B, N, %d)\n", m.mha.dim, m.mha.heads, m.mha.quirk ? ", seed-004 attention quirk" : "", m.mha.dim);
-        print_tensor("qkv weight", &m.mha_w.qkv_w);
-        break;
-    case VIT_KIND_MLP:
-        printf("  %d -> %d (%s) -> %d\n  input (..., %d)\n", m.mlp.in_dim, m.mlp.hidden_dim, m.mlp.act == VIT_ACT_GELU ? "gelu" : "relu",
-               m.mlp.out_dim, m.mlp.in_dim);
-        break;
-    case VIT_KIND_BLOCK:
-        printf("  hidden %d, %d heads, mlp %d, eps %g\n  input (B, N, %d)\n", m.block.dim, m.block.heads, m.block.mlp_dim,
-               (double)m.block.ln_eps, m.block.dim);
-        break;
-    case VIT_KIND_PATCH:
-        printf("  image %d, patch %d, %d channels -> %d features%s%s\n  input (B, %d, %d, %d)\n", m.patch.image_size, m.patch.patch_size,
-               m.patch.in_channels, m.patch.dim, m.patch.class_token ? ", class token" : "", m.patch.pos_embed ? ", position embedding" : "",
-               m.patch.in_channels, m.patch.image_size, m.patch.image_size);
-        break;
-    case VIT_KIND_SE:
-        printf("  %d channels, squeeze %d\n  input (B, %d, H, W)\n", m.se.channels, m.se.squeeze, m.se.channels);
-        break;
-    case VIT_KIND_SDSA: printf("  n_embd %d, one head, no output projection\n  input (B, N, %d)\n", m.sdsa.dim, m.sdsa.dim); break;
-    case VIT_KIND_CLS002:
-        printf("  %d patches of %d values -> self-attention, ReLU, linear -> %d classes\n  input (B, %d, %d)\n", m.cls002.seq_len, m.cls002.dim,
-               m.cls002.num_classes, m.cls002.seq_len, m.cls002.dim);
-        break;
-    case VIT_KIND_EMSA:
-        printf("  d_model %d, %d heads, d_k %d, d_v %d, ratio %d%s\n", m.emsa.dim, m.emsa.heads, m.emsa.d_k, m.emsa.d_v, m.emsa.ratio,
-               m.emsa.transform && m.emsa.heads > 1 ? ", transform" : "");
-        if (m.emsa.ratio > 1) printf("  input (B, %d, %d): a %dx%d grid\n", m.emsa.height * m.emsa.width, m.emsa.dim, m.emsa.height, m.emsa.width);
-        else printf("  input (B, N, %d)\n", m.emsa.dim);
-        break;
-    case VIT_KIND_SHUFFLE:
-        printf("  %d channels, %d groups\n  input (B, %d, H, W)\n", m.shuffle.channels, m.shuffle.groups, m.shuffle.channels);
-        break;
-    case VIT_KIND_SGE: printf("  %d groups\n  input (B, C, H, W), C a multiple of %d, H*W >= 2\n", m.sge.groups, m.sge.groups); break;
-    case VIT_KIND_AFT:
-        printf("  AFT-%s, dim %d, hidden %d", m.aft.variant == VIT_AFT_FULL ? "full" : m.aft.variant == VIT_AFT_SIMPLE ? "simple" : "local", m.aft.dim,
-               m.aft.hidden_dim);
-        if (m.aft.variant == VIT_AFT_LOCAL) printf(", window s %d", m.aft.s);
-        if (m.aft.variant == VIT_AFT_SIMPLE) printf("\n  input (B, T, %d)\n", m.aft.dim);
-        else printf("\n  input (B, T, %d), T <= max_seqlen %d\n", m.aft.dim, m.aft.max_seqlen);
-        break;
-    case VIT_KIND_OUTLOOK:
-        printf("  dim %d, %d heads, kernel %d, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n", m.outlook.dim, m.outlook.heads,
-               m.outlook.kernel_size, m.outlook.padding, m.outlook.stride, (double)m.outlook.scale, m.outlook.qkv_bias ? ", v bias" : "", m.outlook.dim);
-        break;
+    vit_model_describe(&m, text, n);
+    for (line = text; *line; line = nl + 1) {
+        if ((nl = strchr(line, '\n'))) *nl = 0;
+        printf(line == text ? "%s: %s\n" : "%s%s\n", line == text ? esc(a->pos[0]) : "", esc(line));
+        if (line == text && (s = vit_model_meta(&m, "untrained"))) printf("  UNTRAINED: %s\n", esc(s));
+        else if (line == text && (s = vit_model_meta(&m, "weights"))) printf("  weights: %s\n", esc(s));
+        if (!nl) break;
     }
+    free(text);
     unload_model(&m);
     return 0;
 }
@@ -531,6 +490,7 @@ static int cmd_run(const cli_args *a) {
     vit_result r;
     memset(&opts, 0, sizeof opts);
     opts.features = a->given[O_FEATURES];
+    opts.tokens = a->given[O_TOKENS];
     if (set_threads(a)) return 1;
     if ((r = load_model(&m, a)) != VIT_OK) return fail(r);
     /* The input's size is only known from its header: count, then load. */
@@ -553,60 +513,58 @@ static int cmd_run(const cli_args *a) {
     return r == VIT_OK ? 0 : fail(r);
 }
 
-#ifndef VIT_NO_IMAGE
-/* ---- classify and maps ---- */
-
-/* A --mean/--std given, else the file's input_mean/input_std, else
-   ImageNet's, into v[C]; 0, or 2 with a message. */
-static int channel_values(const cli_args *a, const vit_model *m, int o, const char *key, const float imagenet[3], float v[3]) {
-    const char *meta = vit_model_meta(m, key);
-    int C = m->cfg.in_channels, n, c;
-    float got[3];
-    const char *src;
-    if (a->given[o]) {
-        memcpy(got, a->list[o], sizeof got);
-        n = a->nlist[o];
-        src = cli_options[o].name;
-    } else if (meta) {
-        if (!cli_list(meta, got, &n)) return usage_fail(a, "%s: metadata %s '%s' is not 1 to 3 numbers", a->pos[0], key, meta);
-        for (c = 0; o == O_STD && c < n; c++)
-            if (!(got[c] > 0.0f)) return usage_fail(a, "%s: metadata %s '%s' is not positive", a->pos[0], key, meta);
-        src = key;
-    } else {
-        for (c = 0; c < 3; c++) v[c] = imagenet[c];
-        return 0;
-    }
-    if (n != 1 && n != C)
-        return usage_fail(a, "%s %s: %d numbers for a model with %d channel%s (give 1 for every channel, or %d)", src, a->given[o] ? a->text[o] : meta, n,
-                          C, C == 1 ? "" : "s", C);
-    for (c = 0; c < 3; c++) v[c] = got[n == 1 ? 0 : c < n ? c : 0];
+static int cmd_input_shape(const cli_args *a) {
+    vit_model m;
+    int32_t shape[VIT_MAX_DIMS], ndim, i;
+    vit_result r = load_model(&m, a);
+    if (r != VIT_OK) return fail(r);
+    r = vit_model_input_shape(&m, (int32_t)(a->npos > 1 ? a->num_pos[1] : 1), (int32_t)(a->npos > 2 ? a->num_pos[2] : 16),
+                              (int32_t)(a->npos > 3 ? a->num_pos[3] : 16), &ndim, shape);
+    unload_model(&m);
+    if (r != VIT_OK) return fail(r);
+    for (i = 0; i < ndim; i++) printf(i ? " %d" : "%d", (int)shape[i]);
+    printf("\n");
     return 0;
 }
 
-/* The preprocessing for m: the options, else the file's numbers (timm's
-   crop_pct, a trained model's mean/std), else torchvision's ViT transform.
-   0, or 2 with a message naming the option or metadata at fault. */
-static int preprocess_for(const cli_args *a, const vit_model *m, vit_preprocess *pp) {
-    static const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
-    const char *s = vit_model_meta(m, "input_crop_pct");
-    int32_t size = m->cfg.image_size;
-    memset(pp, 0, sizeof *pp);
-    pp->crop = size;
-    if (channel_values(a, m, O_MEAN, "input_mean", mean, pp->mean) || channel_values(a, m, O_STD, "input_std", std, pp->std)) return 2;
+#ifndef VIT_NO_IMAGE
+/* ---- classify and maps ---- */
+
+/* --mean or --std over pp's, as many numbers as the model has channels
+   (or one for all); 0, or 2 with a message. */
+static int channel_option(const cli_args *a, const vit_model *m, int o, float v[3]) {
+    int C = m->cfg.in_channels, n = a->nlist[o], c;
+    if (!a->given[o]) return 0;
+    if (n != 1 && n != C)
+        return usage_fail(a, "%s %s: %d numbers for a model with %d channel%s (give 1 for every channel, or %d)", cli_options[o].name, a->text[o], n, C,
+                          C == 1 ? "" : "s", C);
+    for (c = 0; c < 3; c++) v[c] = a->list[o][n == 1 ? 0 : c < n ? c : 0];
+    return 0;
+}
+
+/* The preparation of images for m: what the file asks for
+   (vit_model_preprocess), the options over it. A crop other than the
+   model's size (transformers' DINOv2) resizes its position embedding, unless
+   --image-size set the size, which the crop then follows. 0, 1 or 2 with a
+   message. */
+static int preprocess_for(const cli_args *a, vit_model *m, vit_preprocess *pp) {
+    vit_result r;
+    if ((r = vit_model_preprocess(m, pp)) != VIT_OK) {
+        fprintf(stderr, "vit: %s: %s (%s)\n", esc(a->pos[0]), esc(vit_last_error()), vit_result_string(r));
+        return 1;
+    }
+    if (pp->crop != m->cfg.image_size) {
+        if (!a->given[O_IMAGE_SIZE]) {
+            if ((r = vit_model_set_image_size(m, pp->crop)) != VIT_OK) return fail(r);
+        } else {
+            pp->resize = (int32_t)((int64_t)pp->resize * m->cfg.image_size / pp->crop);
+            pp->crop = m->cfg.image_size;
+        }
+    }
+    if (channel_option(a, m, O_MEAN, pp->mean) || channel_option(a, m, O_STD, pp->std)) return 2;
     if (a->given[O_RESIZE]) {
-        if (a->num[O_RESIZE] < size) return usage_fail(a, "--resize %ld: smaller than the model's %d-pixel crop", a->num[O_RESIZE], (int)size);
+        if (a->num[O_RESIZE] < pp->crop) return usage_fail(a, "--resize %ld: smaller than the model's %d-pixel crop", a->num[O_RESIZE], (int)pp->crop);
         pp->resize = (int32_t)a->num[O_RESIZE];
-    } else if (s) { /* timm: resize to floor(size / crop_pct), crop_pct in (0, 1] */
-        char *end;
-        double pct = strtod(s, &end), r = pct > 0.0 ? floor(size / pct) : 0.0;
-        if (end == s || *end || !(pct > 0.0 && pct <= 1.0))
-            return usage_fail(a, "%s: metadata input_crop_pct '%s' is not a number in (0, 1]", a->pos[0], s);
-        if (r > cli_options[O_RESIZE].hi)
-            return usage_fail(a, "%s: metadata input_crop_pct %s resizes %d pixels to %.0f, more than %.0f (give --resize)", a->pos[0], s, (int)size, r,
-                              cli_options[O_RESIZE].hi);
-        pp->resize = (int32_t)r;
-    } else {
-        pp->resize = vit_model_meta(m, "input_mean") ? size : size * 256 / 224; /* a model's own numbers: no resize */
     }
     return 0;
 }
@@ -671,20 +629,21 @@ static const char *class_name(const vit_model *m, int k) {
     return buf;
 }
 
-/* Load, --threads, and the checks classify and maps share. */
+/* Load, --threads, and the checks classify and maps share (maps: a class token). */
 static int image_command_setup(const cli_args *a, vit_model *m, vit_preprocess *pp, int need_head) {
-    vit_result r;
+    int r;
     if (set_threads(a)) return 1;
-    if ((r = load_model(m, a)) != VIT_OK) return fail(r);
-    if (m->kind != VIT_KIND_VIT || (need_head && m->cfg.num_classes < 1)) {
-        if (m->kind == VIT_KIND_VIT) usage_fail(a, "%s is a ViT without a head, not a classifier", a->pos[0]);
-        else usage_fail(a, "%s holds a module (kind %s), not a ViT%s", a->pos[0], vit_kind_name(m->kind), need_head ? " classifier" : "");
+    if ((r = (int)load_model(m, a)) != VIT_OK) return fail((vit_result)r);
+    if (m->kind != VIT_KIND_VIT || (need_head && m->cfg.num_classes < 1) || (!need_head && !m->cfg.class_token)) {
+        if (m->kind != VIT_KIND_VIT) usage_fail(a, "%s holds a module (kind %s), not a ViT%s", a->pos[0], vit_kind_name(m->kind), need_head ? " classifier" : "");
+        else if (need_head) usage_fail(a, "%s is a ViT without a head, not a classifier", a->pos[0]);
+        else usage_fail(a, "%s is a ViT without a class token: the maps are the class token's attention", a->pos[0]);
         unload_model(m);
         return 2;
     }
-    if (preprocess_for(a, m, pp)) {
+    if ((r = preprocess_for(a, m, pp))) {
         unload_model(m);
-        return 2;
+        return (int)r;
     }
     warn_untrained(m, a->pos[0]);
     return 0;
@@ -757,7 +716,7 @@ static int cmd_maps(const cli_args *a) {
     vit_preprocess pp, show;
     vit_rollout_params rp;
     vit_tensor *att;
-    int i, j, layer, G, NH, T, status = 0;
+    int i, j, layer, G, NH, T, skip, status = 0;
     size_t extra;
     if ((i = image_command_setup(a, &m, &pp, 0))) return i;
     layer = a->given[O_LAYER] ? (int)a->num[O_LAYER] : m.cfg.depth - 1;
@@ -787,15 +746,16 @@ static int cmd_maps(const cli_args *a) {
     rp.explain_compat = 0;
     G = m.cfg.image_size / m.cfg.patch_size;
     NH = m.cfg.heads;
-    T = G * G + 1;
-    /* After the forward: one map per head, then vit_map_rollout's scratch
-       (three T x T matrices, T sums, a ranking of T x T entries). */
-    extra = (size_t)NH * G * G * sizeof(float) + (size_t)T * T * (3 * sizeof(float) + 8) + (size_t)T * sizeof(float) + 8 * VIT_ALIGN;
+    skip = vit_model_prefix_tokens(&m) - 1; /* registers, a distillation token: between the class token and the patches */
+    T = G * G + skip + 1;                   /* tokens */
+    /* After the forward: one map per head, a row, then vit_map_rollout's
+       scratch (three T x T matrices, T sums, a ranking of T x T entries). */
+    extra = ((size_t)NH * G * G + (size_t)T) * sizeof(float) + (size_t)T * T * (3 * sizeof(float) + 8) + (size_t)T * sizeof(float) + 8 * VIT_ALIGN;
     for (i = 1; i < a->npos; i++) {
         vit_arena act;
         vit_tensor crop, logits;
         char name[256], path[1200];
-        float *maps, prob;
+        float *maps, *row, prob;
         int best;
         vit_result r = forward_image(&m, a->pos[i], &pp, &show, extra, att, &act, &crop, &logits);
         if (r != VIT_OK) {
@@ -808,17 +768,19 @@ static int cmd_maps(const cli_args *a) {
         crop = vit_tensor_view(&crop, 0); /* (C, S, S) */
         stem(a->pos[i], name, sizeof name);
         maps = (float *)vit_arena_alloc(&act, (size_t)NH * G * G * sizeof(float));
-        r = maps ? VIT_OK : VIT_ERR_OOM;
-        for (j = 0; r == VIT_OK && j < NH; j++) r = vit_map_cls(&att[layer], 0, j, VIT_FUSE_MEAN, maps + (size_t)j * G * G);
+        row = (float *)vit_arena_alloc(&act, (size_t)T * sizeof(float)); /* the class token's row, then the patches' part of it */
+        r = maps && row ? VIT_OK : VIT_ERR_OOM;
+        for (j = 0; r == VIT_OK && j < NH; j++)
+            if ((r = vit_map_cls(&att[layer], 0, j, VIT_FUSE_MEAN, row)) == VIT_OK) memcpy(maps + (size_t)j * G * G, row + skip, (size_t)G * G * sizeof(float));
         snprintf(path, sizeof path, "%s/%s_heads.png", a->text[O_OUT], name);
         if (r == VIT_OK && (r = vit_png_grid(path, &crop, maps, NH, G, G, NH < 6 ? NH : 6, 160, 0.6f)) == VIT_OK)
             printf("  %s: the class token's attention in each of the %d heads of layer %d\n", esc(path), NH, layer);
         snprintf(path, sizeof path, "%s/%s_fused.png", a->text[O_OUT], name);
-        if (r == VIT_OK && (r = vit_map_cls(&att[layer], 0, -1, rp.fusion, maps)) == VIT_OK && (r = vit_png_overlay(path, &crop, maps, G, G, 0.6f)) == VIT_OK)
+        if (r == VIT_OK && (r = vit_map_cls(&att[layer], 0, -1, rp.fusion, row)) == VIT_OK && (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
             printf("  %s: layer %d's heads fused by %s\n", esc(path), layer, fusion_names[rp.fusion]);
         snprintf(path, sizeof path, "%s/%s_rollout.png", a->text[O_OUT], name);
-        if (r == VIT_OK && (r = vit_map_rollout(&act, att, m.cfg.depth, 0, &rp, maps)) == VIT_OK &&
-            (r = vit_png_overlay(path, &crop, maps, G, G, 0.6f)) == VIT_OK)
+        if (r == VIT_OK && (r = vit_map_rollout(&act, att, m.cfg.depth, 0, &rp, row)) == VIT_OK &&
+            (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
             printf("  %s: rollout through %d layers, %s fusion, %.2f discarded\n", esc(path), (int)m.cfg.depth, fusion_names[rp.fusion],
                    (double)rp.discard_ratio);
         if (r != VIT_OK) status = fail(r);
@@ -843,6 +805,7 @@ int main(int argc, char **argv) {
     switch (a.cmd->bit) {
     case C_INFO: return cmd_info(&a);
     case C_RUN: return cmd_run(&a);
+    case C_SHAPE: return cmd_input_shape(&a);
 #ifndef VIT_NO_IMAGE
     case C_CLASSIFY: return cmd_classify(&a);
     case C_MAPS: return cmd_maps(&a);

@@ -20,8 +20,7 @@ int main(void) {
         static const float tokens[12] = {1, 0, 0, 0, 1, 0, 1, 0.1f, 0, 0, 0, 1};
         for (i = 0; i < 12; i++) x.data[i] = tokens[i] * 3.0f;
     }
-    p.attn = &att;
-    if (vit_sdpa_forward(&a, &p, &x, &y) != VIT_OK) {
+    if (vit_sdpa_forward(&a, &p, &x, &y, &att) != VIT_OK) {
         fprintf(stderr, "sdpa: %s\n", vit_last_error());
         return 1;
     }

@@ -1,11 +1,10 @@
 /* Classify an image with any exported ViT: top-k classes with labels, and
    optionally the attention rollout drawn over the crop it classified.
      02_classify MODEL IMAGE [--top K] [--labels FILE] [--attention OUT.png]
-   Preprocessing follows the file: models trained by tools/train_fashion.py
-   record their mean/std (and are not resized); others get torchvision's ViT
-   transform (resize 256/224 of the input size, centre crop, ImageNet
-   mean/std). Labels come from --labels (one name a line) or the model.
-   The arena is sized for this image by a counting pass over the same calls. */
+   Images are prepared as the file asks (vit_model_preprocess: a trained
+   model's mean/std, timm's crop_pct, ..., else torchvision's ViT transform).
+   Labels come from --labels (one name a line) or the model. The arena is
+   sized for this image by a counting pass over the same calls. */
 #define VIT_IMPLEMENTATION
 #include "vit.h"
 
@@ -18,22 +17,10 @@ static int fail(const char *what) {
     return 1;
 }
 
-/* "0.286" or "0.485,0.456,0.406" into v (one number: every channel). */
-static void numbers(const char *s, float v[3]) {
-    char *end;
-    int n = 0;
-    for (;;) {
-        v[n++] = (float)strtod(s, &end);
-        if (n == 3 || *end != ',') break;
-        s = end + 1;
-    }
-    while (n < 3) v[n++] = v[0];
-}
-
 int main(int argc, char **argv) {
-    const char *png = NULL, *mean_s, *std_s;
+    const char *png = NULL;
     long top = 5;
-    int i, k, G, T;
+    int i, k, G, T, skip;
     vit_model m;
     vit_load_opts lo;
     vit_arena a;
@@ -54,28 +41,25 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (vit_model_load_file_ex(&m, argv[1], &lo) != VIT_OK) return fail(argv[1]);
-    if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1) {
-        fprintf(stderr, "02_classify: %s is not a ViT classifier\n", argv[1]);
+    if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1 || (png && !m.cfg.class_token)) {
+        fprintf(stderr, "02_classify: %s is not a ViT classifier%s\n", argv[1], png ? " with a class token (the rollout is its attention)" : "");
         return 1;
     }
-    /* Preprocessing: the file's own numbers when it has them. */
-    memset(&pp, 0, sizeof pp);
-    mean_s = vit_model_meta(&m, "input_mean");
-    std_s = vit_model_meta(&m, "input_std");
-    pp.crop = m.cfg.image_size;
-    pp.resize = mean_s ? m.cfg.image_size : m.cfg.image_size * 256 / 224;
-    if (mean_s && std_s) numbers(mean_s, pp.mean), numbers(std_s, pp.std);
+    /* Images as the file asks; a crop other than the model's size (transformers' DINOv2) resizes its position embedding. */
+    if (vit_model_preprocess(&m, &pp) != VIT_OK || (pp.crop != m.cfg.image_size && vit_model_set_image_size(&m, pp.crop) != VIT_OK))
+        return fail(argv[1]);
     show = pp; /* the same crop, left in [0, 1] and drawn at least 224 pixels wide */
     k = (224 + pp.crop - 1) / pp.crop;
     show.crop *= k, show.resize *= k;
     show.mean[0] = show.mean[1] = show.mean[2] = 0.0f;
     show.std[0] = show.std[1] = show.std[2] = 1.0f;
     /* The arena: a counting pass (decode, preprocess, the forward's size),
-       plus the rollout's map and scratch (three T x T matrices, T sums, a
+       plus the rollout's row and scratch (three T x T matrices, T sums, a
        ranking of T x T entries). */
     G = m.cfg.image_size / m.cfg.patch_size;
-    T = G * G + 1;
-    extra = (size_t)G * G * sizeof(float) + (size_t)T * T * (3 * sizeof(float) + 8) + (size_t)T * sizeof(float) + 8 * VIT_ALIGN;
+    skip = vit_model_prefix_tokens(&m) - 1; /* registers or a distillation token before the patches */
+    T = G * G + skip + 1;
+    extra = (size_t)T * sizeof(float) + (size_t)T * T * (3 * sizeof(float) + 8) + (size_t)T * sizeof(float) + 8 * VIT_ALIGN;
     memset(&opts, 0, sizeof opts);
     opts.attn = att = png ? (vit_tensor *)calloc((size_t)m.cfg.depth, sizeof(vit_tensor)) : NULL;
     if (png && !att) {
@@ -101,10 +85,10 @@ int main(int argc, char **argv) {
         logits.data[best] = -1.0f;
     }
     if (png) {
-        float *mask = (float *)vit_arena_alloc(&a, (size_t)G * G * sizeof(float));
+        float *mask = (float *)vit_arena_alloc(&a, (size_t)(T - 1) * sizeof(float));
         vit_rollout_params rp = {VIT_FUSE_MAX, 0.9f, 0};
         crop = vit_tensor_view(&crop, 0); /* (C, S, S): what the model saw */
-        if (!mask || vit_map_rollout(&a, att, m.cfg.depth, 0, &rp, mask) != VIT_OK || vit_png_overlay(png, &crop, mask, G, G, 0.5f) != VIT_OK)
+        if (!mask || vit_map_rollout(&a, att, m.cfg.depth, 0, &rp, mask) != VIT_OK || vit_png_overlay(png, &crop, mask + skip, G, G, 0.5f) != VIT_OK)
             return fail(png);
         printf("attention rollout (max fusion, discard 0.9) over the classified crop written to %s\n", png);
     }

@@ -37,8 +37,8 @@ static int ok(vit_result r, const char *what) {
 int main(int argc, char **argv) {
     enum { S = 64, G = 16, C = 8 };
     char path[1024];
-    vit_tensor img, rgb, feat, tok, y, gates, cg, sg, att;
-    vit_preprocess pp = {S, S, {0, 0, 0}, {1, 1, 1}}; /* a 64x64 crop left in [0, 1] */
+    vit_tensor img, rgb, feat, tok, y, gates, gs[2], att;
+    vit_preprocess pp = {S, S, {0, 0, 0}, {1, 1, 1}, VIT_RESAMPLE_BILINEAR, 0, 0}; /* a 64x64 crop left in [0, 1] */
     int32_t shape[4], i, x, yy, c;
     if (argc < 3) { fprintf(stderr, "usage: 05_tour IMAGE OUTDIR\n"); return 2; }
     if (!ok(vit_arena_init_alloc(&A, 64u << 20), "arena") || !ok(vit_image_load(&A, argv[1], 3, &img), argv[1]) ||
@@ -59,29 +59,29 @@ int main(int argc, char **argv) {
             f[(6 * S + yy) * S + x] = gx < 0 ? -gx : gx; f[(7 * S + yy) * S + x] = gy < 0 ? -gy : gy;
         }
     {   /* Squeeze-excitation: one gate per channel. */
-        vit_se_params p = {C, 2, &gates};
+        vit_se_params p = {C, 2};
         vit_se_weights w;
         w.fc1_w = rnd(4, 2, C, 1, 1, 1); w.fc1_b = rnd(1, 2, 1, 1, 1, 0.1f); w.fc2_w = rnd(4, C, 2, 1, 1, 1); w.fc2_b = rnd(1, C, 1, 1, 1, 0.1f);
-        if (!ok(vit_se_forward(&A, &p, &w, &feat, &y), "se")) return 1;
+        if (!ok(vit_se_forward(&A, &p, &w, &feat, &y, &gates), "se")) return 1;
         printf("squeeze-excitation channel gates:");
         for (c = 0; c < C; c++) printf(" %.2f", gates.data[c]);
         printf("\n");
     }
     {   /* Spatial group-wise enhance: a spatial gate per group of channels. */
-        vit_sge_params p = {4, &gates};
+        vit_sge_params p = {4};
         vit_sge_weights w;
         w.weight = rnd(4, 1, 4, 1, 1, 2); w.bias = rnd(4, 1, 4, 1, 1, 0.5f);
         snprintf(path, sizeof path, "%s/tour_sge.png", argv[2]);
-        if (!ok(vit_sge_forward(&A, &p, &w, &feat, &y), "sge") || !ok(vit_png_grid(path, &rgb, gates.data, 4, S, S, 4, 128, 0.6f), path)) return 1;
+        if (!ok(vit_sge_forward(&A, &p, &w, &feat, &y, &gates), "sge") || !ok(vit_png_grid(path, &rgb, gates.data, 4, S, S, 4, 128, 0.6f), path)) return 1;
         printf("%s: SGE's 4 spatial gates\n", path);
     }
     {   /* Shuffle attention: gates of the channel and spatial halves. */
-        vit_shuffle_params p = {C, 2, &cg, &sg};
+        vit_shuffle_params p = {C, 2};
         vit_shuffle_weights w;
         w.cweight = rnd(4, 1, 2, 1, 1, 1); w.cbias = rnd(4, 1, 2, 1, 1, 1); w.sweight = rnd(4, 1, 2, 1, 1, 2); w.sbias = rnd(4, 1, 2, 1, 1, 1);
         w.gn_w = rnd(1, 2, 1, 1, 1, 1); w.gn_b = rnd(1, 2, 1, 1, 1, 0.2f);
         snprintf(path, sizeof path, "%s/tour_shuffle.png", argv[2]);
-        if (!ok(vit_shuffle_forward(&A, &p, &w, &feat, &y), "shuffle") || !ok(vit_png_grid(path, &rgb, sg.data, C / 2, S, S, 4, 128, 0.6f), path)) return 1;
+        if (!ok(vit_shuffle_forward(&A, &p, &w, &feat, &y, gs), "shuffle") || !ok(vit_png_grid(path, &rgb, gs[1].data, C / 2, S, S, 4, 128, 0.6f), path)) return 1;
         printf("%s: ShuffleAttention's %d spatial gates\n", path, C / 2);
     }
     /* Tokens for the sequence modules: the features average-pooled to G x G, (1, G*G, C). */
@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     for (c = 0; c < C; c++)
         for (i = 0; i < S * S; i++) tok.data[((i / S) / (S / G) * G + (i % S) / (S / G)) * C + c] += feat.data[c * S * S + i] / ((S / G) * (S / G));
     {   /* EMSA with 2x2-reduced keys: where the centre token looks. */
-        vit_emsa_params p = {C, 4, 4, 2, G, G, 2, 1, &att};
+        vit_emsa_params p = {C, 4, 4, 2, G, G, 2, 1};
         vit_emsa_weights w;
         float map[(G / 2) * (G / 2)];
         memset(&w, 0, sizeof w);
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
         w.v_w = rnd(2, 8, C, 1, 1, 1); w.v_b = rnd(1, 8, 1, 1, 1, 0.1f); w.o_w = rnd(2, C, 8, 1, 1, 1); w.o_b = rnd(1, C, 1, 1, 1, 0.1f);
         w.sr_w = rnd(4, C, 1, 3, 3, 0.5f); w.sr_b = rnd(1, C, 1, 1, 1, 0.1f); w.ln_w = rnd(1, C, 1, 1, 1, 1); w.ln_b = rnd(1, C, 1, 1, 1, 0.1f);
         w.tr_w = rnd(4, 2, 2, 1, 1, 1); w.tr_b = rnd(1, 2, 1, 1, 1, 0.1f);
-        if (!ok(vit_emsa_forward(&A, &p, &w, &tok, &y), "emsa")) return 1;
+        if (!ok(vit_emsa_forward(&A, &p, &w, &tok, &y, &att), "emsa")) return 1;
         for (i = 0; i < (G / 2) * (G / 2); i++) /* head 0, query = the centre token */
             map[i] = att.data[(size_t)(G / 2 * G + G / 2) * att.shape[3] + i];
         snprintf(path, sizeof path, "%s/tour_emsa.png", argv[2]);
@@ -107,13 +107,13 @@ int main(int argc, char **argv) {
         printf("%s: EMSA, head 0, the centre token's attention over the reduced keys\n", path);
     }
     {   /* AFT-Simple: softmax over tokens of K, averaged over features. */
-        vit_aft_params p = {VIT_AFT_SIMPLE, 0, C, 8, 0, &att};
+        vit_aft_params p = {VIT_AFT_SIMPLE, 0, C, 8, 0};
         vit_aft_weights w;
         float map[G * G];
         memset(&w, 0, sizeof w);
         w.q_w = rnd(2, 8, C, 1, 1, 1); w.q_b = rnd(1, 8, 1, 1, 1, 0.1f); w.k_w = rnd(2, 8, C, 1, 1, 2); w.k_b = rnd(1, 8, 1, 1, 1, 0.1f);
         w.v_w = rnd(2, 8, C, 1, 1, 1); w.v_b = rnd(1, 8, 1, 1, 1, 0.1f); w.proj_w = rnd(2, C, 8, 1, 1, 1); w.proj_b = rnd(1, C, 1, 1, 1, 0.1f);
-        if (!ok(vit_aft_forward(&A, &p, &w, &tok, &y), "aft")) return 1;
+        if (!ok(vit_aft_forward(&A, &p, &w, &tok, &y, &att), "aft")) return 1;
         for (i = 0; i < G * G; i++) {
             map[i] = 0;
             for (c = 0; c < 8; c++) map[i] += att.data[(size_t)c * G * G + i] / 8;

@@ -11,18 +11,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (vit_model_load_memory(&m, data, size) == VIT_OK) {
         vit_arena a;
         vit_tensor x, y;
-        int32_t shape[4] = {1, 1, 1, 1}, ndim = 3;
+        int32_t shape[VIT_MAX_DIMS], ndim = 0, d;
+        double elems = 1.0;
         size_t n, i;
-        switch (m.kind) {
-        case VIT_KIND_VIT: case VIT_KIND_PATCH:
-            ndim = 4; shape[1] = m.patch.in_channels; shape[2] = shape[3] = m.patch.image_size; break;
-        case VIT_KIND_MHA: shape[1] = 3; shape[2] = m.mha.dim; break;
-        case VIT_KIND_MLP: shape[1] = 2; shape[2] = m.mlp.in_dim; break;
-        case VIT_KIND_BLOCK: shape[1] = 3; shape[2] = m.block.dim; break;
-        default: shape[1] = 4; shape[2] = 4; break;
-        }
+        vit_model_input_shape(&m, 1, 3, 4, &ndim, shape); /* 3 tokens, or 3 x 4 pixels, where free */
+        for (d = 0; d < ndim; d++) elems *= shape[d];
         /* Keep the forward cheap: skip configurations that would be slow. */
-        if ((double)shape[1] * shape[2] * shape[3] < 65536 && m.n_params < 2000000 && vit_arena_init_alloc(&a, 64u << 20) == VIT_OK) {
+        if (ndim > 0 && elems < 65536 && m.n_params < 2000000 && vit_arena_init_alloc(&a, 64u << 20) == VIT_OK) {
             if (vit_tensor_init(&a, &x, ndim, shape) == VIT_OK) {
                 n = vit_tensor_numel(&x);
                 for (i = 0; i < n; i++) x.data[i] = (float)(i % 7) * 0.25f - 0.5f;

@@ -46,6 +46,10 @@ expect 2 "--top needs a value (K)" classify $M $IMG --top
 expect 2 "--top needs a value (K), got the option --resize" classify $M $IMG --top --resize 40
 expect 2 "--top given twice" classify $M $IMG --top 3 --top=4
 expect 2 "--features takes no value" run $M a.npy b.npy --features=1
+expect 2 "--features and --tokens: one or the other" run $M a.npy b.npy --features --tokens
+expect 2 "vit input-shape: B 'two': not a size in 1..2147483647" input-shape $M two
+expect 2 "vit input-shape: N '0': not a size" input-shape $M 2 0
+expect 2 "unexpected argument '5' (input-shape takes MODEL [B [N [W]]])" input-shape $M 1 2 3 5
 # Numbers: strtol and a range, never atoi.
 expect 2 "--top 0: out of range, K must be in 1..2147483647" classify $M $IMG --top 0
 expect 2 "--top 'three': not a whole number" classify $M $IMG --top three
@@ -73,6 +77,8 @@ expect 2 "--discard 1: out of range, R must be in [0, 1)" maps $M $IMG --out "$W
 expect 2 "--layer 2: the model has 2 layers (0..1)" maps $M $IMG --out "$W" --layer 2
 expect 2 "would both write rgba_*.png" maps $M $IMG ./$IMG --out "$W"
 expect 2 "holds a module (kind mha), not a ViT classifier" classify tests/fixtures/mha_nn.safetensors $IMG
+expect 2 "is a ViT without a class token: the maps are the class token's attention" maps tests/fixtures/families/no_cls_avg/model.safetensors $IMG --out "$W"
+expect 0 "3 32 32" input-shape $M 3
 # Help and version: stdout, exit 0.
 "$VIT" --help > "$W/out.txt" 2> "$W/err.txt"
 check "--help: usage on stdout, exit 0" test $? -eq 0 -a -n "$(grep -F 'vit maps MODEL IMAGE... [--threads N]' "$W/out.txt")" -a ! -s "$W/err.txt"
@@ -98,12 +104,12 @@ expect 1 "tests/fixtures/maps/gray.png" classify $M "$W/photo.jpg" tests/fixture
 $PY -c 'import sys; from PIL import Image; Image.new("RGB", (2, 6000), (200, 30, 90)).save(sys.argv[1]); Image.new("L", (1500, 1500), 77).save(sys.argv[2])' \
   "$W/tall.png" "$W/grey.png"
 expect 0 "%" classify $M "$W/tall.png" "$W/grey.png" --top 1
-# timm's crop_pct from a config.json: a tiny one is refused, not cast to int.
+# timm's crop_pct from a config.json: a tiny one is refused (vit_model_preprocess), not cast to int.
 cp -r tests/fixtures/naming/timm_avg "$W/timm"
 sed 's/"crop_pct": 0.9/"crop_pct": 1e-30/' tests/fixtures/naming/timm_avg/config.json > "$W/timm/config.json"
-expect 2 "metadata input_crop_pct 1e-30 resizes 20 pixels to" classify "$W/timm/model.safetensors" $IMG
+expect 1 "timm/model.safetensors: metadata input_crop_pct '1e-30' is not a number in [0.0625, 1]" classify "$W/timm/model.safetensors" $IMG
 sed 's/"crop_pct": 0.9/"crop_pct": 0/' tests/fixtures/naming/timm_avg/config.json > "$W/timm/config.json"
-expect 2 "metadata input_crop_pct '0' is not a number in (0, 1]" classify "$W/timm/model.safetensors" $IMG
+expect 1 "timm/model.safetensors: metadata input_crop_pct '0' is not a number in [0.0625, 1]" classify "$W/timm/model.safetensors" $IMG
 cp tests/fixtures/naming/timm_avg/config.json "$W/timm/config.json"
 expect 0 "goldfish" classify "$W/timm/model.safetensors" $IMG --top 5
 
@@ -132,6 +138,10 @@ check "run --threads 1 and 2: same output" cmp "$W/t1.npy" "$W/t2.npy"
 expect 0 "rollout through 2 layers, max fusion, 0.50 discarded" maps $M $IMG tests/fixtures/maps/gray.png --out "$W/maps" --fusion max --discard 0.5 --layer 0
 for f in rgba_heads rgba_fused rgba_rollout gray_heads gray_fused gray_rollout; do
   check "maps wrote $f.png" test -n "$(head -c 8 "$W/maps/$f.png" | grep -a PNG)"
+done
+# With registers (timm's DINOv2) and a distillation token (DeiT): the maps are the patches' part of each row.
+for mdl in dinov2_reg4 deit_distilled; do
+  expect 0 "rollout through 2 layers" maps tests/fixtures/families/$mdl/model.safetensors $IMG --out "$W/$mdl"
 done
 $PY -c '
 import sys

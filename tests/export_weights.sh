@@ -55,7 +55,7 @@ w = torchvision.models.ViT_B_16_Weights.IMAGENET1K_V1
 bad = [k for k in want if not (got[k] == want[k].numpy()).all()]
 print("tensors differing from the cached weights:", bad, "of", len(want), "; metadata keys", sorted(meta))
 ok = not bad and set(got) == set(want) and meta["labels"].split(",") == w.meta["categories"] and "untrained" not in meta
-ok = ok and "IMAGENET1K_V1" in meta["weights"] and meta["input_crop_pct"] == "0.875" and meta["input_mean"] == "0.485,0.456,0.406"
+ok = ok and "IMAGENET1K_V1" in meta["weights"] and meta["input_resize"] == "256" and meta["input_crop"] == "224" and meta["input_mean"] == "0.485,0.456,0.406"
 m = torchvision.models.vit_b_16()
 m.load_state_dict(want)
 p = m.eval()(w.transforms()(Image.open(sys.argv[3]).convert("RGB"))[None]).softmax(-1)[0]

@@ -32,10 +32,10 @@ static void test_matmul(void) {
             }
 }
 
-/* The modules' product (vit__linear: the few-rows product where
-   VIT__FEW_USE picks it, M from 3/4 of a vector to a vector, N and K >= 128)
-   against the GEMM's reference, K past one VIT__KF block, N off the column
-   block. */
+/* vit_k_matmul, the one product (the few-rows path where VIT__FEW_USE
+   picks it, M from 3/4 of a vector to a vector, N and K >= 128), against
+   its reference, K past one VIT__KF block, N off the column block; and the
+   few-rows path itself wherever it applies. */
 static void test_linear(void) {
     static const int ks[] = {1, 7, 65, 257, 784}, ns[] = {1, 7, 9, 65, 197};
     int M, a, c;
@@ -46,13 +46,14 @@ static void test_linear(void) {
                 int K = ks[a], N = ns[c];
                 float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *bias = randv((size_t)N, 1.0f);
                 float *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
-                vit__linear(y1, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
+                vit_k_matmul(y1, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
                 vit_k_matmul_ref(y2, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
                 snprintf(label, sizeof label, "linear M=%d K=%d N=%d", M, K, N);
                 expect(check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5), label);
 #ifndef VIT_NO_SIMD
                 if (M >= VIT__FEW_MIN && M <= VIT__VW) { /* the few-rows product itself, wherever it applies */
-                    vit__gemm_few(y1, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N, NULL);
+                    vit__mm mm = vit__mm_dense(y1, x, w, (M + a + c) % 2 ? bias : NULL, M, K, N);
+                    vit__gemm_few(&mm);
                     snprintf(label, sizeof label, "few-rows M=%d K=%d N=%d", M, K, N);
                     expect(check_close(label, y1, y2, (size_t)M * N, 1e-5 * K, 1e-5), label);
                 }
@@ -153,8 +154,9 @@ static void test_attention(void) {
             float *qkv = randv((size_t)B * N * ld, 1.0f), *o1 = randv((size_t)B * N * C, 0.0f), *o2 = randv((size_t)B * N * C, 0.0f);
             float *a1 = randv((size_t)B * NH * N * N, 0.0f), *a2 = randv((size_t)B * NH * N * N, 0.0f), *vt = randv((size_t)B * C * N, 0.0f);
             float scale = post ? 1.0f : 1.0f / sqrtf((float)HS), pst = post ? 1.0f / sqrtf((float)C) : 1.0f;
-            vit_k_attention(o1, a1, vt, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, scale, pst);
-            vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, scale, pst);
+            vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, ld, scale, pst);
+            vit_k_attention(o1, a1, vt, qkv, qkv + C, qkv + 2 * C, &sh);
+            vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, &sh);
             snprintf(label, sizeof label, "attention B=%d N=%d NH=%d HS=%d%s", B, N, NH, HS, post ? " quirk" : "");
             expect(check_close(label, o1, o2, (size_t)B * N * C, 1e-6, 1e-5), label);
             expect(check_close(label, a1, a2, (size_t)B * NH * N * N, 1e-7, 1e-5), label);
@@ -162,7 +164,8 @@ static void test_attention(void) {
                the same bits. */
             {
                 float *o3 = randv((size_t)B * N * C, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
-                vit__attention(o3, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, scale, pst);
+                vit__att at = vit__att_of(o3, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
+                vit__attention(&at, scr, 2);
                 expect(memcmp(o1, o3, (size_t)B * N * C * sizeof(float)) == 0, "attention without maps: same bits as with");
                 free(o3); free(scr);
             }
@@ -192,8 +195,12 @@ static void test_attention_tiles(void) {
         vit__att_tiles(N, &nt, &per);
         qkv = randv((size_t)B * N * ld, 1.0f); o1 = randv((size_t)B * N * C, 0.0f); o2 = randv((size_t)B * N * C, 0.0f);
         a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
-        vit__attention(o1, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, 0.4f, 1.0f);
-        vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, B, N, NH, HS, ld, 0.4f, 1.0f);
+        {
+            vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, ld, 0.4f, 1.0f);
+            vit__att at = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
+            vit__attention(&at, scr, 2);
+            vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, &sh);
+        }
         expect(nt == 2 && check_close("attention in query blocks N=1030", o1, o2, (size_t)B * N * C, 1e-6, 1e-5),
                "attention in query blocks equals the reference");
         free(qkv); free(o1); free(o2); free(a2); free(scr);
@@ -201,28 +208,56 @@ static void test_attention_tiles(void) {
 }
 
 /* The GEMM's fused epilogue equals the separate passes bit for bit:
-   act(x w^T + b) + r against vit__linear, then vit_k_gelu / vit_k_relu,
-   then vit_k_add, on every path the product takes (dot products below 4
-   rows, the few-rows product, the GEMM with a narrow last panel). */
+   act(x w^T + b) * g + r against vit_k_matmul, then vit_k_act, vit_k_mul
+   and vit_k_add, for every activation, on every path the product takes
+   (dot products below 4 rows, the few-rows product, the GEMM with a narrow
+   last panel). */
 static void test_epilogue(void) {
     static const int shapes[][3] = {{1, 65, 9}, {3, 768, 197}, {7, 9, 65}, {16, 784, 200}, {13, 257, 129}, {29, 300, 40}, {197, 768, 65}};
-    int i, act;
-    char label[96];
+    int i, act, m, gamma;
+    char label[128];
     for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
-        for (act = VIT__EPI_NONE; act <= VIT__EPI_GELU; act++) {
-            int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
-            float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
-            float *r = randv((size_t)M * N, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
-            vit__epi e;
-            e.act = act; e.r = r; e.ldr = N;
-            vit__linear_epi(y1, x, w, b, M, K, N, &e);
-            vit__linear(y2, x, w, b, M, K, N);
-            if (act == VIT__EPI_GELU) vit_k_gelu(y2, y2, M * N);
-            if (act == VIT__EPI_RELU) vit_k_relu(y2, y2, M * N);
-            vit_k_add(y2, r, y2, M * N);
-            snprintf(label, sizeof label, "fused epilogue act=%d M=%d K=%d N=%d: same bits as the separate passes", act, M, K, N);
-            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
-            free(x); free(w); free(b); free(r); free(y1); free(y2);
+        for (act = VIT__EPI_NONE; act <= VIT_ACT_SILU; act++)
+            for (gamma = 0; gamma < 2; gamma++) {
+                int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
+                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
+                float *r = randv((size_t)M * N, 1.0f), *g = randv((size_t)N, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+                vit__epi e;
+                vit__mm mm = vit__mm_dense(y1, x, w, b, M, K, N);
+                e.act = act; e.g = gamma ? g : NULL; e.r = r; e.ldr = N;
+                mm.e = &e;
+                vit__matmul(&mm);
+                vit_k_matmul(y2, x, w, b, M, K, N);
+                if (act != VIT__EPI_NONE) vit_k_act(y2, y2, M * N, (vit_act)act);
+                if (gamma)
+                    for (m = 0; m < M; m++) vit_k_mul(y2 + (size_t)m * N, y2 + (size_t)m * N, g, N);
+                vit_k_add(y2, r, y2, M * N);
+                snprintf(label, sizeof label, "fused epilogue act=%d gamma=%d M=%d K=%d N=%d: same bits as the separate passes", act, gamma, M, K, N);
+                expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
+                free(x); free(w); free(b); free(r); free(g); free(y1); free(y2);
+            }
+}
+
+/* vit_k_act and vit_k_glu against their references, every activation, on
+   lengths around the vector width; inputs over [-6, 6] reach both tails. */
+static void test_act(void) {
+    int a, act, rows;
+    char label[96];
+    for (act = VIT_ACT_GELU; act <= VIT_ACT_SILU; act++)
+        for (a = 0; a < NSIZES; a++) {
+            int n = sizes[a];
+            float *x = randv((size_t)2 * n * 3, 3.0f), *y1 = randv((size_t)2 * n * 3, 0.0f), *y2 = randv((size_t)2 * n * 3, 0.0f);
+            vit_k_act(y1, x, n, (vit_act)act);
+            vit_k_act_ref(y2, x, n, (vit_act)act);
+            snprintf(label, sizeof label, "act %d n=%d", act, n);
+            expect(check_close(label, y1, y2, (size_t)n, 1e-6, 1e-6), label);
+            for (rows = 1; rows <= 3; rows += 2) {
+                vit_k_glu(y1, x, rows, n, (vit_act)act);
+                vit_k_glu_ref(y2, x, rows, n, (vit_act)act);
+                snprintf(label, sizeof label, "glu act %d rows=%d H=%d", act, rows, n);
+                expect(check_close(label, y1, y2, (size_t)rows * n, 1e-6, 1e-6), label);
+            }
+            free(x); free(y1); free(y2);
         }
 }
 
@@ -254,11 +289,14 @@ static void test_threads(void) {
     omp_set_num_threads(saved);
     expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and 2 threads");
 #ifndef VIT_NO_SIMD
-    omp_set_num_threads(1);
-    vit__gemm_few(y1, x, w, NULL, VIT__VW, K, N, NULL);
-    omp_set_num_threads(2);
-    vit__gemm_few(y2, x, w, NULL, VIT__VW, K, N, NULL);
-    omp_set_num_threads(saved);
+    {
+        vit__mm m1 = vit__mm_dense(y1, x, w, NULL, VIT__VW, K, N), m2 = vit__mm_dense(y2, x, w, NULL, VIT__VW, K, N);
+        omp_set_num_threads(1);
+        vit__gemm_few(&m1);
+        omp_set_num_threads(2);
+        vit__gemm_few(&m2);
+        omp_set_num_threads(saved);
+    }
     expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, "few-rows product bit-identical for 1 and 2 threads");
 #endif
     free(x); free(w); free(y1); free(y2);
@@ -266,10 +304,12 @@ static void test_threads(void) {
         int B = 2, T = 197, NH = 3, HS = 64, C = NH * HS;
         float *qkv = randv((size_t)B * T * 3 * C, 1.0f), *o1 = randv((size_t)B * T * C, 0.0f), *o2 = randv((size_t)B * T * C, 0.0f);
         float *scr = randv(2 * vit__att_slot(T, HS, 0), 0.0f);
+        vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, 0.125f, 1.0f);
+        vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh), a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
         omp_set_num_threads(1);
-        vit__attention(o1, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, T, NH, HS, 3 * C, 0.125f, 1.0f);
+        vit__attention(&a1, scr, 2);
         omp_set_num_threads(2);
-        vit__attention(o2, NULL, scr, 2, qkv, qkv + C, qkv + 2 * C, B, T, NH, HS, 3 * C, 0.125f, 1.0f);
+        vit__attention(&a2, scr, 2);
         omp_set_num_threads(saved);
         expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, "attention bit-identical for 1 and 2 threads");
         free(qkv); free(o1); free(o2); free(scr);
@@ -311,6 +351,7 @@ int main(void) {
     test_attention();
     test_attention_tiles();
     test_epilogue();
+    test_act();
     test_narrow_panel();
     test_threads();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);

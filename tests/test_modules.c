@@ -1,7 +1,9 @@
 /* Every fixture in tests/fixtures/MANIFEST (written by tools/make_fixtures.py
    from the real PyTorch modules) through vit_model_forward: outputs within
    1e-5 (modules) or 1e-4 (whole ViTs) of PyTorch, relative to max(1, |ref|),
-   and ViT features likewise. Usage: test_modules [FIXTURE_DIR]. */
+   and ViT features likewise; the files in FIXTURE_DIR/legacy, written
+   before vit.h 0.2 renamed kinds, namings and keys, to the same outputs.
+   Usage: test_modules [FIXTURE_DIR]. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "check.h"
@@ -101,7 +103,7 @@ int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
     char path[1024], line[512];
     int passed = 0, failed = 0;
-    FILE *f;
+    FILE *f, *g;
     snprintf(path, sizeof path, "%s/MANIFEST", dir);
     if (!(f = fopen(path, "r"))) {
         printf("cannot open %s\n", path);
@@ -118,6 +120,18 @@ int main(int argc, char **argv) {
         }
         if (run_case(dir, name, tol, feat, weights)) passed++;
         else failed++;
+        /* The same case from a file written before vit.h 0.2 (old kind,
+           naming and key strings), where one is kept. */
+        snprintf(path, sizeof path, "%s/legacy/%s", dir, weights);
+        if ((g = fopen(path, "rb")) != NULL) {
+            fclose(g);
+            snprintf(path, sizeof path, "legacy/%s", weights);
+            if (run_case(dir, name, tol, feat, path)) passed++;
+            else {
+                printf("FAIL %s: the file written before vit.h 0.2 (%s)\n", name, path);
+                failed++;
+            }
+        }
     }
     fclose(f);
     printf("test_modules: %d passed, %d failed\n", passed, failed);

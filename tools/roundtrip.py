@@ -4,7 +4,8 @@
                           [--tokens N] [--seed S] [--dtype F32|F16|BF16] [--threads N] [--vit build/vit]
 
 Builds SPEC (same syntax as tools/export.py), randomizes its weights, exports
-it to a temporary directory with a random input of the shape its kind takes,
+it to a temporary directory (timm specs in timm's names with its config.json,
+the rest with vit.h metadata) with a random input of the shape its kind takes,
 runs `vit run MODEL IN.npy OUT.npy [--threads N]`, and compares OUT with
 PyTorch's output: pass when max|diff| <= 1e-4 * max(1, max|ref|) for whole
 ViTs, 1e-5 * ... for modules (the tolerances of tests/fixtures/MANIFEST).
@@ -20,38 +21,18 @@ import tempfile
 import numpy as np
 import torch
 
-from export import (ExportError, add_build_args, build, describe, export_module, randomize, reference_forward,
+from export import (ExportError, add_build_args, build, describe, export_module, export_timm, randomize, reference_forward,
                     round_weights)
 
-SPATIAL = (5, 7)  # H, W for the (B, C, H, W) and (B, H, W, C) kinds: odd and unequal on purpose
+SPATIAL = (5, 7)  # N or H, and W, where the kind leaves them free: odd and unequal on purpose
 
 
-def input_shape(meta, batch, tokens):
-    """The input vit.h expects for this kind; `tokens` sets N where the kind leaves it free."""
-    kind = meta["kind"]
-
-    def get(key):
-        return int(meta[key])
-
-    if kind in ("vit", "patch_embed"):
-        return batch, get("in_channels"), get("image_size"), get("image_size")
-    if kind == "mlp" and meta["naming"] == "seed002":
-        return batch, get("in_dim")
-    if kind == "seed002_classifier":
-        return batch, get("seq_len"), get("n_embd")
-    if kind == "emsa":
-        return batch, get("H") * get("W"), get("d_model")
-    if kind == "aft":
-        return batch, min(tokens, get("max_seqlen") or tokens), get("dim")
-    if kind == "outlook":
-        return (batch, *SPATIAL, get("dim"))
-    channels = {"se": "in_channels", "shuffle": "channel"}
-    if kind in channels:
-        return (batch, get(channels[kind]), *SPATIAL)
-    if kind == "sge":
-        return (batch, 3 * get("groups"), *SPATIAL)
-    dims = {"sdpa": None, "mha": "embed_dim", "mlp": "in_dim", "encoder_block": "hidden_dim", "sdsa": "n_embd"}
-    return batch, tokens, get(dims[kind]) if dims[kind] else 16
+def input_shape(vit, model, batch, tokens):
+    """The input `vit input-shape` says the model takes (vit_model_input_shape); `tokens` sets N where the kind leaves it free."""
+    run = subprocess.run([vit, "input-shape", model, str(batch), str(tokens), str(SPATIAL[1])], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise ExportError(f"vit input-shape {model}: {run.stderr.strip()}")
+    return tuple(int(v) for v in run.stdout.split())
 
 
 def main(argv=None):
@@ -65,20 +46,28 @@ def main(argv=None):
     parser.add_argument("--vit", default=os.path.join(root, "build", "vit"), help="the vit binary (default build/vit)")
     args = parser.parse_args(argv)
 
+    timm_spec = args.spec.startswith("timm:")
     try:
         module = randomize(build(args.spec, args.num_classes, args.image_size), args.seed)
-        kind, _, meta = describe(module)
+        kind = "vit" if timm_spec else describe(module)[0]
     except (ExportError, TypeError) as e:
         parser.exit(2, f"roundtrip.py: error: {e}\n")
     if args.dtype != "F32":
         round_weights(module, args.dtype)
-    x = torch.randn(input_shape(meta, args.batch, args.tokens), generator=torch.Generator().manual_seed(args.seed + 1))
-    with torch.no_grad():
-        ref = reference_forward(module, x).numpy()
 
     with tempfile.TemporaryDirectory() as tmp:
         model, inp, out = (os.path.join(tmp, f) for f in ("model.safetensors", "in.npy", "out.npy"))
-        export_module(module, model, dtype=args.dtype)
+        if timm_spec:
+            export_timm(module, model, dtype=args.dtype)  # timm's names and config.json, no vit.h metadata
+        else:
+            export_module(module, model, dtype=args.dtype)
+        try:
+            shape = input_shape(args.vit, model, args.batch, args.tokens)
+        except (OSError, ExportError) as e:
+            parser.exit(2, f"roundtrip.py: {e} (build vit first: make)\n")
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(args.seed + 1))
+        with torch.no_grad():
+            ref = reference_forward(module, x).numpy()
         np.save(inp, x.numpy())
         cmd = [args.vit, "run", model, inp, out] + (["--threads", str(args.threads)] if args.threads else [])
         try:
