@@ -9,7 +9,7 @@ BLAS_INC = -I/usr/include/$(shell gcc -dumpmachine)/openblas-pthread
 EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 FASHION  = /usr/share/datasets/fashion-mnist
 
-.PHONY: all examples deps test demo bench fuzz web web-serve clean
+.PHONY: all examples deps test demo bench fuzz export web web-serve clean
 
 all: build/vit examples
 
@@ -44,6 +44,14 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 	@build/examples/04_fashion models/fashion_vit.safetensors build/data --eval --show 6 --out build/demo
 	@echo
 	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
+
+# A model for vit.h from PyTorch, e.g. ImageNet's ViT-B/16 with its class names:
+#   make export SPEC=torchvision:vit_b_16 OUT=vit_b_16.safetensors ARGS="--weights IMAGENET1K_V1"
+# (tools/export.py --help lists the rest; /usr/bin/python3 tools/export.py works too).
+export: build/vit
+	@test -n "$(SPEC)" -a -n "$(OUT)" || { echo 'usage: make export SPEC=torchvision:vit_b_16 OUT=vit_b_16.safetensors [ARGS="--weights IMAGENET1K_V1"]' >&2; exit 2; }
+	@tools/install_deps.sh export
+	$(PY) tools/export.py '$(SPEC)' '$(OUT)' $(ARGS)
 
 # The attention-map page: vit.h compiled to WebAssembly (SIMD128), the page,
 # the shipped model and ten Fashion-MNIST test images in build/web;

@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
     enum { S = 64, G = 16, C = 8 };
     char path[1024];
     vit_tensor img, rgb, feat, tok, y, gates, gs[2], att;
-    vit_preprocess pp = {S, S, {0, 0, 0}, {1, 1, 1}}; /* a 64x64 crop left in [0, 1] */
+    vit_preprocess pp = {S, S, {0, 0, 0}, {1, 1, 1}, VIT_RESAMPLE_BILINEAR, 0, 0}; /* a 64x64 crop left in [0, 1] */
     int32_t shape[4], i, x, yy, c;
     if (argc < 3) { fprintf(stderr, "usage: 05_tour IMAGE OUTDIR\n"); return 2; }
     if (!ok(vit_arena_init_alloc(&A, 64u << 20), "arena") || !ok(vit_image_load(&A, argv[1], 3, &img), argv[1]) ||

@@ -72,6 +72,7 @@ step examples-build make -s examples CFLAGS="-O2 -march=native -fopenmp"
 step example-sdpa build/examples/01_sdpa
 step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetensors tests/fixtures/maps/rgba.png --top 3 \
   --attention build/log/example_rollout.png
+step example-classify-cases tests/classify_example.sh build/examples/02_classify build/native/vit $PY build/log/example_classify
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
 # Maps of models with registers (timm's DINOv2), a distillation token, and a
@@ -87,6 +88,8 @@ attention_png_prefix() {
 }
 step example-attention-png-prefix attention_png_prefix
 step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
+# vit.pc and CMakeLists.txt used as a project that vendors vit.h would.
+step package-pkgconfig-cmake tests/package.sh build/log/package
 
 # The shipped Fashion-MNIST models: vit.h's prediction for each of the
 # 10,000 test images equals PyTorch's.
@@ -113,7 +116,7 @@ step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixt
 # set) explores for that long from a random seed instead.
 fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
-for fz in safetensors:300000 npy:100000 image:20000; do
+for fz in safetensors:300000 npy:100000 image:20000 cli:50000; do
   fz_runs=${fz#*:} fz=${fz%%:*}
   step "fuzz-$fz-build" clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
     -mavx2 -mfma -I. "fuzz/fuzz_$fz.c" -o "build/fuzz_$fz" -lm
@@ -179,6 +182,17 @@ cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sS
 step web-build make -s web
 step web-chromium $PY tests/test_web.py build/web build/native/vit build/log
 
+# README.md's own lines as they stand (tests/readme.sh): its classify.c with
+# -Werror and ASan+UBSan, then each group of its build block (Linux gcc and
+# clang, MinGW-w64 + wine, emcc + node, AArch64 + qemu) in a clean folder.
+step readme-snippet tests/readme.sh snippet build/native/vit $PY
+rd_n=$(tests/readme.sh groups)
+rd_k=1
+while [ "$rd_k" -le "$rd_n" ]; do
+  step "readme-$(tests/readme.sh name "$rd_k")" tests/readme.sh build "$rd_k" build/native/vit $PY
+  rd_k=$((rd_k + 1))
+done
+
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm
 step cxx-g++ g++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -Wno-psabi -O1 -mavx2 -mfma -x c++ tests/test_compile.c -x c++ tests/test_compile2.c -I. -o build/test_compile_cxx -lm
@@ -187,6 +201,26 @@ step compile-run build/test_compile
 step options-compile gcc $WARN -O1 -DVIT_NO_IMAGE -DVIT_NO_PNG -DVIT_NO_STDIO -DVIT_NO_SIMD "-DVIT_MALLOC(n)=malloc(n)" "-DVIT_FREE(p)=free(p)" \
   -include stdlib.h tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile_options -lm
 step options-run build/test_compile_options
+# The header's manners: the thread-count API with and without OpenMP; the
+# including file's own warnings still reported after the implementation
+# (gcc, clang, g++); nothing printed by an x86 build with AVX2 or
+# -march=native (GCC 12's one psabi note without AVX is documented).
+manners() {
+  gcc $WARN -O1 -mavx2 -mfma -fopenmp -I. tests/test_manners.c -o build/test_manners_omp -lm && build/test_manners_omp 2 &&
+    gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm && build/test_manners 1 || return 1
+  for mn_cc in gcc clang "g++ -x c++"; do
+    # shellcheck disable=SC2086
+    $mn_cc -Wall -O0 -mavx2 -mfma -DMANNERS_UNUSED -I. -c tests/test_manners.c -o build/test_manners.o > build/log/manners.txt 2>&1
+    grep -q "unused_after_vit.*-Wunused-function" build/log/manners.txt || { echo "$mn_cc: the file's -Wunused-function was lost:"; cat build/log/manners.txt; return 1; }
+  done
+  for mn_flags in "-march=native" "-mavx2 -mfma"; do
+    # shellcheck disable=SC2086
+    gcc -std=c99 -O2 -Wall -Wextra $mn_flags -I. -c examples/02_classify.c -o build/test_manners.o > build/log/manners.txt 2>&1
+    [ ! -s build/log/manners.txt ] || { echo "gcc -O2 $mn_flags printed:"; cat build/log/manners.txt; return 1; }
+  done
+  echo "threads API with and without OpenMP; the file's warnings kept; AVX builds silent"
+}
+step header-manners manners
 
 # PyTorch is the ground truth: the committed fixtures must be what the
 # tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must
@@ -235,6 +269,12 @@ image_size_run() {
       build/log/pos48.out.npy tests/fixtures/maps/pos48.out.npy
 }
 step cli-image-size image_size_run
+# The vit command: usage errors, bounds, escaping, classify and maps (tests/cli.sh).
+step cli-args tests/cli.sh build/native/vit $PY build/log/cli
+ASAN_OPTIONS=detect_leaks=1 step cli-args-asan tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
+# tools/export.py: pretrained weights from torch hub's cache, ImageNet's
+# labels, untrained exports flagged, make export (tests/export_weights.sh).
+step export-weights tests/export_weights.sh build/native/vit $PY build/log/export
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \

@@ -1,7 +1,8 @@
 """Export PyTorch modules to safetensors files for vit.h, with their config in the metadata.
 
-    python3 tools/export.py SPEC OUT.safetensors [--num-classes N] [--image-size S]
-                            [--seed S] [--dtype F32|F16|BF16] [--naming NAMING]
+    /usr/bin/python3 tools/export.py SPEC OUT.safetensors [--weights NAME | --pretrained] [--labels FILE]
+                            [--num-classes N] [--image-size S] [--seed S] [--dtype F32|F16|BF16] [--naming NAMING]
+    (or: make export SPEC=... OUT=... ARGS="--weights NAME")
 
 SPEC names a module to build:
     torchvision:vit_b_16                    a torchvision builder (vit_b_32, vit_l_16, vit_l_32, vit_h_14)
@@ -10,11 +11,23 @@ SPEC names a module to build:
                                             in timm's own names with the config.json timm writes
     nn:MultiheadAttention:embed_dim=24,num_heads=4,batch_first=True
     reference:seed001.VisionTransformer:image_size=32,...          a class of tools/reference.py
+--weights NAME loads a torchvision builder's pretrained weights (IMAGENET1K_V1,
+DEFAULT, ...: torchvision's weights enum) from torch hub's cache
+($TORCH_HOME/hub/checkpoints, default ~/.cache/torch/hub/checkpoints), downloading
+them there when missing; the file then records the weights, ImageNet's class
+names (torchvision ships them) and the weights' preprocessing (mean, std,
+crop_pct). --pretrained does the same for timm:NAME through timm. Without
+either the weights are a random initialisation (torchvision's ViT head is
+all zeros): export.py warns and the file's metadata says "untrained", which
+`vit info` and `vit classify` repeat.
+--labels FILE puts class names (one a line) in the metadata.
 --num-classes 0 replaces a ViT's head by nn.Identity (vit.h then returns features).
 --naming timm|timm-avg|transformers|transformers-model|torchvision writes a
 torchvision ViT in that library's names without vit.h metadata, plus a
 config.json beside it (timm, transformers): a checkpoint as a model hub has it.
 --seed re-draws every parameter (see randomize); without it the module keeps its own init.
+Only reference:seed004.* needs einops and timm:* timm (tools/requirements.txt,
+in build/venv); the rest runs with Debian's python3, torch and torchvision.
 
 The file is plain safetensors (STYLE.md section 7), written here so the tools
 need only torch and numpy. Tensors are packed back to back in state_dict()
@@ -42,9 +55,12 @@ import inspect
 import json
 import math
 import os
+import pickle
 import re
 import struct
 import sys
+import urllib.error
+import urllib.parse
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -688,8 +704,27 @@ def export_module(module, path, kind=None, dtype="F32", extra=None, **overrides)
         if key in meta:
             raise ExportError(f"extra metadata {key!r} would shadow an inferred entry")
         meta[key] = _str(value)
+    if zero_head(module) and "untrained" not in (extra or {}):
+        print(f"export.py: WARNING: {path}: the classification head is all zeros (torchvision's initialisation, "
+              "never trained): every class gets the same score", file=sys.stderr)
     write_safetensors(path, _state(module) if tensors is None else tensors, dict(sorted(meta.items())), dtype)
     return meta
+
+
+def _head_linear(module):
+    """The Linear that makes a whole ViT's logits, or None (not a ViT, or its head dropped)."""
+    try:
+        parent, attr = _head(module)
+    except ExportError:
+        return None
+    linears = [m for m in getattr(parent, attr).modules() if isinstance(m, nn.Linear)]
+    return linears[-1] if linears else None
+
+
+def zero_head(module):
+    """True for a whole ViT whose classification head's weights are all zero (torchvision's untrained init)."""
+    head = _head_linear(module)
+    return head is not None and not bool(head.weight.detach().any())
 
 
 # ---- weights and forward passes, as the tests see them ----
@@ -1049,14 +1084,15 @@ def write_safetensors_plain(path, tensors, metadata=None, dtype="F32"):
             f.write(data)
 
 
-def export_naming(model, path, naming, dtype="F32", config=True, labels=None):
+def export_naming(model, path, naming, dtype="F32", config=True, labels=None, extra=None):
     """Write a torchvision ViT in another library's naming (one of NAMINGS) without vit.h metadata.
 
     timm and timm-avg (global_pool 'avg' with fc_norm) files have no
     __metadata__, as timm's own; transformers files have {"format": "pt"},
     as save_pretrained writes. With config, config.json goes beside the
     file (transformers always needs it for the heads unless the width is a
-    standard one; timm's holds global_pool). Returns the config written, or None.
+    standard one; timm's holds global_pool). extra: metadata entries to add
+    (export.py's record of the weights). Returns the config written, or None.
     """
     if naming not in NAMINGS:
         raise ExportError(f"naming {naming!r}: expected one of {', '.join(NAMINGS)}")
@@ -1072,6 +1108,8 @@ def export_naming(model, path, naming, dtype="F32", config=True, labels=None):
         classification = naming == "transformers"
         sd, meta = hf_state_dict(model, classification), {"format": "pt"}
         cfg = hf_config(model, classification, labels) if config else None
+    if extra:
+        meta = dict(meta or {}, **{k: _str(v) for k, v in extra.items()})
     write_safetensors_plain(path, sd, meta, dtype)
     if cfg is not None:
         with open(os.path.join(os.path.dirname(os.path.abspath(path)), "config.json"), "w") as f:
@@ -1116,8 +1154,48 @@ def _timm():
     return timm
 
 
-def build(spec, num_classes=None, image_size=None, pretrained=False):
-    """Build the module a SPEC names (see the module docstring), in eval mode."""
+def tv_weights(name, weights):
+    """torchvision's weights enum entry for builder `name` ("vit_b_16") from "IMAGENET1K_V1", "DEFAULT", ..."""
+    import torchvision.models
+    try:
+        enum = torchvision.models.get_model_weights(name)
+    except (ValueError, KeyError):
+        raise ExportError(f"--weights {weights}: torchvision has no pretrained weights for {name!r} "
+                          "(a builder such as vit_b_16 has; a class with arguments has none)") from None
+    try:
+        return enum.verify(weights)
+    except (ValueError, KeyError):
+        raise ExportError(f"--weights {weights}: {name} has {', '.join(enum.__members__)}") from None
+
+
+def hub_path(url):
+    """Where torch hub keeps the file at url: $TORCH_HOME/hub/checkpoints/NAME (default ~/.cache/torch)."""
+    return os.path.join(torch.hub.get_dir(), "checkpoints", os.path.basename(urllib.parse.urlparse(url).path))
+
+
+def _pretrained(what, url, path, make):
+    """make(), the pretrained module, with a message that says where its weights come from when it fails."""
+    if url:
+        print(f"export.py: {what}: " + (f"from torch hub's cache, {path}" if os.path.exists(path) else f"downloading {url} to {path}"),
+              file=sys.stderr)
+    try:
+        return make()
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", None) or e
+        where = f"; without a network, put {os.path.basename(path)} at {path} (TORCH_HOME moves ~/.cache/torch)" if path else ""
+        raise ExportError(f"{what}: cannot download {url or 'the weights'} ({reason}){where}, then run this again") from None
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as e:  # a truncated or foreign file in the cache
+        raise ExportError(f"{what}: cannot read {path or 'the weights'} ({str(e).splitlines()[0]}); delete it and run again "
+                          "to download it") from None
+
+
+def build(spec, num_classes=None, image_size=None, pretrained=False, weights=None):
+    """Build the module a SPEC names (see the module docstring), in eval mode.
+
+    pretrained: timm's weights (timm:NAME); weights: a torchvision builder's
+    pretrained weights (see tv_weights). Both load from their library's
+    cache or download.
+    """
     prefix, _, rest = spec.partition(":")
     name, _, args = rest.partition(":")
     roots = {"torchvision": tv, "nn": nn, "reference": R, "timm": None}
@@ -1135,12 +1213,22 @@ def build(spec, num_classes=None, image_size=None, pretrained=False):
             kwargs["img_size"] = image_size
         if num_classes is not None:
             kwargs["num_classes"] = num_classes
+        if weights:
+            raise ExportError("--weights is for torchvision builders; timm specs take --pretrained")
         try:
             return timm.create_model(name, pretrained=pretrained, **kwargs).eval()
-        except RuntimeError as e:
-            raise ExportError(f"spec {spec!r}: {e}") from None
+        except Exception as e:  # timm's, huggingface_hub's and the network's own kinds
+            if not pretrained and not isinstance(e, RuntimeError):
+                raise
+            why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            if not pretrained:
+                raise ExportError(f"spec {spec!r}: {why}") from None
+            raise ExportError(f"timm:{name} --pretrained: cannot load timm's weights ({why}); timm downloads them from the "
+                              "Hugging Face hub into its cache (~/.cache/huggingface/hub; HF_HOME moves it)") from None
     if pretrained:
-        raise ExportError("--pretrained applies to timm specs")
+        raise ExportError("--pretrained applies to timm specs; torchvision builders take --weights NAME (e.g. IMAGENET1K_V1)")
+    if weights and prefix != "torchvision":
+        raise ExportError(f"--weights is for torchvision builders; {spec} has none")
     factory = roots[prefix]
     for part in name.split("."):
         factory = getattr(factory, part, None)
@@ -1150,19 +1238,73 @@ def build(spec, num_classes=None, image_size=None, pretrained=False):
         _set_arg(spec, factory, kwargs, ("image_size", "img_size"), image_size, "--image-size")
     if num_classes:
         _set_arg(spec, factory, kwargs, ("num_classes", "n_classes"), num_classes, "--num-classes")
-    module = factory(**kwargs)
+    if weights:
+        w = tv_weights(name, weights)
+        try:
+            module = _pretrained(f"--weights {weights}", w.url, hub_path(w.url), lambda: factory(weights=w, **kwargs))
+        except ExportError:
+            raise
+        except ValueError as e:  # torchvision: num_classes or image_size that the weights do not have
+            raise ExportError(f"--weights {weights}: {e}") from None
+    else:
+        module = factory(**kwargs)
     if num_classes == 0:
         drop_head(module)
     return module.eval()
 
 
-def export_timm(model, path, dtype="F32"):
-    """A timm model as timm saves it for the hub: its state_dict names, no vit.h metadata, and the
-    config.json timm's save_config_for_hf writes (architecture, model_args, pretrained_cfg) beside it."""
+def export_timm(model, path, dtype="F32", labels=None, extra=None):
+    """A timm model as timm saves it for the hub: its state_dict names, no vit.h metadata (but extra,
+    export.py's record of the weights), and the config.json timm's save_config_for_hf writes
+    (architecture, model_args, pretrained_cfg) beside it, with label_names when labels are given."""
     from timm.models._hub import save_config_for_hf
     sd = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
-    write_safetensors(path, sd, {"format": "pt"}, dtype)
-    save_config_for_hf(model, os.path.join(os.path.dirname(os.path.abspath(path)), "config.json"))
+    write_safetensors(path, sd, dict({"format": "pt"}, **{k: _str(v) for k, v in (extra or {}).items()}), dtype)
+    config = os.path.join(os.path.dirname(os.path.abspath(path)), "config.json")
+    save_config_for_hf(model, config)
+    if labels:
+        with open(config) as f:
+            cfg = json.load(f)
+        cfg["label_names"] = list(labels)
+        with open(config, "w") as f:
+            json.dump(cfg, f, indent=2)
+            f.write("\n")
+
+
+def tv_record(name, weights):
+    """Metadata for a torchvision builder's pretrained weights: where they come from, their class names, and
+    how they prepare images (torchvision's ImageClassification: resize, crop, mean, std, filter)."""
+    w = tv_weights(name, weights)
+    acc = w.meta.get("_metrics", {}).get("ImageNet-1K", {}).get("acc@1")
+    rec = {"weights": f"torchvision {type(w).__name__}.{w.name} ({w.url})" + (f", ImageNet-1K top-1 {acc}%" if acc else "")}
+    t = w.transforms()
+    rec.update(input_mean=",".join(repr(v) for v in t.mean), input_std=",".join(repr(v) for v in t.std),
+               input_resize=str(t.resize_size[0]), input_crop=str(t.crop_size[0]))
+    if "bicubic" in str(t.interpolation).lower():
+        rec["input_interpolation"] = "bicubic"
+    return rec, list(w.meta.get("categories") or [])
+
+
+def timm_labels(model):
+    """ImageNet class names for a timm model's pretrained head, when timm knows them (timm >= 0.9), else None."""
+    try:
+        from timm.data import ImageNetInfo, infer_imagenet_subset
+        subset = infer_imagenet_subset(model)
+        return ImageNetInfo(subset).label_descriptions(detailed=False) if subset else None
+    except ImportError:
+        return None
+
+
+def read_labels(path, classes):
+    """Class names from a file, one a line, as many as the head has classes."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = [line.rstrip("\r\n") for line in f]
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExportError(f"--labels {path}: {e}") from None
+    if len(names) != classes:
+        raise ExportError(f"--labels {path}: {len(names)} names (lines) for a head of {classes} classes")
+    return names
 
 
 def add_build_args(parser):
@@ -1173,32 +1315,70 @@ def add_build_args(parser):
     parser.add_argument("--dtype", default="F32", choices=list(DTYPES), help="stored dtype (default F32)")
 
 
+def _classes(module):
+    """Classes of a whole ViT's head (timm's too), or 0."""
+    if hasattr(module, "num_classes") and hasattr(module, "blocks"):  # timm
+        return module.num_classes
+    head = _head_linear(module)
+    return head.out_features if head is not None else 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_build_args(parser)
     parser.add_argument("out", help="output .safetensors path")
+    parser.add_argument("--weights", help="a torchvision builder's pretrained weights: IMAGENET1K_V1, DEFAULT, ... "
+                                          "(from torch hub's cache, else downloaded)")
+    parser.add_argument("--pretrained", action="store_true", help="timm specs: the pretrained weights (timm downloads them "
+                                                                   "from the Hugging Face hub, or finds them in its cache)")
+    parser.add_argument("--labels", help="class names, one a line (default: the pretrained weights' own)")
     parser.add_argument("--seed", type=int, help="re-draw all parameters with this seed (default: keep the init)")
     parser.add_argument("--naming", choices=NAMINGS, help="write a torchvision ViT in this library's names, without "
                                                           "vit.h metadata (and config.json beside it); see export_naming")
-    parser.add_argument("--pretrained", action="store_true", help="timm specs: the pretrained weights (timm downloads them "
-                                                                   "from the Hugging Face hub, or finds them in its cache)")
     args = parser.parse_args(argv)
     try:
-        module = build(args.spec, args.num_classes, args.image_size, args.pretrained)
-        if args.seed is not None:
-            randomize(module, args.seed)
+        if args.seed is not None and (args.weights or args.pretrained):
+            raise ExportError("--seed re-draws every weight: it cannot go with --weights or --pretrained")
+        module = build(args.spec, args.num_classes, args.image_size, args.pretrained, args.weights)
+        name = args.spec.partition(":")[2].partition(":")[0]
+        classes, labels, extra = _classes(module), None, {}
+        if args.weights:
+            extra, labels = tv_record(name, args.weights)
+        elif args.pretrained:
+            cfg = getattr(module, "pretrained_cfg", None) or {}
+            extra = {"weights": f"timm {name}" + (f" ({cfg['hf_hub_id']})" if cfg.get("hf_hub_id") else "")}
+            labels = timm_labels(module)
+        else:
+            if args.seed is not None:
+                randomize(module, args.seed)
+            extra = {"untrained": f"random weights, --seed {args.seed}" if args.seed is not None else
+                     "random initialisation" + (", head all zeros" if zero_head(module) else "")}
+        if args.labels:
+            labels = read_labels(args.labels, classes)
+        if labels is not None and (not classes or len(labels) != classes):
+            labels = None  # the weights' names do not fit this head (--num-classes)
         if args.spec.startswith("timm:"):
-            export_timm(module, args.out, args.dtype)
+            export_timm(module, args.out, args.dtype, labels, extra)
             meta = {"kind": "vit", "naming": "timm"}
         elif args.naming:
-            export_naming(module, args.out, args.naming, dtype=args.dtype)
+            export_naming(module, args.out, args.naming, dtype=args.dtype, labels=labels, extra=extra)
             meta = {"kind": "vit", "naming": args.naming}
         else:
-            meta = export_module(module, args.out, dtype=args.dtype)
-    except (ExportError, TypeError, OSError) as e:
+            comma = next((i for i, n in enumerate(labels or []) if "," in n), None)
+            if comma is not None:
+                raise ExportError(f"class name {comma} ({labels[comma]!r}) has a comma, and the file's labels metadata is "
+                                  "comma-separated: give vit the names in a file instead (vit classify --labels FILE), "
+                                  "or export with --naming timm or transformers (config.json holds them)")
+            meta = export_module(module, args.out, dtype=args.dtype, extra=dict(extra, **({"labels": ",".join(labels)} if labels else {})))
+    except (ExportError, TypeError, ImportError, OSError) as e:  # ImportError: seed 004 without einops; OSError: writing OUT
         parser.exit(2, f"export.py: error: {e}\n")
     count = sum(p.numel() for p in module.state_dict().values())
-    print(f"wrote {args.out}: kind={meta['kind']} naming={meta['naming']}, {count} weights as {args.dtype}")
+    print(f"wrote {args.out}: kind={meta['kind']} naming={meta['naming']}, {count} weights as {args.dtype}"
+          + (f", {len(labels)} class names" if labels else ""))
+    if "untrained" in extra:
+        print(f"export.py: WARNING: {args.out} holds UNTRAINED weights ({extra['untrained']}): its predictions mean "
+              "nothing. Pretrained: torchvision builders take --weights IMAGENET1K_V1, timm:NAME --pretrained.",
+              file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # Debian packages through apt-get (sudo when not root), then a venv made from
 # Debian's python with --system-site-packages (so Debian's torch stays the
 # one torch) holding the pinned pure-Python helpers of tools/requirements.txt.
-# Usage: tools/install_deps.sh [test|demo|bench|cross|web]
+# Usage: tools/install_deps.sh [test|demo|bench|cross|web|export]
 set -eu
 need=${1:-test}
 pkgs="make gcc g++ clang libsimde-dev libstb-dev python3-venv python3-numpy python3-torch python3-torchvision"
@@ -12,7 +12,7 @@ case "$need" in
   bench) pkgs="$pkgs libopenblas-dev" ;;
   cross) pkgs="gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross" ;;
   web) pkgs="make libsimde-dev libstb-dev emscripten node-acorn dataset-fashion-mnist" ;;
-  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn chromium python3-pil" ;;
+  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn chromium python3-pil cmake pkg-config libomp-dev" ;;
 esac
 missing=""
 for p in $pkgs; do
