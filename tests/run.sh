@@ -26,7 +26,7 @@ step() {
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
+  for b_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
@@ -37,6 +37,7 @@ matrix() {
   step "$m_cfg-build" build "$m_cfg" "$@"
   step "$m_cfg-kernels" "build/$m_cfg/test_kernels"
   step "$m_cfg-kernels-seed" "build/$m_cfg/test_kernels_seed"
+  step "$m_cfg-quant" "build/$m_cfg/test_quant"
   step "$m_cfg-modules" "build/$m_cfg/test_modules" tests/fixtures
   step "$m_cfg-errors" "build/$m_cfg/test_errors" tests/fixtures
   step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
@@ -110,11 +111,12 @@ mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
+  for x_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry; do
     step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
   done
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
   step "$x_name-kernels-seed" $x_run "build/$x_name/test_kernels_seed$x_ext"
+  step "$x_name-quant" $x_run "build/$x_name/test_quant$x_ext"
   step "$x_name-modules" $x_run "build/$x_name/test_modules$x_ext" tests/fixtures
   step "$x_name-errors" $x_run "build/$x_name/test_errors$x_ext" tests/fixtures
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
