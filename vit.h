@@ -451,6 +451,7 @@ typedef struct vit_model {
     VIT_KINDS(VIT__KIND_FIELD)
 #undef VIT__KIND_FIELD
     int64_t n_params;          /* number of weights */
+    int64_t n_kept[3];         /* of them, in dense layers kept as BF16 and I8 ([VIT_DTYPE_BF16], [VIT_DTYPE_I8]) */
     vit_arena arena;           /* converted weights, block table, names */
     vit_arena file_buf;        /* the file, when read rather than mapped */
     vit_arena extra;           /* weights made after loading (resized position embedding) */
@@ -3442,7 +3443,10 @@ static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, con
                                    int32_t in, const char *why);
 static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C,
                                const char *why);
+static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in, const char *why);
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
+static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols, vit_dtype dt);
+static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from);
 static int vit__ld_counting(const vit__ld *L); /* 1 while binding only sizes the weights arena */
 static const char *vit__ld_src(const vit__ld *L); /* the file's name, for messages */
 static const void *vit__naming_of(const vit_model *m); /* the row of m's naming in its kind's table */
@@ -3624,16 +3628,20 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
             if ((r = vit__bind_linear(L, &qw[i], &qb[i], prefix, parts[i], C, C, why)) != VIT_OK) return r;
         w->qkv_w.name = qw[0].name;
         w->qkv_b.name = qb[0].name;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        /* kept BF16 or I8 when all three are, else F32 */
+        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, qw[0].dtype == qw[1].dtype && qw[1].dtype == qw[2].dtype ? qw[0].dtype : VIT_DTYPE_F32)) !=
+                VIT_OK ||
+            (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)
+            return r;
         if (!counting)
-            for (i = 0; i < 3; i++) {
-                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
-                memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
+            for (i = 0; i < 3 * C; i++) {
+                vit__row_copy(&w->qkv_w, i, &qw[i / C], i % C);
+                vit__row_copy(&w->qkv_b, i, &qb[i / C], i % C);
             }
         return VIT_OK;
     }
     snprintf(n, sizeof n, "%s%s", prefix, nm->w);
-    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_dense(L, &w->qkv_w, n, 3 * C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s", prefix, nm->b);
     if ((r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
     if (nm->layout == VIT__QKV_INTERLEAVED) {
@@ -3642,14 +3650,14 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
            here. */
         vit_tensor sw = w->qkv_w, sb = w->qkv_b;
         int32_t HS = C / NH, h, d, s;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, sw.dtype)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
         if (!counting)
             for (h = 0; h < NH; h++)
                 for (d = 0; d < HS; d++)
                     for (s = 0; s < 3; s++) {
-                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
-                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
-                        w->qkv_b.data[to] = sb.data[from];
+                        int32_t from = h * 3 * HS + d * 3 + s, to = s * C + h * HS + d;
+                        vit__row_copy(&w->qkv_w, to, &sw, from);
+                        vit__row_copy(&w->qkv_b, to, &sb, from);
                     }
     }
     return VIT_OK;
@@ -4844,7 +4852,7 @@ static vit_result vit__outlook_bind(vit__ld *L, vit_model *m, const void *names)
     vit_result r;
     snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
     snprintf(n, sizeof n, "%s.weight", nm->v);
-    if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_dense(L, &w->v_w, n, C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s.bias", nm->v);
     if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
     if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
@@ -4873,7 +4881,7 @@ static vit_result vit__outlook_input(const vit_model *m, int32_t B, int32_t n, i
    so no input can make it allocate more than a fixed multiple of the
    header. */
 
-enum { VIT__F32 = 0, VIT__F16, VIT__BF16, VIT__OTHER };
+enum { VIT__F32 = 0, VIT__F16, VIT__BF16, VIT__I8, VIT__OTHER };
 
 typedef struct vit__entry {
     const char *name;
@@ -5038,7 +5046,7 @@ static int vit__json_word(vit__json *j, const char *w) {
 static int vit__dtype(const char *s, int *esize) {
     static const struct { const char *n; int code, size; } t[] = {
         {"F32", VIT__F32, 4}, {"F16", VIT__F16, 2}, {"BF16", VIT__BF16, 2}, {"F64", VIT__OTHER, 8},
-        {"I64", VIT__OTHER, 8}, {"I32", VIT__OTHER, 4}, {"I16", VIT__OTHER, 2}, {"I8", VIT__OTHER, 1},
+        {"I64", VIT__OTHER, 8}, {"I32", VIT__OTHER, 4}, {"I16", VIT__OTHER, 2}, {"I8", VIT__I8, 1},
         {"U8", VIT__OTHER, 1}, {"U16", VIT__OTHER, 2}, {"U32", VIT__OTHER, 4}, {"U64", VIT__OTHER, 8},
         {"BOOL", VIT__OTHER, 1}, {"F8_E4M3", VIT__OTHER, 1}, {"F8_E5M2", VIT__OTHER, 1}};
     size_t i;
@@ -5207,6 +5215,7 @@ struct vit__ld {
     const char *xk[4], *xv[4]; /* metadata derived from a config.json, after the file's */
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
+    int dense;                /* 1 while binding a dense layer's weight: BF16 and I8 stay as they are */
 };
 
 static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
@@ -5237,8 +5246,68 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
     if (u < n) snprintf(buf + u, n - u, "]");
 }
 
+static const vit__entry *vit__entry_find(const vit__st *st, const char *name);
+
+/* A BF16 or I8 tensor e (its data at src), dst's shape set. A dense
+   layer's weight stays BF16 or I8 (in place when aligned), anything else
+   is widened to F32. I8 needs its scales: F32 tensor '<name>_scale', one
+   per row (shape[0]), finite and > 0, and an I8 dense layer at most 65536
+   inputs (its int32 sums stay exact). */
+static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, const unsigned char *src) {
+    vit__st *st = &L->st;
+    vit_arena *a = &L->m->arena;
+    size_t numel = vit_tensor_numel(dst), row, i;
+    int32_t rows = dst->shape[0];
+    const float *scale = NULL;
+    float *sc;
+    if (e->dtype == VIT__I8) {
+        char sn[300];
+        vit__entry *s;
+        snprintf(sn, sizeof sn, "%s_scale", e->name);
+        if (!(s = (vit__entry *)(uintptr_t)vit__entry_find(st, sn)))
+            return vit__fail(VIT_ERR_MISSING, "%s: I8 tensor '%s' has no scale tensor '%s'", st->src, e->name, sn);
+        if (s->dtype != VIT__F32 || s->ndim != 1 || s->shape[0] != rows)
+            return vit__fail(VIT_ERR_FORMAT, "%s: scale tensor '%s' must be F32 of shape [%d]", st->src, sn, (int)rows);
+        s->used = 1;
+        scale = (const float *)(const void *)(st->data + s->begin);
+        if ((uintptr_t)scale % sizeof(float)) {
+            if (!(sc = (float *)vit_arena_alloc(a, (size_t)rows * sizeof(float)))) return VIT_ERR_OOM;
+            if (!vit_arena_counting(a)) memcpy(sc, scale, (size_t)rows * sizeof(float));
+            scale = sc;
+        }
+        if (!vit_arena_counting(a))
+            for (i = 0; i < (size_t)rows; i++)
+                if (!(scale[i] > 0.0f && scale[i] < 3.4e38f))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: scale tensor '%s' holds %g at row %d; scales must be finite and > 0", st->src, sn,
+                                     (double)scale[i], (int)i);
+        if (L->dense && dst->shape[1] > 65536)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)",
+                             st->src, e->name, (int)dst->shape[1]);
+    }
+    if (L->dense) {
+        dst->dtype = e->dtype == VIT__I8 ? VIT_DTYPE_I8 : VIT_DTYPE_BF16;
+        dst->scale = scale;
+        dst->q = src;
+        if ((uintptr_t)src % (size_t)e->esize) { /* BF16 at an odd offset: copied */
+            void *q = vit_arena_alloc(a, numel * (size_t)e->esize);
+            if (!q) return VIT_ERR_OOM;
+            if (!vit_arena_counting(a)) memcpy(q, src, numel * (size_t)e->esize);
+            dst->q = q;
+        }
+        L->m->n_kept[dst->dtype] += (int64_t)numel;
+        return VIT_OK;
+    }
+    if (!(dst->data = (float *)vit_arena_alloc(a, numel * sizeof(float)))) return VIT_ERR_OOM;
+    if (vit_arena_counting(a)) return VIT_OK;
+    if (e->dtype == VIT__BF16) vit__half_to_f32(dst->data, src, numel, 1);
+    else
+        for (row = numel / (size_t)rows, i = 0; i < numel; i++) dst->data[i] = scale[i / row] * (float)(int8_t)src[i];
+    return VIT_OK;
+}
+
 /* Binds tensor `name`, which must have exactly the given PyTorch shape, to
-   dst: in place for aligned F32, else converted into the weights arena. */
+   dst: in place for aligned F32, else converted into the weights arena
+   (see vit__bind_low for BF16 and I8). */
 static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *why) {
     vit__st *st = &L->st;
     vit__entry *e = NULL;
@@ -5260,7 +5329,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
         return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s (%s)", st->src, name, got, exp, why);
     }
     if (e->dtype == VIT__OTHER)
-        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16 and BF16", st->src, name, e->dtype_name);
+        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16, BF16 and I8", st->src, name, e->dtype_name);
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -5271,6 +5340,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (!vit_arena_counting(&L->m->arena)) memcpy(nm, name, len);
     dst->name = nm;
     src = st->data + e->begin;
+    if (e->dtype == VIT__I8 || (L->dense && e->dtype == VIT__BF16)) return vit__bind_low(L, dst, e, src);
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
         dst->data = (float *)(uintptr_t)src; /* zero-copy; never written */
         return VIT_OK;
@@ -5283,11 +5353,21 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     return VIT_OK;
 }
 
+/* A dense layer's weight bound as the file holds it: F32 and F16 as
+   vit__bind binds them, BF16 and I8 kept (in place when aligned). */
+static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in, const char *why) {
+    vit_result r;
+    L->dense = 1;
+    r = vit__bind(L, dst, name, 2, out, in, 0, 0, why);
+    L->dense = 0;
+    return r;
+}
+
 static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out, int32_t in, const char *why) {
     char n[256];
     vit_result r;
     snprintf(n, sizeof n, "%s%s.weight", prefix, name);
-    if ((r = vit__bind(L, w, n, 2, out, in, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_dense(L, w, n, out, in, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.bias", prefix, name);
     return vit__bind(L, b, n, 1, out, 0, 0, 0, why);
 }
@@ -5307,6 +5387,42 @@ static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols
     vit_result r = vit__tensor4(&L->m->arena, t, cols > 1 ? 2 : 1, rows, cols, 1, 1);
     t->name = name;
     return r;
+}
+
+/* The same of type dt (BF16, I8 with its row scales, or F32). */
+static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols, vit_dtype dt) {
+    vit_arena *a = &L->m->arena;
+    vit_result r;
+    void *q;
+    if ((r = vit__own(L, t, rows, dt == VIT_DTYPE_F32 ? cols : 1)) != VIT_OK || dt == VIT_DTYPE_F32) return r;
+    /* vit__own took rows floats: the I8 scales, or unused (BF16) */
+    if (!(q = vit_arena_alloc(a, (size_t)rows * cols * (dt == VIT_DTYPE_BF16 ? 2 : 1)))) return VIT_ERR_OOM;
+    t->ndim = 2;
+    t->shape[1] = cols;
+    t->dtype = dt;
+    t->q = q;
+    t->scale = dt == VIT_DTYPE_I8 ? t->data : NULL;
+    t->data = NULL;
+    return VIT_OK;
+}
+
+/* Row `from` of src into row `to` of dst, both (rows, cols): a copy when
+   their types match, else widened into dst's F32. */
+static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from) {
+    size_t cols = vit_tensor_numel(dst) / (size_t)dst->shape[0], k, es = dst->dtype == VIT_DTYPE_BF16 ? 2 : 1;
+    if (dst->dtype == src->dtype && dst->dtype != VIT_DTYPE_F32) {
+        memcpy((unsigned char *)(uintptr_t)dst->q + (size_t)to * cols * es, (const unsigned char *)src->q + (size_t)from * cols * es, cols * es);
+        if (dst->scale) ((float *)(uintptr_t)dst->scale)[to] = src->scale[from];
+        return;
+    }
+    VIT_ASSERT(dst->dtype == VIT_DTYPE_F32);
+    for (k = 0; k < cols; k++) {
+        size_t i = (size_t)from * cols + k;
+        float v = src->dtype == VIT_DTYPE_F32 ? src->data[i]
+                  : src->dtype == VIT_DTYPE_BF16 ? vit__bf16_float(((const uint16_t *)src->q)[i])
+                                                 : src->scale[from] * (float)((const int8_t *)src->q)[i];
+        dst->data[(size_t)to * cols + k] = v;
+    }
 }
 
 static int vit__ld_counting(const vit__ld *L) { return vit_arena_counting(&L->m->arena); }
@@ -5975,6 +6091,7 @@ static vit_result vit__bind_all(vit__ld *L) {
     vit_model *m = L->m;
     vit_result r;
     m->n_params = 0;
+    memset(m->n_kept, 0, sizeof m->n_kept);
     if ((r = vit__bind_meta(L)) != VIT_OK) return r;
     return vit__kinds[m->kind].bind(L, m, vit__naming_of(m));
 }
@@ -6487,6 +6604,11 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
     }
     d = &vit__kinds[m->kind];
     vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
+    if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
+        vit__bprintf(&b, "  dense layers kept in %s: %lld of the weights%s; the rest F32\n",
+                     m->n_kept[VIT_DTYPE_I8] ? (m->n_kept[VIT_DTYPE_BF16] ? "BF16 and I8" : "I8") : "BF16",
+                     (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
+                     m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
     if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
     /* every hyperparameter under its metadata key */
     if (d->keys->key) vit__bprintf(&b, " ");
