@@ -60,7 +60,24 @@
      module kind and hyperparameters in "__metadata__" (format="vit.h",
      kind, naming, ...). Each kind's keys and namings are its section's
      tables (VIT_KINDS); vit_model_describe() prints a file's. F32 is used
-     in place; F16 and BF16 are converted.
+     in place; F16 is converted.
+     BF16 and I8: the weight matrix of every dense layer (nn.Linear,
+     nn.MultiheadAttention's in_proj_weight) stays as the file holds it,
+     read in place from the mapped file, and products run on it (BF16:
+     half the memory, I8: a quarter); anything else in such a file (biases,
+     LayerNorm, class token, position embedding, conv kernels) is widened
+     to F32, and attention, LayerNorm and softmax stay F32. BF16 products
+     round x to bf16 and sum in f32; I8 weights are symmetric per output
+     row (w = scale[n] q[n][k], q in [-127, 127], the F32 tensor
+     '<name>_scale' beside each), and each row of x is quantised to u8
+     (asymmetric, per row) as the product runs; sums are exact int32.
+     vdpbf16ps (AVX512_BF16) and vpdpbusd (AVX512_VNNI, AVX-VNNI) where the
+     compiler targets them, f32 FMAs on widened weights elsewhere, same
+     results to rounding. tools/export.py --dtype BF16|I8 writes such files,
+     and --from converts an F32 one (__metadata__ "quantization" says
+     int8-per-channel-symmetric); timm and transformers checkpoints saved
+     in BF16 are read the same way. Accuracy, ViT-B/16 with random
+     weights: logits within relative L2 7e-3 (BF16) and 2.5e-2 (I8) of F32.
      A ViT checkpoint without that metadata is read by its tensor names:
      timm (patch_embed, blocks.N, norm or fc_norm, head), Hugging Face
      transformers' ViTForImageClassification and ViTModel ([vit.]embeddings,
