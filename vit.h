@@ -71,8 +71,8 @@
      row (w = scale[n] q[n][k], q in [-127, 127], the F32 tensor
      '<name>_scale' beside each), and each row of x is quantised to u8
      (asymmetric, per row) as the product runs; sums are exact int32.
-     vdpbf16ps (AVX512_BF16) and vpdpbusd (AVX512_VNNI, AVX-VNNI) where the
-     compiler targets them, f32 FMAs on widened weights elsewhere, same
+     vdpbf16ps (AVX512_BF16), vpdpbusd (AVX512_VNNI, AVX-VNNI) and NEON
+     sdot (ARMv8.2 dotprod, through SIMDe) where the compiler targets them, f32 FMAs on widened weights elsewhere, same
      results to rounding. tools/export.py --dtype BF16|I8 writes such files,
      and --from converts an F32 one (__metadata__ "quantization" says
      int8-per-channel-symmetric); timm and transformers checkpoints saved
@@ -872,6 +872,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #if defined(SIMDE_X86_AVX512F_NATIVE) || defined(SIMDE_NO_NATIVE) || defined(__AVXVNNI__)
 #include <simde/x86/avx512.h> /* and under SIMDE_NO_NATIVE or AVX-VNNI: the dot products' helpers */
 #endif
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#include <simde/arm/neon/dot.h> /* sdot for I8 products */
+#endif
 #endif
 #ifdef _OPENMP
 #include <omp.h>
@@ -1265,7 +1268,8 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
      final multiply-add's rounding.
    x is converted once per product, into scratch the caller takes from its
    arena (vit__mm_scratch bytes). Where the CPU has the dot-product
-   instructions (AVX512_BF16 vdpbf16ps, AVX512_VNNI or AVX-VNNI vpdpbusd)
+   instructions (AVX512_BF16 vdpbf16ps, AVX512_VNNI or AVX-VNNI vpdpbusd,
+   ARMv8.2 sdot: s8 by s8, so x is kept as xq - 128 and zp - 128 corrects)
    the panel holds pairs or quads of k per column and the tile broadcasts
    one pair or quad of x per row; elsewhere (AVX2, NEON, WASM) the packing
    widens w to f32 and the f32 tile runs on x as converted (bf16-rounded,
@@ -1503,8 +1507,14 @@ static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL, vit__tileh1, vit__ti
 #elif VIT__VW == 8 && defined(SIMDE_NO_NATIVE)
 #define VIT__DOT_I8 1
 #define vit__vi_dot4(acc, a, b) simde_mm256_dpbusd_epi32(acc, a, b)
+#elif VIT__VW == 8 && defined(SIMDE_ARM_NEON_A64V8_NATIVE) && defined(__ARM_FEATURE_DOTPROD)
+#define VIT__DOT_I8 1
+#define VIT__I8_XOFF 128 /* sdot multiplies s8 by s8: x is kept as xq - 128, S corrected by (zp - 128) w sums */
 #else
 #define VIT__DOT_I8 0
+#endif
+#ifndef VIT__I8_XOFF
+#define VIT__I8_XOFF 0
 #endif
 
 /* Integer lanes beside vit__vf's floats. */
@@ -1550,6 +1560,16 @@ typedef simde__m256i vit__vi;
 /* To nearest, ties to even, as nearbyintf: not SIMDe 0.7's portable
    round_ps(TO_NEAREST_INT), which rounds ties away from zero. */
 #define vit__v_round(a) simde_mm256_cvtps_epi32(a)
+#if VIT__DOT_I8 && VIT__I8_XOFF
+/* acc + a . b, 4 s8 products per lane: two NEON sdot through SIMDe. */
+static VIT__INLINE vit__vi vit__vi_dot4(vit__vi acc, vit__vi a, vit__vi b) {
+    simde__m256i_private r = simde__m256i_to_private(acc), x = simde__m256i_to_private(a), y = simde__m256i_to_private(b);
+    int h;
+    for (h = 0; h < 2; h++)
+        r.m128i_private[h].neon_i32 = simde_vdotq_s32(r.m128i_private[h].neon_i32, x.m128i_private[h].neon_i8, y.m128i_private[h].neon_i8);
+    return simde__m256i_from_private(r);
+}
+#endif
 /* SIMDe 0.7 has no 256-bit vpmovdb or vpmovdw: narrow through memory. */
 #if VIT__DOT_I8
 static VIT__INLINE void vit__vi_store_u8(unsigned char *p, vit__vi v) {
@@ -1641,14 +1661,14 @@ static void vit__xs_fill(const vit__mm *p, int m) {
         vit__vi r = vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k), vinv)), vzp);
         r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(255));
 #if VIT__DOT_I8
-        vit__vi_store_u8(d + k, r);
+        vit__vi_store_u8(d + k, vit__vi_sub(r, vit__vi_set1(VIT__I8_XOFF)));
 #else
         vit__v_store((float *)(void *)d + k, vit__vi_float(vit__vi_sub(r, vzp)));
 #endif
     }
     for (; k < K; k++) {
 #if VIT__DOT_I8
-        d[k] = (unsigned char)(vit__q8(xm[k], inv, zp) + (float)zp);
+        d[k] = (unsigned char)((int)(vit__q8(xm[k], inv, zp) + (float)zp) - VIT__I8_XOFF);
 #else
         ((float *)(void *)d)[k] = vit__q8(xm[k], inv, zp);
 #endif
@@ -1788,7 +1808,7 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
 #define VIT__OUT_I(i)                                                                                  \
     if (mr > i) {                                                                                      \
         float *yi = t->y + (size_t)i * t->ldy;                                                         \
-        vit__vi z = vit__vi_set1(t->zp[i]);                                                            \
+        vit__vi z = vit__vi_set1(t->zp[i] - VIT__I8_XOFF);                                             \
         c##i##a = vit__vi_sub(c##i##a, vit__vi_mul(z, w0));                                            \
         c##i##b = vit__vi_sub(c##i##b, vit__vi_mul(z, w1));                                            \
         if (nvec > 1 && t->nv == VIT__NR) {                                                            \

@@ -151,6 +151,10 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-fashion_vit-i8" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
+# ARMv8.2's sdot: the I8 products' NEON dot-product kernel.
+step aarch64-dotprod-build-test_quant aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_quant.c \
+  -o build/aarch64/test_quant_dotprod -lm
+step aarch64-dotprod-quant qemu-aarch64 build/aarch64/test_quant_dotprod
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
 cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
 cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
