@@ -29,7 +29,6 @@ build() {
   for b_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
-  $b_cc $WARN "$@" -I. examples/04_fashion.c -o "build/$b_cfg/04_fashion" -lm || return 1
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
 }
 
@@ -94,7 +93,10 @@ done
 # cross builds below run it too; under VIT_NO_SIMD the products are their
 # _ref, which test_quant holds equal to every fast path, and a 10,000-image
 # run would take minutes).
-for cfg in avx2 simde-portable; do
+for cfg in "avx2 -mavx2 -mfma -fopenmp" "simde-portable -DSIMDE_NO_NATIVE"; do
+  # shellcheck disable=SC2086
+  set -- $cfg; cfg=$1; shift
+  step "fashion_vit-build-$cfg" gcc $WARN -O2 "$@" -I. examples/04_fashion.c -o "build/$cfg/04_fashion" -lm
   step "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
   step "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
 done
@@ -146,7 +148,7 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
   step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
   step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
-  step "$x_name-build-04_fashion" $x_cc $WARN "$@" -isystem $XINC examples/04_fashion.c -o "build/$x_name/04_fashion$x_ext" -lm
+  step "$x_name-build-04_fashion" $x_cc $WARN "$@" -isystem $XINC -I. examples/04_fashion.c -o "build/$x_name/04_fashion$x_ext" -lm
   step "$x_name-fashion_vit-bf16" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
   step "$x_name-fashion_vit-i8" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
 }

@@ -585,21 +585,32 @@ def load_module(path):
     """(module, metadata) from a file export_module wrote: rebuild(metadata) with the file's weights.
 
     Tensors are read one at a time straight into the module, so the peak
-    memory is the module plus one tensor.
+    memory is the module plus one tensor. An I8 tensor is read as scale * q.
+    When the file's dense weights are BF16 or I8, the module's Linear layers
+    also take their inputs as vit.h's products do (round_products).
     """
     with open(path, "rb") as f:
         header, meta, start = _read_header(f, path)
         module = rebuild(meta)
         state = {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
-        if set(state) != set(header):
-            raise ExportError(f"{path}: missing tensors {sorted(set(state) - set(header))}, "
-                              f"unexpected tensors {sorted(set(header) - set(state))}")
+        scales = {k[:-len("_scale")] for k in header if k.endswith("_scale") and header.get(k[:-len("_scale")], {}).get("dtype") == "I8"}
+        names = set(header) - {k + "_scale" for k in scales}
+        if set(state) != names:
+            raise ExportError(f"{path}: missing tensors {sorted(set(state) - names)}, "
+                              f"unexpected tensors {sorted(names - set(state))}")
         with torch.no_grad():
-            for name, info in header.items():
+            for name in names:
+                info = header[name]
                 if list(state[name].shape) != info["shape"]:
                     raise ExportError(f"{path}: tensor {name!r} has shape {info['shape']}, "
                                       f"the module's is {list(state[name].shape)}")
-                state[name].copy_(torch.from_numpy(_read_tensor(f, start, info)))
+                t = torch.from_numpy(_read_tensor(f, start, info))
+                if name in scales:
+                    t = t * torch.from_numpy(_read_tensor(f, start, header[name + "_scale"])).reshape(-1, 1)
+                state[name].copy_(t)
+    low = {header[k]["dtype"] for k in names if header[k]["dtype"] in ("BF16", "I8") and is_dense_weight(k, state[k])}
+    if low:
+        round_products(module, "I8" if "I8" in low else "BF16")
     return module, meta
 
 
