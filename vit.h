@@ -69,7 +69,24 @@
      module kind and hyperparameters in "__metadata__" (format="vit.h",
      kind, naming, ...). Each kind's keys and namings are its section's
      tables (VIT_KINDS); vit_model_describe() prints a file's. F32 is used
-     in place; F16 and BF16 are converted.
+     in place; F16 is converted.
+     BF16 and I8: the weight matrix of every dense layer (nn.Linear,
+     nn.MultiheadAttention's in_proj_weight) stays as the file holds it,
+     read in place from the mapped file, and products run on it (BF16:
+     half the memory, I8: a quarter); anything else in such a file (biases,
+     LayerNorm, class token, position embedding, conv kernels) is widened
+     to F32, and attention, LayerNorm and softmax stay F32. BF16 products
+     round x to bf16 and sum in f32; I8 weights are symmetric per output
+     row (w = scale[n] q[n][k], q in [-127, 127], the F32 tensor
+     '<name>_scale' beside each), and each row of x is quantised to u8
+     (asymmetric, per row) as the product runs; sums are exact int32.
+     vdpbf16ps (AVX512_BF16), vpdpbusd (AVX512_VNNI, AVX-VNNI) and NEON
+     sdot (ARMv8.2 dotprod, through SIMDe) where the compiler targets them, f32 FMAs on widened weights elsewhere, same
+     results to rounding. tools/export.py --dtype BF16|I8 writes such files,
+     and --from converts an F32 one (__metadata__ "quantization" says
+     int8-per-channel-symmetric); timm and transformers checkpoints saved
+     in BF16 are read the same way. Accuracy, ViT-B/16 with random
+     weights: logits within relative L2 7e-3 (BF16) and 2.5e-2 (I8) of F32.
      A ViT checkpoint without that metadata is read by its tensor names:
      timm (patch_embed, blocks.N, norm or fc_norm, head), Hugging Face
      transformers' ViTForImageClassification and ViTModel ([vit.]embeddings,
@@ -179,11 +196,23 @@ typedef struct vit_arena {
     int owned;           /* 1 when base came from vit_arena_init_alloc */
 } vit_arena;
 
+/* What a tensor's elements are. Activations and most weights are F32; the
+   matrices of dense layers may stay BF16 or I8 as the file holds them (see
+   WEIGHTS FORMAT), and then `data` is NULL and `q` holds them. */
+typedef enum vit_dtype {
+    VIT_DTYPE_F32 = 0,  /* float, in `data` */
+    VIT_DTYPE_BF16 = 1, /* bfloat16 bits (uint16_t), in `q` */
+    VIT_DTYPE_I8 = 2    /* int8 in [-127, 127], in `q`; row r is scale[r] * q[r][...] */
+} vit_dtype;
+
 typedef struct vit_tensor {
-    float *data;                  /* contiguous, row-major */
+    float *data;                  /* contiguous, row-major; NULL for a BF16 or I8 weight */
     int32_t ndim;                 /* 1..VIT_MAX_DIMS */
     int32_t shape[VIT_MAX_DIMS];  /* outermost first */
     const char *name;             /* weight name, or NULL */
+    vit_dtype dtype;              /* VIT_DTYPE_F32 unless a weight stayed BF16 or I8 */
+    const void *q;                /* BF16 or I8 elements, row-major like data; else NULL */
+    const float *scale;           /* I8: one scale per row (shape[0]); else NULL */
 } vit_tensor;
 
 /* GELU: x/2 (1 + erf(x/sqrt2)), torch.nn.GELU(); GELU_TANH: its tanh
@@ -535,6 +564,7 @@ typedef struct vit_model {
     VIT_KINDS(VIT__KIND_FIELD)
 #undef VIT__KIND_FIELD
     int64_t n_params;          /* number of weights */
+    int64_t n_kept[3];         /* of them, in dense layers kept as BF16 and I8 ([VIT_DTYPE_BF16], [VIT_DTYPE_I8]) */
     vit_arena arena;           /* converted weights, block table, names */
     vit_arena file_buf;        /* the file, when read rather than mapped */
     vit_arena extra;           /* weights made after loading (resized position embedding) */
@@ -1030,8 +1060,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #ifndef VIT_NO_SIMD
 #include <simde/x86/avx2.h>
 #include <simde/x86/fma.h>
-#if defined(SIMDE_X86_AVX512F_NATIVE)
-#include <simde/x86/avx512.h>
+#if defined(SIMDE_X86_AVX512F_NATIVE) || defined(SIMDE_NO_NATIVE) || defined(__AVXVNNI__)
+#include <simde/x86/avx512.h> /* and under SIMDE_NO_NATIVE or AVX-VNNI: the dot products' helpers */
+#endif
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#include <simde/arm/neon/dot.h> /* sdot for I8 products */
 #endif
 #endif
 #ifdef _OPENMP
@@ -1369,6 +1402,9 @@ VITDEF vit_result vit_tensor_init(vit_arena *a, vit_tensor *t, int32_t ndim, con
     t->ndim = ndim;
     for (i = 0; i < VIT_MAX_DIMS; i++) t->shape[i] = i < ndim ? shape[i] : 1;
     t->name = NULL;
+    t->dtype = VIT_DTYPE_F32;
+    t->q = NULL;
+    t->scale = NULL;
     return VIT_OK;
 }
 
@@ -1386,8 +1422,11 @@ VITDEF vit_tensor vit_tensor_view(const vit_tensor *t, int32_t i) {
     if (!t || !t->data || t->ndim < 2 || t->ndim > VIT_MAX_DIMS || i < 0 || i >= t->shape[0]) return v; /* data NULL, ndim 0 */
     v.ndim = t->ndim - 1;
     for (d = 0; d < VIT_MAX_DIMS; d++) v.shape[d] = d + 1 < t->ndim ? t->shape[d + 1] : 1;
-    v.data = t->data + (size_t)i * vit_tensor_numel(&v);
+    v.data = t->data ? t->data + (size_t)i * vit_tensor_numel(&v) : NULL;
     v.name = t->name;
+    v.dtype = t->dtype;
+    if (t->q) v.q = (const char *)t->q + (size_t)i * vit_tensor_numel(&v) * (t->dtype == VIT_DTYPE_BF16 ? 2 : 1);
+    if (t->scale) v.scale = t->dtype == VIT_DTYPE_I8 && t->ndim == 2 ? t->scale + i : t->scale;
     return v;
 }
 
@@ -1427,7 +1466,31 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
    whatever thread or tile computes it, so
    results are bit-identical for any thread count. Against the plain
    left-to-right _ref sum the difference is rounding only: |fast - ref| <=
-   ~K * 2^-24 * sum_k |x w|. */
+   ~K * 2^-24 * sum_k |x w|.
+
+   Weights that stay BF16 or I8 (vit_tensor.dtype) define their product as
+   follows, in every build (vit__matmul_ref is the specification):
+   - BF16: each x is rounded to bf16 (to nearest, ties to even) and the
+     exact products bf16(x) w are summed in f32, as vdpbf16ps does:
+     y = alpha * sum_k bf16(x[m][k]) w[n][k] + b[n]. |fast - ref| is
+     rounding order only, as for F32.
+   - I8: w[n][k] = ws[n] q[n][k]; each row of x is quantised when the
+     product runs, asymmetric u8 (vpdpbusd multiplies u8 by s8, and after a
+     GELU a row lies in [-0.17, max]: a symmetric s8 scale would leave half
+     its steps unused): [lo, hi] = [min(x, 0), max(x, 0)] onto 0..255,
+     sx = (hi - lo) / 255, zp = rne(-lo / sx), xq = clamp(rne(x / sx) + zp,
+     0, 255). S = sum_k (xq - zp) q[n][k] is exact in int32 (K <= 65536,
+     the loader refuses more), and y = alpha * (S * (sx ws[n])) + b[n]:
+     the dot-product kernels equal the reference bit for bit but for the
+     final multiply-add's rounding.
+   x is converted once per product, into scratch the caller takes from its
+   arena (vit__mm_scratch bytes). Where the CPU has the dot-product
+   instructions (AVX512_BF16 vdpbf16ps, AVX512_VNNI or AVX-VNNI vpdpbusd,
+   ARMv8.2 sdot: s8 by s8, so x is kept as xq - 128 and zp - 128 corrects)
+   the panel holds pairs or quads of k per column and the tile broadcasts
+   one pair or quad of x per row; elsewhere (AVX2, NEON, WASM) the packing
+   widens w to f32 and the f32 tile runs on x as converted (bf16-rounded,
+   or xq - zp as exact floats with sx, ws applied at the end). */
 
 /* Fused epilogues: what a product does to each finished output tile while
    it is still in L1, y = act(y) + r, instead of a separate pass over the
@@ -1458,6 +1521,10 @@ typedef struct vit__mm {
     int blocked_rows;       /* 1: the caller splits rows into blocks of >= 4 and needs the same
                                bits whatever the split: no few-rows path */
     const vit__epi *e;      /* the fused epilogue, or NULL */
+    int wt;                 /* VIT_DTYPE_* of the weights: F32 reads w, BF16 and I8 read wq */
+    const void *wq;         /* BF16 bits (uint16_t) or I8 values (N, K), row stride ldw */
+    const float *ws;        /* I8: (N) scales of w's rows */
+    void *xs;               /* BF16, I8: vit__mm_scratch(wt, M, K) bytes for x as converted */
 } vit__mm;
 
 /* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
@@ -1471,19 +1538,76 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     p.threaded = 1;
     p.blocked_rows = 0;
     p.e = NULL;
+    p.wt = VIT_DTYPE_F32;
+    p.wq = NULL;
+    p.ws = NULL;
+    p.xs = NULL;
     return p;
 }
 
+/* bf16 bits of a finite x, rounded to nearest, ties to even. */
+static uint16_t vit__bf16_round(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float vit__bf16_float(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* An I8 product's quantisation of one row of x (see above) from the row's
+   lo = min(x, 0) and hi = max(x, 0). A row of zeros (or of values below
+   1e-30) gets scale 1 and quantises to zp = 0. */
+static void vit__q8_scale(float lo, float hi, float *sx, float *inv, int32_t *zp) {
+    float s = (hi - lo) / 255.0f;
+    if (!(s > 1e-30f)) s = 1.0f;
+    *sx = s;
+    *inv = 1.0f / s;
+    *zp = (int32_t)nearbyintf(-lo * *inv);
+}
+
+/* xq - zp as a float (exact: -255..255). */
+static float vit__q8(float x, float inv, int32_t zp) {
+    float r = nearbyintf(x * inv) + (float)zp;
+    return (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r) - (float)zp;
+}
+
 /* The specification: one left-to-right sum per output, then alpha and b
-   (no epilogue). */
+   (no epilogue); BF16 and I8 weights as the section's top says. */
 static void vit__matmul_ref(const vit__mm *p) {
     int m, n, k;
-    for (m = 0; m < p->M; m++)
+    for (m = 0; m < p->M; m++) {
+        const float *xm = p->x + (size_t)m * p->ldx;
+        float lo = 0.0f, hi = 0.0f, sx = 1.0f, inv = 1.0f;
+        int32_t zp = 0;
+        if (p->wt == VIT_DTYPE_I8) {
+            for (k = 0; k < p->K; k++) {
+                lo = xm[k] < lo ? xm[k] : lo;
+                hi = xm[k] > hi ? xm[k] : hi;
+            }
+            vit__q8_scale(lo, hi, &sx, &inv, &zp);
+        }
         for (n = 0; n < p->N; n++) {
             float s = 0.0f;
-            for (k = 0; k < p->K; k++) s += p->x[(size_t)m * p->ldx + k] * p->w[(size_t)n * p->ldw + k];
+            if (p->wt == VIT_DTYPE_I8) {
+                const int8_t *wn = (const int8_t *)p->wq + (size_t)n * p->ldw;
+                int64_t acc = 0;
+                for (k = 0; k < p->K; k++) acc += (int64_t)vit__q8(xm[k], inv, zp) * wn[k];
+                s = (float)acc * (sx * p->ws[n]);
+            } else if (p->wt == VIT_DTYPE_BF16) {
+                const uint16_t *wn = (const uint16_t *)p->wq + (size_t)n * p->ldw;
+                for (k = 0; k < p->K; k++) s += vit__bf16_float(vit__bf16_round(xm[k])) * vit__bf16_float(wn[k]);
+            } else {
+                const float *wn = p->w + (size_t)n * p->ldw;
+                for (k = 0; k < p->K; k++) s += xm[k] * wn[k];
+            }
             p->y[(size_t)m * p->ldy + n] = p->alpha * s + (p->b ? p->b[n] : 0.0f);
         }
+    }
 }
 
 VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
@@ -1554,10 +1678,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
         }                                                                               \
     }
     VIT__ROWS(VIT__OUT)
-#undef VIT__DECL
-#undef VIT__PREFETCH_Y
 #undef VIT__STEP
-#undef VIT__OUT
 }
 #define VIT__TILE(mr)                                                                                      \
     static void vit__tile##mr(float *y, int ldy, const float *x, int ldx, const float *bp, int kc, int first, \
@@ -1583,6 +1704,392 @@ static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL, vit__tileh1, vit__ti
     , vit__tileh7, vit__tileh8, vit__tileh9, vit__tileh10, vit__tileh11, vit__tileh12
 #endif
 };
+
+/* BF16 and I8 weights (see the section's top). The dot-product kernels
+   run where the compiler targets the instructions, and under
+   SIMDE_NO_NATIVE through SIMDe's portable versions, so that every machine
+   tests them; elsewhere the f32 tiles run on widened panels. */
+#if VIT__VW == 16 && defined(SIMDE_X86_AVX512BF16_NATIVE)
+#define VIT__DOT_BF16 1
+#elif VIT__VW == 8 && defined(SIMDE_NO_NATIVE)
+#define VIT__DOT_BF16 1
+#else
+#define VIT__DOT_BF16 0
+#endif
+#if VIT__VW == 16 && defined(SIMDE_X86_AVX512VNNI_NATIVE)
+#define VIT__DOT_I8 1
+#define vit__vi_dot4(acc, a, b) simde_mm512_dpbusd_epi32(acc, a, b) /* acc + u8 a . s8 b, 4 per lane */
+#elif VIT__VW == 8 && defined(__AVXVNNI__) && defined(SIMDE_X86_AVX2_NATIVE)
+#define VIT__DOT_I8 1
+#define vit__vi_dot4(acc, a, b) _mm256_dpbusd_avx_epi32(acc, a, b)
+#elif VIT__VW == 8 && defined(SIMDE_NO_NATIVE)
+#define VIT__DOT_I8 1
+#define vit__vi_dot4(acc, a, b) simde_mm256_dpbusd_epi32(acc, a, b)
+#elif VIT__VW == 8 && defined(SIMDE_ARM_NEON_A64V8_NATIVE) && defined(__ARM_FEATURE_DOTPROD)
+#define VIT__DOT_I8 1
+#define VIT__I8_XOFF 128 /* sdot multiplies s8 by s8: x is kept as xq - 128, S corrected by (zp - 128) w sums */
+#else
+#define VIT__DOT_I8 0
+#endif
+#ifndef VIT__I8_XOFF
+#define VIT__I8_XOFF 0
+#endif
+
+/* Integer lanes beside vit__vf's floats. */
+#if VIT__VW == 16
+typedef simde__m512i vit__vi;
+#define vit__vi_load(p) simde_mm512_loadu_si512((const void *)(p))
+#define vit__vi_store(p, v) simde_mm512_storeu_si512((void *)(p), v)
+#define vit__vi_set1(s) simde_mm512_set1_epi32(s)
+#define vit__vi_zero() simde_mm512_setzero_si512()
+#define vit__vi_add(a, b) simde_mm512_add_epi32(a, b)
+#define vit__vi_sub(a, b) simde_mm512_sub_epi32(a, b)
+#define vit__vi_mul(a, b) simde_mm512_mullo_epi32(a, b)
+#define vit__vi_and(a, b) simde_mm512_and_si512(a, b)
+#define vit__vi_srl16(a) simde_mm512_srli_epi32(a, 16)
+#define vit__vi_float(a) _mm512_cvtepi32_ps(a)        /* the values, converted (nor this) */
+#define vit__vi_min(a, b) _mm512_min_epi32(a, b)
+#define vit__vi_max(a, b) _mm512_max_epi32(a, b)
+#define vit__v_round(a) _mm512_cvtps_epi32(a)          /* to nearest, ties to even */
+#define vit__vi_store_u8(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm512_cvtepi32_epi8(v)) /* low bytes (nor these) */
+#define vit__vi_store_u16(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi32_epi16(v)) /* low halves (not in SIMDe 0.7) */
+#if VIT__DOT_BF16
+static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) { /* acc + a . b, pairs of bf16 per lane */
+    simde__m512bh x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return simde_mm512_dpbf16_ps(acc, x, y);
+}
+#endif
+#else
+typedef simde__m256i vit__vi;
+#define vit__vi_load(p) simde_mm256_loadu_si256((const void *)(p))
+#define vit__vi_store(p, v) simde_mm256_storeu_si256((void *)(p), v)
+#define vit__vi_set1(s) simde_mm256_set1_epi32(s)
+#define vit__vi_zero() simde_mm256_setzero_si256()
+#define vit__vi_add(a, b) simde_mm256_add_epi32(a, b)
+#define vit__vi_sub(a, b) simde_mm256_sub_epi32(a, b)
+#define vit__vi_mul(a, b) simde_mm256_mullo_epi32(a, b)
+#define vit__vi_and(a, b) simde_mm256_and_si256(a, b)
+#define vit__vi_srl16(a) simde_mm256_srli_epi32(a, 16)
+#define vit__vi_float(a) simde_mm256_cvtepi32_ps(a)
+#define vit__vi_min(a, b) simde_mm256_min_epi32(a, b)
+#define vit__vi_max(a, b) simde_mm256_max_epi32(a, b)
+/* To nearest, ties to even, as nearbyintf: not SIMDe 0.7's portable
+   round_ps(TO_NEAREST_INT), which rounds ties away from zero. */
+#define vit__v_round(a) simde_mm256_cvtps_epi32(a)
+#if VIT__DOT_I8 && VIT__I8_XOFF
+/* acc + a . b, 4 s8 products per lane: two NEON sdot through SIMDe. */
+static VIT__INLINE vit__vi vit__vi_dot4(vit__vi acc, vit__vi a, vit__vi b) {
+    simde__m256i_private r = simde__m256i_to_private(acc), x = simde__m256i_to_private(a), y = simde__m256i_to_private(b);
+    int h;
+    for (h = 0; h < 2; h++)
+        r.m128i_private[h].neon_i32 = simde_vdotq_s32(r.m128i_private[h].neon_i32, x.m128i_private[h].neon_i8, y.m128i_private[h].neon_i8);
+    return simde__m256i_from_private(r);
+}
+#endif
+/* SIMDe 0.7 has no 256-bit vpmovdb or vpmovdw: narrow through memory. */
+#if VIT__DOT_I8
+static VIT__INLINE void vit__vi_store_u8(unsigned char *p, vit__vi v) {
+    int32_t t[8];
+    int j;
+    vit__vi_store(t, v);
+    for (j = 0; j < 8; j++) p[j] = (unsigned char)t[j];
+}
+#endif
+#if VIT__DOT_BF16
+static VIT__INLINE void vit__vi_store_u16(uint16_t *p, vit__vi v) {
+    int32_t t[8];
+    int j;
+    vit__vi_store(t, v);
+    for (j = 0; j < 8; j++) p[j] = (uint16_t)t[j];
+}
+static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) {
+    simde__m256bh x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return simde_mm256_dpbf16_ps(acc, x, y);
+}
+#endif
+#endif
+
+/* x's bits rounded to bf16 as vit__bf16_round does (the high halves). */
+static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
+    vit__vi u = vit__v_as_i(x);
+    return vit__vi_add(u, vit__vi_add(vit__vi_set1(0x7fff), vit__vi_and(vit__vi_srl16(u), vit__vi_set1(1))));
+}
+
+/* Bytes of one row of x as the tiles read it: bf16 pairs or u8 quads for
+   the dot-product kernels (zero padded), else floats. */
+static size_t vit__xs_row(int wt, int K) {
+    if (wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) return (size_t)(K + 1) / 2 * 4;
+    if (wt == VIT_DTYPE_I8 && VIT__DOT_I8) return (size_t)(K + 3) / 4 * 4;
+    return (size_t)K * sizeof(float);
+}
+
+/* k per panel block: the panel is 32 KiB whatever its element. */
+static int vit__kc(int wt) {
+    if (wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) return 2 * VIT__KC;
+    if (wt == VIT_DTYPE_I8 && VIT__DOT_I8) return 4 * VIT__KC;
+    return VIT__KC;
+}
+
+/* Row m of x into the scratch: bf16 (pairs, or floats rounded), or for I8
+   the row's scale and zero point, then u8 quads (or xq - zp as floats).
+   The scratch holds M rows, then (I8) M scales and M zero points. */
+static void vit__xs_fill(const vit__mm *p, int m) {
+    const float *xm = p->x + (size_t)m * p->ldx;
+    size_t row = vit__xs_row(p->wt, p->K);
+    unsigned char *d = (unsigned char *)p->xs + (size_t)m * row;
+    float *sxs = (float *)(void *)((unsigned char *)p->xs + (size_t)p->M * row), lo = 0.0f, hi = 0.0f, sx, inv;
+    int32_t *zps = (int32_t *)(void *)(sxs + p->M), zp;
+    int K = p->K, k = 0;
+    vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vinv;
+    vit__vi vzp;
+    if (p->wt == VIT_DTYPE_BF16) {
+#if VIT__DOT_BF16
+        uint16_t *h = (uint16_t *)(void *)d;
+        for (; k + VIT__VW <= K; k += VIT__VW) vit__vi_store_u16(h + k, vit__vi_srl16(vit__v_bf16_bits(vit__v_load(xm + k))));
+        for (; k < K; k++) h[k] = vit__bf16_round(xm[k]);
+        if (K & 1) h[K] = 0;
+#else
+        float *f = (float *)(void *)d;
+        for (; k + VIT__VW <= K; k += VIT__VW) vit__v_store(f + k, vit__v_as_f(vit__vi_and(vit__v_bf16_bits(vit__v_load(xm + k)), vit__vi_set1((int32_t)0xffff0000u))));
+        for (; k < K; k++) f[k] = vit__bf16_float(vit__bf16_round(xm[k]));
+#endif
+        return;
+    }
+    for (; k + VIT__VW <= K; k += VIT__VW) {
+        vit__vf v = vit__v_load(xm + k);
+        vlo = vit__v_min(vlo, v);
+        vhi = vit__v_max(vhi, v);
+    }
+    lo = -vit__v_hmax(vit__v_sub(vit__v_zero(), vlo));
+    hi = vit__v_hmax(vhi);
+    for (; k < K; k++) {
+        lo = xm[k] < lo ? xm[k] : lo;
+        hi = xm[k] > hi ? xm[k] : hi;
+    }
+    vit__q8_scale(lo, hi, &sx, &inv, &zp);
+    sxs[m] = sx;
+    zps[m] = zp;
+    vinv = vit__v_set1(inv);
+    vzp = vit__vi_set1(zp);
+    for (k = 0; k + VIT__VW <= K; k += VIT__VW) {
+        vit__vi r = vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k), vinv)), vzp);
+        r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(255));
+#if VIT__DOT_I8
+        vit__vi_store_u8(d + k, vit__vi_sub(r, vit__vi_set1(VIT__I8_XOFF)));
+#else
+        vit__v_store((float *)(void *)d + k, vit__vi_float(vit__vi_sub(r, vzp)));
+#endif
+    }
+    for (; k < K; k++) {
+#if VIT__DOT_I8
+        d[k] = (unsigned char)((int)(vit__q8(xm[k], inv, zp) + (float)zp) - VIT__I8_XOFF);
+#else
+        ((float *)(void *)d)[k] = vit__q8(xm[k], inv, zp);
+#endif
+    }
+#if VIT__DOT_I8
+    for (; k % 4; k++) d[k] = 0;
+#endif
+}
+
+/* The f32 panel of a BF16 or I8 weight, widened (I8: q, the scales come
+   at the end), for the f32 tiles. */
+static void vit__pack_panel_wide(float *dst, const vit__mm *p, int n0, int nv, int k0, int kc) {
+    int j, k;
+    for (j = 0; j < VIT__NR; j++) {
+        if (j >= nv) {
+            for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = 0.0f;
+        } else if (p->wt == VIT_DTYPE_BF16) {
+            const uint16_t *src = (const uint16_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0;
+            for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = vit__bf16_float(src[k]);
+        } else {
+            const int8_t *src = (const int8_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0;
+            for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = (float)src[k];
+        }
+    }
+}
+
+/* y = alpha * (S * (sx ws)) + b over a tile whose S the f32 tiles summed
+   (the I8 product without the dot-product kernel). */
+static void vit__q8_finish(const vit__mm *p, int m0, int n0, int rows, int nv) {
+    const float *sxs = (const float *)(const void *)((const unsigned char *)p->xs + (size_t)p->M * vit__xs_row(p->wt, p->K));
+    int i, j;
+    for (i = 0; i < rows; i++) {
+        float *yi = p->y + (size_t)(m0 + i) * p->ldy + n0;
+        for (j = 0; j < nv; j++) yi[j] = p->alpha * (yi[j] * (sxs[m0 + i] * p->ws[n0 + j])) + (p->b ? p->b[n0 + j] : 0.0f);
+    }
+}
+
+#if VIT__DOT_BF16 || VIT__DOT_I8
+/* One tile of a dot-product kernel: as vit__tile, with x as pairs (BF16)
+   or quads (I8) of k per uint32, and kc counting them. */
+typedef struct vit__tl {
+    float *y;
+    int ldy;
+    const uint32_t *x;         /* the tile's first row, at k0 */
+    int ldx;                   /* uint32 per row of x */
+    const uint32_t *bp;        /* the panel: kc steps of NR columns */
+    int kc, first, last, nv;
+    float alpha;
+    const float *b;            /* bias from n0, or NULL */
+    const float *sx, *ws;      /* I8: the rows' scales from m0, the columns' from n0 */
+    const int32_t *zp, *wsum;  /* I8: the rows' zero points from m0, the panel's column sums over this block */
+} vit__tl;
+
+/* The tiles' lists of MR functions, for their tables. */
+#if VIT__MR > 6
+#define VIT__MRS(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6) X(f, 7) X(f, 8) X(f, 9) X(f, 10) X(f, 11) X(f, 12)
+#else
+#define VIT__MRS(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6)
+#endif
+#define VIT__TL_DEF(f, mr)                                            \
+    static void f##2_##mr(const vit__tl *t) { f(mr, 2, t); }          \
+    static void f##1_##mr(const vit__tl *t) { f(mr, 1, t); }
+#define VIT__TL_WIDE(f, mr) f##2_##mr,
+#define VIT__TL_NARROW(f, mr) f##1_##mr,
+typedef void (*vit__tl_fn)(const vit__tl *);
+#endif
+
+#if VIT__DOT_BF16
+/* kc pairs: per pair and row, one broadcast of the row's pair and one
+   vdpbf16ps per vector of columns. The finish is vit__tile's. */
+static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__tl *t) {
+    float *y = t->y;
+    const float *b = t->b;
+    const uint32_t *x = t->x, *bp = t->bp;
+    int g, ldy = t->ldy, ldx = t->ldx, first = t->first, last = t->last, nv = t->nv;
+    float alpha = t->alpha;
+    vit__vf va = vit__v_set1(alpha);
+    VIT__ROWS(VIT__DECL)
+    VIT__ROWS(VIT__PREFETCH_Y)
+    for (g = 0; g < t->kc; g++) {
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            c##i##a = vit__v_dpbf16(c##i##a, a, b0);                   \
+            if (nvec > 1) c##i##b = vit__v_dpbf16(c##i##b, a, b1);     \
+        }
+        VIT__ROWS(VIT__STEP)
+#undef VIT__STEP
+    }
+    VIT__ROWS(VIT__OUT)
+}
+VIT__MRS(VIT__TL_DEF, vit__tile_bf16)
+static const vit__tl_fn vit__tiles_bf16[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_bf16)},
+                                                           {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_bf16)}};
+
+/* The panel of pairs: dst[g NR + j] = w[n0 + j][k0 + 2g], w[..][k0 + 2g + 1]
+   (low half first, zeros past kc and nv). */
+static void vit__pack_panel_bf16(uint32_t *dst, const vit__mm *p, int n0, int nv, int k0, int kc) {
+    int j, g, ng = (kc + 1) / 2;
+    for (j = 0; j < VIT__NR; j++) {
+        const uint16_t *src = j < nv ? (const uint16_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0 : NULL;
+        for (g = 0; g < ng; g++) {
+            uint32_t u = 0;
+            if (src && 2 * g + 1 < kc) memcpy(&u, src + 2 * g, 4);
+            else if (src) u = src[2 * g];
+            dst[(size_t)g * VIT__NR + j] = u;
+        }
+    }
+}
+#endif
+
+#if VIT__DOT_I8
+/* kc quads: per quad and row, one broadcast of the row's four u8 and one
+   vpdpbusd per vector of columns, into int32 lanes. At the block's end
+   each lane loses zp * (its column's sum over the block), adds the
+   earlier blocks' S (kept in y as int32 bits), and the last block turns S
+   into alpha * (S * (sx ws)) + b. */
+static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl *t) {
+    const uint32_t *x = t->x, *bp = t->bp;
+    int g, ldx = t->ldx;
+    vit__vi w0 = vit__vi_load(t->wsum), w1 = vit__vi_load(t->wsum + VIT__VW);
+#define VIT__DECL_I(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = vit__vi_zero();
+    VIT__ROWS(VIT__DECL_I)
+#undef VIT__DECL_I
+    for (g = 0; g < t->kc; g++) {
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            c##i##a = vit__vi_dot4(c##i##a, a, b0);                    \
+            if (nvec > 1) c##i##b = vit__vi_dot4(c##i##b, a, b1);      \
+        }
+        VIT__ROWS(VIT__STEP)
+#undef VIT__STEP
+    }
+#define VIT__OUT_I(i)                                                                                  \
+    if (mr > i) {                                                                                      \
+        float *yi = t->y + (size_t)i * t->ldy;                                                         \
+        vit__vi z = vit__vi_set1(t->zp[i] - VIT__I8_XOFF);                                             \
+        c##i##a = vit__vi_sub(c##i##a, vit__vi_mul(z, w0));                                            \
+        c##i##b = vit__vi_sub(c##i##b, vit__vi_mul(z, w1));                                            \
+        if (nvec > 1 && t->nv == VIT__NR) {                                                            \
+            if (!t->first) {                                                                           \
+                c##i##a = vit__vi_add(vit__vi_load(yi), c##i##a);                                      \
+                c##i##b = vit__vi_add(vit__vi_load(yi + VIT__VW), c##i##b);                            \
+            }                                                                                          \
+            if (t->last) {                                                                             \
+                vit__vf s = vit__v_set1(t->sx[i]), va = vit__v_set1(t->alpha);                         \
+                vit__vf fa = vit__v_mul(vit__vi_float(c##i##a), vit__v_mul(s, vit__v_load(t->ws)));    \
+                vit__vf fb = vit__v_mul(vit__vi_float(c##i##b), vit__v_mul(s, vit__v_load(t->ws + VIT__VW))); \
+                vit__v_store(yi, vit__v_add(vit__v_mul(va, fa), t->b ? vit__v_load(t->b) : vit__v_zero()));  \
+                vit__v_store(yi + VIT__VW, vit__v_add(vit__v_mul(va, fb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero())); \
+            } else {                                                                                   \
+                vit__vi_store(yi, c##i##a);                                                            \
+                vit__vi_store(yi + VIT__VW, c##i##b);                                                  \
+            }                                                                                          \
+        } else {                                                                                       \
+            int32_t u[VIT__NR], j;                                                                     \
+            vit__vi_store(u, c##i##a);                                                                 \
+            if (nvec > 1) vit__vi_store(u + VIT__VW, c##i##b);                                         \
+            for (j = 0; j < t->nv; j++) {                                                              \
+                int32_t sofar;                                                                         \
+                memcpy(&sofar, yi + j, 4);                                                             \
+                if (!t->first) u[j] += sofar;                                                          \
+                if (t->last) yi[j] = t->alpha * ((float)u[j] * (t->sx[i] * t->ws[j])) + (t->b ? t->b[j] : 0.0f); \
+                else memcpy(yi + j, u + j, 4);                                                         \
+            }                                                                                          \
+        }                                                                                              \
+    }
+    VIT__ROWS(VIT__OUT_I)
+#undef VIT__OUT_I
+}
+VIT__MRS(VIT__TL_DEF, vit__tile_i8)
+static const vit__tl_fn vit__tiles_i8[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_i8)},
+                                                         {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_i8)}};
+
+/* The panel of quads, dst[g NR + j] = w[n0 + j][k0 + 4g .. 4g + 3] (zeros
+   past kc and nv), and each column's sum over the block. */
+static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, int n0, int nv, int k0, int kc) {
+    int j, g, k, ng = (kc + 3) / 4;
+    for (j = 0; j < VIT__NR; j++) {
+        const int8_t *src = j < nv ? (const int8_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0 : NULL;
+        int32_t sum = 0;
+        for (g = 0; g < ng; g++) {
+            uint32_t u = 0;
+            if (src && 4 * g + 3 < kc) memcpy(&u, src + 4 * g, 4);
+            else if (src) {
+                int8_t q[4] = {0, 0, 0, 0};
+                for (k = 4 * g; k < kc; k++) q[k - 4 * g] = src[k];
+                memcpy(&u, q, 4);
+            }
+            dst[(size_t)g * VIT__NR + j] = u;
+        }
+        if (src)
+            for (k = 0; k < kc; k++) sum += src[k];
+        wsum[j] = sum;
+    }
+}
+#endif
+#undef VIT__DECL
+#undef VIT__PREFETCH_Y
+#undef VIT__OUT
 
 /* dst[k NR + j] = src[j ldw + k] for an 8 x 8 block: the classic AVX
    transpose (unpack, shuffle, swap halves), 24 shuffles for 64 floats that
@@ -1632,17 +2139,39 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
     }
 }
 
-/* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows. */
-static void vit__gemm_block(const vit__mm *p, int k0, int kc, int n0, int nv) {
+/* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows;
+   kcb is the type's block size (vit__kc). */
+static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     float *y = p->y;
-    const float *x = p->x, *w = p->w;
-    int M = p->M, K = p->K, N = p->N, ldy = p->ldy, ldx = p->ldx, ldw = p->ldw;
+    const float *x = p->wt == VIT_DTYPE_F32 ? p->x : (const float *)p->xs;
+    const unsigned char *wb = p->wt == VIT_DTYPE_F32 ? (const unsigned char *)p->w : (const unsigned char *)p->wq;
+    int M = p->M, K = p->K, N = p->N, ldy = p->ldy, ldx = p->wt == VIT_DTYPE_F32 ? p->ldx : K, ldw = p->ldw;
+    int es = p->wt == VIT_DTYPE_F32 ? 4 : p->wt == VIT_DTYPE_BF16 ? 2 : 1, last = k0 + kc == K;
+    int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
     const vit__epi *e = p->e;
     int m, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
-    int row_lines = ((K - nk0 < VIT__KC ? K - nk0 : VIT__KC) + 15) / 16, row = 0, line = 0;
-    vit__pack_panel(bp, w, ldw, n0, nv, k0, kc);
+    int row_lines = ((K - nk0 < kcb ? K - nk0 : kcb) * es + 63) / 64, row = 0, line = 0;
+#if VIT__DOT_BF16 || VIT__DOT_I8
+    int32_t wsum[VIT__NR];
+    vit__tl t;
+    size_t xrow = vit__xs_row(p->wt, K) / 4;
+    const float *sxs = (const float *)(const void *)((const unsigned char *)p->xs + M * xrow * 4);
+    memset(&t, 0, sizeof t);
+    t.bp = (const uint32_t *)(const void *)bp;
+    t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
+    t.ldy = ldy; t.ldx = (int)xrow; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
+    t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws ? p->ws + n0 : NULL; t.wsum = wsum;
+#endif
+    if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
+#if VIT__DOT_BF16
+    else if (p->wt == VIT_DTYPE_BF16) vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, nv, k0, kc);
+#endif
+#if VIT__DOT_I8
+    else if (p->wt == VIT_DTYPE_I8) vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, nv, k0, kc);
+#endif
+    else vit__pack_panel_wide(bp, p, n0, nv, k0, kc);
     /* While this block is multiplied, pull the next one (the next k block,
        else the next panel's first) towards the cache a few lines before
        each tile: at batch 1 the weights stream from memory once per
@@ -1653,21 +2182,39 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int n0, int nv) {
     for (m = 0; m < M; m += VIT__MR) {
         int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
         for (; done < stop; done++) { /* line `line` of row `row`, counted without a division */
-            VIT__PREFETCH(w + (size_t)(nn0 + row) * ldw + nk0 + line * 16);
+            VIT__PREFETCH(wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64);
             if (++line == row_lines) { line = 0; row++; }
         }
         /* The residual rows of this tile are read once, far apart: ask for
            them before the tile runs. */
-        if (e && e->r && k0 + kc == K) {
+        if (e && e->r && last) {
             int i;
             for (i = 0; i < mr; i++) {
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0);
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
             }
         }
-        (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc,
-                                                        k0 == 0, k0 + kc == K, p->alpha, p->b ? p->b + n0 : NULL, nv);
-        if (e && k0 + kc == K) vit__epi_tile(y, ldy, e, m, n0, mr, nv);
+        if (!dot) {
+            int q8 = p->wt == VIT_DTYPE_I8; /* S first, scaled below */
+            (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0,
+                                                            last, q8 ? 1.0f : p->alpha, p->b && !q8 ? p->b + n0 : NULL, nv);
+            if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
+        }
+#if VIT__DOT_BF16 || VIT__DOT_I8
+        else {
+            t.y = y + (size_t)m * ldy + n0;
+            t.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
+            t.sx = sxs + m;
+            t.zp = (const int32_t *)(const void *)(sxs + M) + m;
+#if VIT__DOT_BF16
+            if (p->wt == VIT_DTYPE_BF16) vit__tiles_bf16[nv > VIT__VW][mr](&t);
+#endif
+#if VIT__DOT_I8
+            if (p->wt == VIT_DTYPE_I8) vit__tiles_i8[nv > VIT__VW][mr](&t);
+#endif
+        }
+#endif
+        if (e && last) vit__epi_tile(y, ldy, e, m, n0, mr, nv);
     }
 }
 
@@ -1693,12 +2240,12 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    the next is prefetched. Blocking rows of x for L2 instead, with k blocks
    outermost, measured 5-10% slower on Zen 5. */
 static void vit__gemm_tiles(const vit__mm *p) {
-    int np = (p->N + VIT__NR - 1) / VIT__NR, i;
+    int np = (p->N + VIT__NR - 1) / VIT__NR, i, kcb = vit__kc(p->wt);
     VIT__OMP_FOR_IF(p->threaded && np > 1 && (double)p->M * p->K * p->N >= 65536.0)
     for (i = 0; i < np; i++) {
         int k0, n0 = i * VIT__NR;
-        for (k0 = 0; k0 < p->K; k0 += VIT__KC)
-            vit__gemm_block(p, k0, p->K - k0 < VIT__KC ? p->K - k0 : VIT__KC, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
+        for (k0 = 0; k0 < p->K; k0 += kcb)
+            vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
     }
 }
 #endif /* !VIT_NO_SIMD */
@@ -1795,6 +2342,12 @@ static void vit__matmul(const vit__mm *p) {
         return;
     }
 #ifndef VIT_NO_SIMD
+    if (p->wt != VIT_DTYPE_F32) { /* x converted once, then always the tiles */
+        VIT__OMP_FOR_IF(p->threaded && (double)p->M * p->K >= 65536.0)
+        for (i = 0; i < p->M; i++) vit__xs_fill(p, i);
+        vit__gemm_tiles(p);
+        return;
+    }
     if (!p->blocked_rows && VIT__FEW_USE(p->M, p->K, p->N)) {
         vit__gemm_few(p);
         return;
@@ -1827,6 +2380,52 @@ static void vit__matmul(const vit__mm *p) {
 VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *b, int M, int K, int N) {
     vit__mm p = vit__mm_dense(y, x, w, b, M, K, N);
     vit__matmul(&p);
+}
+
+#ifdef VIT_NO_SIMD
+#define VIT__DOT_BF16 0
+#define VIT__DOT_I8 0
+#endif
+
+/* Scratch bytes a product with weights of type wt needs for x (M, K). */
+static size_t vit__mm_scratch(int wt, int M, int K) {
+#ifdef VIT_NO_SIMD
+    (void)wt; (void)M; (void)K;
+    return 0;
+#else
+    if (wt == VIT_DTYPE_F32 || M < 1 || K < 1) return 0;
+    return (size_t)M * vit__xs_row(wt, K) + (wt == VIT_DTYPE_I8 ? (size_t)M * 8 : 0);
+#endif
+}
+
+/* A dense layer's product with its weight tensor w (F32, BF16 or I8): y
+   (M, N) = x (M, K) w^T + b. xs: vit__dense_scratch's bytes, from the
+   caller's arena. */
+static vit__mm vit__mm_w(float *y, const float *x, const vit_tensor *w, const float *b, int M, int K, int N, void *xs) {
+    vit__mm p = vit__mm_dense(y, x, w->data, b, M, K, N);
+    p.wt = w->dtype;
+    p.wq = w->q;
+    p.ws = w->scale;
+    p.xs = xs;
+    return p;
+}
+
+static void vit__dense(float *y, const float *x, const vit_tensor *w, const float *b, int M, int K, int N, void *xs) {
+    vit__mm p = vit__mm_w(y, x, w, b, M, K, N, xs);
+    vit__matmul(&p);
+}
+
+/* The larger of `have` and the scratch a product of w on M rows of K
+   takes; then vit__scratch gets it from the arena (counted while counting). */
+static size_t vit__dense_scratch(size_t have, const vit_tensor *w, int M, int K) {
+    size_t n = vit__mm_scratch(w->dtype, M, K);
+    return n > have ? n : have;
+}
+
+static vit_result vit__scratch(vit_arena *a, size_t bytes, void **xs) {
+    *xs = NULL;
+    if (bytes && !(*xs = vit_arena_alloc(a, bytes))) return VIT_ERR_OOM;
+    return VIT_OK;
 }
 
 /* ---- kernels: softmax ---- */
@@ -3059,6 +3658,9 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
 
 /* ---- modules: shared checks ---- */
 
+/* A weight tensor is set: F32 data, or BF16 or I8 elements. */
+static int vit__has_w(const vit_tensor *t) { return t->data != NULL || t->q != NULL; }
+
 static vit_result vit__need3(const vit_tensor *x, const char *mod, int32_t C) {
     char s[64];
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "%s: input is NULL", mod);
@@ -3168,7 +3770,10 @@ static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const c
 /* A linear whose bias the file may not have (bias 0: b is left empty). */
 static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
                                        int32_t in, int bias, const char *why);
+static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in, const char *why);
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
+static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols, vit_dtype dt);
+static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from);
 static int vit__ld_counting(const vit__ld *L); /* 1 while binding only sizes the weights arena */
 static const char *vit__ld_src(const vit__ld *L); /* the file's name, for messages */
 static int vit__has(const vit__ld *L, const char *name); /* 1 when the file holds tensor `name` */
@@ -3253,7 +3858,7 @@ static vit_result vit__sdpa_input(const vit_model *m, int32_t B, int32_t n, int3
 static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights *w) {
     if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
-    if (!w->qkv_w.data || !w->out_w.data || (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
+    if (!vit__has_w(&w->qkv_w) || !vit__has_w(&w->out_w) || (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
         return vit__fail(VIT_ERR_ARG, "mha: weights not set");
     return VIT_OK;
 }
@@ -3267,6 +3872,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
     vit_result r;
+    void *xs;
     float scale = p->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS), *scratch = NULL;
     float post = p->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = 1, tiles, per;
@@ -3276,14 +3882,15 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
+    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
-        vit__mm out = vit__mm_dense(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
+        vit__mm out = vit__mm_w(y, ao.data, &w->out_w, w->out_b.data, B * N, C, C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
         int32_t t;
 
         /* q, k, v in one product; qk-norm: each head's q and k normalised */
-        vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
+        vit__dense(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         if (p->qk_norm)
             for (t = 0; t < B * N; t++) {
                 float *q = qkv.data + (size_t)t * 3 * C;
@@ -3371,16 +3978,20 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
             if ((r = vit__bind_linear_opt(L, &qw[i], &qb[i], prefix, parts[i], C, C, bias, why)) != VIT_OK) return r;
         w->qkv_w.name = qw[0].name;
         w->qkv_b.name = qb[0].name;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
+        /* kept BF16 or I8 when all three are, else F32 */
+        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, qw[0].dtype == qw[1].dtype && qw[1].dtype == qw[2].dtype ? qw[0].dtype : VIT_DTYPE_F32)) !=
+                VIT_OK ||
+            (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK))
+            return r;
         if (!counting)
-            for (i = 0; i < 3; i++) {
-                memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
-                if (bias) memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
+            for (i = 0; i < 3 * C; i++) {
+                vit__row_copy(&w->qkv_w, i, &qw[i / C], i % C);
+                if (bias) vit__row_copy(&w->qkv_b, i, &qb[i / C], i % C);
             }
         return VIT_OK;
     }
     snprintf(n, sizeof n, "%s%s", prefix, nm->w);
-    if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_dense(L, &w->qkv_w, n, 3 * C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s", prefix, nm->b);
     if (bias && (r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
     if (nm->layout == VIT__QKV_INTERLEAVED) {
@@ -3389,14 +4000,14 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
            here. */
         vit_tensor sw = w->qkv_w, sb = w->qkv_b;
         int32_t HS = C / NH, h, d, s;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
+        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, sw.dtype)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
         if (!counting)
             for (h = 0; h < NH; h++)
                 for (d = 0; d < HS; d++)
                     for (s = 0; s < 3; s++) {
-                        size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
-                        memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
-                        if (bias) w->qkv_b.data[to] = sb.data[from];
+                        int32_t from = h * 3 * HS + d * 3 + s, to = s * C + h * HS + d;
+                        vit__row_copy(&w->qkv_w, to, &sw, from);
+                        if (bias) vit__row_copy(&w->qkv_b, to, &sb, from);
                     }
     }
     return VIT_OK;
@@ -3441,13 +4052,16 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
     int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H;
     vit_tensor h, g;
     vit_result r;
+    void *xs;
     if ((r = vit__fits((double)rows * H1, 0, "mlp")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &h, 2, rows, H1, 1, 1)) != VIT_OK) return r;
     if (p->glu && (r = vit__tensor4(a, &g, 2, rows, H, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->fc1_w, rows, p->in_dim), &w->fc2_w, rows, H), &xs)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
         vit__epi e1;
-        vit__mm fc1 = vit__mm_dense(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, H1);
-        vit__mm fc2 = vit__mm_dense(y, p->glu ? g.data : h.data, w->fc2_w.data, w->fc2_b.data, rows, H, p->out_dim);
+        vit__mm fc1 = vit__mm_w(h.data, x, &w->fc1_w, w->fc1_b.data, rows, p->in_dim, H1, xs);
+        vit__mm fc2 = vit__mm_w(y, p->glu ? g.data : h.data, &w->fc2_w, w->fc2_b.data, rows, H, p->out_dim, xs);
         e1.act = (int)p->act; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
         fc1.e = p->glu ? NULL : &e1;
         fc2.e = e;
@@ -3466,7 +4080,7 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     char s[64];
     size_t rows;
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "mlp: NULL argument");
-    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !w->fc1_w.data || !w->fc2_w.data)
+    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !vit__has_w(&w->fc1_w) || !vit__has_w(&w->fc2_w))
         return vit__fail(VIT_ERR_ARG, "mlp: params or weights not set");
     if (x->shape[x->ndim - 1] != p->in_dim)
         return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
@@ -3570,7 +4184,7 @@ static vit_result vit__block_ready(const vit_block_params *p, const vit_block_we
     memset(&mp, 0, sizeof mp);
     mp.dim = p->dim; mp.heads = p->heads;
     mp.qk_norm = p->qk_norm;
-    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data || !w->mlp.fc1_w.data || !w->mlp.fc2_w.data ||
+    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data || !vit__has_w(&w->mlp.fc1_w) || !vit__has_w(&w->mlp.fc2_w) ||
         (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
     return vit__mha_ready(&mp, &w->attn);
@@ -3911,7 +4525,7 @@ static vit_result vit__se_input(const vit_model *m, int32_t B, int32_t n, int32_
    and their biases (C). */
 
 static vit_result vit__sdsa_ready(int32_t C, const vit_sdsa_weights *w) {
-    if (C < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data || !w->v_b.data)
+    if (C < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) || !w->v_b.data)
         return vit__fail(VIT_ERR_ARG, "sdsa: params or weights not set");
     return VIT_OK;
 }
@@ -3922,6 +4536,7 @@ static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights
     size_t mark = vit_arena_mark(a);
     vit_tensor q, k, v, vt, sc;
     vit_result r;
+    void *xs;
     if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "sdsa")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &q, 3, B, N, C, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, N, C, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, N, C, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B, C, N, 1)) != VIT_OK)
@@ -3930,10 +4545,13 @@ static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights
         if ((r = vit__tensor4(a, &sc, 3, B, N, N, 1)) != VIT_OK) return r;
         att = sc.data;
     }
+    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * N, C), &w->k_w, B * N, C), &w->v_w, B * N, C),
+                          &xs)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
-        vit_k_matmul(q.data, x, w->q_w.data, w->q_b.data, B * N, C, C);
-        vit_k_matmul(k.data, x, w->k_w.data, w->k_b.data, B * N, C, C);
-        vit_k_matmul(v.data, x, w->v_w.data, w->v_b.data, B * N, C, C);
+        vit__dense(q.data, x, &w->q_w, w->q_b.data, B * N, C, C, xs);
+        vit__dense(k.data, x, &w->k_w, w->k_b.data, B * N, C, C, xs);
+        vit__dense(v.data, x, &w->v_w, w->v_b.data, B * N, C, C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, 1, C, C, 1.0f / sqrtf((float)C), 1.0f);
         vit_k_attention(y, att, vt.data, q.data, k.data, v.data, &sh);
     }
@@ -4006,8 +4624,9 @@ VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_class
     char s[64];
     int32_t B, N, C;
     size_t mark;
+    void *xs;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: NULL argument");
-    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_w.data || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
+    if (p->seq_len < 1 || p->num_classes < 1 || !vit__has_w(&w->fc_w) || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
     if ((r = vit__sdsa_ready(p->dim, &w->attn)) != VIT_OK) return r;
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: input is NULL");
     if (x->ndim != 3 || x->shape[1] != p->seq_len || x->shape[2] != p->dim)
@@ -4020,9 +4639,10 @@ VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_class
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &h, 3, B, N, C, 1)) != VIT_OK) return r;
     if ((r = vit__sdsa_core(a, C, &w->attn, x->data, h.data, attn ? att.data : NULL, B, N)) != VIT_OK) return r;
+    if ((r = vit__scratch(a, vit__dense_scratch(0, &w->fc_w, B, N * C), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit_k_relu(h.data, h.data, B * N * C);
-        vit_k_matmul(y.data, h.data, w->fc_w.data, w->fc_b.data, B, N * C, p->num_classes); /* x.view(B, -1) */
+        vit__dense(y.data, h.data, &w->fc_w, w->fc_b.data, B, N * C, p->num_classes, xs); /* x.view(B, -1) */
     }
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
@@ -4100,13 +4720,14 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     vit_result r;
     int32_t B, N, Nk, C, NH, dk, dv, R, H = 0, W = 0, Ho = 0, Wo = 0, i;
     int tr;
-    size_t mark;
+    size_t mark, xb;
+    void *xs;
     double big;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "emsa: NULL argument");
     C = p->dim; NH = p->heads; dk = p->d_k; dv = p->d_v; R = p->ratio;
     tr = p->transform && NH > 1;
-    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data ||
-        !w->v_b.data || !w->o_w.data || !w->o_b.data || (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) ||
+    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) ||
+        !w->v_b.data || !vit__has_w(&w->o_w) || !w->o_b.data || (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) ||
         (tr && !w->tr_w.data))
         return vit__fail(VIT_ERR_ARG, "emsa: params or weights not set");
     if (R > 65536) return vit__fail(VIT_ERR_ARG, "emsa: ratio %d is larger than 65536", (int)R);
@@ -4138,17 +4759,19 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         return r;
     /* st: mean, var, scale, shift of each (batch, head) map */
     if (tr && ((r = vit__tensor4(a, &s2, 4, B, NH, N, Nk)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * NH, 1, 1)) != VIT_OK)) return r;
+    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * N, C), &w->k_w, B * Nk, C), &w->v_w, B * Nk, C);
+    if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->o_w, B * N, NH * dv), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         const float *kv = x->data;
-        vit_k_matmul(q.data, x->data, w->q_w.data, w->q_b.data, B * N, C, NH * dk);
+        vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * N, C, NH * dk, xs);
         if (R > 1) {
             /* (B, N, C) is (B, H, W, C): the conv runs channels last */
             vit_k_dwconv(src.data, wt.data, x->data, w->sr_w.data, w->sr_b.data, B, H, W, C, R + 1, R, R / 2);
             vit_k_layernorm(src.data, src.data, w->ln_w.data, w->ln_b.data, B * Nk, C, 1e-5f);
             kv = src.data;
         }
-        vit_k_matmul(k.data, kv, w->k_w.data, w->k_b.data, B * Nk, C, NH * dk);
-        vit_k_matmul(v.data, kv, w->v_w.data, w->v_b.data, B * Nk, C, NH * dv);
+        vit__dense(k.data, kv, &w->k_w, w->k_b.data, B * Nk, C, NH * dk, xs);
+        vit__dense(v.data, kv, &w->v_w, w->v_b.data, B * Nk, C, NH * dv, xs);
         vit_k_scores(tr ? s2.data : att.data, q.data, k.data, B, NH, N, Nk, dk, NH * dk, NH * dk, 1.0f / sqrtf((float)dk));
         if (tr) {
             float *mean = st.data, *var = mean + B * NH, *sc = var + B * NH, *sh = sc + B * NH;
@@ -4164,7 +4787,7 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         } else
             vit_k_softmax(att.data, att.data, B * NH * N, Nk);
         vit_k_attend(o.data, vt.data, att.data, v.data, B, NH, N, Nk, dv, NH * dv);
-        vit_k_matmul(y.data, o.data, w->o_w.data, w->o_b.data, B * N, NH * dv, C);
+        vit__dense(y.data, o.data, &w->o_w, w->o_b.data, B * N, NH * dv, C, xs);
     }
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
@@ -4460,14 +5083,15 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     vit_result r;
     int32_t B, T, D, HD, M;
     int simple;
-    size_t mark;
+    size_t mark, xb;
+    void *xs;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "aft: NULL argument");
     D = p->dim; HD = p->hidden_dim; M = p->max_seqlen;
     if (p->variant != VIT_AFT_FULL && p->variant != VIT_AFT_SIMPLE && p->variant != VIT_AFT_LOCAL)
         return vit__fail(VIT_ERR_ARG, "aft: variant %d is not full, simple or local", (int)p->variant);
     simple = p->variant == VIT_AFT_SIMPLE;
-    if (D < 1 || HD < 1 || !w->q_w.data || !w->q_b.data || !w->k_w.data || !w->k_b.data || !w->v_w.data || !w->v_b.data ||
-        !w->proj_w.data || !w->proj_b.data || (!simple && (M < 1 || !w->wbias.data)))
+    if (D < 1 || HD < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) || !w->v_b.data ||
+        !vit__has_w(&w->proj_w) || !w->proj_b.data || (!simple && (M < 1 || !w->wbias.data)))
         return vit__fail(VIT_ERR_ARG, "aft: params or weights not set");
     if ((r = vit__need3(x, "aft", D)) != VIT_OK) return r;
     B = x->shape[0]; T = x->shape[1];
@@ -4484,15 +5108,17 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         (r = vit__tensor4(a, &v, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 3, B, T, HD, 1)) != VIT_OK)
         return r;
     if (!simple && (r = vit__tensor4(a, &scr, 1, T * T + 4 * T * HD + HD, 1, 1, 1)) != VIT_OK) return r;
+    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * T, D), &w->k_w, B * T, D), &w->v_w, B * T, D);
+    if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->proj_w, B * T, HD), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
-        vit_k_matmul(q.data, x->data, w->q_w.data, w->q_b.data, B * T, D, HD);
-        vit_k_matmul(k.data, x->data, w->k_w.data, w->k_b.data, B * T, D, HD);
-        vit_k_matmul(v.data, x->data, w->v_w.data, w->v_b.data, B * T, D, HD);
+        vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * T, D, HD, xs);
+        vit__dense(k.data, x->data, &w->k_w, w->k_b.data, B * T, D, HD, xs);
+        vit__dense(v.data, x->data, &w->v_w, w->v_b.data, B * T, D, HD, xs);
         if (simple) vit_k_aft_simple(h.data, attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
         else
             vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
                       p->variant == VIT_AFT_LOCAL ? p->s : T);
-        vit_k_matmul(y.data, h.data, w->proj_w.data, w->proj_b.data, B * T, HD, D);
+        vit__dense(y.data, h.data, &w->proj_w, w->proj_b.data, B * T, HD, D, xs);
     }
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
@@ -4569,11 +5195,12 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     vit_tensor y, att, vv, pool, lg, f;
     vit_result r;
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
-    size_t mark;
+    size_t mark, xb;
+    void *xs;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
-    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !w->v_w.data || (p->qkv_bias && !w->v_b.data) || !w->attn_w.data ||
-        !w->attn_b.data || !w->proj_w.data || !w->proj_b.data)
+    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !vit__has_w(&w->v_w) || (p->qkv_bias && !w->v_b.data) || !vit__has_w(&w->attn_w) ||
+        !w->attn_b.data || !vit__has_w(&w->proj_w) || !w->proj_b.data)
         return vit__fail(VIT_ERR_ARG, "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
     if (C % NH) return vit__fail(VIT_ERR_ARG, "outlook: dim %d is not a multiple of num_heads %d", (int)C, (int)NH);
     if ((r = vit__need4(x, "outlook", C, 1)) != VIT_OK) return r;
@@ -4596,12 +5223,14 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         (r = vit__tensor4(a, &lg, 3, B, L, A, 1)) != VIT_OK)
         return r;
     if (S > 1 && (r = vit__tensor4(a, &pool, 4, B, h, wd, C)) != VIT_OK) return r;
+    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->v_w, B * H * W, C), &w->attn_w, B * L, C), &w->proj_w, B * H * W, C);
+    if ((r = vit__scratch(a, xb, &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
-        vit_k_matmul(vv.data, x->data, w->v_w.data, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C);
+        vit__dense(vv.data, x->data, &w->v_w, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C, xs);
         if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
-        vit_k_matmul(lg.data, S > 1 ? pool.data : x->data, w->attn_w.data, w->attn_b.data, B * L, C, A);
+        vit__dense(lg.data, S > 1 ? pool.data : x->data, &w->attn_w, w->attn_b.data, B * L, C, A, xs);
         vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, p);
-        vit_k_matmul(y.data, f.data, w->proj_w.data, w->proj_b.data, B * H * W, C, C);
+        vit__dense(y.data, f.data, &w->proj_w, w->proj_b.data, B * H * W, C, C, xs);
     }
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
@@ -4636,7 +5265,7 @@ static vit_result vit__outlook_bind(vit__ld *L, vit_model *m, const void *names)
     vit_result r;
     snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
     snprintf(n, sizeof n, "%s.weight", nm->v);
-    if ((r = vit__bind(L, &w->v_w, n, 2, C, C, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_dense(L, &w->v_w, n, C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s.bias", nm->v);
     if (p->qkv_bias && (r = vit__bind(L, &w->v_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
     if ((r = vit__bind_linear(L, &w->attn_w, &w->attn_b, "", nm->attn, p->heads * KK * KK, C, why)) != VIT_OK) return r;
@@ -4665,7 +5294,7 @@ static vit_result vit__outlook_input(const vit_model *m, int32_t B, int32_t n, i
    so no input can make it allocate more than a fixed multiple of the
    header. */
 
-enum { VIT__F32 = 0, VIT__F16, VIT__BF16, VIT__OTHER };
+enum { VIT__F32 = 0, VIT__F16, VIT__BF16, VIT__I8, VIT__OTHER };
 
 typedef struct vit__entry {
     const char *name;
@@ -4843,7 +5472,7 @@ static int vit__json_word(vit__json *j, const char *w) {
 static int vit__dtype(const char *s, int *esize) {
     static const struct { const char *n; int code, size; } t[] = {
         {"F32", VIT__F32, 4}, {"F16", VIT__F16, 2}, {"BF16", VIT__BF16, 2}, {"F64", VIT__OTHER, 8},
-        {"I64", VIT__OTHER, 8}, {"I32", VIT__OTHER, 4}, {"I16", VIT__OTHER, 2}, {"I8", VIT__OTHER, 1},
+        {"I64", VIT__OTHER, 8}, {"I32", VIT__OTHER, 4}, {"I16", VIT__OTHER, 2}, {"I8", VIT__I8, 1},
         {"U8", VIT__OTHER, 1}, {"U16", VIT__OTHER, 2}, {"U32", VIT__OTHER, 4}, {"U64", VIT__OTHER, 8},
         {"BOOL", VIT__OTHER, 1}, {"F8_E4M3", VIT__OTHER, 1}, {"F8_E5M2", VIT__OTHER, 1}};
     size_t i;
@@ -5066,6 +5695,7 @@ struct vit__ld {
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
     int allow_nonfinite;      /* vit_load_opts.allow_nonfinite */
+    int dense;                /* 1 while binding a dense layer's weight: BF16 and I8 stay as they are */
 };
 
 static void vit__half_to_f32(float *dst, const unsigned char *src, size_t n, int bf16) {
@@ -5100,6 +5730,7 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
 static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype) {
     size_t i;
     uint32_t exp;
+    if (dtype == VIT__I8) return n; /* integers; their scales are checked with them */
     if (dtype == VIT__F32) {
         if ((uintptr_t)src % sizeof(float) == 0 && vit__all_finite((const float *)(const void *)src, n)) return n;
         for (i = 0; i < n; i++) {
@@ -5119,6 +5750,67 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
    dst: in place for aligned F32, else converted into the weights arena.
    The first (counting) pass also refuses NaN and Inf values, unless the
    caller allows them. */
+
+/* A BF16 or I8 tensor e (its data at src), dst's shape set. A dense
+   layer's weight stays BF16 or I8 (in place when aligned), anything else
+   is widened to F32. I8 needs its scales: F32 tensor '<name>_scale', one
+   per row (shape[0]), finite and > 0, and an I8 dense layer at most 65536
+   inputs (its int32 sums stay exact). */
+static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, const unsigned char *src) {
+    vit__st *st = &L->st;
+    vit_arena *a = &L->m->arena;
+    size_t numel = vit_tensor_numel(dst), row, i;
+    int32_t rows = dst->shape[0];
+    const float *scale = NULL;
+    float *sc;
+    if (e->dtype == VIT__I8) {
+        char sn[300];
+        vit__entry *s;
+        snprintf(sn, sizeof sn, "%s_scale", e->name);
+        if (!(s = (vit__entry *)(uintptr_t)vit__entry_find(st, sn)))
+            return vit__fail(VIT_ERR_MISSING, "%s: I8 tensor '%s' has no scale tensor '%s'", st->src, e->name, sn);
+        if (s->dtype != VIT__F32 || s->ndim != 1 || s->shape[0] != rows)
+            return vit__fail(VIT_ERR_FORMAT, "%s: scale tensor '%s' must be F32 of shape [%d]", st->src, sn, (int)rows);
+        s->used = 1;
+        scale = (const float *)(const void *)(st->data + s->begin);
+        if ((uintptr_t)scale % sizeof(float)) {
+            if (!(sc = (float *)vit_arena_alloc(a, (size_t)rows * sizeof(float)))) return VIT_ERR_OOM;
+            if (!vit_arena_counting(a)) memcpy(sc, scale, (size_t)rows * sizeof(float));
+            scale = sc;
+        }
+        if (!vit_arena_counting(a))
+            for (i = 0; i < (size_t)rows; i++)
+                if (!(scale[i] > 0.0f && scale[i] < 3.4e38f))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: scale tensor '%s' holds %g at row %d; scales must be finite and > 0", st->src, sn,
+                                     (double)scale[i], (int)i);
+        if (L->dense && dst->shape[1] > 65536)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)",
+                             st->src, e->name, (int)dst->shape[1]);
+    }
+    if (L->dense) {
+        dst->dtype = e->dtype == VIT__I8 ? VIT_DTYPE_I8 : VIT_DTYPE_BF16;
+        dst->scale = scale;
+        dst->q = src;
+        if ((uintptr_t)src % (size_t)e->esize) { /* BF16 at an odd offset: copied */
+            void *q = vit_arena_alloc(a, numel * (size_t)e->esize);
+            if (!q) return VIT_ERR_OOM;
+            if (!vit_arena_counting(a)) memcpy(q, src, numel * (size_t)e->esize);
+            dst->q = q;
+        }
+        L->m->n_kept[dst->dtype] += (int64_t)numel;
+        return VIT_OK;
+    }
+    if (!(dst->data = (float *)vit_arena_alloc(a, numel * sizeof(float)))) return VIT_ERR_OOM;
+    if (vit_arena_counting(a)) return VIT_OK;
+    if (e->dtype == VIT__BF16) vit__half_to_f32(dst->data, src, numel, 1);
+    else
+        for (row = numel / (size_t)rows, i = 0; i < numel; i++) dst->data[i] = scale[i / row] * (float)(int8_t)src[i];
+    return VIT_OK;
+}
+
+/* Binds tensor `name`, which must have exactly the given PyTorch shape, to
+   dst: in place for aligned F32, else converted into the weights arena
+   (see vit__bind_low for BF16 and I8). */
 static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *why) {
     vit__st *st = &L->st;
     vit__entry *e = NULL;
@@ -5138,7 +5830,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
         return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s (%s)", st->src, name, got, exp, why);
     }
     if (e->dtype == VIT__OTHER)
-        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16 and BF16", st->src, name, e->dtype_name);
+        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16, BF16 and I8", st->src, name, e->dtype_name);
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -5155,6 +5847,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
             return vit__fail(VIT_ERR_NONFINITE, "%s: tensor '%s' holds a NaN or Inf (element %zu); vit.h refuses non-finite weights "
                                                 "(vit_load_opts.allow_nonfinite = 1 loads them)", st->src, name, k);
     }
+    if (e->dtype == VIT__I8 || (L->dense && e->dtype == VIT__BF16)) return vit__bind_low(L, dst, e, src);
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
         dst->data = (float *)(uintptr_t)src; /* zero-copy; never written */
         return VIT_OK;
@@ -5167,11 +5860,21 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     return VIT_OK;
 }
 
+/* A dense layer's weight bound as the file holds it: F32 and F16 as
+   vit__bind binds them, BF16 and I8 kept (in place when aligned). */
+static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in, const char *why) {
+    vit_result r;
+    L->dense = 1;
+    r = vit__bind(L, dst, name, 2, out, in, 0, 0, why);
+    L->dense = 0;
+    return r;
+}
+
 static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out, int32_t in, const char *why) {
     char n[256];
     vit_result r;
     snprintf(n, sizeof n, "%s%s.weight", prefix, name);
-    if ((r = vit__bind(L, w, n, 2, out, in, 0, 0, why)) != VIT_OK) return r;
+    if ((r = vit__bind_dense(L, w, n, out, in, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.bias", prefix, name);
     return vit__bind(L, b, n, 1, out, 0, 0, 0, why);
 }
@@ -5191,7 +5894,7 @@ static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b,
     if (bias) return vit__bind_linear(L, w, b, prefix, name, out, in, why);
     memset(b, 0, sizeof *b);
     snprintf(n, sizeof n, "%s%s.weight", prefix, name);
-    return vit__bind(L, w, n, 2, out, in, 0, 0, why);
+    return vit__bind_dense(L, w, n, out, in, why);
 }
 
 /* A fresh (rows, cols) tensor in the weights arena, for layouts fixed at load. */
@@ -5200,6 +5903,42 @@ static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols
     vit_result r = vit__tensor4(&L->m->arena, t, cols > 1 ? 2 : 1, rows, cols, 1, 1);
     t->name = name;
     return r;
+}
+
+/* The same of type dt (BF16, I8 with its row scales, or F32). */
+static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols, vit_dtype dt) {
+    vit_arena *a = &L->m->arena;
+    vit_result r;
+    void *q;
+    if ((r = vit__own(L, t, rows, dt == VIT_DTYPE_F32 ? cols : 1)) != VIT_OK || dt == VIT_DTYPE_F32) return r;
+    /* vit__own took rows floats: the I8 scales, or unused (BF16) */
+    if (!(q = vit_arena_alloc(a, (size_t)rows * cols * (dt == VIT_DTYPE_BF16 ? 2 : 1)))) return VIT_ERR_OOM;
+    t->ndim = 2;
+    t->shape[1] = cols;
+    t->dtype = dt;
+    t->q = q;
+    t->scale = dt == VIT_DTYPE_I8 ? t->data : NULL;
+    t->data = NULL;
+    return VIT_OK;
+}
+
+/* Row `from` of src into row `to` of dst, both (rows, cols): a copy when
+   their types match, else widened into dst's F32. */
+static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from) {
+    size_t cols = vit_tensor_numel(dst) / (size_t)dst->shape[0], k, es = dst->dtype == VIT_DTYPE_BF16 ? 2 : 1;
+    if (dst->dtype == src->dtype && dst->dtype != VIT_DTYPE_F32) {
+        memcpy((unsigned char *)(uintptr_t)dst->q + (size_t)to * cols * es, (const unsigned char *)src->q + (size_t)from * cols * es, cols * es);
+        if (dst->scale) ((float *)(uintptr_t)dst->scale)[to] = src->scale[from];
+        return;
+    }
+    VIT_ASSERT(dst->dtype == VIT_DTYPE_F32);
+    for (k = 0; k < cols; k++) {
+        size_t i = (size_t)from * cols + k;
+        float v = src->dtype == VIT_DTYPE_F32 ? src->data[i]
+                  : src->dtype == VIT_DTYPE_BF16 ? vit__bf16_float(((const uint16_t *)src->q)[i])
+                                                 : src->scale[from] * (float)((const int8_t *)src->q)[i];
+        dst->data[(size_t)to * cols + k] = v;
+    }
 }
 
 static int vit__ld_counting(const vit__ld *L) { return vit_arena_counting(&L->m->arena); }
@@ -5775,7 +6514,11 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     vit_mlp_params lp;
     vit__epi e;
     vit_result r;
+    void *xs;
     if ((r = vit__fits((double)B * Np * 2 * C, B, "attention pool")) != VIT_OK) return r;
+    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, 1, C), &w->kv_w, B * Np, C), &w->proj_w, B, C),
+                          &xs)) != VIT_OK)
+        return r;
     if ((r = vit__tensor4(a, &q, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &kv, 3, B, Np, 2 * C, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &sc, 3, B, NH, Np, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
@@ -5783,17 +6526,17 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
     if (!vit_arena_counting(a)) {
         /* the probe's query, the same for every image */
-        vit_k_matmul(q.data, w->latent.data, w->q_w.data, w->q_b.data, 1, C, C);
+        vit__dense(q.data, w->latent.data, &w->q_w, w->q_b.data, 1, C, C, xs);
         for (bi = 1; bi < B; bi++) memcpy(q.data + (size_t)bi * C, q.data, (size_t)C * sizeof(float));
 
         /* keys and values of every token; one query per head attends */
-        vit_k_matmul(kv.data, x, w->kv_w.data, w->kv_b.data, B * Np, C, 2 * C);
+        vit__dense(kv.data, x, &w->kv_w, w->kv_b.data, B * Np, C, 2 * C, xs);
         vit_k_scores(sc.data, q.data, kv.data, B, NH, 1, Np, HS, C, 2 * C, 1.0f / sqrtf((float)HS));
         vit_k_softmax(sc.data, sc.data, B * NH, Np);
         vit_k_attend(o.data, vt.data, sc.data, kv.data + C, B, NH, 1, Np, HS, 2 * C);
 
         /* projection, then z + MLP(LayerNorm(z)) */
-        vit_k_matmul(pooled, o.data, w->proj_w.data, w->proj_b.data, B, C, C);
+        vit__dense(pooled, o.data, &w->proj_w, w->proj_b.data, B, C, C, xs);
         vit_k_layernorm(h.data, pooled, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
     }
     e.act = VIT__EPI_NONE; e.g = NULL; e.r = pooled; e.ldr = C;
@@ -5857,6 +6600,7 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     vit_tensor *att = o ? o->attn : NULL;
     vit_result r;
     size_t mark;
+    void *xs;
     char s[64];
     if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
         return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
@@ -5913,9 +6657,10 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
         if (!vit_arena_counting(a) && features)
             for (i = 0; i < B * C; i++) pooled.data[i] = (pooled.data[i] + dist.data[i]) / 2.0f;
         else if (!features && c->num_classes) {
+            if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &m->head_w, B, C), &m->head_dist_w, B, C), &xs)) != VIT_OK) return r;
             if (!vit_arena_counting(a)) {
-                vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, C, c->num_classes);
-                vit_k_matmul(y2.data, dist.data, m->head_dist_w.data, m->head_dist_b.data, B, C, c->num_classes);
+                vit__dense(y.data, pooled.data, &m->head_w, m->head_b.data, B, C, c->num_classes, xs);
+                vit__dense(y2.data, dist.data, &m->head_dist_w, m->head_dist_b.data, B, C, c->num_classes, xs);
                 for (i = 0; i < B * c->num_classes; i++) y.data[i] = (y.data[i] + y2.data[i]) / 2.0f;
             }
             vit_arena_rewind(a, mark);
@@ -5927,15 +6672,17 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     /* head: optional pre_logits (Linear + tanh), then the classifier */
     if (!features && c->representation_size) {
         if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
+        if ((r = vit__scratch(a, vit__dense_scratch(0, &m->pre_w, B, C), &xs)) != VIT_OK) return r;
         if (!vit_arena_counting(a)) {
-            vit_k_matmul(pre.data, pooled.data, m->pre_w.data, m->pre_b.data, B, C, c->representation_size);
+            vit__dense(pre.data, pooled.data, &m->pre_w, m->pre_b.data, B, C, c->representation_size, xs);
             vit_k_tanh(pre.data, pre.data, B * c->representation_size);
         }
         pooled = pre;
     }
+    if (!features && c->num_classes && (r = vit__scratch(a, vit__dense_scratch(0, &m->head_w, B, pooled.shape[1]), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
-        else vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, pooled.shape[1], c->num_classes);
+        else vit__dense(y.data, pooled.data, &m->head_w, m->head_b.data, B, pooled.shape[1], c->num_classes, xs);
     }
     vit_arena_rewind(a, mark);
     *out = y;
@@ -6183,6 +6930,7 @@ static vit_result vit__bind_all(vit__ld *L) {
     vit_model *m = L->m;
     vit_result r;
     m->n_params = 0;
+    memset(m->n_kept, 0, sizeof m->n_kept);
     if ((r = vit__bind_meta(L)) != VIT_OK) return r;
     return vit__kinds[m->kind].bind(L, m, vit__naming_of(m));
 }
@@ -6874,6 +7622,11 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
     }
     d = &vit__kinds[m->kind];
     vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
+    if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
+        vit__bprintf(&b, "  dense layers kept in %s: %lld of the weights%s; the rest F32\n",
+                     m->n_kept[VIT_DTYPE_I8] ? (m->n_kept[VIT_DTYPE_BF16] ? "BF16 and I8" : "I8") : "BF16",
+                     (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
+                     m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
     if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
     /* every hyperparameter under its metadata key */
     if (d->keys->key) vit__bprintf(&b, " ");

@@ -26,7 +26,7 @@ step() {
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry test_families; do
+  for b_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry test_families; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
@@ -37,6 +37,7 @@ matrix() {
   step "$m_cfg-build" build "$m_cfg" "$@"
   step "$m_cfg-kernels" "build/$m_cfg/test_kernels"
   step "$m_cfg-kernels-seed" "build/$m_cfg/test_kernels_seed"
+  step "$m_cfg-quant" "build/$m_cfg/test_quant"
   step "$m_cfg-modules" "build/$m_cfg/test_modules" tests/fixtures
   step "$m_cfg-errors" "build/$m_cfg/test_errors" tests/fixtures
   step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
@@ -102,6 +103,32 @@ for mdl in models/fashion_*.safetensors; do
   step "$mname-eval" build/examples/04_fashion "$mdl" build/data --eval --preds "build/log/$mname.preds.npy"
   step "$mname-vs-pytorch" $PY tools/check_fashion.py "$mdl" "build/log/$mname.preds.npy"
 done
+# The same models as BF16 and I8 files (tools/export.py --from), in every
+# build that runs them: top-1 agreement with the F32 file's predictions >=
+# 99.5% (BF16) and >= 99% (I8), accuracy at most 0.3 points lower.
+fashion_dtype() { # fashion_dtype MODEL DTYPE MIN_AGREE TAG 04_FASHION-COMMAND...
+  fd_m=$1 fd_n=$(basename "$1" .safetensors) fd_d=$2 fd_min=$3 fd_tag=$4; shift 4
+  fd_file="build/log/$fd_n.$fd_d.safetensors"
+  { [ "$fd_file" -nt tools/export.py ] && [ "$fd_file" -nt "$fd_m" ]; } || $PY tools/export.py --from "$fd_m" --dtype "$fd_d" "$fd_file" || return 1
+  "$@" "$fd_file" build/data --eval --preds "build/log/$fd_n.$fd_d.$fd_tag.preds.npy" &&
+    $PY tools/check_precision.py preds "build/log/$fd_n.preds.npy" "build/log/$fd_n.$fd_d.$fd_tag.preds.npy" --min-agree "$fd_min" --max-drop 0.3
+}
+for mdl in models/fashion_*.safetensors; do
+  mname=$(basename "$mdl" .safetensors)
+  step "$mname-bf16" fashion_dtype "$mdl" BF16 0.995 native build/examples/04_fashion
+  step "$mname-i8" fashion_dtype "$mdl" I8 0.99 native build/examples/04_fashion
+done
+# ... and the ViT's from the same files in the other builds here (the
+# cross builds below run it too; under VIT_NO_SIMD the products are their
+# _ref, which test_quant holds equal to every fast path, and a 10,000-image
+# run would take minutes).
+for cfg in "avx2 -mavx2 -mfma -fopenmp" "simde-portable -DSIMDE_NO_NATIVE"; do
+  # shellcheck disable=SC2086
+  set -- $cfg; cfg=$1; shift
+  step "fashion_vit-build-$cfg" gcc $WARN -O2 "$@" -I. examples/04_fashion.c -o "build/$cfg/04_fashion" -lm
+  step "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
+  step "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
+done
 
 # Threads: one model, four threads with their own arenas, ThreadSanitizer.
 step tsan-build clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
@@ -160,19 +187,27 @@ mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry test_families; do
+  for x_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry test_families; do
     step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
   done
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
   step "$x_name-kernels-seed" $x_run "build/$x_name/test_kernels_seed$x_ext"
+  step "$x_name-quant" $x_run "build/$x_name/test_quant$x_ext"
   step "$x_name-modules" $x_run "build/$x_name/test_modules$x_ext" tests/fixtures
   step "$x_name-errors" $x_run "build/$x_name/test_errors$x_ext" tests/fixtures
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
   step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
   step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
   step "$x_name-families" $x_run "build/$x_name/test_families$x_ext" tests/fixtures/families
+  step "$x_name-build-04_fashion" $x_cc $WARN "$@" -isystem $XINC -I. examples/04_fashion.c -o "build/$x_name/04_fashion$x_ext" -lm
+  step "$x_name-fashion_vit-bf16" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
+  step "$x_name-fashion_vit-i8" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
+# ARMv8.2's sdot: the I8 products' NEON dot-product kernel.
+step aarch64-dotprod-build-test_quant aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_quant.c \
+  -o build/aarch64/test_quant_dotprod -lm
+step aarch64-dotprod-quant qemu-aarch64 build/aarch64/test_quant_dotprod
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
 cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
 cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
@@ -232,6 +267,17 @@ big() {
   build/native/test_modules build/fixtures_big
 }
 step vit_b_16 big
+# BF16 and I8 files of the same weights (tools/export.py --from): the logits
+# within relative L2 1.5e-2 (BF16) and 3e-2 (I8) of PyTorch's in F32.
+big_dtype() { # big_dtype DTYPE BOUND
+  [ -f build/fixtures_big/MANIFEST ] || return 1
+  $PY tools/export.py --from build/fixtures_big/vit_b16.safetensors --dtype "$1" "build/fixtures_big/vit_b16.$1.safetensors" &&
+    build/native/vit info "build/fixtures_big/vit_b16.$1.safetensors" | grep "dense layers kept in $1" &&
+    build/native/vit run "build/fixtures_big/vit_b16.$1.safetensors" build/fixtures_big/vit_b16_b3.in.npy "build/log/vit_b16.$1.out.npy" &&
+    $PY tools/check_precision.py logits build/fixtures_big/vit_b16_b3.out.npy "build/log/vit_b16.$1.out.npy" --max-rel-l2 "$2"
+}
+step vit_b_16-bf16 big_dtype BF16 1.5e-2
+step vit_b_16-i8 big_dtype I8 3e-2
 # Checkpoints as timm and transformers save them (no vit.h metadata): the
 # committed small cases are what tools/naming_reference.py writes today;
 # ViT-Ti/16, S/16 and B/32 sized ones are made here (about 280 MB, redone

@@ -40,11 +40,16 @@ static void expect_err(vit_result got, vit_result want, const char *needle, cons
            needle ? needle : "");
 }
 
+static void expect_true(int ok, const char *what) {
+    if (ok) passed++;
+    else { failed++; printf("FAIL %s (%s)\n", what, vit_last_error()); }
+}
+
 /* ---- a tiny safetensors writer for hand-made files ---- */
 
 typedef struct { const char *name, *dtype, *shape; long begin, end; } spec;
 
-static unsigned char file[1 << 16];
+static unsigned char file[1 << 17];
 
 /* meta: the inside of __metadata__ (or NULL); data bytes filled with 0.25f. */
 static size_t build(const char *meta, const spec *t, int n, long data_bytes) {
@@ -312,6 +317,58 @@ static void test_half(void) {
         printf("FAIL half conversion: %g %g %g %g\n", m.mlp_w.fc1_w.data[5], m.mlp_w.fc1_b.data[0], m.mlp_w.fc1_b.data[1], m.mlp_w.fc2_b.data[0]);
     }
     vit_model_free(&m);
+}
+
+/* BF16 and I8 dense weights stay as stored, in place; the rest is widened.
+   I8 needs a good '<name>_scale'. */
+static void test_low(void) {
+    static const spec bf[] = {{"layers.0.weight", "BF16", "4,3", 0, 24}, {"layers.0.bias", "BF16", "4", 24, 32},
+                              {"layers.2.weight", "F32", "2,4", 32, 64}, {"layers.2.bias", "F32", "2", 64, 72}};
+    static const spec i8[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.weight_scale", "F32", "4", 12, 28},
+                              {"layers.0.bias", "F32", "4", 28, 44}, {"layers.2.weight", "F32", "2,4", 44, 76}, {"layers.2.bias", "F32", "2", 76, 84}};
+    static const spec noscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.bias", "F32", "4", 12, 28},
+                                   {"layers.2.weight", "F32", "2,4", 28, 60}, {"layers.2.bias", "F32", "2", 60, 68}};
+    static const spec badscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.weight_scale", "F16", "4", 12, 20},
+                                    {"layers.0.bias", "F32", "4", 20, 36}, {"layers.2.weight", "F32", "2,4", 36, 68}, {"layers.2.bias", "F32", "2", 68, 76}};
+    static const spec shortscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.weight_scale", "F32", "3", 12, 24},
+                                      {"layers.0.bias", "F32", "4", 24, 40}, {"layers.2.weight", "F32", "2,4", 40, 72}, {"layers.2.bias", "F32", "2", 72, 80}};
+    static const spec wide[] = {{"layers.0.weight", "I8", "1,65537", 0, 65537}, {"layers.0.weight_scale", "F32", "1", 65540, 65544},
+                                {"layers.0.bias", "F32", "1", 65544, 65548}, {"layers.2.weight", "F32", "1,1", 65548, 65552},
+                                {"layers.2.bias", "F32", "1", 65552, 65556}};
+    vit_model m;
+    size_t n = build(MLP_META, bf, 4, 72), hl = n - 72;
+    float zero = 0.0f;
+    if (vit_model_load_memory(&m, file, n) != VIT_OK) {
+        failed++;
+        printf("FAIL bf16 load: %s\n", vit_last_error());
+    } else {
+        vit_tensor *w = &m.mlp_w.fc1_w;
+        expect_true(w->dtype == VIT_DTYPE_BF16 && !w->data && w->q == file + hl && m.mlp_w.fc1_b.dtype == VIT_DTYPE_F32 &&
+                        m.mlp_w.fc1_b.data[1] == 0.25f && m.n_kept[VIT_DTYPE_BF16] == 12,
+                    "a BF16 dense weight stays BF16 in place, its bias is widened");
+        vit_model_free(&m);
+    }
+    n = build(MLP_META, i8, 5, 84);
+    hl = n - 84;
+    if (vit_model_load_memory(&m, file, n) != VIT_OK) {
+        failed++;
+        printf("FAIL i8 load: %s\n", vit_last_error());
+    } else {
+        vit_tensor *w = &m.mlp_w.fc1_w;
+        expect_true(w->dtype == VIT_DTYPE_I8 && !w->data && w->q == file + hl && w->scale == (const float *)(const void *)(file + hl + 12) &&
+                        m.n_kept[VIT_DTYPE_I8] == 12,
+                    "an I8 dense weight and its scales stay in place");
+        vit_model_free(&m);
+    }
+    expect_err(load(build(MLP_META, noscale, 4, 68)), VIT_ERR_MISSING, "no scale tensor 'layers.0.weight_scale'", "I8 without scales");
+    expect_err(load(build(MLP_META, badscale, 5, 76)), VIT_ERR_FORMAT, "must be F32 of shape [4]", "F16 scales");
+    expect_err(load(build(MLP_META, shortscale, 5, 80)), VIT_ERR_FORMAT, "must be F32 of shape [4]", "3 scales for 4 rows");
+    n = build(MLP_META, i8, 5, 84);
+    memcpy(file + n - 84 + 12 + 8, &zero, 4);
+    expect_err(load(n), VIT_ERR_FORMAT, "finite and > 0", "a zero scale");
+    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"65537\",\"hidden_dim\":\"1\","
+                          "\"out_dim\":\"1\",\"act\":\"relu\"", wide, 5, 65556)),
+               VIT_ERR_UNSUPPORTED, "at most 65536", "an I8 layer of 65537 inputs");
 }
 
 /* Inputs: wrong shape, NaN, Inf, an arena too small; *out stays untouched. */
@@ -771,6 +828,7 @@ int main(int argc, char **argv) {
     test_decoys();
     test_nonfinite(argc > 1 ? argv[1] : "tests/fixtures");
     test_half();
+    test_low();
     test_inputs();
     test_messages(argc > 1 ? argv[1] : "tests/fixtures");
     test_npy();

@@ -1,7 +1,8 @@
 """Export PyTorch modules to safetensors files for vit.h, with their config in the metadata.
 
     /usr/bin/python3 tools/export.py SPEC OUT.safetensors [--weights NAME | --pretrained] [--labels FILE]
-                            [--num-classes N] [--image-size S] [--seed S] [--dtype F32|F16|BF16] [--naming NAMING]
+                            [--num-classes N] [--image-size S] [--seed S] [--dtype F32|F16|BF16|I8] [--naming NAMING]
+    /usr/bin/python3 tools/export.py --from IN.safetensors --dtype BF16|I8 OUT.safetensors
     (or: make export SPEC=... OUT=... ARGS="--weights NAME")
 
 SPEC names a module to build:
@@ -28,6 +29,11 @@ config.json beside it (timm, transformers): a checkpoint as a model hub has it.
 --seed re-draws every parameter (see randomize); without it the module keeps its own init.
 Only reference:seed004.* needs einops and timm:* timm (tools/requirements.txt,
 in build/venv); the rest runs with Debian's python3, torch and torchvision.
+--dtype BF16 stores every tensor as bfloat16 (vit.h keeps the dense layers'
+weight matrices so and widens the rest); I8 stores each dense layer's weight
+matrix as int8, symmetric per output row, with its F32 scales in
+'<name>_scale', and everything else as F32 (see quantize_i8).
+--from converts an existing file (any dtype; its metadata kept) to --dtype.
 
 The file is plain safetensors (STYLE.md section 7), written here so the tools
 need only torch and numpy. Tensors are packed back to back in state_dict()
@@ -78,7 +84,9 @@ DTYPES = {
     "F32": (torch.float32, "<f4"),
     "F16": (torch.float16, "<f2"),
     "BF16": (torch.bfloat16, "<u2"),  # numpy has no bfloat16: carried as raw 16-bit words
+    "I8": (torch.int8, "<i1"),  # dense layers' weights only, with '<name>_scale' (see stored_tensors)
 }
+QUANTIZATION = "int8-per-channel-symmetric"  # the I8 files' __metadata__ "quantization"
 
 
 class ExportError(ValueError):
@@ -99,15 +107,44 @@ def _tensor_bytes(t, dtype):
     return t.numpy().astype(np_dtype, copy=False).tobytes()
 
 
+def is_dense_weight(name, t):
+    """A dense layer's weight matrix, by name and shape: what I8 quantises and vit.h keeps as BF16 or I8.
+
+    vit.h's I8 products take at most 65536 inputs (their int32 sums stay exact); wider ones stay F32."""
+    return t.dim() == 2 and name.endswith("weight") and t.shape[1] <= 65536
+
+
+def quantize_i8(w):
+    """(q, scale) with w ~ scale[:, None] * q: symmetric per output row, q in [-127, 127], scale = max|row| / 127."""
+    w = w.detach().float()
+    amax = w.abs().amax(dim=1)
+    scale = torch.where(amax > 0, amax / 127, torch.ones_like(amax))
+    return torch.clamp(torch.round(w / scale[:, None]), -127, 127).to(torch.int8), scale
+
+
+def stored_tensors(tensors, dtype):
+    """(name, stored dtype, tensor) for each tensor a file of dtype holds: every tensor as dtype, except I8,
+    which stores dense weights as I8 followed by their F32 '<name>_scale' and all else as F32."""
+    for name, t in tensors.items():
+        if dtype != "I8":
+            yield name, dtype, t
+        elif is_dense_weight(name, t):
+            q, scale = quantize_i8(t)
+            yield name, "I8", q
+            yield name + "_scale", "F32", scale
+        else:
+            yield name, "F32", t
+
+
 def write_safetensors(path, tensors, metadata, dtype="F32"):
     """Write {name: tensor} with string metadata: tensors packed in order, the data section 64-byte aligned."""
     if dtype not in DTYPES:
         raise ExportError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     header = {"__metadata__": metadata}
     blobs, end = [], 0
-    for name, t in tensors.items():
-        data = _tensor_bytes(t, dtype)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [end, end + len(data)]}
+    for name, sd, t in stored_tensors(tensors, dtype):
+        data = _tensor_bytes(t, sd)
+        header[name] = {"dtype": sd, "shape": list(t.shape), "data_offsets": [end, end + len(data)]}
         blobs.append(data)
         end += len(data)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -164,10 +201,32 @@ def _read_tensor(f, start, info):
 
 
 def load_safetensors(path):
-    """Read a safetensors file: ({name: float32 ndarray}, metadata dict). Any of DTYPES is widened to float32."""
+    """Read a safetensors file: ({name: float32 ndarray}, metadata dict). Any of DTYPES is widened to float32;
+    an I8 tensor comes back as scale * q, without its '_scale' tensor."""
     with open(path, "rb") as f:
         header, metadata, start = _read_header(f, path)
-        return {name: _read_tensor(f, start, info) for name, info in header.items()}, metadata
+        tensors = {name: _read_tensor(f, start, info) for name, info in header.items()}
+    for name, info in header.items():
+        if info["dtype"] == "I8":
+            if name + "_scale" not in tensors:
+                raise ExportError(f"{path}: I8 tensor {name!r} has no {name + '_scale'!r}")
+            scale = tensors.pop(name + "_scale")
+            tensors[name] = tensors[name] * scale.reshape((-1,) + (1,) * (tensors[name].ndim - 1))
+    return tensors, metadata
+
+
+def convert(src, out, dtype):
+    """Write the tensors of safetensors file src to out as dtype, keeping its metadata (no __metadata__ stays
+    none, unless I8 adds its "quantization"). Returns the number of weights."""
+    if dtype not in ("BF16", "I8"):
+        raise ExportError(f"--from converts to BF16 or I8, not {dtype}")
+    tensors, meta = load_safetensors(src)
+    meta.pop("quantization", None)
+    if dtype == "I8":
+        meta["quantization"] = QUANTIZATION
+    tensors = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in tensors.items()}
+    write_safetensors_plain(out, tensors, dict(sorted(meta.items())) if meta else None, dtype)
+    return sum(v.numel() for v in tensors.values())
 
 
 # ---- what a module is, for vit.h ----
@@ -707,6 +766,8 @@ def export_module(module, path, kind=None, dtype="F32", extra=None, **overrides)
     if zero_head(module) and "untrained" not in (extra or {}):
         print(f"export.py: WARNING: {path}: the classification head is all zeros (torchvision's initialisation, "
               "never trained): every class gets the same score", file=sys.stderr)
+    if dtype == "I8":
+        meta["quantization"] = QUANTIZATION
     write_safetensors(path, _state(module) if tensors is None else tensors, dict(sorted(meta.items())), dtype)
     return meta
 
@@ -760,10 +821,15 @@ def randomize(module, seed):
 
 
 def round_weights(module, dtype):
-    """Round parameters to dtype and back, so PyTorch computes with what an F16/BF16 file holds."""
+    """Round parameters to dtype and back, so PyTorch computes with what an F16, BF16 or I8 file holds."""
     with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(p.to(DTYPES[dtype][0]).float())
+        for name, p in module.named_parameters():
+            if dtype == "I8":
+                if is_dense_weight(name, p):
+                    q, scale = quantize_i8(p)
+                    p.copy_(q.float() * scale[:, None])
+            else:
+                p.copy_(p.to(DTYPES[dtype][0]).float())
     return module
 
 
@@ -773,6 +839,24 @@ def _takes_qkv(cls):
     params = [p for p in inspect.signature(cls.forward).parameters.values()
               if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return len(params) >= 4 and params[2].name in ("key", "keys", "k")
+
+
+def round_products(module, dtype):
+    """Make module's nn.Linear layers take their input as vit.h's BF16 and I8 products do (see vit.h's
+    "kernels: matrix multiply"): BF16 rounds it to bfloat16, I8 quantises each row to u8, [min(x, 0),
+    max(x, 0)] onto 0..255 with a zero point. Weights: round_weights. Returns the hook handles."""
+    def hook(_, args):
+        x = args[0]
+        if dtype == "BF16":
+            return (x.to(torch.bfloat16).float(),) + args[1:]
+        lo, hi = x.amin(-1, keepdim=True).clamp(max=0), x.amax(-1, keepdim=True).clamp(min=0)
+        sx = (hi - lo) / 255
+        sx = torch.where(sx > 1e-30, sx, torch.ones_like(sx))
+        inv = 1 / sx
+        zp = torch.round(-lo * inv)
+        xq = torch.clamp(torch.round(x * inv) + zp, 0, 255)
+        return ((xq - zp) * sx,) + args[1:]
+    return [m.register_forward_pre_hook(hook) for m in module.modules() if isinstance(m, nn.Linear)]
 
 
 def reference_forward(module, x):
@@ -935,21 +1019,32 @@ def load_module(path):
     """(module, metadata) from a file export_module wrote: rebuild(metadata) with the file's weights.
 
     Tensors are read one at a time straight into the module, so the peak
-    memory is the module plus one tensor.
+    memory is the module plus one tensor. An I8 tensor is read as scale * q.
+    When the file's dense weights are BF16 or I8, the module's Linear layers
+    also take their inputs as vit.h's products do (round_products).
     """
     with open(path, "rb") as f:
         header, meta, start = _read_header(f, path)
         module = rebuild(meta)
         state = {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
-        if set(state) != set(header):
-            raise ExportError(f"{path}: missing tensors {sorted(set(state) - set(header))}, "
-                              f"unexpected tensors {sorted(set(header) - set(state))}")
+        scales = {k[:-len("_scale")] for k in header if k.endswith("_scale") and header.get(k[:-len("_scale")], {}).get("dtype") == "I8"}
+        names = set(header) - {k + "_scale" for k in scales}
+        if set(state) != names:
+            raise ExportError(f"{path}: missing tensors {sorted(set(state) - names)}, "
+                              f"unexpected tensors {sorted(names - set(state))}")
         with torch.no_grad():
-            for name, info in header.items():
+            for name in names:
+                info = header[name]
                 if list(state[name].shape) != info["shape"]:
                     raise ExportError(f"{path}: tensor {name!r} has shape {info['shape']}, "
                                       f"the module's is {list(state[name].shape)}")
-                state[name].copy_(torch.from_numpy(_read_tensor(f, start, info)))
+                t = torch.from_numpy(_read_tensor(f, start, info))
+                if name in scales:
+                    t = t * torch.from_numpy(_read_tensor(f, start, header[name + "_scale"])).reshape(-1, 1)
+                state[name].copy_(t)
+    low = {header[k]["dtype"] for k in names if header[k]["dtype"] in ("BF16", "I8") and is_dense_weight(k, state[k])}
+    if low:
+        round_products(module, "I8" if "I8" in low else "BF16")
     return module, meta
 
 
@@ -1069,9 +1164,9 @@ def write_safetensors_plain(path, tensors, metadata=None, dtype="F32"):
     if dtype not in DTYPES:
         raise ExportError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     header, blobs, end = {}, [], 0
-    for name, t in tensors.items():
-        data = _tensor_bytes(t, dtype)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [end, end + len(data)]}
+    for name, sd, t in stored_tensors(tensors, dtype):
+        data = _tensor_bytes(t, sd)
+        header[name] = {"dtype": sd, "shape": list(t.shape), "data_offsets": [end, end + len(data)]}
         blobs.append(data)
         end += len(data)
     text = json.dumps(header, separators=(",", ":")).encode()
@@ -1312,7 +1407,8 @@ def add_build_args(parser):
                                      "nn:MultiheadAttention:k=v,..., reference:seed001.VisionTransformer:k=v,...")
     parser.add_argument("--num-classes", type=int, help="classes of a ViT's head; 0 removes the head (features)")
     parser.add_argument("--image-size", type=int, help="image size of a ViT or patch embedding")
-    parser.add_argument("--dtype", default="F32", choices=list(DTYPES), help="stored dtype (default F32)")
+    parser.add_argument("--dtype", default="F32", choices=list(DTYPES),
+                        help="stored dtype (default F32); I8: dense layers' weights only, the rest F32")
 
 
 def _classes(module):
@@ -1326,7 +1422,9 @@ def _classes(module):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_build_args(parser)
-    parser.add_argument("out", help="output .safetensors path")
+    parser.add_argument("out", nargs="?", help="output .safetensors path")
+    parser.add_argument("--from", dest="src", metavar="IN", help="convert this safetensors file to --dtype (BF16 or I8) "
+                                                                   "instead of building a module: export.py --from IN --dtype I8 OUT")
     parser.add_argument("--weights", help="a torchvision builder's pretrained weights: IMAGENET1K_V1, DEFAULT, ... "
                                           "(from torch hub's cache, else downloaded)")
     parser.add_argument("--pretrained", action="store_true", help="timm specs: the pretrained weights (timm downloads them "
@@ -1336,6 +1434,17 @@ def main(argv=None):
     parser.add_argument("--naming", choices=NAMINGS, help="write a torchvision ViT in this library's names, without "
                                                           "vit.h metadata (and config.json beside it); see export_naming")
     args = parser.parse_args(argv)
+    if args.src:
+        if args.out is not None:
+            parser.error("--from takes one path, the output: export.py --from IN --dtype BF16|I8 OUT")
+        try:
+            count = convert(args.src, args.spec, args.dtype)
+        except (ExportError, OSError, ValueError) as e:
+            parser.exit(2, f"export.py: error: {e}\n")
+        print(f"wrote {args.spec}: {args.src} as {args.dtype}, {count} weights")
+        return 0
+    if args.out is None:
+        parser.error("the following arguments are required: out")
     try:
         if args.seed is not None and (args.weights or args.pretrained):
             raise ExportError("--seed re-draws every weight: it cannot go with --weights or --pretrained")

@@ -35,7 +35,7 @@ import torchvision.models.vision_transformer as tv
 from torch import nn
 
 import reference as R
-from export import describe, export_module, features, randomize, reference_forward, round_weights
+from export import describe, export_module, features, randomize, reference_forward, round_products, round_weights
 
 
 class Case(NamedTuple):
@@ -74,9 +74,11 @@ CASES = {
     "vit_004": Case(lambda: R.seed004.ViT(
         in_channels=3, patch_size=8, emb_size=48, img_size=32, depth=2, n_classes=10, num_heads=3),
         (2, 3, 32, 32)),
-    # Stored as F16 / BF16: the C loader widens them; PyTorch ran with the rounded weights.
+    # Stored as F16 / BF16 / I8: PyTorch ran with the rounded weights, and (BF16, I8) with each Linear's
+    # input rounded as vit.h's products round it.
     "mlp_f16": Case(lambda: R.seed001.MLP(20, 37), (2, 5, 20), dtype="F16"),
     "mlp_bf16": Case(lambda: R.seed001.MLP(20, 37), (2, 5, 20), dtype="BF16"),
+    "mlp_i8": Case(lambda: R.seed001.MLP(20, 37), (2, 5, 20), dtype="I8"),
     # seed 000 channel attention, (B, C, H, W)
     "se_a": Case(lambda: R.seed000.SqueezeExcitation(16, 4), (2, 16, 5, 7)),
     "se_b": Case(lambda: R.seed000.SqueezeExcitation(7), (3, 7, 6, 5)),
@@ -164,6 +166,8 @@ def generate(out, cases=CASES):
             module = randomize(case.factory().eval(), _seed(weights))
             if case.dtype != "F32":
                 round_weights(module, case.dtype)
+            if case.dtype in ("BF16", "I8"):  # and the products' inputs, as vit.h rounds them
+                round_products(module, case.dtype)
             # Export before any forward pass: seed 003's AFTLocal zeroes part of
             # its weights during forward, and the C side must do that itself.
             export_module(module, os.path.join(out, f"{weights}.safetensors"), dtype=case.dtype)
