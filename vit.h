@@ -50,7 +50,12 @@
      SIMDe: AVX-512 or AVX2+FMA natively on x86, NEON on ARM, portable C
      elsewhere. OpenMP, when enabled, splits only independent outer loops, so
      results are bit-identical for any thread count. Small calls stay on
-     the calling thread. On a machine where other processes hold the cores,
+     the calling thread. vit_set_threads(n) sets the count for the forward
+     passes the calling thread starts (omp_set_num_threads underneath; the
+     default is OMP_NUM_THREADS, else one per core) and vit_get_threads()
+     reads it; without -fopenmp both work and the count is 1. Size an
+     arena with vit_model_memory after setting it (attention keeps a
+     scratch slot per thread). On a machine where other processes hold the cores,
      libgomp's threads spin for milliseconds at each barrier before they
      sleep; OMP_WAIT_POLICY=passive (or fewer threads) avoids that cost.
 
@@ -80,9 +85,9 @@
      layer scale, register or distillation tokens, qk-norm, a norm before
      the blocks and attention pooling are refused.
      The image and PNG functions allocate through stb (VIT_MALLOC/VIT_FREE),
-     outside the arenas. With GCC, the translation unit holding
-     VIT_IMPLEMENTATION does not report unused static functions after the
-     implementation (a workaround for Debian's stb_image 2.27).
+     outside the arenas. GCC 12 on x86 without -mavx (plain gcc -O2) prints
+     one psabi note for SIMDe's 32-byte vectors; -mavx2 -mfma or
+     -march=native (the fast build) or -Wno-psabi avoid it.
 */
 #ifndef VIT_H_INCLUDED
 #define VIT_H_INCLUDED
@@ -110,6 +115,9 @@
 #endif
 #ifndef VIT_ALIGN
 #define VIT_ALIGN 64
+#endif
+#ifndef VIT_MAX_THREADS
+#define VIT_MAX_THREADS 1024 /* vit_set_threads' limit: libgomp aborts when it cannot start a team */
 #endif
 
 #ifdef __cplusplus
@@ -482,6 +490,15 @@ VITDEF const char *vit_last_error(void);
 typedef void (*vit_log_fn)(void *user, const char *msg);
 /* Optional: receive informational messages. Call before other threads start. */
 VITDEF void vit_set_log(vit_log_fn fn, void *user);
+/* Threads for the parallel loops of the forward passes the calling thread
+   starts: n in 1..VIT_MAX_THREADS, else VIT_ERR_ARG and nothing changes.
+   OpenMP's omp_set_num_threads underneath; built without OpenMP there is
+   one thread and a valid n is accepted and has no effect. */
+VITDEF vit_result vit_set_threads(int n);
+/* The threads such a forward pass would use: omp_get_max_threads() (the
+   last vit_set_threads, else OMP_NUM_THREADS, else the cores), or 1
+   without OpenMP. */
+VITDEF int vit_get_threads(void);
 
 /* ---- arena ---- */
 
@@ -836,6 +853,25 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 
 /* ---- SIMDe and OpenMP setup ---- */
 
+/* Warning settings for the implementation alone: pushed here and popped at
+   its end, so the including file keeps its own (SIMDe's headers also leave
+   some of theirs set, e.g. -Wunused-function off). The vector helpers are
+   static, so the ABI warning GCC and clang give for passing vectors by
+   value without -mavx does not apply. (GCC 12's one-line note "the ABI for
+   passing parameters with 32-byte alignment has changed in GCC 4.6" on x86
+   without -mavx is not a warning: no pragma reaches it; -mavx2 -mfma or
+   -march=native, which the kernels want anyway, or -Wno-psabi do.) */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13 && defined(__cplusplus)
+/* GCC 12's AVX-512 headers build _mm512_undefined_ps() from a self-
+   initialised variable, which its C++ front end then reports (PR105593). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #ifndef VIT_NO_SIMD
 #include <simde/x86/avx2.h>
 #include <simde/x86/fma.h>
@@ -887,17 +923,6 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #define VIT__INLINE __forceinline
 #else
 #define VIT__INLINE
-#endif
-#if defined(__GNUC__) || defined(__clang__)
-/* Vector helpers are static, so the ABI note GCC and clang give for
-   passing vectors by value without -mavx does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13 && defined(__cplusplus)
-/* GCC 12's AVX-512 headers build _mm512_undefined_ps() from a self-
-   initialised variable, which its C++ front end then reports (PR105593). */
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 /* ---- private helpers: vectors ---- */
@@ -1069,6 +1094,22 @@ VITDEF const char *vit_last_error(void) { return vit__err; }
 VITDEF void vit_set_log(vit_log_fn fn, void *user) {
     vit__log_fn = fn;
     vit__log_user = user;
+}
+
+VITDEF vit_result vit_set_threads(int n) {
+    if (n < 1 || n > VIT_MAX_THREADS) return vit__fail(VIT_ERR_ARG, "threads: %d is not in 1..%d", n, VIT_MAX_THREADS);
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#endif
+    return VIT_OK;
+}
+
+VITDEF int vit_get_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
 }
 
 /* ---- arena ---- */
@@ -6303,15 +6344,15 @@ static void *vit__realloc_sized(void *p, size_t old, size_t size) {
 #define STBI_NO_STDIO
 #define STBI_NO_LINEAR
 #define STBI_NO_HDR
-#if defined(__GNUC__) && !defined(__clang__)
-/* Not popped: stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread
-   static without defining it, which GCC reports at the end of the file
-   (after any pop), so unused static functions go unreported in the
-   translation unit that holds VIT_IMPLEMENTATION. */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
+/* stb_image 2.27 declares stbi_set_unpremultiply_on_load_thread static
+   and defines it as stbi__unpremultiply_on_load_thread, and GCC reports
+   the undefined declaration at the end of the file, past any pragma. One
+   name for both makes it an ordinary unused function (as in later
+   versions, which define the declared name). */
+#define stbi_set_unpremultiply_on_load_thread stbi__unpremultiply_on_load_thread
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #endif
@@ -6323,6 +6364,7 @@ static void *vit__realloc_sized(void *p, size_t old, size_t size) {
 #if defined(__GNUC__) || defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#undef stbi_set_unpremultiply_on_load_thread
 #endif
 
 /* stb_image 2.27 (Debian 12's) writes past its Huffman size table when a
@@ -6741,6 +6783,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 }
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic pop /* the including file's warning settings again */
+#endif
 #endif /* VIT_IMPLEMENTATION_INCLUDED */
 #endif /* VIT_IMPLEMENTATION */
 
