@@ -6,9 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* Not every test uses every helper (vit.h no longer leaves SIMDe's
+   -Wunused-function setting off in the including file). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CHECK_HELPER static __attribute__((unused))
+#else
+#define CHECK_HELPER static
+#endif
+
 /* Passes when max|got - want| <= atol + rtol * max(1, max|want|); prints the
    first mismatches and the largest difference either way. */
-static int check_close(const char *label, const float *got, const float *want, size_t n, double atol, double rtol) {
+CHECK_HELPER int check_close(const char *label, const float *got, const float *want, size_t n, double atol, double rtol) {
     double maxref = 1.0, maxdiff = 0.0, tol;
     size_t i, worst = 0, shown = 0;
     for (i = 0; i < n; i++)
@@ -30,20 +38,20 @@ static int check_close(const char *label, const float *got, const float *want, s
 }
 /* Pass/fail counters and expect(), shared by the test programs. */
 static int passed, failed;
-static void expect(int ok, const char *what) {
+CHECK_HELPER void expect(int ok, const char *what) {
     if (ok) passed++;
     else { failed++; printf("FAIL %s\n", what); }
 }
 
 /* Deterministic N(0, s^2)-ish values: a sum of uniforms from an LCG. */
 static uint32_t rng = 12345u;
-static float frand(void) {
+CHECK_HELPER float frand(void) {
     float s = 0.0f;
     int i;
     for (i = 0; i < 4; i++) { rng = rng * 1664525u + 1013904223u; s += (float)(rng >> 8) / 16777216.0f - 0.5f; }
     return s * 1.7f;
 }
-static float *randv(size_t n, float scale) {
+CHECK_HELPER float *randv(size_t n, float scale) {
     float *p = (float *)malloc((n ? n : 1) * sizeof(float));
     size_t i;
     for (i = 0; i < n; i++) p[i] = frand() * scale;
