@@ -482,9 +482,10 @@ static void bench_linear(int M, int K, int N, double peak) {
 int main(int argc, char **argv) {
     double peak = 1.0;
     int threads = argc > 1 ? atoi(argv[1]) : 1;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
+    if (vit_set_threads(threads) != VIT_OK) {
+        fprintf(stderr, "bench_kernels: %s\n", vit_last_error());
+        return 2;
+    }
 #ifdef BENCH_OPENBLAS
     openblas_set_num_threads(threads);
 #endif

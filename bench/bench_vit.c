@@ -57,9 +57,10 @@ int main(int argc, char **argv) {
     cap = min_time > 0.0 ? 100000 : reps;
     times = (double *)malloc((size_t)cap * sizeof(double));
     if (!times) return 1;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
+    if (vit_set_threads(threads) != VIT_OK) {
+        fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+        return 2;
+    }
     t0 = now();
     if ((r = vit_model_load_file(&m, argv[1])) != VIT_OK) {
         fprintf(stderr, "bench_vit: %s\n", vit_last_error());

@@ -241,11 +241,12 @@ int main(int argc, char **argv) {
             else if (taken) continue;
             else if (!strcmp(argv[i], "--features")) features = 1;
             else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-                int n = atoi(argv[++i]);
-                if (n < 1) return usage();
-#ifdef _OPENMP
-                omp_set_num_threads(n);
-#endif
+                char *end;
+                long n = strtol(argv[++i], &end, 10);
+                if (*end || end == argv[i] || n < 1 || n > VIT_MAX_THREADS || vit_set_threads((int)n) != VIT_OK) {
+                    fprintf(stderr, "vit: --threads %s: expected a count in 1..%d\n", argv[i], VIT_MAX_THREADS);
+                    return 2;
+                }
             } else return usage();
         }
         return cmd_run(argv[2], argv[3], argv[4], features, &o);
