@@ -1088,20 +1088,21 @@ static int vit__add_ok(size_t a, size_t b, size_t *out) {
    on up to `threads` threads: the caller as t = 0 and the pool's workers as
    t = 1, 2, ..., each claiming the next block [i0, i1) from a shared
    counter and running fn(ctx, i0, i1, t), until none is left. Every
-   parallel loop of the kernels is one such call. An iteration writes only its own outputs and computes
-   them the same way whichever thread runs it, so results are bit-identical
-   for any thread count and any order of claims; t only picks per-thread
-   scratch.
+   parallel loop of the kernels is one such call. An iteration writes only
+   its own outputs and computes them the same way whichever thread runs it,
+   so results are bit-identical for any thread count and any order of
+   claims; t only picks per-thread scratch.
 
    Waiting is bounded. A worker between loops, or the caller waiting for
-   the last blocks, spins VIT__SPIN pauses (tens of microseconds: longer
-   than the gap between two loops of a forward pass, so a quiet machine
-   never pays a wake-up), then sleeps on a condition variable. libgomp's
-   threads spin for milliseconds at every barrier instead, so when another
-   process held one of two cores, a 2-thread ViT-B/16 forward took 1.15 s
-   instead of 0.08 s. Claiming small blocks (about 16 per thread) keeps a
-   thread that the system deschedules from holding more than one block
-   while the others take the rest.
+   the last blocks, spins VIT__SPIN pauses (about 0.1 ms: longer than the
+   gap between two loops of a forward pass, so a quiet machine seldom pays
+   a wake-up; a 64th of it when there are more threads than processors),
+   then sleeps on a condition variable. libgomp's threads spin for
+   milliseconds at every barrier instead, so when another process held one
+   of two cores, a 2-thread ViT-B/16 forward took 1.15 s instead of 0.08 s.
+   Claiming small blocks (VIT__BLOCKS per thread) keeps a thread that the
+   system deschedules from holding more than one block while the others
+   take the rest.
 
    One caller at a time has the pool: a loop started while it is taken (by
    another thread's forward pass, or from inside a loop) runs on its own
