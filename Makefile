@@ -46,6 +46,8 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
 
 # Ratios measured in one run; README.md shows the latest table and this command.
+# compare.py --peers: ViT-B/16 in ONNX Runtime and OpenVINO (build/bench-venv,
+# made by install_deps.sh bench) beside vit.h and PyTorch, and a busy-core table.
 bench: deps build/vit
 	@tools/install_deps.sh bench
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
@@ -53,6 +55,7 @@ bench: deps build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
+	$(PY) bench/compare.py --peers --rounds 3
 	$(PY) bench/compare.py --modules
 
 # Open-ended fuzzing from a random seed, FUZZ_SECONDS per parser (`make test`

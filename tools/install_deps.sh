@@ -2,7 +2,8 @@
 # Installs what vit.h's build, tests and demo need and this machine lacks:
 # Debian packages through apt-get (sudo when not root), then a venv made from
 # Debian's python with --system-site-packages (so Debian's torch stays the
-# one torch) holding the pinned pure-Python helpers of tools/requirements.txt.
+# one torch) holding the pinned pure-Python helpers of tools/requirements.txt;
+# for `bench`, also build/bench-venv with bench/requirements.txt's pins.
 # Usage: tools/install_deps.sh [test|demo|bench|cross]
 set -eu
 need=${1:-test}
@@ -33,4 +34,14 @@ if [ ! -x build/venv/bin/python ] || ! build/venv/bin/python -c "import einops, 
   echo "creating build/venv (system site packages + tools/requirements.txt)"
   /usr/bin/python3 -m venv --system-site-packages build/venv
   build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
+fi
+# The benchmark's peers (ONNX Runtime, OpenVINO) in a venv of their own,
+# without Debian's packages: they want a newer numpy than its torch.
+if [ "$need" = bench ] && { [ ! -x build/bench-venv/bin/python ] || [ ! build/bench-venv/.pinned -nt bench/requirements.txt ] ||
+                            ! build/bench-venv/bin/python -c "import onnxruntime, openvino, onnx" 2>/dev/null; }; then
+  echo "creating build/bench-venv (bench/requirements.txt: onnxruntime, openvino, onnx)"
+  rm -rf build/bench-venv
+  /usr/bin/python3 -m venv build/bench-venv
+  build/bench-venv/bin/pip install -q --no-deps -r bench/requirements.txt
+  touch build/bench-venv/.pinned
 fi
