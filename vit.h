@@ -1160,6 +1160,7 @@ static struct vit__pool {
     vit__cond wake, done;        /* workers sleep on wake, the caller on done */
     int sleepers, caller_sleeps; /* under mu */
     int started, failed;         /* workers 1..started run; failed: one did not start, stop trying (under mu) */
+    int forks;                   /* 1 once the fork handler is registered (under mu) */
     int taken;                   /* 1 while a caller has the pool (atomic) */
     /* The loop, written by the caller before it sets go[t] for t = 1..threads-1. */
     vit__task fn;
@@ -1171,7 +1172,7 @@ static struct vit__pool {
                          runs some (the claims of a loaded machine can leave one with none) */
     int pending;      /* workers still in the loop (atomic) */
     unsigned go[VIT_MAX_THREADS]; /* go[t] changes when worker t has a loop to join (atomic) */
-} vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, {0}};
+} vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, {0}};
 
 /* Claim blocks of the current loop and run them until none is left. */
 static void vit__pool_run(int thread) {
@@ -1240,7 +1241,8 @@ static int vit__pool_spawn(int t) {
 static int vit__pool_grow(int threads) {
     vit__lock(&vit__pool.mu);
 #if VIT__THREADS == 1
-    if (vit__pool.started == 0 && !vit__pool.failed && pthread_atfork(NULL, NULL, vit__pool_forked) != 0) vit__pool.failed = 1;
+    if (!vit__pool.forks && !vit__pool.failed && pthread_atfork(NULL, NULL, vit__pool_forked) != 0) vit__pool.failed = 1;
+    vit__pool.forks = 1;
 #endif
     while (vit__pool.started < threads - 1 && !vit__pool.failed) {
         vit__pool.go[vit__pool.started + 1] = 0;
@@ -1295,6 +1297,11 @@ static int vit__threads(void) {
     return 1;
 #endif
 }
+
+/* Threads for a loop over `work` floats: one below VIT__PAR_MIN, where
+   handing it to the pool costs more than it saves. Results do not depend
+   on it. */
+static int vit__par_threads(double work) { return work >= VIT__PAR_MIN ? vit__threads() : 1; }
 
 static void vit__parallel(int n, int threads, vit__task fn, const void *ctx) {
 #ifdef VIT__THREADS
@@ -2066,7 +2073,7 @@ static void vit__softmax_task(const void *ctx, int r0, int r1, int thread) {
 VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) {
     vit__rows_ctx c;
     c.y = y; c.x = x; c.w = c.b = NULL; c.n = n; c.eps = 0.0f;
-    vit__parallel(rows, (double)rows * n >= VIT__PAR_MIN ? vit__threads() : 1, vit__softmax_task, &c);
+    vit__parallel(rows, vit__par_threads((double)rows * n), vit__softmax_task, &c);
 }
 #else
 VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) { vit_k_softmax_ref(y, x, rows, n); }
@@ -2128,7 +2135,7 @@ static void vit__layernorm_task(const void *ctx, int r0, int r1, int thread) {
 VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
     vit__rows_ctx c;
     c.y = y; c.x = x; c.w = w; c.b = b; c.n = C; c.eps = eps;
-    vit__parallel(rows, (double)rows * C >= VIT__PAR_MIN ? vit__threads() : 1, vit__layernorm_task, &c);
+    vit__parallel(rows, vit__par_threads((double)rows * C), vit__layernorm_task, &c);
 }
 #else
 VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
@@ -2317,8 +2324,6 @@ VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const
                 }
 }
 
-/* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
-   order), then one GEMM against w viewed as (D, Cin*P*P). */
 typedef struct vit__im2col {
     float *cols;
     const float *x;
@@ -2340,11 +2345,13 @@ static void vit__im2col_rows(const void *ctx, int r0, int r1, int thread) {
     }
 }
 
+/* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
+   order), then one GEMM against w viewed as (D, Cin*P*P). */
 VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
     int rows = B * (H / P) * (W / P), K = Cin * P * P;
     vit__im2col a;
     a.cols = cols; a.x = x; a.Cin = Cin; a.H = H; a.W = W; a.P = P;
-    vit__parallel(rows, (double)rows * K >= VIT__PAR_MIN ? vit__threads() : 1, vit__im2col_rows, &a);
+    vit__parallel(rows, vit__par_threads((double)rows * K), vit__im2col_rows, &a);
     vit_k_matmul(y, cols, w, b, rows, K, D);
 }
 
@@ -2541,10 +2548,8 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
 
 #ifndef VIT_NO_SIMD
 /* The seed modules call these kernels once per group or channel, often on
-   little work; below VIT__PAR_MIN floats a loop runs on the calling thread,
-   as the GEMM does below its own threshold: handing it to the pool costs
-   more than it saves there. Results do not depend on it. */
-static int vit__par_threads(double work) { return work >= VIT__PAR_MIN ? vit__threads() : 1; }
+   little work: vit__par_threads keeps it on the calling thread, as the
+   GEMM does below its own threshold. */
 
 /* The row kernels' arguments: y (rows, n) from x, a and b per row (rowaffine),
    mean and var per row (rowstats), w and b per output channel (conv1x1). */
