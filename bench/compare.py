@@ -146,12 +146,13 @@ def busy_cpus(seconds=0.25):
 class Quiet:
     """Waits, before each measurement, until no other process keeps a core busy, within a total budget.
 
-    libgomp's threads spin for milliseconds at every barrier before they
-    sleep; when another process holds one of the cores, each of vit.h's
-    parallel regions at 2 threads can cost that spin (measured: 24 ms
-    instead of 0.04 ms for one SE pass), so a measurement taken then says
-    more about the other process than about vit.h. Rows measured while the
-    machine stayed busy are flagged in the table.
+    When another process holds one of the cores, a 2-thread measurement
+    says more about that process and the engines' thread pools than about
+    the kernels (PyTorch's libgomp spins for milliseconds at every barrier;
+    so did vit.h's before it had its own pool: one SE pass took 24 ms
+    instead of 0.04 ms); --peers measures that case on purpose, in its
+    busy-core table. Rows measured while the machine stayed busy are flagged
+    in the table.
     """
 
     def __init__(self, budget_s, threshold=0.2):
