@@ -934,10 +934,13 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define VIT__INLINE __inline__ __attribute__((always_inline))
+#define VIT__NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
 #define VIT__INLINE __forceinline
+#define VIT__NOINLINE __declspec(noinline)
 #else
 #define VIT__INLINE
+#define VIT__NOINLINE
 #endif
 
 /* ---- private helpers: vectors ---- */
@@ -1303,7 +1306,13 @@ static int vit__threads(void) {
    on it. */
 static int vit__par_threads(double work) { return work >= VIT__PAR_MIN ? vit__threads() : 1; }
 
-static void vit__parallel(int n, int threads, vit__task fn, const void *ctx) {
+/* Never inlined: a loop's body then stays in its task function, which
+   clang unrolls as the small function it is. Inlined into a large caller
+   (a test's main), SIMDe's two-iteration loops over 128-bit halves, marked
+   for vectorisation, could stay rolled, and emcc's clang 14 warned that it
+   could not vectorise them (-Wpass-failed). One call per loop costs
+   nothing. */
+static VIT__NOINLINE void vit__parallel(int n, int threads, vit__task fn, const void *ctx) {
 #ifdef VIT__THREADS
     if (threads > n) threads = n;
     if (threads > 1 && !vit__axchg(&vit__pool.taken, 1)) {
