@@ -263,6 +263,12 @@ static void test_narrow_panel(void) {
 static const struct { int n, fixed; } thread_runs[] = {{2, 1}, {3, 1}, {2, 0}};
 #define NRUNS ((int)(sizeof thread_runs / sizeof thread_runs[0]))
 
+/* "<what> bit-identical for 1 and <n> threads" for run r, into buf. */
+static const char *runs_label(char *buf, size_t size, const char *what, int r) {
+    snprintf(buf, size, "%s bit-identical for 1 and %d threads%s", what, thread_runs[r].n, thread_runs[r].fixed ? " (fixed split)" : "");
+    return buf;
+}
+
 static void test_threads(void) {
     int M = 197, K = 768, N = 300, saved = vit_get_threads(), r;
     float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
@@ -272,9 +278,19 @@ static void test_threads(void) {
     for (r = 0; r < NRUNS; r++) {
         SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
         vit_k_matmul(y2, x, w, NULL, M, K, N);
-        snprintf(label, sizeof label, "matmul bit-identical for 1 and %d threads%s", thread_runs[r].n, thread_runs[r].fixed ? " (fixed split)" : "");
-        expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
+        expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, runs_label(label, sizeof label, "matmul", r));
     }
+
+    /* The count: 1..VIT_MAX_THREADS, a refusal changes nothing; the most
+       threads a loop can use still give the same bits. */
+    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "0 is not in 1..") != NULL, "vit_set_threads refuses 0");
+    expect(vit_set_threads(-2) == VIT_ERR_ARG && vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG && vit_set_threads(INT_MAX) == VIT_ERR_ARG &&
+           vit_set_threads(INT_MIN) == VIT_ERR_ARG, "vit_set_threads refuses negative and absurd counts");
+    SET_THREADS(saved, 0);
+    expect(vit_set_threads(1000000) == VIT_ERR_ARG && vit_get_threads() == saved, "a refused count leaves the count as it was");
+    expect(vit_set_threads(VIT_MAX_THREADS) == VIT_OK, "vit_set_threads takes VIT_MAX_THREADS");
+    vit_k_matmul(y2, x, w, NULL, M, K, N);
+    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and VIT_MAX_THREADS threads");
 #ifndef VIT_NO_SIMD
     {
         vit__mm m1 = vit__mm_dense(y1, x, w, NULL, VIT__VW, K, N), m2 = vit__mm_dense(y2, x, w, NULL, VIT__VW, K, N);
@@ -283,9 +299,7 @@ static void test_threads(void) {
         for (r = 0; r < NRUNS; r++) {
             SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
             vit__gemm_few(&m2);
-            snprintf(label, sizeof label, "few-rows product bit-identical for 1 and %d threads%s", thread_runs[r].n,
-                     thread_runs[r].fixed ? " (fixed split)" : "");
-            expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, label);
+            expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, runs_label(label, sizeof label, "few-rows product", r));
         }
     }
 #endif
@@ -301,28 +315,9 @@ static void test_threads(void) {
         for (r = 0; r < NRUNS; r++) {
             SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
             vit__attention(&a2, scr, 3);
-            snprintf(label, sizeof label, "attention bit-identical for 1 and %d threads%s", thread_runs[r].n,
-                     thread_runs[r].fixed ? " (fixed split)" : "");
-            expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, label);
+            expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, runs_label(label, sizeof label, "attention", r));
         }
         free(qkv); free(o1); free(o2); free(scr);
-    }
-
-    /* The count: 1..VIT_MAX_THREADS, a refusal changes nothing; the most
-       threads a loop can use still give the same bits. */
-    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "0 is not in 1..") != NULL, "vit_set_threads refuses 0");
-    expect(vit_set_threads(-2) == VIT_ERR_ARG && vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG && vit_set_threads(INT_MAX) == VIT_ERR_ARG &&
-           vit_set_threads(INT_MIN) == VIT_ERR_ARG, "vit_set_threads refuses negative and absurd counts");
-    SET_THREADS(saved, 0);
-    expect(vit_set_threads(1000000) == VIT_ERR_ARG && vit_get_threads() == saved, "a refused count leaves the count as it was");
-    {
-        float *x2 = randv((size_t)M * K, 1.0f), *w2 = randv((size_t)N * K, 1.0f), *z1 = randv((size_t)M * N, 0.0f), *z2 = randv((size_t)M * N, 0.0f);
-        SET_THREADS(1, 0);
-        vit_k_matmul(z1, x2, w2, NULL, M, K, N);
-        expect(vit_set_threads(VIT_MAX_THREADS) == VIT_OK, "vit_set_threads takes VIT_MAX_THREADS");
-        vit_k_matmul(z2, x2, w2, NULL, M, K, N);
-        expect(memcmp(z1, z2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and VIT_MAX_THREADS threads");
-        free(x2); free(w2); free(z1); free(z2);
     }
     SET_THREADS(saved, 0);
 }
