@@ -65,6 +65,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
 PEERS_PY = os.path.join("build", "bench-venv", "bin", "python")  # tools/install_deps.sh bench makes it
+PRECISION = {"F32": "f32", "BF16": "bf16", "I8": "int8"}  # --vit-dtypes (tools/export.py --dtype) -> the table's name
 MODELS = {
     "ViT-Ti/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=3,hidden_dim=192,mlp_dim=768,num_classes=1000",
     "ViT-S/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=6,hidden_dim=384,mlp_dim=1536,num_classes=1000",
@@ -342,7 +343,7 @@ def peer_engines(args):
         if dtype != "F32" and not os.path.exists(os.path.join(ROOT, path)):
             subprocess.run([PY, "tools/export.py", MODELS["ViT-B/16"], path, "--seed", "0", "--dtype", dtype], check=True, cwd=ROOT,
                            capture_output=True)
-        engines.append((f"vit.h {dtype.lower()} (bench_vit)", vit(path, dtype)))
+        engines.append((f"vit.h {PRECISION.get(dtype, dtype.lower())} (bench_vit)", vit(path, dtype)))
     engines += [("ONNX Runtime f32", peer("ort", "f32")), ("ONNX Runtime int8 (dynamic quantisation)", peer("ort", "int8")),
                 ("OpenVINO f32", peer("ov", "f32")), ("OpenVINO bf16", peer("ov", "bf16")),
                 ("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
