@@ -51,10 +51,10 @@ CPU offers (OpenVINO runs bf16 as f32 where the CPU has no bf16: the
 
 import argparse
 import hashlib
-import platform
-import statistics
 import json
 import os
+import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -286,18 +286,18 @@ def modules(args):
 
 def cpu_summary():
     """The CPU's model name and the flags that decide the peers' kernels."""
-    name, flags = platform.processor() or "unknown CPU", set()
+    name, flags = None, set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name") and name == (platform.processor() or "unknown CPU"):
+                if line.startswith("model name") and name is None:
                     name = line.split(":", 1)[1].strip()
                 elif line.startswith("flags"):
                     flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
     wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8")
-    return f"{name}, {os.cpu_count()} CPUs, " + " ".join(f for f in wanted if f in flags)
+    return f"{name or platform.processor() or 'unknown CPU'}, {os.cpu_count()} CPUs, " + " ".join(f for f in wanted if f in flags)
 
 
 class Spinner:
