@@ -9,7 +9,7 @@ BLAS_INC = -I/usr/include/$(shell gcc -dumpmachine)/openblas-pthread
 EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 FASHION  = /usr/share/datasets/fashion-mnist
 
-.PHONY: all examples deps test demo bench fuzz clean
+.PHONY: all examples deps test demo bench fuzz web web-serve clean
 
 all: build/vit examples
 
@@ -45,6 +45,36 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 	@echo
 	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
 
+# The attention-map page: vit.h compiled to WebAssembly (SIMD128), the page,
+# the shipped model and ten Fashion-MNIST test images in build/web;
+# `make web-serve` serves it at http://127.0.0.1:8000/ (examples/web).
+WEB_FILES = $(patsubst examples/web/%,build/web/%,$(wildcard examples/web/*.html examples/web/*.js examples/web/*.css))
+WEB_EXPORTS = -sEXPORTED_FUNCTIONS=_malloc,_free -sEXPORTED_RUNTIME_METHODS=FS,UTF8ToString,stringToUTF8
+
+web: build/web/vit_web.js $(WEB_FILES) build/web/fashion_vit.safetensors build/web/samples/samples.json
+
+build/web/vit_web.js: examples/web/vit_web.c vit.h
+	@tools/install_deps.sh web
+	@mkdir -p build/web build/xinc
+	@ln -sfn /usr/include/simde build/xinc/simde && ln -sfn /usr/include/stb build/xinc/stb
+	NODE_PATH=/usr/share/nodejs emcc $(WARN) -O2 -msimd128 -I. -isystem build/xinc $< -o $@ $(WEB_EXPORTS) \
+	  -sMODULARIZE=1 -sEXPORT_NAME=createVitWeb -sENVIRONMENT=worker -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=2GB
+
+build/web/%: examples/web/%
+	@mkdir -p build/web
+	cp $< $@
+
+build/web/fashion_vit.safetensors: models/fashion_vit.safetensors
+	@mkdir -p build/web
+	cp $< $@
+
+build/web/samples/samples.json: examples/web/make_samples.py models/fashion_vit.safetensors
+	@tools/install_deps.sh web
+	python3 examples/web/make_samples.py $(FASHION) models/fashion_vit.safetensors build/web/samples
+
+web-serve: web
+	python3 examples/web/serve.py build/web
+
 # Ratios measured in one run; README.md shows the latest table and this command.
 # compare.py --peers: ViT-B/16 in ONNX Runtime and OpenVINO (build/bench-venv,
 # made by install_deps.sh bench) beside vit.h and PyTorch, and a busy-core table.
@@ -65,4 +95,4 @@ fuzz: deps
 
 clean:
 	rm -rf build/native build/avx2 build/simde-portable build/no-simd build/clang build/asan-ubsan build/aarch64 \
-	       build/mingw build/wasm build/log build/vit build/examples build/test_* build/fuzz_* build/fuzzwork
+	       build/mingw build/wasm build/web build/log build/vit build/examples build/test_* build/fuzz_* build/fuzzwork

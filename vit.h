@@ -163,7 +163,17 @@ typedef struct vit_tensor {
     const char *name;             /* weight name, or NULL */
 } vit_tensor;
 
-typedef enum vit_act { VIT_ACT_GELU = 0, VIT_ACT_RELU = 1 } vit_act;
+/* GELU: x/2 (1 + erf(x/sqrt2)), torch.nn.GELU(); GELU_TANH: its tanh
+   approximation (GELU(approximate='tanh'), transformers' gelu_pytorch_tanh);
+   QUICK_GELU: x sigmoid(1.702 x) (OpenAI CLIP); SILU: x sigmoid(x). */
+typedef enum vit_act {
+    VIT_ACT_GELU = 0,
+    VIT_ACT_RELU = 1,
+    VIT_ACT_GELU_TANH = 2,
+    VIT_ACT_QUICK_GELU = 3,
+    VIT_ACT_SILU = 4
+} vit_act;
+#define VIT__ACT_WORDS "gelu,relu,gelu_tanh,quick_gelu,silu" /* the metadata's names, in enum order */
 
 /* The sizes of one multi-head attention call (vit_k_attention): B
    sequences of N tokens, NH heads of HS features; scores scale * q.k,
@@ -174,8 +184,10 @@ typedef struct vit_attn_shape {
     float scale, post;
 } vit_attn_shape;
 /* CLS: the class token; MEAN: all tokens, class token included (the einops ViT);
-   AVG: the patch tokens only (timm's global_pool='avg'). */
-typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2 } vit_pool;
+   AVG: the patch tokens only (timm's global_pool='avg'); MAP: attention
+   pooling, a learned probe attending over the patch tokens, then an MLP
+   (timm's global_pool='map', SigLIP). */
+typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2, VIT_POOL_MAP = 3 } vit_pool;
 
 /* Scaled dot-product attention on x, x, x. */
 typedef struct vit_sdpa_params {
@@ -187,46 +199,59 @@ typedef struct vit_mha_params {
     int32_t heads;               /* NH; C % NH == 0 */
     int32_t scale_after_softmax; /* 1: softmax(Q K^T) / sqrt(C), the einops ViT's order;
                                     0: softmax(Q K^T / sqrt(C/NH)) */
+    int32_t qk_norm;             /* 1: LayerNorm on each head's q and k (timm's qk_norm) */
+    float qk_eps;                /* its epsilon */
 } vit_mha_params;
 
-/* Any of the three PyTorch layouts is brought to this one at load time. */
+/* Any of the three PyTorch layouts is brought to this one at load time. A
+   bias whose data is NULL is zero. */
 typedef struct vit_mha_weights {
     vit_tensor qkv_w;   /* (3C, C): rows q, then k, then v (nn.MultiheadAttention) */
-    vit_tensor qkv_b;   /* (3C) */
+    vit_tensor qkv_b;   /* (3C), or none */
     vit_tensor out_w;   /* (C, C) */
-    vit_tensor out_b;   /* (C) */
+    vit_tensor out_b;   /* (C), or none */
+    vit_tensor q_norm_w, q_norm_b; /* (C/NH): qk_norm only */
+    vit_tensor k_norm_w, k_norm_b; /* (C/NH): qk_norm only */
 } vit_mha_weights;
 
 typedef struct vit_mlp_params {
     int32_t in_dim;     /* input features */
-    int32_t hidden_dim; /* after fc1 */
+    int32_t hidden_dim; /* between the layers (after the gate with glu) */
     int32_t out_dim;    /* after fc2 */
     vit_act act;        /* between fc1 and fc2 */
+    int32_t glu;        /* 1: fc1 gives 2 * hidden_dim, act(first half) * second half (SwiGLU) */
 } vit_mlp_params;
 
 typedef struct vit_mlp_weights {
-    vit_tensor fc1_w;   /* (hidden, in) */
-    vit_tensor fc1_b;   /* (hidden) */
+    vit_tensor fc1_w;   /* (hidden, in); glu: (2 hidden, in) */
+    vit_tensor fc1_b;   /* (hidden) or (2 hidden), or none */
     vit_tensor fc2_w;   /* (out, hidden) */
-    vit_tensor fc2_b;   /* (out) */
+    vit_tensor fc2_b;   /* (out), or none */
 } vit_mlp_weights;
 
 typedef struct vit_block_params {
     int32_t dim;        /* C */
     int32_t heads;      /* NH */
     int32_t mlp_dim;    /* MLP hidden size */
-    float ln_eps;       /* LayerNorm epsilon: 1e-6 torchvision, 1e-5 seeds */
+    float ln_eps;       /* LayerNorm epsilon (also qk_norm's): 1e-6 torchvision and timm, 1e-5 seeds and CLIP */
     vit_act act;        /* MLP activation */
     int32_t scale_after_softmax; /* see vit_mha_params */
+    int32_t layer_scale; /* 1: attention and MLP outputs scaled by the gammas ls1, ls2 (timm's init_values) */
+    int32_t qk_norm;    /* see vit_mha_params */
+    int32_t glu;        /* see vit_mlp_params */
 } vit_block_params;
 
 typedef struct vit_block_weights {
     vit_tensor ln1_w, ln1_b;  /* (C) */
     vit_mha_weights attn;
+    vit_tensor ls1;           /* (C): layer_scale only */
     vit_tensor ln2_w, ln2_b;  /* (C) */
     vit_mlp_weights mlp;
+    vit_tensor ls2;           /* (C): layer_scale only */
 } vit_block_weights;
 
+/* Tokens out: the prefix tokens in the order class, distillation,
+   registers, then the (H/P)*(W/P) patch tokens. */
 typedef struct vit_patch_params {
     int32_t image_size;   /* H = W of the input */
     int32_t patch_size;   /* P: conv kernel = stride */
@@ -234,13 +259,20 @@ typedef struct vit_patch_params {
     int32_t dim;          /* C, output features per token */
     int32_t class_token;  /* 1: prepend the class token */
     int32_t pos_embed;    /* 1: add the position embedding */
+    int32_t dist_token;   /* 1: DeiT's distillation token after the class token */
+    int32_t reg_tokens;   /* register tokens after those */
+    int32_t pos_prefix;   /* prefix tokens the position embedding covers, from the first: all of
+                             them (timm's default), none (timm's no_embed_class), or the class
+                             token alone (transformers' DINOv2 with registers) */
 } vit_patch_params;
 
 typedef struct vit_patch_weights {
     vit_tensor conv_w;    /* (C, in_channels, P, P) */
-    vit_tensor conv_b;    /* (C) */
+    vit_tensor conv_b;    /* (C), or none (CLIP) */
     vit_tensor cls;       /* (C) class token */
-    vit_tensor pos;       /* (N + class_token, C) */
+    vit_tensor dist;      /* (C) distillation token */
+    vit_tensor reg;       /* (reg_tokens, C) register tokens */
+    vit_tensor pos;       /* (pos_prefix + N, C) */
 } vit_patch_weights;
 
 /* Squeeze-and-Excitation, torchvision's SqueezeExcitation. */
@@ -395,8 +427,30 @@ typedef struct vit_config {
     vit_pool pool;               /* class token, mean of all tokens, or of the patch tokens (timm's avg) */
     int32_t scale_after_softmax; /* attention scaled after the softmax, see vit_mha_params */
     int32_t norm_tokens;         /* 1: the final LayerNorm runs on every token, then the pool
-                                    (timm's avg pool without fc_norm); 0: on the pooled vector */
+                                    (timm's avg pool without fc_norm, and MAP); 0: on the pooled vector */
+    int32_t class_token;         /* 1: a class token first (0: none, SigLIP) */
+    int32_t dist_token;          /* 1: DeiT's distillation token; the logits average head and head_dist */
+    int32_t reg_tokens;          /* register tokens (DINOv2 with registers: 4) */
+    int32_t pos_prefix;          /* prefix tokens the position embedding covers, see vit_patch_params */
+    int32_t patch_bias;          /* 1: the patch conv has a bias (0: CLIP) */
+    int32_t qkv_bias;            /* 1: q, k and v have biases */
+    int32_t pre_norm;            /* 1: a LayerNorm between the embedding and the blocks (CLIP) */
+    int32_t layer_scale;         /* 1: blocks scale their branches by gammas (DINOv2) */
+    int32_t qk_norm;             /* 1: LayerNorm on each head's q and k */
+    int32_t glu;                 /* 1: SwiGLU MLPs, see vit_mlp_params */
 } vit_config;
+
+/* timm's AttentionPoolLatent (global_pool='map'), transformers'
+   SiglipMultiheadAttentionPoolingHead: a probe attends over the tokens,
+   then x + MLP(LayerNorm(x)). */
+typedef struct vit_attn_pool_weights {
+    vit_tensor latent;         /* (C) the probe */
+    vit_tensor q_w, q_b;       /* (C, C), (C) */
+    vit_tensor kv_w, kv_b;     /* (2C, C), (2C): k rows, then v rows */
+    vit_tensor proj_w, proj_b; /* (C, C), (C) */
+    vit_tensor norm_w, norm_b; /* (C) */
+    vit_mlp_weights mlp;       /* C -> mlp_dim -> C, the model's activation */
+} vit_attn_pool_weights;
 
 /* The kind registry: one line per kind of file vit.h runs,
    X(ENUM, name, "kind string", FIELDS).
@@ -450,6 +504,9 @@ typedef struct vit_model {
     vit_tensor norm_w, norm_b; /* final LayerNorm (C) */
     vit_tensor pre_w, pre_b;   /* pre_logits (R, C), (R) */
     vit_tensor head_w, head_b; /* (num_classes, C or R), (num_classes) */
+    vit_tensor head_dist_w, head_dist_b; /* (num_classes, C): DeiT's distillation head */
+    vit_tensor pre_norm_w, pre_norm_b;   /* (C): pre_norm only */
+    vit_attn_pool_weights pool_w;        /* VIT_POOL_MAP only */
     /* Every other kind: m.<name> and m.<name>_w, from VIT_KINDS. */
 #define VIT__KIND_FIELD(e, name, str, fields) fields(name)
     VIT_KINDS(VIT__KIND_FIELD)
@@ -469,6 +526,9 @@ typedef struct vit_model {
 
 typedef struct vit_forward_opts {
     int32_t features;   /* 1: return the pre-head representation (B, C) */
+    int32_t tokens;     /* 1: return every token after the blocks and the final LayerNorm
+                           (B, T, C): the prefix tokens (class, distillation, registers),
+                           then the patches row by row (timm's forward_features) */
     vit_tensor *attn;   /* [out] optional: ViT: depth tensors receiving each
                            block's (B, NH, N, N) probabilities; a module: what
                            its vit_<name>_forward puts in attn (shuffle: two
@@ -556,6 +616,13 @@ VITDEF void vit_k_sigmoid(float *y, const float *x, int n);
 VITDEF void vit_k_sigmoid_ref(float *y, const float *x, int n);
 VITDEF void vit_k_tanh(float *y, const float *x, int n);
 VITDEF void vit_k_tanh_ref(float *y, const float *x, int n);
+/* Any vit_act on n values; in place allowed. */
+VITDEF void vit_k_act(float *y, const float *x, int n, vit_act act);
+VITDEF void vit_k_act_ref(float *y, const float *x, int n, vit_act act);
+/* Gated linear unit (SwiGLU with SILU): y (rows, H) = act(x[:, :H]) *
+   x[:, H:] for x (rows, 2H), the halves as torch.chunk(2) gives them. */
+VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act);
+VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act);
 /* y = a + b, n values; y may alias a or b. */
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n);
 VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
@@ -717,6 +784,12 @@ VITDEF void vit_model_free(vit_model *m);
 VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out);
 /* Bytes an activation arena needs for vit_model_forward on x's shape. */
 VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
+/* The tokens a ViT puts before its patches (class, distillation,
+   registers; 0 for another kind): every token output and attention map
+   over (B, T, C) tokens holds the patch grid from this index on, and
+   vit_map_cls and vit_map_rollout, which leave the class token out, from
+   this index minus 1. */
+VITDEF int32_t vit_model_prefix_tokens(const vit_model *m);
 /* The kind's name as files write it ("vit", "mha", ...); "unknown" if none. */
 VITDEF const char *vit_kind_name(vit_kind k);
 /* The input shape m takes for a batch of B, into *ndim and shape. The
@@ -769,7 +842,10 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
    discard_ratio of the weights (never the class token's own), take
    (A + I)/2 with rows renormalised, multiply through the layers; out gets
    the class token's row over the T-1 patches, divided by its max. Scratch
-   comes from a and is released. */
+   comes from a and is released. The number dropped of the T*T weights is
+   vit-explain's int(T*T * discard_ratio) in double, the float ratio read
+   as the shortest decimal that gives it back (0.78f as 0.78): the same
+   count as vit-explain called with that decimal, at any ratio and grid. */
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out);
 
 /* ---- I/O: npy ---- */
@@ -783,11 +859,21 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t);
 
 /* ---- I/O: images ---- */
 
+/* PIL's antialiased resampling filters (torchvision and timm resize PIL
+   images with them): BILINEAR the triangle, BICUBIC Keys' cubic a = -0.5,
+   both stretched by the shrink factor. */
+typedef enum vit_resample { VIT_RESAMPLE_BILINEAR = 0, VIT_RESAMPLE_BICUBIC = 1 } vit_resample;
+
 typedef struct vit_preprocess {
-    int32_t resize;   /* short side after resizing; 0: 256 (torchvision's ViT weights) */
+    int32_t resize;   /* short side after resizing (squash: both sides); 0: 256 (torchvision's ViT weights) */
     int32_t crop;     /* centre crop; 0: 224 */
     float mean[3];    /* per channel; all 0: ImageNet's 0.485 0.456 0.406 */
     float std[3];     /* per channel; all 0: ImageNet's 0.229 0.224 0.225 */
+    vit_resample resample; /* the resize's filter; 0: bilinear */
+    int32_t squash;   /* 1: both sides to `resize`, the aspect not kept (timm's crop_mode 'squash',
+                         transformers' size {height, width}: SigLIP) */
+    int32_t crop_floor; /* 1: the crop's offset (resized - crop) / 2 rounds down (transformers'
+                           center_crop); 0: to the nearest, halves to even (torchvision's) */
 } vit_preprocess;
 
 /* Decodes PNG, JPEG, BMP, GIF, TGA, PSD, PNM (stb_image) into a (C, H, W)
@@ -802,10 +888,29 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
 VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channels, vit_tensor *img);
 #endif
 #endif
-/* torchvision's ImageClassification transform: resize the short side with
-   antialiased bilinear filtering (PIL's and torch's antialias=True
-   filter), centre crop, normalise. img (C, H, W) -> out (1, C, crop, crop). */
+/* torchvision's ImageClassification transform (and timm's eval transform):
+   resize the short side (or both, squash) with PIL's antialiased bilinear
+   or bicubic filter, centre crop, normalise. img (C, H, W) -> out (1, C,
+   crop, crop). */
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out);
+/* The preprocessing a ViT's files ask for (the metadata vit.h writes, or
+   what the loader read from timm's pretrained_cfg and transformers'
+   preprocessor_config.json), into *p:
+     mean, std   input_mean and input_std (one or C numbers each), else
+                 ImageNet's
+     crop        input_crop, else the model's image size; a crop that is not
+                 the image size (transformers' DINOv2: 224 for 518) is
+                 what the model expects after vit_model_set_image_size
+     resize      input_resize, else floor(crop / input_crop_pct) (timm),
+                 else the crop when the file has its own mean (a model
+                 trained here), else crop * 256 / 224 (torchvision's ViTs)
+     resample    input_interpolation: bilinear (default) or bicubic
+     squash      input_crop_mode: center (default) or squash
+     crop_floor  input_crop_offset: round (default) or floor
+   VIT_ERR_FORMAT names a malformed key, VIT_ERR_UNSUPPORTED a filter or
+   crop mode vit_image_preprocess does not have, VIT_ERR_ARG a model that
+   is not a ViT. */
+VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p);
 
 /* ---- I/O: PNG ---- */
 
@@ -1005,7 +1110,14 @@ typedef simde__m256 vit__vf;
 #define vit__v_sub(a, b) simde_mm256_sub_ps(a, b)
 #define vit__v_mul(a, b) simde_mm256_mul_ps(a, b)
 #define vit__v_div(a, b) simde_mm256_div_ps(a, b)
+#if defined(SIMDE_WASM_SIMD128_NATIVE) && !defined(SIMDE_X86_FMA_NATIVE)
+/* WebAssembly has no fused multiply-add, and SIMDe 0.7's fmadd then runs
+   lane by lane through memory (10x slower than scalar code); its result
+   is a*b rounded, then + c rounded, which this computes vectorised. */
+#define vit__v_fma(a, b, c) simde_mm256_add_ps(simde_mm256_mul_ps(a, b), c)
+#else
 #define vit__v_fma(a, b, c) simde_mm256_fmadd_ps(a, b, c) /* a*b + c */
+#endif
 #define vit__v_max(a, b) simde_mm256_max_ps(a, b)
 #define vit__v_min(a, b) simde_mm256_min_ps(a, b)
 #define vit__v_floor(a) simde_mm256_floor_ps(a)
@@ -1533,10 +1645,11 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
    whole output (a 197 x 3072 GELU, a residual add). act is computed exactly
    as vit_k_relu and vit_k_gelu compute it and the add is one rounding, so a
    fused layer equals the unfused one bit for bit. */
-enum { VIT__EPI_NONE = 0, VIT__EPI_RELU = 1, VIT__EPI_GELU = 2 };
+#define VIT__EPI_NONE (-1)
 typedef struct vit__epi {
-    int act;       /* VIT__EPI_* */
-    const float *r; /* residual added after act (never y itself), or NULL */
+    int act;        /* a vit_act, or VIT__EPI_NONE */
+    const float *g; /* per-column scale after act (layer scale's gamma), or NULL */
+    const float *r; /* residual added last (never y itself), or NULL */
     int ldr;
 } vit__epi;
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
@@ -2180,6 +2293,28 @@ VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n) {
     for (i = 0; i < n; i++) y[i] = a[i] + b[i];
 }
 
+static float vit__act1(float v, int act) {
+    switch (act) {
+    case VIT_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case VIT_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case VIT_ACT_GELU_TANH: return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    case VIT_ACT_QUICK_GELU: return v / (1.0f + expf(-1.702f * v));
+    case VIT_ACT_SILU: return v / (1.0f + expf(-v));
+    default: return v;
+    }
+}
+
+VITDEF void vit_k_act_ref(float *y, const float *x, int n, vit_act act) {
+    int i;
+    for (i = 0; i < n; i++) y[i] = vit__act1(x[i], act);
+}
+
+VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act) {
+    int r, j;
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < H; j++) y[(size_t)r * H + j] = vit__act1(x[(size_t)r * 2 * H + j], act) * x[(size_t)r * 2 * H + H + j];
+}
+
 #ifndef VIT_NO_SIMD
 static vit__vf vit__v_gelu(vit__vf x) {
     vit__vf z = vit__v_mul(vit__v_abs(x), vit__v_set1(0.70710678118654752f));
@@ -2206,6 +2341,23 @@ static vit__vf vit__v_tanh(vit__vf x) {
     return vit__v_select_ge0(x, t, vit__v_sub(vit__v_zero(), t));
 }
 static vit__vf vit__v_relu(vit__vf x) { return vit__v_max(x, vit__v_zero()); }
+/* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+static vit__vf vit__v_gelu_tanh(vit__vf x) {
+    vit__vf u = vit__v_mul(vit__v_set1(0.79788456080286536f), vit__v_fma(vit__v_mul(vit__v_set1(0.044715f), x), vit__v_mul(x, x), x));
+    return vit__v_mul(vit__v_mul(vit__v_set1(0.5f), x), vit__v_add(vit__v_set1(1.0f), vit__v_tanh(u)));
+}
+static vit__vf vit__v_quick_gelu(vit__vf x) { return vit__v_mul(x, vit__v_sigmoid(vit__v_mul(vit__v_set1(1.702f), x))); }
+static vit__vf vit__v_silu(vit__vf x) { return vit__v_mul(x, vit__v_sigmoid(x)); }
+static vit__vf vit__v_act(vit__vf x, int act) {
+    switch (act) {
+    case VIT_ACT_GELU: return vit__v_gelu(x);
+    case VIT_ACT_RELU: return vit__v_relu(x);
+    case VIT_ACT_GELU_TANH: return vit__v_gelu_tanh(x);
+    case VIT_ACT_QUICK_GELU: return vit__v_quick_gelu(x);
+    case VIT_ACT_SILU: return vit__v_silu(x);
+    default: return x;
+    }
+}
 
 /* Whole vectors, then the tail padded into one vector so that every element
    goes through the same approximation. */
@@ -2226,33 +2378,57 @@ VIT__MAP(vit_k_sigmoid, vit__v_sigmoid)
 VIT__MAP(vit_k_tanh, vit__v_tanh)
 VIT__MAP(vit_k_relu, vit__v_relu)
 
-/* The GEMM's epilogue on rows [m0, m0 + rows) x columns [n0, n0 + n) of y:
-   whole vectors, then the tail through one padded vector, as VIT__MAP
-   does, so every element meets the same approximation as in vit_k_gelu. */
+VITDEF void vit_k_act(float *y, const float *x, int n, vit_act act) {
+    int i, j;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_act(vit__v_load(x + i), act));
+    if (i < n) {
+        float t[VIT__VW] = {0};
+        for (j = 0; j < n - i; j++) t[j] = x[i + j];
+        vit__v_store(t, vit__v_act(vit__v_load(t), act));
+        for (j = 0; j < n - i; j++) y[i + j] = t[j];
+    }
+}
+
+VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act) {
+    int r, j, u;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + (size_t)r * 2 * H, *b = a + H;
+        float *yr = y + (size_t)r * H;
+        for (j = 0; j + VIT__VW <= H; j += VIT__VW) vit__v_store(yr + j, vit__v_mul(vit__v_act(vit__v_load(a + j), act), vit__v_load(b + j)));
+        if (j < H) {
+            float t[VIT__VW] = {0};
+            for (u = 0; u < H - j; u++) t[u] = a[j + u];
+            vit__v_store(t, vit__v_act(vit__v_load(t), act));
+            for (u = 0; u < H - j; u++) yr[j + u] = t[u] * b[j + u];
+        }
+    }
+}
+
+/* The GEMM's epilogue on rows [m0, m0 + rows) x columns [n0, n0 + n) of y,
+   y = act(y) * g + r: whole vectors, then the tail through one padded
+   vector, as vit_k_act does, so every element meets the same
+   approximation; the scale and the add are one rounding each, as the
+   separate vit_k_mul and vit_k_add passes would be. */
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n) {
     int i, j, u, act = e->act;
     for (i = 0; i < rows; i++) {
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
         const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
-        if (act == VIT__EPI_NONE) {
-            if (ri)
-                for (j = 0; j + VIT__VW <= n; j += VIT__VW) vit__v_store(yi + j, vit__v_add(vit__v_load(yi + j), vit__v_load(ri + j)));
-        } else
-            for (j = 0; j + VIT__VW <= n; j += VIT__VW) {
-                vit__vf v = vit__v_load(yi + j);
-                v = act == VIT__EPI_GELU ? vit__v_gelu(v) : vit__v_relu(v);
-                vit__v_store(yi + j, ri ? vit__v_add(v, vit__v_load(ri + j)) : v);
-            }
-        j = n / VIT__VW * VIT__VW;
+        const float *gi = e->g ? e->g + n0 : NULL;
+        if (act == VIT__EPI_NONE && !gi && !ri) continue;
+        for (j = 0; j + VIT__VW <= n; j += VIT__VW) {
+            vit__vf v = vit__v_act(vit__v_load(yi + j), act);
+            if (gi) v = vit__v_mul(v, vit__v_load(gi + j));
+            vit__v_store(yi + j, ri ? vit__v_add(v, vit__v_load(ri + j)) : v);
+        }
         if (j < n) {
             float t[VIT__VW] = {0};
-            vit__vf v;
             for (u = 0; u < n - j; u++) t[u] = yi[j + u];
-            v = vit__v_load(t);
-            if (act == VIT__EPI_GELU) v = vit__v_gelu(v);
-            else if (act == VIT__EPI_RELU) v = vit__v_relu(v);
-            vit__v_store(t, v);
-            for (u = 0; u < n - j; u++) yi[j + u] = ri ? t[u] + ri[j + u] : t[u];
+            vit__v_store(t, vit__v_act(vit__v_load(t), act));
+            for (u = 0; u < n - j; u++) {
+                float v = gi ? t[u] * gi[j + u] : t[u];
+                yi[j + u] = ri ? v + ri[j + u] : v;
+            }
         }
     }
 }
@@ -2267,6 +2443,8 @@ VITDEF void vit_k_gelu(float *y, const float *x, int n) { vit_k_gelu_ref(y, x, n
 VITDEF void vit_k_relu(float *y, const float *x, int n) { vit_k_relu_ref(y, x, n); }
 VITDEF void vit_k_sigmoid(float *y, const float *x, int n) { vit_k_sigmoid_ref(y, x, n); }
 VITDEF void vit_k_tanh(float *y, const float *x, int n) { vit_k_tanh_ref(y, x, n); }
+VITDEF void vit_k_act(float *y, const float *x, int n, vit_act act) { vit_k_act_ref(y, x, n, act); }
+VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act) { vit_k_glu_ref(y, x, rows, H, act); }
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n) { vit_k_add_ref(y, a, b, n); }
 
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n) {
@@ -2275,9 +2453,8 @@ static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, 
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
         const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
         for (j = 0; j < n; j++) {
-            float v = yi[j];
-            if (e->act == VIT__EPI_GELU) v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-            else if (e->act == VIT__EPI_RELU) v = v > 0.0f ? v : 0.0f;
+            float v = vit__act1(yi[j], e->act);
+            if (e->g) v *= e->g[n0 + j];
             yi[j] = ri ? v + ri[j] : v;
         }
     }
@@ -3345,12 +3522,15 @@ typedef struct vit__key {
     size_t off;        /* where it goes: offsetof(vit_model, the field) */
     const char *words; /* 'e': the words, comma-separated, in enum order */
     const char *old;   /* the key files before vit.h 0.2 used, or NULL */
+    int opt;           /* 1: files may leave it out (keys added after the kind), then def */
+    double def;
 } vit__key;
 
-#define VIT__INT(key, lo, hi, field) {key, 'i', lo, hi, offsetof(vit_model, field), NULL, NULL}
-#define VIT__REAL(key, lo, hi, field) {key, 'f', lo, hi, offsetof(vit_model, field), NULL, NULL}
-#define VIT__ENUM(key, words, field) {key, 'e', 0, 0, offsetof(vit_model, field), words, NULL}
-#define VIT__KEYS_END {NULL, 0, 0, 0, 0, NULL, NULL}
+#define VIT__INT(key, lo, hi, field) {key, 'i', lo, hi, offsetof(vit_model, field), NULL, NULL, 0, 0}
+#define VIT__REAL(key, lo, hi, field) {key, 'f', lo, hi, offsetof(vit_model, field), NULL, NULL, 0, 0}
+#define VIT__ENUM(key, words, field) {key, 'e', 0, 0, offsetof(vit_model, field), words, NULL, 0, 0}
+#define VIT__INT_OPT(key, lo, hi, def, field) {key, 'i', lo, hi, offsetof(vit_model, field), NULL, NULL, 1, def}
+#define VIT__KEYS_END {NULL, 0, 0, 0, 0, NULL, NULL, 0, 0}
 
 /* Text for vit_model_describe, cut at the buffer's end; len counts it all. */
 typedef struct vit__buf {
@@ -3374,11 +3554,21 @@ static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, con
                                    int32_t in, const char *why);
 static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C,
                                const char *why);
+/* A linear whose bias the file may not have (bias 0: b is left empty). */
+static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
+                                       int32_t in, int bias, const char *why);
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
 static int vit__ld_counting(const vit__ld *L); /* 1 while binding only sizes the weights arena */
 static const char *vit__ld_src(const vit__ld *L); /* the file's name, for messages */
+static int vit__has(const vit__ld *L, const char *name); /* 1 when the file holds tensor `name` */
 static const void *vit__naming_of(const vit_model *m); /* the row of m's naming in its kind's table */
 static vit_result vit__read_keys(vit__ld *L, const vit__key *keys, vit_model *m); /* the file's values of keys into m */
+
+/* The metadata's name of an activation (VIT__ACT_WORDS). */
+static const char *vit__act_name(vit_act act) {
+    static const char *const names[] = {"gelu", "relu", "gelu_tanh", "quick_gelu", "silu"};
+    return (int)act >= 0 && (int)act < 5 ? names[act] : "?";
+}
 
 /* A shape of up to 4 sizes into *ndim and shape. */
 static vit_result vit__shape(int32_t *ndim, int32_t *shape, int32_t n, int32_t d0, int32_t d1, int32_t d2, int32_t d3) {
@@ -3452,16 +3642,16 @@ static vit_result vit__sdpa_input(const vit_model *m, int32_t B, int32_t n, int3
 static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights *w) {
     if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
-    if (!w->qkv_w.data || !w->qkv_b.data || !w->out_w.data || !w->out_b.data)
+    if (!w->qkv_w.data || !w->out_w.data || (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
         return vit__fail(VIT_ERR_ARG, "mha: weights not set");
     return VIT_OK;
 }
 
-/* y (B*N, C) from x (B*N, C), plus res (B*N, C) when not NULL (the
-   encoder block's residual, fused into the output projection). att: where
-   to keep the probabilities, or NULL for scratch released on return. */
+/* y (B*N, C) from x (B*N, C); e: the output projection's epilogue (the
+   encoder block's layer scale and residual), or NULL. att: where to keep
+   the probabilities, or NULL for scratch released on return. */
 static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
-                               const float *x, float *y, const float *res, float *att, int32_t B, int32_t N) {
+                               const float *x, float *y, const vit__epi *e, float *att, int32_t B, int32_t N) {
     int32_t C = p->dim, NH = p->heads, HS = C / NH;
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
@@ -3476,15 +3666,23 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
-        vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
-        vit__epi e;
         vit__mm out = vit__mm_dense(y, ao.data, w->out_w.data, w->out_b.data, B * N, C, C);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
+        int32_t t;
+
+        /* q, k, v in one product; qk-norm: each head's q and k normalised */
+        vit_k_matmul(qkv.data, x, w->qkv_w.data, w->qkv_b.data, B * N, C, 3 * C);
+        if (p->qk_norm)
+            for (t = 0; t < B * N; t++) {
+                float *q = qkv.data + (size_t)t * 3 * C;
+                vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, p->qk_eps);
+                vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, p->qk_eps);
+            }
+
+        /* attention, then the output projection with the caller's epilogue */
         vit__attention(&at, scratch, slots);
-        /* the output projection, the residual added in its epilogue */
-        e.act = VIT__EPI_NONE; e.r = res; e.ldr = C;
-        out.e = res ? &e : NULL;
+        out.e = e;
         vit__matmul(&out);
     }
     vit_arena_rewind(a, mark);
@@ -3517,18 +3715,20 @@ typedef struct vit__mha_naming {
     const char *w, *b;               /* PACKED, INTERLEAVED: the matrix and bias */
     const char *q, *k, *v;           /* SEPARATE: the three linears */
     const char *out;                 /* the output projection */
+    const char *q_norm, *k_norm;     /* qk-norm's LayerNorms, or NULL */
 } vit__mha_naming;
 
 static const vit__mha_naming vit__mha_names[] = {
-    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj"},
-    {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection"},
-    {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final"},
-    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj"},
-    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense"}};
+    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj", NULL, NULL},
+    {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection", NULL, NULL},
+    {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final", NULL, NULL},
+    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj", "q_norm", "k_norm"},
+    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense", NULL, NULL},
+    {"hf_clip", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "out_proj", NULL, NULL}};
 
 static const vit__key vit__mha_keys[] = {
     VIT__INT("embed_dim", 1, 65536, mha.dim), VIT__INT("num_heads", 1, 65536, mha.heads),
-    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, mha.scale_after_softmax), NULL, "attn_quirk"}, VIT__KEYS_END};
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, mha.scale_after_softmax), NULL, "attn_quirk", 0, 0}, VIT__KEYS_END};
 
 static vit_result vit__mha_check(vit_model *m, vit__ld *L) {
     const char *src = vit__ld_src(L);
@@ -3538,12 +3738,18 @@ static vit_result vit__mha_check(vit_model *m, vit__ld *L) {
 }
 
 /* Binds the attention weights under prefix, in naming nm, into w. */
+/* Binds the attention weights under prefix, in naming nm, into w; bias 0:
+   q, k and v have none; qk_norm: LayerNorms of HS under q_norm, k_norm. */
 static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *prefix, const vit__mha_naming *nm, int32_t C, int32_t NH,
-                                  const char *why) {
+                                  int bias, int qk_norm, const char *why) {
     char n[256];
     vit_result r;
     int counting = vit__ld_counting(L);
+    memset(w, 0, sizeof *w);
     if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
+    if (qk_norm && ((r = vit__bind_ln(L, &w->q_norm_w, &w->q_norm_b, prefix, nm->q_norm, C / NH, why)) != VIT_OK ||
+                    (r = vit__bind_ln(L, &w->k_norm_w, &w->k_norm_b, prefix, nm->k_norm, C / NH, why)) != VIT_OK))
+        return r;
     if (nm->layout == VIT__QKV_SEPARATE) {
         /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
         vit_tensor qw[3], qb[3];
@@ -3551,35 +3757,35 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
         int i;
         parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
         for (i = 0; i < 3; i++)
-            if ((r = vit__bind_linear(L, &qw[i], &qb[i], prefix, parts[i], C, C, why)) != VIT_OK) return r;
+            if ((r = vit__bind_linear_opt(L, &qw[i], &qb[i], prefix, parts[i], C, C, bias, why)) != VIT_OK) return r;
         w->qkv_w.name = qw[0].name;
         w->qkv_b.name = qb[0].name;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
         if (!counting)
             for (i = 0; i < 3; i++) {
                 memcpy(w->qkv_w.data + (size_t)i * C * C, qw[i].data, (size_t)C * C * sizeof(float));
-                memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
+                if (bias) memcpy(w->qkv_b.data + (size_t)i * C, qb[i].data, (size_t)C * sizeof(float));
             }
         return VIT_OK;
     }
     snprintf(n, sizeof n, "%s%s", prefix, nm->w);
     if ((r = vit__bind(L, &w->qkv_w, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s", prefix, nm->b);
-    if ((r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
+    if (bias && (r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
     if (nm->layout == VIT__QKV_INTERLEAVED) {
         /* Row h*3*HS + d*3 + s holds part s (q, k, v) of head h, lane d.
            Reorder the rows to nn.MultiheadAttention's s*C + h*HS + d once,
            here. */
         vit_tensor sw = w->qkv_w, sb = w->qkv_b;
         int32_t HS = C / NH, h, d, s;
-        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if ((r = vit__own(L, &w->qkv_w, 3 * C, C)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
         if (!counting)
             for (h = 0; h < NH; h++)
                 for (d = 0; d < HS; d++)
                     for (s = 0; s < 3; s++) {
                         size_t from = (size_t)h * 3 * HS + (size_t)d * 3 + s, to = (size_t)s * C + (size_t)h * HS + d;
                         memcpy(w->qkv_w.data + to * C, sw.data + from * C, (size_t)C * sizeof(float));
-                        w->qkv_b.data[to] = sb.data[from];
+                        if (bias) w->qkv_b.data[to] = sb.data[from];
                     }
     }
     return VIT_OK;
@@ -3588,7 +3794,7 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
 static vit_result vit__mha_bind(vit__ld *L, vit_model *m, const void *names) {
     char why[64];
     snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
-    return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, why);
+    return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, 1, 0, why);
 }
 
 static vit_result vit__mha_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
@@ -3615,22 +3821,27 @@ static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32
 
 /* y = fc2(act(fc1(x))) + res (res: NULL, or the block's residual), the
    activation and the residual fused into the two products. */
+/* y = fc2(act(fc1(x))), or with glu fc2(act(first half) * second half),
+   then e (NULL, or the block's layer scale and residual) in fc2's
+   epilogue; a plain MLP's activation rides in fc1's. */
 static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
-                               const float *x, float *y, const float *res, int32_t rows) {
+                               const float *x, float *y, const vit__epi *e, int32_t rows) {
     size_t mark = vit_arena_mark(a);
-    vit_tensor h;
+    int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H;
+    vit_tensor h, g;
     vit_result r;
-    if ((r = vit__fits((double)rows * p->hidden_dim, "mlp")) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &h, 2, rows, p->hidden_dim, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * H1, "mlp")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &h, 2, rows, H1, 1, 1)) != VIT_OK) return r;
+    if (p->glu && (r = vit__tensor4(a, &g, 2, rows, H, 1, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
-        vit__epi e1, e2;
-        vit__mm fc1 = vit__mm_dense(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, p->hidden_dim);
-        vit__mm fc2 = vit__mm_dense(y, h.data, w->fc2_w.data, w->fc2_b.data, rows, p->hidden_dim, p->out_dim);
-        e1.act = p->act == VIT_ACT_RELU ? VIT__EPI_RELU : VIT__EPI_GELU; e1.r = NULL; e1.ldr = 0;
-        e2.act = VIT__EPI_NONE; e2.r = res; e2.ldr = p->out_dim;
-        fc1.e = &e1;
-        fc2.e = res ? &e2 : NULL;
+        vit__epi e1;
+        vit__mm fc1 = vit__mm_dense(h.data, x, w->fc1_w.data, w->fc1_b.data, rows, p->in_dim, H1);
+        vit__mm fc2 = vit__mm_dense(y, p->glu ? g.data : h.data, w->fc2_w.data, w->fc2_b.data, rows, H, p->out_dim);
+        e1.act = (int)p->act; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
+        fc1.e = p->glu ? NULL : &e1;
+        fc2.e = e;
         vit__matmul(&fc1);
+        if (p->glu) vit_k_glu(g.data, h.data, rows, H, p->act);
         vit__matmul(&fc2);
     }
     vit_arena_rewind(a, mark);
@@ -3644,12 +3855,12 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     char s[64];
     size_t rows;
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "mlp: NULL argument");
-    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !w->fc1_w.data || !w->fc1_b.data || !w->fc2_w.data || !w->fc2_b.data)
+    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !w->fc1_w.data || !w->fc2_w.data)
         return vit__fail(VIT_ERR_ARG, "mlp: params or weights not set");
     if (x->shape[x->ndim - 1] != p->in_dim)
         return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
     rows = vit_tensor_numel(x) / (size_t)p->in_dim;
-    if ((r = vit__fits((double)rows * (p->hidden_dim > p->out_dim ? p->hidden_dim : p->out_dim), "mlp")) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * (2.0 * p->hidden_dim > p->out_dim ? 2.0 * p->hidden_dim : p->out_dim), "mlp")) != VIT_OK) return r;
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
@@ -3664,18 +3875,21 @@ typedef struct vit__mlp_naming { const char *naming, *fc1, *fc2; int flat; } vit
 
 static const vit__mlp_naming vit__mlp_names[] = {
     {"torchvision", "0", "3", 0}, {"timm", "fc1", "fc2", 0}, {"transformers", "intermediate.dense", "output.dense", 0},
-    {"seq_layers", "layers.0", "layers.2", 0}, {"einops", "0", "3", 0}, {"seq_mlp", "mlp.0", "mlp.2", 1}};
+    {"seq_layers", "layers.0", "layers.2", 0}, {"einops", "0", "3", 0}, {"seq_mlp", "mlp.0", "mlp.2", 1},
+    {"hf_swiglu", "weights_in", "weights_out", 0}};
 
 static const vit__key vit__mlp_keys[] = {
     VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim), VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
-    VIT__INT("out_dim", 1, 1 << 20, mlp.out_dim), VIT__ENUM("act", "gelu,relu", mlp.act), VIT__KEYS_END};
+    VIT__INT("out_dim", 1, 1 << 20, mlp.out_dim), VIT__ENUM("act", VIT__ACT_WORDS, mlp.act), VIT__INT_OPT("glu", 0, 1, 0, mlp.glu),
+    VIT__KEYS_END};
 
 static vit_result vit__mlp_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
 
+/* glu: fc1 gives 2 * hidden rows (the gate's, then the values'). */
 static vit_result vit__mlp_bind_w(vit__ld *L, vit_mlp_weights *w, const char *prefix, const vit__mlp_naming *nm, int32_t in, int32_t hidden,
-                                  int32_t out, const char *why) {
+                                  int32_t out, int glu, const char *why) {
     vit_result r;
-    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, hidden, in, why)) != VIT_OK) return r;
+    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, glu ? 2 * hidden : hidden, in, why)) != VIT_OK) return r;
     return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
 }
 
@@ -3683,7 +3897,7 @@ static vit_result vit__mlp_bind(vit__ld *L, vit_model *m, const void *names) {
     const vit_mlp_params *p = &m->mlp;
     char why[96];
     snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)p->in_dim, (int)p->hidden_dim, (int)p->out_dim);
-    return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim, why);
+    return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim, p->glu, why);
 }
 
 static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
@@ -3693,7 +3907,8 @@ static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tenso
 
 static void vit__mlp_describe(const vit_model *m, vit__buf *b) {
     const vit_mlp_params *p = &m->mlp;
-    vit__bprintf(b, "  %d -> %d (%s) -> %d\n", (int)p->in_dim, (int)p->hidden_dim, p->act == VIT_ACT_GELU ? "gelu" : "relu", (int)p->out_dim);
+    vit__bprintf(b, "  %d -> %d (%s%s) -> %d\n", (int)p->in_dim, (int)p->hidden_dim, vit__act_name(p->act), p->glu ? ", gated" : "",
+                 (int)p->out_dim);
     if (((const vit__mlp_naming *)vit__naming_of(m))->flat) vit__bprintf(b, "  input (B, %d)\n", (int)p->in_dim);
     else vit__bprintf(b, "  input (..., %d)\n", (int)p->in_dim);
 }
@@ -3718,19 +3933,23 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
     size_t mark = vit_arena_mark(a);
     vit_mha_params mp;
     vit_mlp_params lp;
+    vit__epi e1, e2;
     vit_tensor h, t;
     vit_result r;
     memset(&mp, 0, sizeof mp);
-    mp.dim = C; mp.heads = p->heads; mp.scale_after_softmax = p->scale_after_softmax;
-    lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act;
+    mp.dim = C; mp.heads = p->heads; mp.scale_after_softmax = p->scale_after_softmax; mp.qk_norm = p->qk_norm; mp.qk_eps = p->ln_eps;
+    lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act; lp.glu = p->glu;
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
-    /* t = x + attn(LN1(x)), then y = t + mlp(LN2(t)): both residuals ride
-       in their product's epilogue, and y may be x. */
+
+    /* t = x + ls1 * attn(LN1(x)), then y = t + ls2 * mlp(LN2(t)): the
+       gammas and the residuals ride in the products' epilogues, y may be x */
+    e1.act = VIT__EPI_NONE; e1.g = p->layer_scale ? w->ls1.data : NULL; e1.r = x; e1.ldr = C;
+    e2.act = VIT__EPI_NONE; e2.g = p->layer_scale ? w->ls2.data : NULL; e2.r = t.data; e2.ldr = C;
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, x, w->ln1_w.data, w->ln1_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mha_core(a, &mp, &w->attn, h.data, t.data, x, att, B, N)) != VIT_OK) return r;
+    if ((r = vit__mha_core(a, &mp, &w->attn, h.data, t.data, &e1, att, B, N)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) vit_k_layernorm(h.data, t.data, w->ln2_w.data, w->ln2_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, y, t.data, rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, y, &e2, rows)) != VIT_OK) return r;
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
@@ -3739,8 +3958,9 @@ static vit_result vit__block_ready(const vit_block_params *p, const vit_block_we
     vit_mha_params mp;
     memset(&mp, 0, sizeof mp);
     mp.dim = p->dim; mp.heads = p->heads;
-    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
-        !w->mlp.fc1_w.data || !w->mlp.fc1_b.data || !w->mlp.fc2_w.data || !w->mlp.fc2_b.data)
+    mp.qk_norm = p->qk_norm;
+    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data || !w->mlp.fc1_w.data || !w->mlp.fc2_w.data ||
+        (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
     return vit__mha_ready(&mp, &w->attn);
 }
@@ -3767,20 +3987,28 @@ typedef struct vit__block_naming {
     const char *ln1, *attn, *ln2, *mlp;  /* under the block's prefix */
     const vit__mha_naming *mha_names;    /* the attention's */
     const vit__mlp_naming *mlp_names;    /* the MLP's */
+    const vit__mlp_naming *glu_names;    /* a gated MLP's (SwiGLU) */
+    const char *ls1, *ls2;               /* layer scale's gammas, or NULL */
 } vit__block_naming;
 
 static const vit__block_naming vit__block_names[] = {
-    {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0]},
-    {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3]},
-    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4]},
-    {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1]},
-    {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2]}};
+    {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0], &vit__mlp_names[0], NULL, NULL},
+    {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3], &vit__mlp_names[3], NULL, NULL},
+    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4], &vit__mlp_names[4], NULL, NULL},
+    {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1], &vit__mlp_names[1], "ls1.gamma", "ls2.gamma"},
+    {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2], &vit__mlp_names[2],
+     NULL, NULL},
+    {"hf_dinov2", "norm1", "attention.", "norm2", "mlp.", &vit__mha_names[4], &vit__mlp_names[1], &vit__mlp_names[6], "layer_scale1.lambda1",
+     "layer_scale2.lambda1"},
+    {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1], &vit__mlp_names[1], NULL, NULL}};
 
 static const vit__key vit__block_keys[] = {
     VIT__INT("hidden_dim", 1, 65536, block.dim), VIT__INT("num_heads", 1, 65536, block.heads),
-    VIT__INT("mlp_dim", 1, 1 << 20, block.mlp_dim), {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, block.ln_eps), NULL, NULL},
-    VIT__ENUM("act", "gelu,relu", block.act),
-    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, block.scale_after_softmax), NULL, "attn_quirk"}, VIT__KEYS_END};
+    VIT__INT("mlp_dim", 1, 1 << 20, block.mlp_dim), {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, block.ln_eps), NULL, NULL, 0, 0},
+    VIT__ENUM("act", VIT__ACT_WORDS, block.act),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, block.scale_after_softmax), NULL, "attn_quirk", 0, 0},
+    VIT__INT_OPT("layer_scale", 0, 1, 0, block.layer_scale), VIT__INT_OPT("qk_norm", 0, 1, 0, block.qk_norm),
+    VIT__INT_OPT("glu", 0, 1, 0, block.glu), VIT__KEYS_END};
 
 static vit_result vit__block_check(vit_model *m, vit__ld *L) {
     const char *src = vit__ld_src(L);
@@ -3789,17 +4017,29 @@ static vit_result vit__block_check(vit_model *m, vit__ld *L) {
     return VIT_OK;
 }
 
-/* Binds one block's weights under prefix into w. */
+/* Binds one block's weights under prefix into w; qkv_bias 0: q, k and v
+   have no biases. */
 static vit_result vit__block_bind_w(vit__ld *L, vit_block_weights *w, const char *prefix, const vit__block_naming *nm,
-                                    const vit_block_params *p, const char *why) {
-    char pre[256];
+                                    const vit_block_params *p, int qkv_bias, const char *why) {
+    char pre[256], n[256];
     vit_result r;
+    memset(w, 0, sizeof *w);
+    if ((p->layer_scale && !nm->ls1) || (p->qk_norm && !nm->mha_names->q_norm))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: naming %s has no %s", vit__ld_src(L), nm->naming, p->qk_norm ? "qk-norm" : "layer scale");
     if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
     snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
-    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, why)) != VIT_OK) return r;
+    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, qkv_bias, p->qk_norm, why)) != VIT_OK) return r;
     if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
     snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
-    return vit__mlp_bind_w(L, &w->mlp, pre, nm->mlp_names, p->dim, p->mlp_dim, p->dim, why);
+    if ((r = vit__mlp_bind_w(L, &w->mlp, pre, p->glu ? nm->glu_names : nm->mlp_names, p->dim, p->mlp_dim, p->dim, p->glu, why)) != VIT_OK)
+        return r;
+    if (p->layer_scale) {
+        snprintf(n, sizeof n, "%s%s", prefix, nm->ls1);
+        if ((r = vit__bind(L, &w->ls1, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s%s", prefix, nm->ls2);
+        if ((r = vit__bind(L, &w->ls2, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+    }
+    return VIT_OK;
 }
 
 static vit_result vit__block_bind(vit__ld *L, vit_model *m, const void *names) {
@@ -3809,7 +4049,7 @@ static vit_result vit__block_bind(vit__ld *L, vit_model *m, const void *names) {
     if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights)))) return VIT_ERR_OOM;
     snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
     /* The block table is fake memory while counting: bind into a copy. */
-    if ((r = vit__block_bind_w(L, &tmp, "", (const vit__block_naming *)names, &m->block, why)) != VIT_OK) return r;
+    if ((r = vit__block_bind_w(L, &tmp, "", (const vit__block_naming *)names, &m->block, 1, why)) != VIT_OK) return r;
     if (!vit__ld_counting(L)) m->blocks[0] = tmp;
     return VIT_OK;
 }
@@ -3820,9 +4060,10 @@ static vit_result vit__block_run(const vit_model *m, vit_arena *a, const vit_ten
 
 static void vit__block_describe(const vit_model *m, vit__buf *b) {
     const vit_block_params *p = &m->block;
-    vit__bprintf(b, "  x + attention(LayerNorm(x)), %d heads%s; then + MLP %d -> %d (%s) -> %d of LayerNorm(.)\n  input (B, N, %d)\n",
-                 (int)p->heads, p->scale_after_softmax ? " scaled after the softmax" : "", (int)p->dim, (int)p->mlp_dim,
-                 p->act == VIT_ACT_GELU ? "gelu" : "relu", (int)p->dim, (int)p->dim);
+    vit__bprintf(b, "  x + attention(LayerNorm(x)), %d heads%s%s; then + MLP %d -> %d (%s%s) -> %d of LayerNorm(.)%s\n  input (B, N, %d)\n",
+                 (int)p->heads, p->scale_after_softmax ? " scaled after the softmax" : "", p->qk_norm ? ", qk-norm" : "", (int)p->dim,
+                 (int)p->mlp_dim, vit__act_name(p->act), p->glu ? ", gated" : "", (int)p->dim, p->layer_scale ? "; layer scale" : "",
+                 (int)p->dim);
 }
 
 static vit_result vit__block_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -3843,12 +4084,13 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     vit_tensor y, cols;
     vit_result r;
     char s[64];
-    int32_t B, H, W, P, C, N, T, K, bi;
+    int32_t B, H, W, P, C, N, T, K, bi, pre;
     size_t mark;
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
     P = p->patch_size; C = p->dim;
-    if (P < 1 || C < 1 || p->in_channels < 1 || !w->conv_w.data || !w->conv_b.data ||
-        (p->class_token && !w->cls.data) || (p->pos_embed && !w->pos.data))
+    pre = (p->class_token ? 1 : 0) + (p->dist_token ? 1 : 0) + p->reg_tokens;
+    if (P < 1 || C < 1 || p->in_channels < 1 || p->reg_tokens < 0 || p->pos_prefix < 0 || p->pos_prefix > pre || !w->conv_w.data ||
+        (p->class_token && !w->cls.data) || (p->dist_token && !w->dist.data) || (p->reg_tokens && !w->reg.data) || (p->pos_embed && !w->pos.data))
         return vit__fail(VIT_ERR_ARG, "patch: params or weights not set");
     if (x->ndim != 4 || x->shape[1] != p->in_channels)
         return vit__fail(VIT_ERR_SHAPE, "patch: input has shape %s, expected (B, %d, H, W)", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_channels);
@@ -3858,7 +4100,7 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if (H % P || W % P)
         return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W, (int)P);
     N = (H / P) * (W / P);
-    T = N + (p->class_token ? 1 : 0);
+    T = N + pre;
     K = p->in_channels * P * P;
     if ((r = vit__fits((double)B * T * (C > K ? C : K), "patch")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
@@ -3866,12 +4108,19 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         for (bi = 0; bi < B; bi++) {
-            float *yb = y.data + (size_t)bi * T * C, *tok = yb + (p->class_token ? C : 0);
-            /* Tokens go straight to their rows after the class token. */
-            vit_k_patch_conv(tok, cols.data, x->data + (size_t)bi * p->in_channels * H * W, w->conv_w.data, w->conv_b.data,
+            float *yb = y.data + (size_t)bi * T * C, *at = yb;
+            /* tokens go straight to their rows after the prefix */
+            vit_k_patch_conv(yb + (size_t)pre * C, cols.data, x->data + (size_t)bi * p->in_channels * H * W, w->conv_w.data, w->conv_b.data,
                              1, p->in_channels, H, W, P, C);
-            if (p->class_token) memcpy(yb, w->cls.data, (size_t)C * sizeof(float));
-            if (p->pos_embed) vit_k_add(yb, yb, w->pos.data, T * C);
+            if (p->class_token) { memcpy(at, w->cls.data, (size_t)C * sizeof(float)); at += C; }
+            if (p->dist_token) { memcpy(at, w->dist.data, (size_t)C * sizeof(float)); at += C; }
+            if (p->reg_tokens) memcpy(at, w->reg.data, (size_t)p->reg_tokens * C * sizeof(float));
+            /* the position embedding: its first pos_prefix rows on the
+               first prefix tokens, the rest on the patches */
+            if (p->pos_embed) {
+                vit_k_add(yb, yb, w->pos.data, p->pos_prefix * C);
+                vit_k_add(yb + (size_t)pre * C, yb + (size_t)pre * C, w->pos.data + (size_t)p->pos_prefix * C, N * C);
+            }
         }
     }
     vit_arena_rewind(a, mark);
@@ -3880,12 +4129,18 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     return VIT_OK;
 }
 
-/* The loader's hooks. cls, pos: NULL when the naming has none; pos3d: the
-   position embedding is stored (1, T, C), else (T, C). */
-typedef struct vit__patch_naming { const char *naming, *conv, *cls, *pos; int pos3d; } vit__patch_naming;
+/* The loader's hooks. cls, dist, reg, pos: NULL when the naming has none;
+   pos3d: the position embedding is stored (1, T, C), else (T, C); cls1d:
+   the class token is stored (C) (CLIP's class_embedding), else (1, 1, C). */
+typedef struct vit__patch_naming {
+    const char *naming, *conv, *cls, *pos;
+    int pos3d;
+    const char *dist, *reg;
+    int cls1d;
+} vit__patch_naming;
 
 static const vit__patch_naming vit__patch_names[] = {
-    {"conv_proj", "conv_proj", NULL, NULL, 0}, {"einops", "projection.0", "cls_token", "positions", 0}};
+    {"conv_proj", "conv_proj", NULL, NULL, 0, NULL, NULL, 0}, {"einops", "projection.0", "cls_token", "positions", 0, NULL, NULL, 0}};
 
 static const vit__key vit__patch_keys[] = {
     VIT__INT("image_size", 1, 8192, patch.image_size), VIT__INT("patch_size", 1, 8192, patch.patch_size),
@@ -3894,39 +4149,54 @@ static const vit__key vit__patch_keys[] = {
 
 static vit_result vit__patch_check(vit_model *m, vit__ld *L) {
     const char *src = vit__ld_src(L);
-    const vit_patch_params *p = &m->patch;
+    vit_patch_params *p = &m->patch;
+    p->pos_prefix = p->class_token; /* patch_embed files: the class token's position, if any */
     if (p->image_size % p->patch_size)
         return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", src, (int)p->image_size, (int)p->patch_size);
     return VIT_OK;
 }
 
-/* Binds the embedding's weights, every name after prefix, into w. */
+/* Binds the embedding's weights, every name after prefix, into w; bias 0:
+   the conv has none. */
 static vit_result vit__patch_bind_w(vit__ld *L, vit_patch_weights *w, const char *prefix, const vit__patch_naming *nm,
-                                    const vit_patch_params *p, const char *why) {
-    int32_t G = p->image_size / p->patch_size, T = G * G + (p->class_token ? 1 : 0);
+                                    const vit_patch_params *p, int bias, const char *why) {
+    int32_t G = p->image_size / p->patch_size, T = G * G + p->pos_prefix, C = p->dim;
     char n[256];
     vit_result r = VIT_OK;
+    memset(w, 0, sizeof *w);
+    if ((p->class_token && !nm->cls) || (p->dist_token && !nm->dist) || (p->reg_tokens && !nm->reg) || (p->pos_embed && !nm->pos))
+        return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no %s", vit__ld_src(L), nm->naming,
+                         p->class_token && !nm->cls ? "class token" : p->dist_token && !nm->dist ? "distillation token"
+                         : p->reg_tokens && !nm->reg ? "register tokens" : "position embedding");
+
+    /* the conv */
     snprintf(n, sizeof n, "%s%s.weight", prefix, nm->conv);
-    if ((r = vit__bind(L, &w->conv_w, n, 4, p->dim, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
+    if ((r = vit__bind(L, &w->conv_w, n, 4, C, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.bias", prefix, nm->conv);
-    if ((r = vit__bind(L, &w->conv_b, n, 1, p->dim, 0, 0, 0, why)) != VIT_OK) return r;
+    if (bias && (r = vit__bind(L, &w->conv_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+
+    /* the prefix tokens */
     snprintf(n, sizeof n, "%s%s", prefix, nm->cls ? nm->cls : "");
-    if (p->class_token && (r = vit__bind(L, &w->cls, n, 3, 1, 1, p->dim, 0, why)) != VIT_OK) return r;
+    if (p->class_token && (r = nm->cls1d ? vit__bind(L, &w->cls, n, 1, C, 0, 0, 0, why) : vit__bind(L, &w->cls, n, 3, 1, 1, C, 0, why)) != VIT_OK)
+        return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->dist ? nm->dist : "");
+    if (p->dist_token && (r = vit__bind(L, &w->dist, n, 3, 1, 1, C, 0, why)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s", prefix, nm->reg ? nm->reg : "");
+    if (p->reg_tokens && (r = vit__bind(L, &w->reg, n, 3, 1, p->reg_tokens, C, 0, why)) != VIT_OK) return r;
+
+    /* the position embedding */
     snprintf(n, sizeof n, "%s%s", prefix, nm->pos ? nm->pos : "");
     if (p->pos_embed) {
-        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, p->dim, 0, why);
-        else r = vit__bind(L, &w->pos, n, 2, T, p->dim, 0, 0, why);
+        if (nm->pos3d) r = vit__bind(L, &w->pos, n, 3, 1, T, C, 0, why);
+        else r = vit__bind(L, &w->pos, n, 2, T, C, 0, 0, why);
     }
     return r;
 }
 
 static vit_result vit__patch_bind(vit__ld *L, vit_model *m, const void *names) {
-    const vit__patch_naming *nm = (const vit__patch_naming *)names;
     char why[96];
-    if ((m->patch.class_token && !nm->cls) || (m->patch.pos_embed && !nm->pos))
-        return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no class token or position embedding", vit__ld_src(L), nm->naming);
     snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d", (int)m->patch.dim, (int)m->patch.patch_size);
-    return vit__patch_bind_w(L, &m->patch_w, "", nm, &m->patch, why);
+    return vit__patch_bind_w(L, &m->patch_w, "", (const vit__patch_naming *)names, &m->patch, 1, why);
 }
 
 static vit_result vit__patch_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
@@ -5115,7 +5385,8 @@ struct vit__ld {
     const char *norm;         /* the final LayerNorm's name when not the naming's first */
     const char **labels;      /* n_labels class names for m->labels (temporary storage) */
     int32_t n_labels;
-    const char *xk[4], *xv[4]; /* metadata derived from a config.json, after the file's */
+    const char *xk[9], *xv[9]; /* metadata derived from a config.json, after the file's */
+    char xbuf[2][24];         /* text of those that are numbers */
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
 };
@@ -5212,6 +5483,15 @@ static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const c
     return vit__bind(L, b, n, 1, C, 0, 0, 0, why);
 }
 
+static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
+                                       int32_t in, int bias, const char *why) {
+    char n[256];
+    if (bias) return vit__bind_linear(L, w, b, prefix, name, out, in, why);
+    memset(b, 0, sizeof *b);
+    snprintf(n, sizeof n, "%s%s.weight", prefix, name);
+    return vit__bind(L, w, n, 2, out, in, 0, 0, why);
+}
+
 /* A fresh (rows, cols) tensor in the weights arena, for layouts fixed at load. */
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols) {
     const char *name = t->name;
@@ -5223,6 +5503,9 @@ static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols
 static int vit__ld_counting(const vit__ld *L) { return vit_arena_counting(&L->m->arena); }
 
 static const char *vit__ld_src(const vit__ld *L) { return L->st.src; }
+
+static const vit__entry *vit__entry_find(const vit__st *st, const char *name);
+static int vit__has(const vit__ld *L, const char *name) { return vit__entry_find(&L->st, name) != NULL; }
 
 /* ---- model: config.json and label files ---- */
 /* A checkpoint without vit.h metadata may come with a config.json: a
@@ -5249,7 +5532,14 @@ typedef struct vit__cfg {
     const char *labels_key;     /* "id2label" or "label_names" */
     vit__label_desc *desc;      /* n_desc of timm's label_descriptions, in cap slots */
     int32_t n_desc;
-    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg, as text: "0.5,0.5,0.5" */
+    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg (or transformers' image_mean, image_std), as text: "0.5,0.5,0.5" */
+    char interp[16], crop_mode[16];   /* timm's pretrained_cfg interpolation and crop_mode */
+    /* transformers' preprocessor_config.json: resample (PIL's filter
+       number; -1 absent), size {height, width} or {shortest_edge},
+       crop_size (0 absent), do_center_crop (-1 absent) */
+    int32_t resample, size_h, size_w, size_short, crop_size, center_crop;
+    int pp;          /* parsing a preprocessor_config.json: its keys are read */
+    int pcfg;        /* a timm pretrained_cfg was seen: timm's defaults apply */
 } vit__cfg;
 
 /* An integer in [1, hi]; null leaves *out unchanged. */
@@ -5337,25 +5627,28 @@ static int vit__desc_cmp(const void *a, const void *b) {
 }
 
 /* The members of one object: level 0 the top, 1 timm's model_args, 2 its
-   pretrained_cfg. Unknown members are skipped. */
+   pretrained_cfg, 3 a CLIPModel's or SiglipModel's vision_config, 4 and 5
+   a preprocessor_config.json's size and crop_size. Unknown members are
+   skipped. */
 static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     vit_result r = VIT_OK;
     if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: %s is not a JSON object", c->st.src, level ? "a section" : "the file");
     if (vit__json_eat(j, '}')) return VIT_OK;
     do {
         const char *k, *s;
+        int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
-        if (level == 0 && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
-        else if (level == 0 && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
-        else if (level == 0 && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
-        else if (level == 0 && !strcmp(k, "intermediate_size")) r = vit__cfg_int(c, j, k, 1 << 20, &c->mlp);
-        else if (level == 0 && !strcmp(k, "image_size")) r = vit__cfg_int(c, j, k, 8192, &c->image);
-        else if (level == 0 && !strcmp(k, "patch_size")) r = vit__cfg_int(c, j, k, 8192, &c->patch);
-        else if (level == 0 && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
-        else if (level == 0 && !strcmp(k, "layer_norm_eps")) {
+        if (sizes && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
+        else if (sizes && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
+        else if (sizes && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
+        else if (sizes && !strcmp(k, "intermediate_size")) r = vit__cfg_int(c, j, k, 1 << 20, &c->mlp);
+        else if (sizes && !strcmp(k, "image_size")) r = vit__cfg_int(c, j, k, 8192, &c->image);
+        else if (sizes && !strcmp(k, "patch_size")) r = vit__cfg_int(c, j, k, 8192, &c->patch);
+        else if (sizes && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
+        else if (sizes && !strcmp(k, "layer_norm_eps")) {
             if (!vit__json_num(j, &c->ln_eps) || !(c->ln_eps > 0.0 && c->ln_eps < 1.0))
                 return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1)", c->st.src);
-        } else if (level == 0 && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
+        } else if (sizes && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
         else if (level == 0 && !strcmp(k, "id2label")) r = vit__cfg_labels(c, j, "id2label");
         else if (level == 0 && !strcmp(k, "label_names")) r = vit__cfg_labels(c, j, "label_names");
         else if (level == 0 && !strcmp(k, "label_descriptions")) r = vit__cfg_desc(c, j);
@@ -5369,7 +5662,12 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             }
             if (!ok) return vit__fail(VIT_ERR_FORMAT, "%s: 'architectures' is not a list of strings", c->st.src);
         } else if (level == 0 && !strcmp(k, "model_args")) r = vit__cfg_object(c, j, 1);
-        else if (level == 0 && !strcmp(k, "pretrained_cfg")) r = vit__cfg_object(c, j, 2);
+        else if (level == 0 && !strcmp(k, "vision_config")) r = vit__cfg_object(c, j, 3); /* a CLIPModel's or SiglipModel's */
+        else if (level == 1 && !strcmp(k, "act_layer")) r = vit__cfg_str(c, j, k, &c->act);
+        else if (level == 0 && !strcmp(k, "pretrained_cfg")) {
+            c->pcfg = 1;
+            r = vit__cfg_object(c, j, 2);
+        }
         else if (level <= 1 && !strcmp(k, "global_pool")) {
             if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s && (level == 1 || !c->pool)) c->pool = s;
         } else if (level == 1 && !strcmp(k, "num_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
@@ -5381,6 +5679,43 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         } else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
         else if (level == 2 && !strcmp(k, "std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
         else if (level == 2 && !strcmp(k, "crop_pct")) r = vit__cfg_nums(c, j, k, c->crop, sizeof c->crop);
+        else if (level == 2 && (!strcmp(k, "interpolation") || !strcmp(k, "crop_mode"))) {
+            char *dst = k[0] == 'i' ? c->interp : c->crop_mode;
+            if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s) snprintf(dst, 16, "%s", s);
+        } else if (level == 0 && c->pp && !strcmp(k, "image_mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
+        else if (level == 0 && c->pp && !strcmp(k, "image_std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
+        else if (level == 0 && c->pp && !strcmp(k, "resample")) {
+            double v;
+            if (!vit__json_num(j, &v) || v < 0.0 || v > 5.0 || v != floor(v))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'resample' is not one of PIL's filters, 0..5", c->st.src);
+            c->resample = (int32_t)v;
+        }
+        else if (level == 0 && c->pp && !strcmp(k, "do_center_crop")) {
+            if (vit__json_word(j, "true")) c->center_crop = 1;
+            else if (vit__json_word(j, "false")) c->center_crop = 0;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'do_center_crop' is not true or false", c->st.src);
+        } else if (level == 0 && c->pp && (!strcmp(k, "size") || !strcmp(k, "crop_size"))) {
+            /* a number, or {height, width} / {shortest_edge} */
+            int32_t *one = k[0] == 's' ? &c->size_short : &c->crop_size;
+            vit__json_ws(j);
+            if (j->p < j->end && *j->p == '{') r = vit__cfg_object(c, j, k[0] == 's' ? 4 : 5);
+            else r = vit__cfg_int(c, j, k, 8192, one);
+        } else if (level >= 4 && (!strcmp(k, "height") || !strcmp(k, "width") || !strcmp(k, "shortest_edge"))) {
+            int32_t *dst = level == 5 ? &c->crop_size : k[0] == 'h' ? &c->size_h : k[0] == 'w' ? &c->size_w : &c->size_short;
+            r = vit__cfg_int(c, j, k, 8192, dst);
+        }
+        else if (level == 1 && !strcmp(k, "img_size")) {
+            /* the size the model was built for: N or [N, N] */
+            double v[2];
+            int n = 0, list = vit__json_eat(j, '[');
+            while (n < 2 && vit__json_num(j, &v[n])) {
+                n++;
+                if (!list || !vit__json_eat(j, ',')) break;
+            }
+            if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) || (n == 2 && v[1] != v[0]))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'img_size' is not a square size (N or [N, N])", c->st.src);
+            c->image = (int32_t)v[0];
+        }
         else if (!vit__json_skip(j, level + 1)) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, k);
         if (r != VIT_OK) return r;
     } while (vit__json_eat(j, ','));
@@ -5394,6 +5729,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     vit_result r;
     int32_t i;
     c->fc_norm = -1;
+    c->center_crop = -1;
     if (n > ((size_t)16 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
        length + VIT_ALIGN; a list or object has at most n/2 + 1 entries. */
@@ -5498,6 +5834,9 @@ static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf,
    checkpoint namings are complete rows: what a file of each holds, and
    the defaults each library uses where a checkpoint says nothing. */
 
+/* The prefix tokens before the patches: class, distillation, registers. */
+static int32_t vit__prefix(const vit_config *c) { return (c->class_token ? 1 : 0) + (c->dist_token ? 1 : 0) + c->reg_tokens; }
+
 /* How a naming reads a checkpoint without vit.h metadata: */
 enum {
     VIT__POOL_FIXED = 0, /* the class token, always */
@@ -5507,74 +5846,167 @@ enum {
 typedef struct vit__vit_naming {
     const char *naming;
     vit__patch_naming patch;           /* the embedding's names */
+    const char *pre_norm;              /* the LayerNorm before the blocks, or NULL */
     const char *block_fmt;             /* block l's prefix, printf'd with l */
     const vit__block_naming *block;    /* the blocks' names */
     const char *norm, *norm_alt;       /* the final LayerNorm; norm_alt: timm's fc_norm, or NULL */
+    const char *pool;                  /* the attention pool's prefix, or NULL */
+    int pool_in_proj;                  /* 1: its q, k and v are one nn.MultiheadAttention (transformers' SigLIP) */
     const char *pre;                   /* a Linear + tanh before the head, or NULL */
     int pre_with_head;                 /* 1: pre sits before the head (torchvision's pre_logits);
                                           0: only a file without a head has it (transformers' pooler) */
-    const char *head;                  /* the classifier, never under pfx */
+    const char *head, *head_dist;      /* the classifier (never under pfx; bias optional), DeiT's second */
+    const char *ignore;                /* prefixes of tensors a file may hold that are not the model's
+                                          (a CLIP file's text tower), ';'-separated, or NULL */
+    int raw_tokens;                    /* 1: the library's token output comes before the final LayerNorm */
     /* checkpoints without vit.h metadata (probe NULL: never inferred) */
     const char *probe;                 /* a tensor only this naming has */
     const char *pfx;                   /* what a classifier file puts before every name but the head's */
     const char *variant, *variant_pfx; /* the class a file is, without and with pfx */
     float ln_eps;                      /* LayerNorm epsilon when config.json does not say */
-    int pool;                          /* VIT__POOL_* */
+    vit_act act;                       /* the activation when config.json does not say */
+    int pool_rule;                     /* VIT__POOL_* */
     vit_pos_resize resize;             /* how the library resizes its position embedding */
 } vit__vit_naming;
 
+#define VIT__HF_CLIP_BLOCK &vit__block_names[6]
 static const vit__vit_naming vit__vit_names[] = {
-    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1}, "encoder.layers.encoder_layer_%d.",
-     &vit__block_names[0], "encoder.ln", NULL, "heads.pre_logits", 1, "heads.head",
-     "conv_proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
-    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1}, "blocks.%d.", &vit__block_names[3], "norm", "fc_norm", NULL, 0,
-     "head", "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT__POOL_TIMM, VIT_POS_TIMM},
-    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1},
-     "encoder.layer.%d.", &vit__block_names[4], "layernorm", NULL, "pooler.dense", 0, "classifier",
-     "embeddings.patch_embeddings.projection.weight", "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT__POOL_FIXED, VIT_POS_HF},
-    {"patchify", {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1}, "encoder.%d.", &vit__block_names[1], "ln", NULL,
-     NULL, 0, "final", NULL, "", NULL, NULL, 1e-5f, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
-    {"einops", {"einops", "0.projection.0", "0.cls_token", "0.positions", 0}, "1.%d.", &vit__block_names[2], "2.1", NULL, NULL, 0, "2.2",
-     NULL, "", NULL, NULL, 1e-5f, VIT__POOL_FIXED, VIT_POS_TORCHVISION}};
+    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1, NULL, NULL, 0}, NULL,
+     "encoder.layers.encoder_layer_%d.", &vit__block_names[0], "encoder.ln", NULL, NULL, 0, "heads.pre_logits", 1, "heads.head", NULL, NULL, 0,
+     "conv_proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre", "blocks.%d.",
+     &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
+     "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM},
+    /* transformers' Dinov2WithRegistersModel: Dinov2Model's names, and it
+       resizes its position embedding with antialiasing */
+    {"hf_dinov2_reg", {"hf_dinov2_reg", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
+                   "embeddings.register_tokens", 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
+     "embeddings.register_tokens", "", "Dinov2WithRegistersModel", "Dinov2WithRegistersModel", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TIMM},
+    /* transformers' Dinov2Model, probed before its ViT, whose names it
+       shares in part; its mask token only serves masked training */
+    {"hf_dinov2", {"hf_dinov2", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
+                   "embeddings.register_tokens", 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
+     "encoder.layer.0.norm1.weight", "", "Dinov2Model", "Dinov2Model", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1,
+                      NULL, NULL, 0},
+     NULL, "encoder.layer.%d.", &vit__block_names[4], "layernorm", NULL, NULL, 0, "pooler.dense", 0, "classifier", NULL, NULL, 0,
+     "embeddings.patch_embeddings.projection.weight", "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_FIXED,
+     VIT_POS_HF},
+    {"patchify", {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1, NULL, NULL, 0}, NULL, "encoder.%d.",
+     &vit__block_names[1], "ln", NULL, NULL, 0, NULL, 0, "final", NULL, NULL, 0,
+     NULL, "", NULL, NULL, 1e-5f, VIT_ACT_RELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"einops", {"einops", "0.projection.0", "0.cls_token", "0.positions", 0, NULL, NULL, 0}, NULL, "1.%d.", &vit__block_names[2], "2.1",
+     NULL, NULL, 0, NULL, 0, "2.2", NULL, NULL, 0,
+     NULL, "", NULL, NULL, 1e-5f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    /* CLIPVisionModel, or a CLIPModel's image tower and visual_projection
+       (its head, no bias): post_layernorm normalises the pooled class
+       token only */
+    {"hf_clip", {"hf_clip", "vision_model.embeddings.patch_embedding", "vision_model.embeddings.class_embedding",
+                 "vision_model.embeddings.position_embedding.weight", 0, NULL, NULL, 1},
+     "vision_model.pre_layrnorm", "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, NULL, 0,
+     NULL, 0, "visual_projection", NULL, "text_model.;text_projection.;logit_scale", 1,
+     "vision_model.pre_layrnorm.weight", "", "CLIPVisionModel", "CLIPVisionModel", 1e-5f, VIT_ACT_QUICK_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+    /* SiglipVisionModel, or a SiglipModel's image tower: post_layernorm on
+       every token, then the attention-pooling head */
+    {"hf_siglip", {"hf_siglip", "vision_model.embeddings.patch_embedding", NULL, "vision_model.embeddings.position_embedding.weight", 0, NULL,
+                   NULL, 0},
+     NULL, "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, "vision_model.head.", 1, NULL, 0,
+     NULL, NULL, "text_model.;logit_scale;logit_bias", 0,
+     "vision_model.head.probe", "", "SiglipVisionModel", "SiglipVisionModel", 1e-6f, VIT_ACT_GELU_TANH, VIT__POOL_FIXED, VIT_POS_HF}};
 
 static const vit__key vit__vit_keys[] = {
     VIT__INT("image_size", 1, 8192, cfg.image_size), VIT__INT("patch_size", 1, 8192, cfg.patch_size),
     VIT__INT("in_channels", 1, 64, cfg.in_channels), VIT__INT("hidden_dim", 1, 65536, cfg.dim), VIT__INT("num_layers", 1, 1024, cfg.depth),
     VIT__INT("num_heads", 1, 65536, cfg.heads), VIT__INT("mlp_dim", 1, 1 << 20, cfg.mlp_dim),
     VIT__INT("num_classes", 0, 1 << 24, cfg.num_classes), VIT__INT("representation_size", 0, 1 << 20, cfg.representation_size),
-    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, cfg.ln_eps), NULL, NULL}, VIT__ENUM("act", "gelu,relu", cfg.act),
+    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, cfg.ln_eps), NULL, NULL, 0, 0}, VIT__ENUM("act", VIT__ACT_WORDS, cfg.act),
     /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool) */
-    VIT__ENUM("pool", "cls,mean,avg", cfg.pool),
-    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, cfg.scale_after_softmax), NULL, "attn_quirk"}, VIT__KEYS_END};
+    VIT__ENUM("pool", "cls,mean,avg,map", cfg.pool),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, cfg.scale_after_softmax), NULL, "attn_quirk", 0, 0},
+    /* what the ViT families add; files without them are classic ViTs */
+    VIT__INT_OPT("norm_tokens", 0, 1, 0, cfg.norm_tokens), VIT__INT_OPT("class_token", 0, 1, 1, cfg.class_token),
+    VIT__INT_OPT("dist_token", 0, 1, 0, cfg.dist_token), VIT__INT_OPT("reg_tokens", 0, 64, 0, cfg.reg_tokens),
+    VIT__INT_OPT("pos_prefix", -1, 66, -1, cfg.pos_prefix), VIT__INT_OPT("patch_bias", 0, 1, 1, cfg.patch_bias),
+    VIT__INT_OPT("qkv_bias", 0, 1, 1, cfg.qkv_bias), VIT__INT_OPT("pre_norm", 0, 1, 0, cfg.pre_norm),
+    VIT__INT_OPT("layer_scale", 0, 1, 0, cfg.layer_scale), VIT__INT_OPT("qk_norm", 0, 1, 0, cfg.qk_norm), VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
+    VIT__KEYS_END};
 
 /* Checks a ViT's config and derives its patch and block params from it;
    also for checkpoints whose config was inferred. */
 static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
     vit_config *c = &m->cfg;
-    int32_t G;
+    int32_t G, P = vit__prefix(c);
     if (c->image_size % c->patch_size)
         return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", L->st.src, (int)c->image_size, (int)c->patch_size);
     if (c->dim % c->heads)
         return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", L->st.src, (int)c->dim, (int)c->heads);
+    if ((c->pool == VIT_POOL_CLS && !c->class_token) || (c->dist_token && (!c->class_token || c->pool != VIT_POOL_CLS)))
+        return vit__fail(VIT_ERR_FORMAT, "%s: pool %s and %s class token%s do not go together", L->st.src, c->pool == VIT_POOL_CLS ? "cls" : "other",
+                         c->class_token ? "a" : "no", c->dist_token ? " and a distillation token" : "");
+    if (c->pos_prefix < 0) c->pos_prefix = P; /* timm's default: the position embedding covers the prefix */
+    if (c->pos_prefix > P)
+        return vit__fail(VIT_ERR_FORMAT, "%s: pos_prefix %d is more than the %d prefix tokens", L->st.src, (int)c->pos_prefix, (int)P);
+    if (c->pool == VIT_POOL_MAP) c->norm_tokens = 1;
     G = c->image_size / c->patch_size;
-    if (G * G + 1 > 16384)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src, (int)(G * G + 1));
+    if (G * G + P > 16384)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src, (int)(G * G + P));
     m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
-    m->patch.dim = c->dim; m->patch.class_token = 1; m->patch.pos_embed = 1;
+    m->patch.dim = c->dim; m->patch.class_token = c->class_token; m->patch.pos_embed = 1;
+    m->patch.dist_token = c->dist_token; m->patch.reg_tokens = c->reg_tokens; m->patch.pos_prefix = c->pos_prefix;
     m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
     m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.scale_after_softmax = c->scale_after_softmax;
+    m->block.layer_scale = c->layer_scale; m->block.qk_norm = c->qk_norm; m->block.glu = c->glu;
     return VIT_OK;
+}
+
+/* The attention pool's weights under prefix; in_proj: q, k and v as one
+   nn.MultiheadAttention (rows q, k, v), else q and kv apart. */
+static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const char *prefix, const vit__vit_naming *nm, const vit_config *c,
+                                 const char *why) {
+    int32_t C = c->dim;
+    char n[256];
+    vit_result r;
+    if (!nm->pool) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no attention pool", vit__ld_src(L), nm->naming);
+    memset(w, 0, sizeof *w);
+    snprintf(n, sizeof n, "%s%s", prefix, nm->pool_in_proj ? "probe" : "latent");
+    if ((r = vit__bind(L, &w->latent, n, 3, 1, 1, C, 0, why)) != VIT_OK) return r;
+    if (nm->pool_in_proj) {
+        /* views of in_proj: its first C rows are q, the next 2C k and v */
+        vit_tensor ipw, ipb;
+        snprintf(n, sizeof n, "%sattention.in_proj_weight", prefix);
+        if ((r = vit__bind(L, &ipw, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%sattention.in_proj_bias", prefix);
+        if ((r = vit__bind(L, &ipb, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
+        w->q_w = ipw; w->q_w.shape[0] = C;
+        w->q_b = ipb; w->q_b.shape[0] = C;
+        w->kv_w = ipw; w->kv_w.shape[0] = 2 * C; w->kv_w.data = ipw.data + (size_t)C * C;
+        w->kv_b = ipb; w->kv_b.shape[0] = 2 * C; w->kv_b.data = ipb.data + C;
+        snprintf(n, sizeof n, "%sattention.", prefix);
+        if ((r = vit__bind_linear(L, &w->proj_w, &w->proj_b, n, "out_proj", C, C, why)) != VIT_OK ||
+            (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, "layernorm", C, why)) != VIT_OK)
+            return r;
+    } else if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, "q", C, C, why)) != VIT_OK ||
+               (r = vit__bind_linear(L, &w->kv_w, &w->kv_b, prefix, "kv", 2 * C, C, why)) != VIT_OK ||
+               (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, prefix, "proj", C, C, why)) != VIT_OK ||
+               (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, "norm", C, why)) != VIT_OK)
+        return r;
+    snprintf(n, sizeof n, "%smlp.", prefix);
+    return vit__mlp_bind_w(L, &w->mlp, n, &vit__mlp_names[1], C, c->mlp_dim, C, 0, why);
 }
 
 static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     const vit__vit_naming *nm = (const vit__vit_naming *)names;
     const vit_config *c = &m->cfg;
     int32_t feat = c->representation_size ? c->representation_size : c->dim, l;
-    char why[160], pre[128], fmt[64];
+    char why[160], pre[128], fmt[64], n[256];
     vit_result r;
     snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
              (int)c->image_size, (int)c->in_channels);
-    if ((r = vit__patch_bind_w(L, &m->patch_w, L->pfx, &nm->patch, &m->patch, why)) != VIT_OK) return r;
+    if ((r = vit__patch_bind_w(L, &m->patch_w, L->pfx, &nm->patch, &m->patch, c->patch_bias, why)) != VIT_OK) return r;
+    if (c->pre_norm && (!nm->pre_norm || (r = vit__bind_ln(L, &m->pre_norm_w, &m->pre_norm_b, L->pfx, nm->pre_norm, c->dim, why)) != VIT_OK))
+        return nm->pre_norm ? r : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no LayerNorm before the blocks", L->st.src, nm->naming);
 
     /* blocks: the table is fake memory while counting, so each binds into a copy */
     if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights)))) return VIT_ERR_OOM;
@@ -5583,12 +6015,14 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     for (l = 0; l < c->depth; l++) {
         vit_block_weights tmp;
         snprintf(pre, sizeof pre, fmt, (int)l);
-        if ((r = vit__block_bind_w(L, &tmp, pre, nm->block, &m->block, why)) != VIT_OK) return r;
+        if ((r = vit__block_bind_w(L, &tmp, pre, nm->block, &m->block, c->qkv_bias, why)) != VIT_OK) return r;
         if (!vit__ld_counting(L)) m->blocks[l] = tmp;
     }
 
-    /* final LayerNorm, pre-logits, head */
+    /* final LayerNorm, attention pool, pre-logits, heads */
     if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
+    snprintf(pre, sizeof pre, "%s%s", L->pfx, nm->pool ? nm->pool : "");
+    if (c->pool == VIT_POOL_MAP && (r = vit__pool_bind(L, &m->pool_w, pre, nm, c, why)) != VIT_OK) return r;
     if (c->representation_size) {
         if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, nm->naming);
         snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
@@ -5596,19 +6030,106 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     }
     if (c->num_classes) {
         snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
-        if ((r = vit__bind_linear(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s.bias", nm->head);
+        if ((r = vit__bind_linear_opt(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, vit__has(L, n), why)) != VIT_OK) return r;
+        if (c->dist_token &&
+            (!nm->head_dist || (r = vit__bind_linear(L, &m->head_dist_w, &m->head_dist_b, "", nm->head_dist, c->num_classes, c->dim, why)) != VIT_OK))
+            return nm->head_dist ? r : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no distillation head", L->st.src, nm->naming);
+    }
+    return VIT_OK;
+}
+
+/* Attention pooling (VIT_POOL_MAP) of the Np patch tokens x (B, Np, C)
+   into pooled (B, C): the probe's query against every token's key and
+   value, per head, the projection, then z + MLP(LayerNorm(z)). */
+static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *x, float *pooled, int32_t B, int32_t Np) {
+    const vit_config *c = &m->cfg;
+    const vit_attn_pool_weights *w = &m->pool_w;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
+    size_t mark = vit_arena_mark(a);
+    vit_tensor q, kv, sc, vt, o, h;
+    vit_mlp_params lp;
+    vit__epi e;
+    vit_result r;
+    if ((r = vit__fits((double)B * Np * 2 * C, "attention pool")) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &q, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &kv, 3, B, Np, 2 * C, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &sc, 3, B, NH, Np, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
+        return r;
+    lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
+    if (!vit_arena_counting(a)) {
+        /* the probe's query, the same for every image */
+        vit_k_matmul(q.data, w->latent.data, w->q_w.data, w->q_b.data, 1, C, C);
+        for (bi = 1; bi < B; bi++) memcpy(q.data + (size_t)bi * C, q.data, (size_t)C * sizeof(float));
+
+        /* keys and values of every token; one query per head attends */
+        vit_k_matmul(kv.data, x, w->kv_w.data, w->kv_b.data, B * Np, C, 2 * C);
+        vit_k_scores(sc.data, q.data, kv.data, B, NH, 1, Np, HS, C, 2 * C, 1.0f / sqrtf((float)HS));
+        vit_k_softmax(sc.data, sc.data, B * NH, Np);
+        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, B, NH, 1, Np, HS, 2 * C);
+
+        /* projection, then z + MLP(LayerNorm(z)) */
+        vit_k_matmul(pooled, o.data, w->proj_w.data, w->proj_b.data, B, C, C);
+        vit_k_layernorm(h.data, pooled, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
+    }
+    e.act = VIT__EPI_NONE; e.g = NULL; e.r = pooled; e.ldr = C;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, o.data, &e, B)) != VIT_OK) return r;
+    if (!vit_arena_counting(a)) memcpy(pooled, o.data, (size_t)B * C * sizeof(float));
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* tok (B, T, C) after the blocks into pooled (B, C): the class token
+   (and DeiT's distillation token into dist), the mean of every token or
+   of the patch tokens, or attention pooling; the final LayerNorm before
+   the pool on every token (norm_tokens) or after it on the pooled vector
+   (LayerNorm is per token, so for a token pool the two agree). */
+static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, float *pooled, float *dist, int32_t B, int32_t T) {
+    const vit_config *c = &m->cfg;
+    int32_t C = c->dim, P = vit__prefix(c), first = c->pool == VIT_POOL_MEAN ? 0 : P, bi, l, i;
+    if (c->pool == VIT_POOL_MAP) {
+        vit_result r;
+        vit_tensor patches;
+        size_t mark = vit_arena_mark(a);
+        if ((r = vit__tensor4(a, &patches, 3, B, T - P, C, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a)) {
+            vit_k_layernorm(tok, tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+            for (bi = 0; bi < B; bi++)
+                memcpy(patches.data + (size_t)bi * (T - P) * C, tok + ((size_t)bi * T + P) * C, (size_t)(T - P) * C * sizeof(float));
+        }
+        r = vit__attn_pool(m, a, patches.data, pooled, B, T - P);
+        vit_arena_rewind(a, mark);
+        return r;
+    }
+    if (vit_arena_counting(a)) return VIT_OK;
+    if (c->norm_tokens) vit_k_layernorm(tok, tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+    for (bi = 0; bi < B; bi++) {
+        float *pb = pooled + (size_t)bi * C;
+        const float *tb = tok + (size_t)bi * T * C;
+        if (c->pool == VIT_POOL_CLS) {
+            memcpy(pb, tb, (size_t)C * sizeof(float));
+            if (c->dist_token) memcpy(dist + (size_t)bi * C, tb + C, (size_t)C * sizeof(float));
+        } else {
+            memset(pb, 0, (size_t)C * sizeof(float));
+            for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
+            for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
+        }
+    }
+    if (!c->norm_tokens) {
+        vit_k_layernorm(pooled, pooled, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+        if (c->dist_token) vit_k_layernorm(dist, dist, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
     }
     return VIT_OK;
 }
 
 static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
     const vit_config *c = &m->cfg;
-    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + 1, l, bi, i;
+    int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + vit__prefix(c), l, i;
     /* No head: the representation (transformers' pooler output) if there
        is a pre-logits layer, else the features. */
-    int features = (o && o->features) || (c->num_classes == 0 && c->representation_size == 0);
+    int tokens = o && o->tokens, features = !tokens && ((o && o->features) || (c->num_classes == 0 && c->representation_size == 0));
     int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
-    vit_tensor y, tok, nxt, pooled, pre, swap;
+    vit_tensor y, tok, nxt, pooled, dist, pre, swap;
     vit_tensor *att = o ? o->attn : NULL;
     vit_result r;
     size_t mark;
@@ -5620,41 +6141,65 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), "vit")) != VIT_OK ||
         (att && (r = vit__fits((double)B * c->heads * T * T, "vit attention")) != VIT_OK))
         return r;
-    /* Outputs and kept maps first, so that rewinding frees only scratch. */
-    if ((r = vit__tensor4(a, &y, 2, B, width, 1, 1)) != VIT_OK) return r;
+
+    /* outputs and kept maps first, so that rewinding frees only scratch */
+    if (tokens) r = vit__tensor4(a, &y, 3, B, T, C, 1);
+    else r = vit__tensor4(a, &y, 2, B, width, 1, 1);
+    if (r != VIT_OK) return r;
     if (att)
         for (l = 0; l < c->depth; l++)
             if ((r = vit__tensor4(a, &att[l], 4, B, c->heads, T, T)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
-    /* patch embedding: (B, Cin, H, W) -> (B, T, C), class token first */
+
+    /* patch embedding: (B, Cin, H, W) -> (B, T, C), prefix tokens first;
+       CLIP's LayerNorm before the blocks */
     if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tok, NULL)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &nxt, 3, B, T, C, 1)) != VIT_OK) return r;
+    if (c->pre_norm && !vit_arena_counting(a))
+        vit_k_layernorm(tok.data, tok.data, m->pre_norm_w.data, m->pre_norm_b.data, B * T, C, c->ln_eps);
+
     /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
     for (l = 0; l < c->depth; l++) {
         if ((r = vit__block_core(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
         swap = tok; tok = nxt; nxt = swap;
     }
-    /* pool: the class token (torchvision, seed 001, timm's 'token'), the
-       mean of all tokens (seed 004) or of the patch tokens (timm's 'avg');
-       the final LayerNorm comes after the pool, or before it on every token
-       (timm's avg without fc_norm). LayerNorm is per token, so for the class
-       token pooling first equals torchvision's order. */
-    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK) return r;
-    if (!vit_arena_counting(a)) {
-        if (c->norm_tokens) vit_k_layernorm(tok.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
-        for (bi = 0; bi < B; bi++) {
-            float *pb = pooled.data + (size_t)bi * C;
-            const float *tb = tok.data + (size_t)bi * T * C;
-            int32_t first = c->pool == VIT_POOL_AVG ? 1 : 0;
-            if (c->pool == VIT_POOL_CLS) memcpy(pb, tb, (size_t)C * sizeof(float));
-            else {
-                memset(pb, 0, (size_t)C * sizeof(float));
-                for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
-                for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
-            }
+
+    /* every token, after the final LayerNorm where the trunk has it */
+    if (tokens) {
+        if (!vit_arena_counting(a)) {
+            if (!((const vit__vit_naming *)vit__naming_of(m))->raw_tokens && (c->pool == VIT_POOL_CLS || c->pool == VIT_POOL_MAP || c->norm_tokens))
+                vit_k_layernorm(y.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+            else
+                memcpy(y.data, tok.data, (size_t)B * T * C * sizeof(float));
         }
-        if (!c->norm_tokens) vit_k_layernorm(pooled.data, pooled.data, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+        vit_arena_rewind(a, mark);
+        *out = y;
+        return VIT_OK;
     }
+
+    /* pool */
+    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dist, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__vit_pool(m, a, tok.data, pooled.data, dist.data, B, T)) != VIT_OK) return r;
+
+    /* DeiT: the features are the two tokens' mean, the logits the two
+       heads' mean */
+    if (c->dist_token) {
+        vit_tensor y2;
+        if ((r = vit__tensor4(a, &y2, 2, B, c->num_classes ? c->num_classes : 1, 1, 1)) != VIT_OK) return r;
+        if (!vit_arena_counting(a) && features)
+            for (i = 0; i < B * C; i++) pooled.data[i] = (pooled.data[i] + dist.data[i]) / 2.0f;
+        else if (!features && c->num_classes) {
+            if (!vit_arena_counting(a)) {
+                vit_k_matmul(y.data, pooled.data, m->head_w.data, m->head_b.data, B, C, c->num_classes);
+                vit_k_matmul(y2.data, dist.data, m->head_dist_w.data, m->head_dist_b.data, B, C, c->num_classes);
+                for (i = 0; i < B * c->num_classes; i++) y.data[i] = (y.data[i] + y2.data[i]) / 2.0f;
+            }
+            vit_arena_rewind(a, mark);
+            *out = y;
+            return VIT_OK;
+        }
+    }
+
     /* head: optional pre_logits (Linear + tanh), then the classifier */
     if (!features && c->representation_size) {
         if ((r = vit__tensor4(a, &pre, 2, B, c->representation_size, 1, 1)) != VIT_OK) return r;
@@ -5673,18 +6218,42 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     return VIT_OK;
 }
 
+/* The preprocessing line: what vit_model_preprocess makes of the file's
+   metadata, or why it refuses it (vit_last_error left as it was). */
+static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
+    char saved[sizeof vit__err];
+    vit_preprocess p;
+    int own = vit_model_meta(m, "input_mean") || vit_model_meta(m, "input_resize") || vit_model_meta(m, "input_crop_pct");
+    memcpy(saved, vit__err, sizeof saved);
+    if (vit_model_preprocess(m, &p) != VIT_OK) vit__bprintf(b, "  images: none (%s)\n", vit__err);
+    else {
+        int32_t c, C = m->cfg.in_channels < 3 ? m->cfg.in_channels : 3;
+        vit__bprintf(b, "  images: resize %s %d, %s, crop %d%s, mean", p.squash ? "both sides to" : "the short side to", (int)p.resize,
+                     p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", (int)p.crop, p.crop_floor ? " (offset rounded down)" : "");
+        for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.mean[c]);
+        vit__bprintf(b, ", std");
+        for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.std[c]);
+        vit__bprintf(b, "%s\n", own ? "" : " (torchvision's ViT transform: the file names none)");
+    }
+    memcpy(vit__err, saved, sizeof saved);
+}
+
 static void vit__vit_describe(const vit_model *m, vit__buf *b) {
+    static const char *const pools[] = {"class token", "mean of all tokens", "mean of the patch tokens", "attention pooling"};
     const vit_config *c = &m->cfg;
-    int32_t G = c->image_size / c->patch_size;
-    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens\n", (int)c->image_size, (int)c->image_size, (int)c->in_channels,
-                 (int)c->patch_size, (int)(G * G + 1));
-    vit__bprintf(b, "  %d layers, hidden %d, %d heads, mlp %d (%s), LayerNorm eps %g%s\n", (int)c->depth, (int)c->dim, (int)c->heads,
-                 (int)c->mlp_dim, c->act == VIT_ACT_GELU ? "gelu" : "relu", (double)c->ln_eps,
-                 c->scale_after_softmax ? ", attention scaled after the softmax" : "");
-    vit__bprintf(b, "  pool %s, classes %d, representation %d\n",
-                 c->pool == VIT_POOL_CLS ? "class token" : c->pool == VIT_POOL_MEAN ? "mean" : c->norm_tokens ? "patch mean (norm first)" : "patch mean",
-                 (int)c->num_classes, (int)c->representation_size);
+    int32_t G = c->image_size / c->patch_size, P = vit__prefix(c);
+    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches", (int)c->image_size, (int)c->image_size, (int)c->in_channels,
+                 (int)c->patch_size, (int)(G * G + P), (int)(G * G));
+    if (P) vit__bprintf(b, " after %d prefix tokens:%s%s", (int)P, c->class_token ? " class" : "", c->dist_token ? " distillation" : "");
+    if (c->reg_tokens) vit__bprintf(b, " %d registers", (int)c->reg_tokens);
+    vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s), LayerNorm eps %g%s%s%s%s\n", (int)c->depth, (int)c->dim, (int)c->heads,
+                 (int)c->mlp_dim, vit__act_name(c->act), c->glu ? ", gated" : "", (double)c->ln_eps,
+                 c->scale_after_softmax ? ", attention scaled after the softmax" : "", c->layer_scale ? ", layer scale" : "",
+                 c->qk_norm ? ", qk-norm" : "", c->pre_norm ? ", LayerNorm before the blocks" : "");
+    vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
+                 c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes, (int)c->representation_size);
     vit__bprintf(b, "  input (B, %d, %d, %d)\n", (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+    vit__vit_describe_pp(m, b);
 }
 
 static vit_result vit__vit_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -5748,6 +6317,13 @@ static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
     const char *s = vit__meta(&L->st, k->key), *name = k->key, *w;
     char *end, *dst = (char *)m + k->off;
     if (!s && k->old && (s = vit__meta(&L->st, k->old)) != NULL) name = k->old;
+    if (!s && k->opt) {
+        int32_t i = (int32_t)k->def;
+        float f = (float)k->def;
+        if (k->type == 'f' || k->type == 'p') memcpy(dst, &f, sizeof f);
+        else memcpy(dst, &i, sizeof i);
+        return VIT_OK;
+    }
     if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src, k->key);
     if (k->type == 'i') {
         long v = strtol(s, &end, 10);
@@ -5956,10 +6532,36 @@ static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_lo
 }
 
 static const struct { int32_t dim, heads; } vit__std_heads[] = {
-    {192, 3}, {384, 6}, {512, 8}, {768, 12}, {1024, 16}, {1280, 16}, {1408, 16}, {1664, 16}};
+    {192, 3}, {384, 6}, {512, 8}, {768, 12}, {1024, 16}, {1152, 16}, {1280, 16}, {1408, 16}, {1536, 24}, {1664, 16}};
+
+/* An activation's name in a config.json (transformers' hidden_act, timm's
+   act_layer) as a vit_act; -1 when vit.h has none. */
+static int vit__act_of(const char *s) {
+    static const struct { const char *name; vit_act act; } t[] = {
+        {"gelu", VIT_ACT_GELU}, {"relu", VIT_ACT_RELU}, {"gelu_tanh", VIT_ACT_GELU_TANH}, {"gelu_pytorch_tanh", VIT_ACT_GELU_TANH},
+        {"gelu_new", VIT_ACT_GELU_TANH}, {"quick_gelu", VIT_ACT_QUICK_GELU}, {"silu", VIT_ACT_SILU}, {"swish", VIT_ACT_SILU}};
+    size_t i;
+    for (i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i].name)) return (int)t[i].act;
+    return -1;
+}
+
+/* timm's architecture names carry defaults its config.json leaves out. */
+static const struct { const char *part; float ln_eps; int act; } vit__timm_arch[] = {
+    {"quickgelu", 1e-5f, VIT_ACT_QUICK_GELU}, /* OpenAI CLIP */
+    {"clip", 1e-5f, -1}};
 
 /* Names, sizes and hyperparameters of a ViT file without vit.h metadata.
    c (config.json, if c->st.src) is read already. */
+/* The shape of tensor `name`, which must be ndim-D, into d[]; 0 if absent. */
+static int vit__infer_shape(vit__ld *L, const char *name, int ndim, int64_t *d) {
+    const vit__entry *e = vit__entry_find(&L->st, name);
+    int i;
+    if (!e || e->ndim != ndim) return 0;
+    for (i = 0; i < ndim; i++) d[i] = e->shape[i];
+    return 1;
+}
+
 static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o) {
     vit__st *st = &L->st;
     vit_model *m = L->m;
@@ -5970,8 +6572,10 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const vit__entry *e = NULL;
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
-    int32_t T, G, i, l, feat;
+    int32_t T, G, P, i, l, feat, H1 = 0, k;
+    int64_t d[3];
     vit_result r;
+
     /* the naming: the first row whose probe the file has, with its
        classifier prefix (a transformers ViTForImageClassification), then
        without (a ViTModel) */
@@ -5989,14 +6593,17 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         if (!st->n) return vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata and no tensors; hint: export with tools/export.py", src);
         return vit__fail(VIT_ERR_MISSING,
                          "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
-                         "patch_embed.*, transformers [vit.]embeddings.*); hint: export with tools/export.py",
-                         src, st->e[0].name);
+                         "patch_embed.*, transformers [vit.]embeddings.*, Dinov2Model, CLIPVisionModel, SiglipVisionModel); hint: "
+                         "export with tools/export.py", src, st->e[0].name);
     }
     m->kind = VIT_KIND_VIT;
     snprintf(m->naming, sizeof m->naming, "%s", nm->naming);
     bn = nm->block;
-    mn = bn->mlp_names;
-    /* patch embedding (C, in_channels, P, P) */
+
+    /* patch embedding (C, in_channels, P, P), its bias if any */
+    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->patch.conv);
+    e = vit__entry_find(st, n);
+    if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the patch embedding)", src, n);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
     if (e->ndim != 4 || e->shape[2] != e->shape[3] || e->shape[0] < 1 || e->shape[0] > 65536 || e->shape[1] < 1 || e->shape[1] > 64 ||
         e->shape[2] < 1 || e->shape[2] > 8192)
@@ -6004,20 +6611,52 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     c->dim = (int32_t)e->shape[0];
     c->in_channels = (int32_t)e->shape[1];
     c->patch_size = (int32_t)e->shape[2];
-    /* position embedding (1, 1 + G*G, C): the image is G patches a side */
+    snprintf(n, sizeof n, "%s%s.bias", L->pfx, nm->patch.conv);
+    c->patch_bias = vit__has(L, n);
+
+    /* prefix tokens: class, distillation (with its head), registers (1, R, C) */
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.cls ? nm->patch.cls : "");
+    c->class_token = nm->patch.cls && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.dist ? nm->patch.dist : "");
+    c->dist_token = nm->patch.dist && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.reg ? nm->patch.reg : "");
+    if (nm->patch.reg && vit__infer_shape(L, n, 3, d)) {
+        if (d[1] < 1 || d[1] > 64) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': %lld register tokens, vit.h takes 1..64", src, n, (long long)d[1]);
+        c->reg_tokens = (int32_t)d[1];
+    }
+    P = vit__prefix(c);
+
+    /* position embedding (1, T, C) or (T, C): the image is G patches a
+       side, and T - G*G prefix tokens have a position (all of them in
+       timm's default, none with its no_embed_class, the class token alone
+       in transformers' DINOv2 with registers) */
     snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.pos);
     if (!(e = vit__entry_find(st, n))) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
-    if (e->ndim != 3 || e->shape[0] != 1 || e->shape[2] != c->dim || e->shape[1] < 2 || e->shape[1] > 16384)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected [1,T,%d] with 2 <= T <= 16384 (hidden size %d from the patch embedding)",
-                         src, n, got, (int)c->dim, (int)c->dim);
-    T = (int32_t)e->shape[1];
-    for (G = 1; G * G < T - 1; G++) {}
-    if (G * G != T - 1)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has %d positions; vit.h needs 1 + G*G (a class token, then a square grid "
-                         "of patches); hint: models without a class token or with extra tokens are not supported", src, n, (int)T);
+    T = (int32_t)(e->ndim == 3 ? e->shape[1] : e->ndim == 2 ? e->shape[0] : 0);
+    if (e->ndim != 3 - !nm->patch.pos3d || (e->ndim == 3 && e->shape[0] != 1) || e->shape[e->ndim - 1] != c->dim || T < 1 || T > 16384)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s with 1 <= T <= 16384 (hidden size %d from the patch embedding)",
+                         src, n, got, nm->patch.pos3d ? "[1,T,C]" : "[T,C]", (int)c->dim);
+    {
+        /* config.json's image size settles it; else the first that fits */
+        int32_t tries[3], nt = 0, j;
+        tries[nt++] = P;
+        if (P > 1 && c->class_token) tries[nt++] = 1;
+        if (P > 0) tries[nt++] = 0;
+        for (j = 0, k = -1; j < nt && k < 0; j++) {
+            for (G = 1; G * G < T - tries[j]; G++) {}
+            if (T - tries[j] >= 1 && G * G == T - tries[j] && (!cj->image || G * c->patch_size == cj->image)) k = tries[j];
+        }
+    }
+    if (k < 0)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has %d positions; vit.h needs a square grid of G*G patches after %d, 1 or 0 of the "
+                         "%d prefix tokens", src, n, (int)T, (int)P, (int)P);
+    c->pos_prefix = k;
     if ((int64_t)G * c->patch_size > 8192) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
     c->image_size = G * c->patch_size;
+    snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre_norm ? nm->pre_norm : "");
+    c->pre_norm = nm->pre_norm && vit__has(L, n);
+
     /* depth: blocks 0, 1, ... as long as their first LayerNorm is there */
     for (l = 0; l <= 1024; l++) {
         snprintf(pre, sizeof pre, nm->block_fmt, (int)l);
@@ -6027,20 +6666,40 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (l > 1024) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: more than 1024 encoder blocks", src);
     if (l == 0) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (encoder block 0)", src, n);
     c->depth = l;
-    /* MLP size, from block 0's first linear; every block is checked later */
-    snprintf(pre, sizeof pre, nm->block_fmt, 0);
-    snprintf(n, sizeof n, "%s%s%s%s.weight", L->pfx, pre, bn->mlp, mn->fc1);
-    if ((r = vit__infer_2d(L, n, "the MLP's first linear", &c->mlp_dim, NULL)) != VIT_OK) return r;
+
+    /* block 0 says the rest; every block is checked when bound. The MLP:
+       fc2 (C, H) gives H, and an fc1 of 2H rows is a gated one (SwiGLU) */
+    snprintf(pre, sizeof pre, "%s", L->pfx);
+    snprintf(pre + strlen(pre), sizeof pre - strlen(pre), nm->block_fmt, 0);
+    mn = bn->mlp_names;
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc1);
+    if (!vit__has(L, n)) mn = bn->glu_names;
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc1);
+    if ((r = vit__infer_2d(L, n, "the MLP's first linear", &H1, NULL)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc2);
+    if ((r = vit__infer_2d(L, n, "the MLP's second linear", &i, &c->mlp_dim)) != VIT_OK) return r;
     if (c->mlp_dim > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': an MLP of %d is more than vit.h supports", src, n, (int)c->mlp_dim);
+    c->glu = H1 == 2 * c->mlp_dim;
+    if (!c->glu && H1 != c->mlp_dim)
+        return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src, (int)c->mlp_dim, (int)H1);
+    if (bn->mha_names->layout == VIT__QKV_SEPARATE) snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, bn->mha_names->q);
+    else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->b);
+    c->qkv_bias = vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s", pre, bn->ls1 ? bn->ls1 : "");
+    c->layer_scale = bn->ls1 && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->attn, bn->mha_names->q_norm ? bn->mha_names->q_norm : "");
+    c->qk_norm = bn->mha_names->q_norm && vit__has(L, n);
+
     /* head (classes, C or R) and torchvision's pre_logits or transformers'
        pooler (R, C); a ViTModel's pooler is its output: no head then */
-    snprintf(n, sizeof n, "%s.weight", nm->head);
-    if (vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
+    snprintf(n, sizeof n, "%s.weight", nm->head ? nm->head : "");
+    if (nm->head && vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre ? nm->pre : "");
     if (nm->pre && vit__entry_find(st, n) && (nm->pre_with_head || !c->num_classes) &&
         (r = vit__infer_2d(L, n, "the pre-logits layer", &c->representation_size, NULL)) != VIT_OK)
         return r;
     if (c->representation_size > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
+
     /* config.json's sizes must be the weights' */
     if (cj->st.src) {
         const struct { const char *key; int32_t said, found; } chk[] = {
@@ -6051,6 +6710,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
                 return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but %s's weights have %d", cj->st.src, chk[i].key, (int)chk[i].said, src,
                                  (int)chk[i].found);
     }
+
     /* heads: the caller's, config.json's, or the standard size's */
     if (o && o->heads > 0) {
         c->heads = o->heads;
@@ -6069,34 +6729,63 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     }
     if (c->dim % c->heads)
         return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim, (int)c->heads, heads_from);
-    /* LayerNorm eps: config.json's, else the library's default */
-    c->ln_eps = cj->ln_eps > 0.0 ? (float)cj->ln_eps : nm->ln_eps;
-    c->act = VIT_ACT_GELU;
-    if (cj->act && !strcmp(cj->act, "relu")) c->act = VIT_ACT_RELU;
-    else if (cj->act && strcmp(cj->act, "gelu"))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: hidden_act '%s' is not supported (vit.h has gelu, the exact erf form, and relu)", cj->st.src, cj->act);
-    /* pooling: timm's global_pool; with 'avg', fc_norm normalises the mean
-       of the patch tokens, else norm normalises each token before it */
-    c->pool = VIT_POOL_CLS;
-    if (cj->pool && nm->pool != VIT__POOL_TIMM)
+
+    /* LayerNorm eps and activation: config.json's, else what timm's
+       architecture name implies, else the library's default (SiLU for a
+       gated MLP) */
+    c->ln_eps = nm->ln_eps;
+    c->act = c->glu ? VIT_ACT_SILU : nm->act;
+    for (i = 0; cj->arch && nm->pool_rule == VIT__POOL_TIMM && i < (int32_t)(sizeof vit__timm_arch / sizeof vit__timm_arch[0]); i++)
+        if (strstr(cj->arch, vit__timm_arch[i].part)) {
+            c->ln_eps = vit__timm_arch[i].ln_eps;
+            if (vit__timm_arch[i].act >= 0) c->act = (vit_act)vit__timm_arch[i].act;
+            break;
+        }
+    if (cj->ln_eps > 0.0) c->ln_eps = (float)cj->ln_eps;
+    if (cj->act && !c->glu) { /* a gated MLP is SwiGLU whatever the config's activation */
+        int a = vit__act_of(cj->act);
+        if (a < 0)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: activation '%s' is not supported (vit.h has gelu, gelu_tanh, quick_gelu, silu and relu)",
+                             cj->st.src, cj->act);
+        c->act = (vit_act)a;
+    }
+
+    /* pooling: attention pooling where the file has its probe; timm's
+       global_pool, where with 'avg' fc_norm normalises the mean of the
+       patch tokens, else norm normalises each token before it */
+    c->pool = c->class_token ? VIT_POOL_CLS : VIT_POOL_AVG;
+    c->norm_tokens = !c->class_token;
+    snprintf(n, sizeof n, "%s%s%s", L->pfx, nm->pool ? nm->pool : "", nm->pool_in_proj ? "probe" : "latent");
+    if (nm->pool && vit__has(L, n)) {
+        c->pool = VIT_POOL_MAP;
+        pool_name = "attention pooling";
+    }
+    if (cj->pool && nm->pool_rule != VIT__POOL_TIMM)
         return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src, m->naming);
-    if (nm->pool == VIT__POOL_TIMM) {
+    if (nm->pool_rule == VIT__POOL_TIMM && c->pool != VIT_POOL_MAP) {
         int fc;
         snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->norm_alt);
         fc = cj->fc_norm >= 0 ? cj->fc_norm : vit__entry_find(st, n) != NULL;
-        const char *gp = cj->pool ? cj->pool : fc ? "avg" : "token";
+        const char *gp = cj->pool ? cj->pool : fc || !c->class_token ? "avg" : "token";
         L->norm = fc ? nm->norm_alt : NULL;
+        if (!strcmp(gp, "map"))
+            return vit__fail(VIT_ERR_MISSING, "%s: global_pool 'map', but the file has no tensor '%s%slatent' (the attention pool)",
+                             cj->st.src ? cj->st.src : src, L->pfx, nm->pool);
         if (!strcmp(gp, "avg")) {
             c->pool = VIT_POOL_AVG;
             c->norm_tokens = !fc;
             pool_name = fc ? "mean of the patch tokens, then fc_norm" : "norm, then the mean of the patch tokens";
         } else if (strcmp(gp, "token"))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token' or 'avg')", cj->st.src ? cj->st.src : src, gp);
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token', 'avg' or 'map')",
+                             cj->st.src ? cj->st.src : src, gp);
+        else c->pool = VIT_POOL_CLS;
     }
+    if (c->pool == VIT_POOL_CLS && c->dist_token) pool_name = "class and distillation tokens";
+
     if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
     s = cj->arch && strcmp(cj->arch, variant) ? cj->arch : NULL;
-    snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s, pool: %s", m->naming,
-             variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, c->act == VIT_ACT_GELU ? "gelu" : "relu",
+    snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s%s, pool: %s", m->naming,
+             variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, vit__act_name(c->act), c->glu ? " (gated)" : "",
              pool_name);
     return VIT_OK;
 }
@@ -6127,7 +6816,7 @@ static const char *vit__unsupported_hint(const char *name) {
     size_t i;
     for (i = 0; i < sizeof t / sizeof t[0]; i++)
         if (strstr(name, t[i].part)) {
-            snprintf(buf, sizeof buf, "; vit.h does not support %s", t[i].hint);
+            snprintf(buf, sizeof buf, "; the naming has no place for %s", t[i].hint);
             return buf;
         }
     return "";
@@ -6181,17 +6870,92 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
     return VIT_OK;
 }
 
+/* transformers' preprocessor_config.json beside the model file, if there
+   is one (none from memory, or with no_config_search). */
+static vit_result vit__pp_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name, size_t name_size) {
+    c->center_crop = -1;
+    c->resample = -1;
+#ifndef VIT_NO_STDIO
+    if (path && !(o && o->no_config_search)) {
+        size_t d = strlen(path), n = 0;
+        FILE *f;
+        vit_result r;
+        while (d > 0 && path[d - 1] != '/' && path[d - 1] != '\\') d--;
+        if (d + 25 > name_size) return VIT_OK;
+        memcpy(name, path, d);
+        memcpy(name + d, "preprocessor_config.json", 25);
+        if (!(f = fopen(name, "rb"))) return VIT_OK;
+        fclose(f);
+        if ((r = vit__read_file(name, (size_t)16 << 20, text_arena, &n)) != VIT_OK) return r;
+        c->st.src = name;
+        c->pp = 1;
+        return vit__cfg_parse(c, (const char *)text_arena->base, n);
+    }
+#else
+    (void)text_arena; (void)o; (void)path; (void)name; (void)name_size;
+#endif
+    return VIT_OK;
+}
+
+/* The preprocessing a checkpoint's configs ask for, as metadata that
+   vit_model_preprocess reads: input_mean, input_std, input_crop_pct,
+   input_interpolation and input_crop_mode from timm's pretrained_cfg (with
+   timm's defaults, bicubic and 0.875, for what it leaves out);
+   input_resize, input_crop (absent: no crop), input_crop_offset (floor:
+   transformers' center_crop rounds the offset down) and the rest from
+   transformers' preprocessor_config.json. */
+static void vit__input_meta(vit__ld *L, const vit__cfg *cj, const vit__cfg *pp) {
+    static const char *const pil[] = {"nearest", "lanczos", "bilinear", "bicubic", "box", "hamming"};
+    const char *mean = pp->mean[0] ? pp->mean : cj->mean, *std = pp->std[0] ? pp->std : cj->std;
+    if (mean[0]) { L->xk[L->nx] = "input_mean"; L->xv[L->nx++] = mean; }
+    if (std[0]) { L->xk[L->nx] = "input_std"; L->xv[L->nx++] = std; }
+    if (cj->crop[0] || cj->pcfg) { L->xk[L->nx] = "input_crop_pct"; L->xv[L->nx++] = cj->crop[0] ? cj->crop : "0.875"; }
+    if (cj->interp[0] || cj->pcfg) { L->xk[L->nx] = "input_interpolation"; L->xv[L->nx++] = cj->interp[0] ? cj->interp : "bicubic"; }
+    else if (pp->pp) {
+        /* transformers' processors default to bilinear (ViT's) when silent */
+        L->xk[L->nx] = "input_interpolation";
+        L->xv[L->nx++] = pil[pp->resample >= 0 && pp->resample <= 5 ? pp->resample : 2];
+    }
+    if (cj->crop_mode[0]) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = cj->crop_mode; }
+    else if (pp->size_h || pp->size_w) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = "squash"; } /* size {height, width}: SigLIP, ViT */
+    if (!pp->pp) return;
+    if (pp->size_h || pp->size_w) {
+        if (pp->size_h == pp->size_w) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_h);
+        else snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d,%d", (int)pp->size_h, (int)pp->size_w);
+    } else if (pp->size_short) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_short);
+    if (L->xbuf[0][0]) { L->xk[L->nx] = "input_resize"; L->xv[L->nx++] = L->xbuf[0]; }
+    if (pp->center_crop != 0 && pp->crop_size) {
+        snprintf(L->xbuf[1], sizeof L->xbuf[1], "%d", (int)pp->crop_size);
+        L->xk[L->nx] = "input_crop"; L->xv[L->nx++] = L->xbuf[1];
+        L->xk[L->nx] = "input_crop_offset"; L->xv[L->nx++] = "floor";
+    }
+}
+
+/* 1 when a ViT naming says tensor `name` is not the model's (a CLIP
+   file's text tower, a mask token): its ';'-separated prefixes. */
+static int vit__ignored(const vit_model *m, const char *name) {
+    const char *p = m->kind == VIT_KIND_VIT ? ((const vit__vit_naming *)vit__naming_of(m))->ignore : NULL;
+    while (p && *p) {
+        size_t len = strcspn(p, ";");
+        if (!strncmp(name, p, len)) return 1;
+        p += len + (p[len] == ';');
+    }
+    return 0;
+}
+
 static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src, const vit_load_opts *o, const char *path) {
     vit__ld L;
-    vit__cfg cj;
-    vit_arena cfg_text, lab_text, lab_names;
-    char cfg_name[1024];
+    vit__cfg cj, pp;
+    vit_arena cfg_text, pp_text, lab_text, lab_names;
+    char cfg_name[1024], pp_name[1024];
     vit_result r;
     const char *s;
     int i;
     memset(&L, 0, sizeof L);
     memset(&cj, 0, sizeof cj);
+    memset(&pp, 0, sizeof pp);
     memset(&cfg_text, 0, sizeof cfg_text);
+    memset(&pp_text, 0, sizeof pp_text);
     memset(&lab_text, 0, sizeof lab_text);
     memset(&lab_names, 0, sizeof lab_names);
     cj.fc_norm = -1;
@@ -6221,16 +6985,15 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     } else {
         if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK || (r = vit__infer(&L, &cj, o)) != VIT_OK) goto done;
         /* timm's preprocessing, for programs that read vit_model_meta */
-        if (cj.mean[0]) { L.xk[L.nx] = "input_mean"; L.xv[L.nx++] = cj.mean; }
-        if (cj.std[0]) { L.xk[L.nx] = "input_std"; L.xv[L.nx++] = cj.std; }
-        if (cj.crop[0]) { L.xk[L.nx] = "input_crop_pct"; L.xv[L.nx++] = cj.crop; }
+        if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
+        vit__input_meta(&L, &cj, &pp);
     }
     if ((r = vit__labels_resolve(&L, &cj, o, &lab_text, &lab_names)) != VIT_OK) goto done;
     if (L.inferred[0] && vit__log_fn) vit__log_fn(vit__log_user, L.inferred);
     vit_arena_init(&m->arena, NULL, 0);
     if ((r = vit__bind_all(&L)) != VIT_OK) goto done;
     for (i = 0; i < L.st.n; i++)
-        if (!L.st.e[i].used) {
+        if (!L.st.e[i].used && !vit__ignored(m, L.st.e[i].name)) {
             r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'%s", src, L.st.e[i].name,
                           vit_kind_name(m->kind), m->naming, vit__unsupported_hint(L.st.e[i].name));
             goto done;
@@ -6241,7 +7004,9 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
 done:
     vit_arena_free(&L.st.tmp);
     vit_arena_free(&cj.st.tmp);
+    vit_arena_free(&pp.st.tmp);
     vit_arena_free(&cfg_text);
+    vit_arena_free(&pp_text);
     vit_arena_free(&lab_text);
     vit_arena_free(&lab_names);
     return r;
@@ -6376,6 +7141,8 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
     return VIT_OK;
 }
 
+VITDEF int32_t vit_model_prefix_tokens(const vit_model *m) { return m && m->kind == VIT_KIND_VIT ? vit__prefix(&m->cfg) : 0; }
+
 VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]) {
     if (!m || !ndim || !shape) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: NULL argument");
     if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: unknown kind %d", (int)m->kind);
@@ -6460,6 +7227,22 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
     return VIT_OK;
 }
 
+/* How many of n fused weights rollout drops: vit-explain's
+   int(flat.size(-1) * discard_ratio), a product in double truncated, with
+   the ratio a Python float. A float ratio stands for the decimal it is
+   written as: the shortest "%.*g" text (1 to 9 digits) that reads back, as
+   a double rounded to float, as the same float; read as a double, that is
+   the Python float of the same text. So 0.78f is 0.78, and 0.78 of 2500
+   (a 7x7 grid and its class token, squared) drops 1950 as vit-explain
+   does, where 2500 * 0.78f in float or double gives 1949.9999 -> 1949. */
+static int32_t vit__discard_count(size_t n, float ratio) {
+    char s[32];
+    int digits = 1;
+    snprintf(s, sizeof s, "%.*g", digits, (double)ratio);
+    while (digits < 9 && (float)strtod(s, NULL) != ratio) snprintf(s, sizeof s, "%.*g", ++digits, (double)ratio);
+    return (int32_t)((double)n * strtod(s, NULL));
+}
+
 typedef struct vit__ranked { float v; int32_t i; } vit__ranked;
 static int vit__ranked_cmp(const void *a, const void *b) {
     const vit__ranked *x = (const vit__ranked *)a, *y = (const vit__ranked *)b;
@@ -6468,7 +7251,7 @@ static int vit__ranked_cmp(const void *a, const void *b) {
 }
 
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out) {
-    int32_t NH, T, l, i, j, k;
+    int32_t NH, T, l, i, j, k, drop = 0;
     size_t mark, hs;
     float *A, *R, *Rn, *sums, mx, *swap;
     vit__ranked *rank = NULL;
@@ -6489,7 +7272,10 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     R = (float *)vit_arena_alloc(a, hs * sizeof(float));
     Rn = (float *)vit_arena_alloc(a, hs * sizeof(float));
     sums = (float *)vit_arena_alloc(a, (size_t)T * sizeof(float));
-    if (p->discard_ratio > 0.0f) rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+    if (p->discard_ratio > 0.0f) {
+        rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+        drop = vit__discard_count(hs, p->discard_ratio);
+    }
     if (!A || !R || !Rn || !sums || (p->discard_ratio > 0.0f && !rank)) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
@@ -6504,7 +7290,6 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         if (rank) {
             /* Zero the lowest fused weights, ties broken by position, but
                never entry 0 (the class token attending to itself). */
-            int32_t drop = (int32_t)((float)hs * p->discard_ratio);
             for (i = 0; i < (int32_t)hs; i++) { rank[i].v = A[i]; rank[i].i = i; }
             qsort(rank, hs, sizeof *rank, vit__ranked_cmp);
             for (k = 0; k < drop; k++)
@@ -6600,7 +7385,7 @@ VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size) {
 }
 
 VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how) {
-    int32_t P, G, G2, C, T2, K, c, y, x, i, j;
+    int32_t P, G, G2, C, T2, K, c, y, x, i, j, pp;
     vit_arena ex, tmp;
     int32_t *idx, *cnt;
     float *pos, *w;
@@ -6614,7 +7399,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     if (image_size < P || image_size % P || image_size > 8192)
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
     G2 = image_size / P;
-    T2 = G2 * G2 + 1;
+    pp = m->cfg.pos_prefix;
+    T2 = G2 * G2 + pp;
     if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
@@ -6628,10 +7414,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
     pos = (float *)ex.base;
-    /* Class token untouched; the (C, G, G) grid resized separably: the
-       weighted sum along x of each source row, then along y, as PyTorch's
-       kernels order it. */
-    memcpy(pos, m->patch_w.pos.data, (size_t)C * sizeof(float));
+    /* The prefix tokens' positions untouched; the (C, G, G) grid resized
+       separably: the weighted sum along x of each source row, then along
+       y, as PyTorch's kernels order it. */
+    memcpy(pos, m->patch_w.pos.data, (size_t)pp * C * sizeof(float));
     for (y = 0; y < G2; y++)
         for (x = 0; x < G2; x++) {
             const int32_t *iy = idx + (size_t)y * K, *ix = idx + (size_t)x * K;
@@ -6640,10 +7426,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
                 float acc = 0.0f;
                 for (i = 0; i < cnt[y]; i++) {
                     float row = 0.0f;
-                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(1 + iy[i] * G + ix[j]) * C + c];
+                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(pp + iy[i] * G + ix[j]) * C + c];
                     acc += wy[i] * row;
                 }
-                pos[(size_t)(1 + y * G2 + x) * C + c] = acc;
+                pos[(size_t)(pp + y * G2 + x) * C + c] = acc;
             }
         }
     vit_arena_free(&tmp);
@@ -6953,10 +7739,11 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
 #endif /* VIT_NO_IMAGE */
 
 /* The in-pixels [lo, hi) that output sample o of an axis resized from `in`
-   to `out` reads: the triangle filter's support, stretched by the
-   downscale factor, as PIL's ImagingResample computes it. */
-static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int32_t *hi) {
-    double scale = (double)in / out, support = scale > 1.0 ? scale : 1.0, center = (o + 0.5) * scale;
+   to `out` reads: the filter's support (1 for the triangle, 2 for the
+   cubic), stretched by the downscale factor, as PIL's ImagingResample
+   computes it. */
+static void vit__aa_window(int32_t in, int32_t out, int32_t o, int cubic, int32_t *lo, int32_t *hi) {
+    double scale = (double)in / out, support = (scale > 1.0 ? scale : 1.0) * (cubic ? 2.0 : 1.0), center = (o + 0.5) * scale;
     int32_t kmax = (int32_t)ceil(support) * 2 + 1;
     *lo = (int32_t)(center - support + 0.5);
     *hi = (int32_t)(center + support + 0.5);
@@ -6965,13 +7752,22 @@ static void vit__aa_window(int32_t in, int32_t out, int32_t o, int32_t *lo, int3
     if (*hi - *lo > kmax) *hi = *lo + kmax;
 }
 
-/* Antialiased bilinear weights for output samples [o0, o0 + n) of an axis
-   resized from `in` to `out`, as PIL's ImagingResample and torch's
-   antialias=True compute them. Sample o reads in-pixels first[o] ..
-   first[o]+count[o]-1. */
-static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int32_t **first, int32_t **count, float **w) {
+/* PIL's filters at distance t (in output pixels): the triangle, or Keys'
+   cubic with a = -0.5. */
+static double vit__aa_filter(double t, int cubic) {
+    t = fabs(t);
+    if (cubic) return vit__keys(t, -0.5);
+    return t < 1.0 ? 1.0 - t : 0.0;
+}
+
+/* Antialiased bilinear or bicubic weights for output samples [o0, o0 + n)
+   of an axis resized from `in` to `out`, as PIL's ImagingResample and
+   torch's antialias=True compute them. Sample o reads in-pixels first[o]
+   .. first[o]+count[o]-1. */
+static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int cubic, int32_t **first, int32_t **count,
+                              float **w) {
     double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0;
-    int32_t kmax = (int32_t)ceil(fs) * 2 + 1, o, x;
+    int32_t kmax = (int32_t)ceil(fs * (cubic ? 2.0 : 1.0)) * 2 + 1, o, x;
     size_t wn;
     if (!vit__mul_ok((size_t)n, (size_t)kmax, &wn) || !vit__mul_ok(wn, sizeof(float), &wn)) {
         vit__fail(VIT_ERR_OOM, "preprocess: resize from %d to %d needs too many filter taps", (int)in, (int)out);
@@ -6986,17 +7782,11 @@ static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0,
         double center = (o0 + o + 0.5) * scale, total = 0.0;
         int32_t lo, hi;
         float *wo = *w + (size_t)o * kmax;
-        vit__aa_window(in, out, o0 + o, &lo, &hi);
+        vit__aa_window(in, out, o0 + o, cubic, &lo, &hi);
         /* The taps sum in double, as PIL's do; only the normalised weight
            is rounded to float. */
-        for (x = 0; x < hi - lo; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            total += t < 1.0 ? 1.0 - t : 0.0;
-        }
-        for (x = 0; x < hi - lo; x++) {
-            double t = fabs((x + lo - center + 0.5) / fs);
-            wo[x] = (float)(total > 0.0 ? (t < 1.0 ? 1.0 - t : 0.0) / total : 0.0);
-        }
+        for (x = 0; x < hi - lo; x++) total += vit__aa_filter((x + lo - center + 0.5) / fs, cubic);
+        for (x = 0; x < hi - lo; x++) wo[x] = (float)(total != 0.0 ? vit__aa_filter((x + lo - center + 0.5) / fs, cubic) / total : 0.0);
         (*first)[o] = lo;
         (*count)[o] = hi - lo;
     }
@@ -7011,6 +7801,7 @@ static int32_t vit__round_half_even(int32_t twice) { /* round(twice / 2.0) as Py
 VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, const vit_preprocess *p, vit_tensor *out) {
     static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
     int32_t C, H, W, rs, cs, nh, nw, top, left, c, y, x, k, kx, ky, y0, y1, th;
+    int cubic;
     int32_t *fx, *cx, *fy, *cy;
     float *wx, *wy, mean[3], stdv[3];
     vit_tensor o, tmp;
@@ -7029,21 +7820,26 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
     }
     if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
-    /* torchvision: the short side becomes rs, the long side int(rs * long / short). */
-    if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
+    if (p && ((unsigned)p->resample > VIT_RESAMPLE_BICUBIC || (unsigned)p->squash > 1 || (unsigned)p->crop_floor > 1))
+        return vit__fail(VIT_ERR_ARG, "preprocess: resample %d, squash %d, crop_floor %d: each 0 or 1", (int)p->resample, (int)p->squash, (int)p->crop_floor);
+    /* torchvision: the short side becomes rs, the long side int(rs * long
+       / short); squash: both become rs */
+    if (p && p->squash) nh = nw = rs;
+    else if (H <= W) { nh = rs; nw = (int32_t)((double)rs * W / H); }
     else { nw = rs; nh = (int32_t)((double)rs * H / W); }
     if (nw < cs || nh < cs) return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W, (int)H, (int)nw, (int)nh, (int)cs);
-    top = vit__round_half_even(nh - cs);
-    left = vit__round_half_even(nw - cs);
+    top = p && p->crop_floor ? (nh - cs) / 2 : vit__round_half_even(nh - cs);
+    left = p && p->crop_floor ? (nw - cs) / 2 : vit__round_half_even(nw - cs);
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     /* Only the cropped window is computed: columns first, on the in-rows
        [y0, y1) that the crop's rows read (th rows x crop), then rows. */
-    vit__aa_window(H, nh, top, &y0, &y1);             /* windows move down monotonically */
-    vit__aa_window(H, nh, top + cs - 1, &th, &y1);
+    cubic = p && p->resample == VIT_RESAMPLE_BICUBIC;
+    vit__aa_window(H, nh, top, cubic, &y0, &y1);             /* windows move down monotonically */
+    vit__aa_window(H, nh, top + cs - 1, cubic, &th, &y1);
     th = y1 - y0;
-    kx = vit__aa_coeffs(a, W, nw, left, cs, &fx, &cx, &wx);
-    ky = vit__aa_coeffs(a, H, nh, top, cs, &fy, &cy, &wy);
+    kx = vit__aa_coeffs(a, W, nw, left, cs, cubic, &fx, &cx, &wx);
+    ky = vit__aa_coeffs(a, H, nh, top, cs, cubic, &fy, &cy, &wy);
     if (!kx || !ky || (r = vit__tensor4(a, &tmp, 3, C, th, cs, 1)) != VIT_OK) {
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
@@ -7055,18 +7851,98 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                     const float *src = img->data + ((size_t)c * H + y0 + y) * W + fx[x];
                     float acc = 0.0f;
                     for (k = 0; k < cx[x]; k++) acc += wx[(size_t)x * kx + k] * src[k];
-                    tmp.data[((size_t)c * th + y) * cs + x] = acc;
+                    /* PIL clips each pass to the pixel range; the cubic overshoots it */
+                    tmp.data[((size_t)c * th + y) * cs + x] = cubic ? (acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc) : acc;
                 }
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
                     float acc = 0.0f;
                     for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * th + fy[y] - y0 + k) * cs + x];
+                    if (cubic) acc = acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc;
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
     }
     vit_arena_rewind(a, mark);
     *out = o;
+    return VIT_OK;
+}
+
+/* One or up to `max` comma-separated numbers: the count, or 0 when the
+   text is anything else. */
+static int32_t vit__floats(const char *s, float *v, int32_t max) {
+    int32_t n = 0;
+    while (s && n < max) {
+        char *end;
+        double d = strtod(s, &end);
+        if (end == s || !isfinite(d) || fabs(d) > 1e30) return 0;
+        v[n++] = (float)d;
+        while (*end == ' ') end++;
+        if (!*end) return n;
+        if (*end != ',') return 0;
+        s = end + 1;
+    }
+    return 0;
+}
+
+VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
+    static const float imagenet_mean[3] = {0.485f, 0.456f, 0.406f}, imagenet_std[3] = {0.229f, 0.224f, 0.225f};
+    const char *mean, *std, *s;
+    float v[3];
+    int32_t C, n, c;
+    if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
+    memset(p, 0, sizeof *p);
+    if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: a %s model does not take images", vit_kind_name(m->kind));
+    C = m->cfg.in_channels;
+    mean = vit_model_meta(m, "input_mean");
+    std = vit_model_meta(m, "input_std");
+    memcpy(p->mean, imagenet_mean, sizeof p->mean);
+    memcpy(p->std, imagenet_std, sizeof p->std);
+    /* one without the other is a file half written: ImageNet's other half would be a guess */
+    if (!mean != !std) return vit__fail(VIT_ERR_FORMAT, "metadata has %s without %s", mean ? "input_mean" : "input_std", mean ? "input_std" : "input_mean");
+    for (c = 0; c < 2; c++) {
+        const char *t = c ? std : mean;
+        float *dst = c ? p->std : p->mean;
+        int32_t k;
+        if (!t) continue;
+        n = vit__floats(t, v, 3);
+        if (n != 1 && n != C) return vit__fail(VIT_ERR_FORMAT, "metadata %s '%s' is not 1 or %d numbers", c ? "input_std" : "input_mean", t, (int)C);
+        for (k = 0; k < 3; k++) dst[k] = v[n == 1 ? 0 : k < n ? k : 0];
+        if (c) for (k = 0; k < n; k++) if (!(v[k] > 0.0f)) return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
+    }
+    p->crop = m->cfg.image_size;
+    if ((s = vit_model_meta(m, "input_crop"))) {
+        if (vit__floats(s, v, 1) != 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop '%s' is not a size in 1..65536", s);
+        p->crop = (int32_t)v[0];
+    }
+    if ((s = vit_model_meta(m, "input_resize"))) {
+        n = vit__floats(s, v, 2);
+        if (n == 2 && v[0] != v[1]) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_resize '%s': vit_image_preprocess resizes to squares only", s);
+        if (n < 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_resize '%s' is not a size in 1..65536", s);
+        p->resize = (int32_t)v[0];
+    } else if ((s = vit_model_meta(m, "input_crop_pct"))) {
+        /* timm: math.floor(img_size / crop_pct), in double as Python's */
+        double d;
+        if (vit__floats(s, v, 1) != 1 || !(v[0] >= 0.0625f && v[0] <= 1.0f))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_pct '%s' is not a number in [0.0625, 1]", s);
+        d = strtod(s, NULL);
+        p->resize = (int32_t)floor(p->crop / d);
+    } else p->resize = mean ? p->crop : (int32_t)((int64_t)p->crop * 256 / 224);
+    if (p->resize < p->crop) return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize, (int)p->crop);
+    if ((s = vit_model_meta(m, "input_interpolation"))) {
+        if (!strcmp(s, "bicubic")) p->resample = VIT_RESAMPLE_BICUBIC;
+        else if (strcmp(s, "bilinear")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_interpolation '%s': vit_image_preprocess has bilinear and bicubic", s);
+    }
+    if ((s = vit_model_meta(m, "input_crop_mode"))) {
+        if (!strcmp(s, "squash")) p->squash = 1;
+        else if (strcmp(s, "center")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_crop_mode '%s': vit_image_preprocess has center and squash", s);
+    }
+    if ((s = vit_model_meta(m, "input_crop_offset"))) {
+        if (!strcmp(s, "floor")) p->crop_floor = 1;
+        else if (strcmp(s, "round")) return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_offset '%s' is not round or floor", s);
+    }
     return VIT_OK;
 }
 

@@ -1,7 +1,7 @@
 /* vit - command-line front end of vit.h.
 
      vit info MODEL.safetensors [LOAD]
-     vit run  MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features] [LOAD]
+     vit run  MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features | --tokens] [LOAD]
      vit classify MODEL.safetensors IMAGE [--top K] [--mean A,B,C] [--std A,B,C] [--resize N] [LOAD]
      vit input-shape MODEL.safetensors [B [N [W]]]
    LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
@@ -28,7 +28,7 @@
 static int usage(void) {
     fprintf(stderr,
             "usage: vit info MODEL.safetensors [LOAD]\n"
-            "       vit run MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features] [LOAD]\n"
+            "       vit run MODEL.safetensors INPUT.npy OUTPUT.npy [--threads N] [--features | --tokens] [LOAD]\n"
             "       vit classify MODEL.safetensors IMAGE [--top K] [--mean A,B,C] [--std A,B,C] [--resize N] [LOAD]\n"
             "       vit input-shape MODEL.safetensors [B [N [W]]]   (the input shape for B items; N tokens or height, W width where free)\n"
             "       vit version\n"
@@ -92,7 +92,7 @@ static int cmd_input_shape(const char *path, int argc, char **argv, const vit_lo
     return 0;
 }
 
-static int cmd_run(const char *model_path, const char *in_path, const char *out_path, int features, const vit_load_opts *o) {
+static int cmd_run(const char *model_path, const char *in_path, const char *out_path, int features, int tokens, const vit_load_opts *o) {
     vit_model m;
     vit_arena io, act;
     vit_tensor x, y;
@@ -101,6 +101,7 @@ static int cmd_run(const char *model_path, const char *in_path, const char *out_
     vit_result r;
     memset(&opts, 0, sizeof opts);
     opts.features = features;
+    opts.tokens = tokens;
     if ((r = load_model(&m, model_path, o)) != VIT_OK) return fail(r);
     /* The input's size is only known from its header: count, then load. */
     vit_arena_init(&io, NULL, 0);
@@ -219,7 +220,7 @@ static int cmd_classify(int argc, char **argv) {
 #endif
 
 int main(int argc, char **argv) {
-    int i, features = 0, taken;
+    int i, features = 0, tokens = 0, taken;
     vit_load_opts o;
     memset(&o, 0, sizeof o);
     if (argc >= 2 && !strcmp(argv[1], "version")) {
@@ -240,6 +241,7 @@ int main(int argc, char **argv) {
             if ((taken = load_arg(argc, argv, &i, &o)) < 0) return usage();
             else if (taken) continue;
             else if (!strcmp(argv[i], "--features")) features = 1;
+            else if (!strcmp(argv[i], "--tokens")) tokens = 1;
             else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
                 char *end;
                 long n = strtol(argv[++i], &end, 10);
@@ -249,7 +251,7 @@ int main(int argc, char **argv) {
                 }
             } else return usage();
         }
-        return cmd_run(argv[2], argv[3], argv[4], features, &o);
+        return cmd_run(argv[2], argv[3], argv[4], features, tokens, &o);
     }
     return usage();
 }

@@ -26,7 +26,7 @@ step() {
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
+  for b_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry test_families; do
     $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
   done
   $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
@@ -42,6 +42,7 @@ matrix() {
   step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
   step "$m_cfg-naming" "build/$m_cfg/test_naming" tests/fixtures/naming tests/fixtures
   step "$m_cfg-registry" "build/$m_cfg/test_registry" tests/fixtures
+  step "$m_cfg-families" "build/$m_cfg/test_families" tests/fixtures/families
 }
 
 mkdir -p build/log
@@ -60,6 +61,18 @@ step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetenso
   --attention build/log/example_rollout.png
 mkdir -p build/log/example_maps
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
+# Maps of models with registers (timm's DINOv2), a distillation token, and a
+# crop other than their size (transformers' DINOv2, prepared per its
+# preprocessor_config.json, the position embedding resized), under
+# ASan+UBSan.
+attention_png_prefix() {
+  clang -std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I. examples/03_attention_png.c \
+    -o build/log/03_attention_png_asan -lm || return 1
+  for f in dinov2_reg4 deit_distilled hf_dinov2; do
+    build/log/03_attention_png_asan tests/fixtures/families/$f/model.safetensors tests/fixtures/maps/rgba.png build/log/example_maps || return 1
+  done
+}
+step example-attention-png-prefix attention_png_prefix
 step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
 
 # The shipped Fashion-MNIST models: vit.h's prediction for each of the
@@ -110,7 +123,7 @@ mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry; do
+  for x_t in test_kernels test_kernels_seed test_modules test_errors test_maps test_naming test_registry test_families; do
     step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
   done
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
@@ -120,11 +133,17 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
   step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
   step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
+  step "$x_name-families" $x_run "build/$x_name/test_families$x_ext" tests/fixtures/families
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
 cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
 cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
+# The attention-map page (examples/web) in Debian's headless Chromium, served
+# on 127.0.0.1: classes and probabilities as build/native/vit's, maps in the
+# screenshots (build/log/web_*.png), bad files refused with a message.
+step web-build make -s web
+step web-chromium $PY tests/test_web.py build/web build/native/vit build/log
 
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm
@@ -151,6 +170,10 @@ step vit_b_16 big
 # when the tools change) and must match its PyTorch modules; `vit
 # classify` runs one with its config.json and labels.
 step naming-fixtures-drift $PY tools/naming_reference.py --check
+# DINOv2, CLIP, SigLIP, DeiT distilled and the rest as timm 1.0.31 and
+# transformers 4.48.3 make and save them: the committed small cases are
+# what tools/families_reference.py writes today.
+step families-fixtures-drift $PY tools/families_reference.py --check
 naming_big() {
   if [ ! build/naming_big/MANIFEST -nt tools/naming_reference.py ] || [ ! build/naming_big/MANIFEST -nt tools/export.py ]; then
     rm -rf build/naming_big && $PY tools/naming_reference.py --big build/naming_big || return 1
@@ -158,6 +181,17 @@ naming_big() {
   build/native/vit info build/naming_big/vit_s16_hf/model.safetensors && build/native/test_naming build/naming_big --cases-only
 }
 step naming-big naming_big
+# The families at full size (DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16,
+# DeiT-S distilled; about 860 MB, redone when the tool changes): logits,
+# features and tokens equal timm's, and a photo prepared as each
+# config.json says equals timm's transform.
+families_big() {
+  if [ ! build/families_big/MANIFEST -nt tools/families_reference.py ]; then
+    rm -rf build/families_big && $PY tools/families_reference.py --big build/families_big || return 1
+  fi
+  build/native/test_families build/families_big --cases-only
+}
+step families-big families_big
 step naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
 # `vit run --image-size`: the 32 px fixture ViT at 48 px equals torchvision's
 # with interpolate_embeddings (the logits tools/maps_reference.py made).
@@ -174,11 +208,22 @@ for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=16,patch_size=8,num_layers=2,num_heads=1,hidden_dim=9,mlp_dim=11,num_classes=5 --num-classes 0 --dtype F16" \
             "reference:seed001.VisionTransformer:image_size=21,patch_size=7,num_layers=2,num_heads=3,token_dim=15,mlp_dim=17,num_classes=4,in_channels=1" \
             "reference:seed004.ViT:in_channels=2,patch_size=5,emb_size=20,img_size=15,depth=2,n_classes=3,num_heads=4 --batch 3" \
-            "nn:MultiheadAttention:embed_dim=30,num_heads=6,batch_first=True --tokens 13"; do
+            "nn:MultiheadAttention:embed_dim=30,num_heads=6,batch_first=True --tokens 13" \
+            "timm:vit_small_patch14_reg4_dinov2:depth=2,img_size=56,embed_dim=36,num_heads=3 --num-classes 4 --batch 3" \
+            "timm:vit_base_patch16_siglip_224:depth=2,img_size=48,embed_dim=40,num_heads=5 --num-classes 3" \
+            "timm:deit_tiny_distilled_patch16_224:depth=2,img_size=32 --num-classes 5" \
+            "timm:deit3_small_patch16_224:depth=2,img_size=48,embed_dim=48,num_heads=4 --num-classes 3" \
+            "timm:vit_giant_patch14_dinov2:depth=1,img_size=28,embed_dim=48,num_heads=4 --num-classes 2 --batch 3" \
+            "timm:vit_base_patch16_clip_quickgelu_224:depth=2,img_size=32,embed_dim=32,num_heads=2,global_pool=avg --num-classes 3" \
+            "timm:vit_medium_patch16_gap_256:depth=2,img_size=32,embed_dim=48,num_heads=3 --num-classes 3"; do
   n=$((n + 1))
   # shellcheck disable=SC2086
   step "roundtrip-$n-$(echo "$spec" | cut -d: -f2 | cut -d' ' -f1)" $PY tools/roundtrip.py $spec --vit build/native/vit
 done
+# export_module on classes typed into a user's own code (copies of the
+# seeds', the original authors' layouts): `vit run` computes each one's
+# forward, and what vit.h cannot compute is refused with a reason.
+step export-classes $PY tools/test_export_classes.py --vit build/native/vit
 
 echo
 [ -z "$failed_steps" ] || echo "failed steps:$failed_steps (logs in build/log/)"

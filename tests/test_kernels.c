@@ -216,30 +216,56 @@ static void test_attention_tiles(void) {
 }
 
 /* The GEMM's fused epilogue equals the separate passes bit for bit:
-   act(x w^T + b) + r against vit_k_matmul, then vit_k_gelu / vit_k_relu,
-   then vit_k_add, on every path the product takes (dot products below 4
-   rows, the few-rows product, the GEMM with a narrow last panel). */
+   act(x w^T + b) * g + r against vit_k_matmul, then vit_k_act, vit_k_mul
+   and vit_k_add, for every activation, on every path the product takes
+   (dot products below 4 rows, the few-rows product, the GEMM with a narrow
+   last panel). */
 static void test_epilogue(void) {
     static const int shapes[][3] = {{1, 65, 9}, {3, 768, 197}, {7, 9, 65}, {16, 784, 200}, {13, 257, 129}, {29, 300, 40}, {197, 768, 65}};
-    int i, act;
-    char label[96];
+    int i, act, m, gamma;
+    char label[128];
     for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
-        for (act = VIT__EPI_NONE; act <= VIT__EPI_GELU; act++) {
-            int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
-            float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
-            float *r = randv((size_t)M * N, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
-            vit__epi e;
-            vit__mm mm = vit__mm_dense(y1, x, w, b, M, K, N);
-            e.act = act; e.r = r; e.ldr = N;
-            mm.e = &e;
-            vit__matmul(&mm);
-            vit_k_matmul(y2, x, w, b, M, K, N);
-            if (act == VIT__EPI_GELU) vit_k_gelu(y2, y2, M * N);
-            if (act == VIT__EPI_RELU) vit_k_relu(y2, y2, M * N);
-            vit_k_add(y2, r, y2, M * N);
-            snprintf(label, sizeof label, "fused epilogue act=%d M=%d K=%d N=%d: same bits as the separate passes", act, M, K, N);
-            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
-            free(x); free(w); free(b); free(r); free(y1); free(y2);
+        for (act = VIT__EPI_NONE; act <= VIT_ACT_SILU; act++)
+            for (gamma = 0; gamma < 2; gamma++) {
+                int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
+                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
+                float *r = randv((size_t)M * N, 1.0f), *g = randv((size_t)N, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+                vit__epi e;
+                vit__mm mm = vit__mm_dense(y1, x, w, b, M, K, N);
+                e.act = act; e.g = gamma ? g : NULL; e.r = r; e.ldr = N;
+                mm.e = &e;
+                vit__matmul(&mm);
+                vit_k_matmul(y2, x, w, b, M, K, N);
+                if (act != VIT__EPI_NONE) vit_k_act(y2, y2, M * N, (vit_act)act);
+                if (gamma)
+                    for (m = 0; m < M; m++) vit_k_mul(y2 + (size_t)m * N, y2 + (size_t)m * N, g, N);
+                vit_k_add(y2, r, y2, M * N);
+                snprintf(label, sizeof label, "fused epilogue act=%d gamma=%d M=%d K=%d N=%d: same bits as the separate passes", act, gamma, M, K, N);
+                expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
+                free(x); free(w); free(b); free(r); free(g); free(y1); free(y2);
+            }
+}
+
+/* vit_k_act and vit_k_glu against their references, every activation, on
+   lengths around the vector width; inputs over [-6, 6] reach both tails. */
+static void test_act(void) {
+    int a, act, rows;
+    char label[96];
+    for (act = VIT_ACT_GELU; act <= VIT_ACT_SILU; act++)
+        for (a = 0; a < NSIZES; a++) {
+            int n = sizes[a];
+            float *x = randv((size_t)2 * n * 3, 3.0f), *y1 = randv((size_t)2 * n * 3, 0.0f), *y2 = randv((size_t)2 * n * 3, 0.0f);
+            vit_k_act(y1, x, n, (vit_act)act);
+            vit_k_act_ref(y2, x, n, (vit_act)act);
+            snprintf(label, sizeof label, "act %d n=%d", act, n);
+            expect(check_close(label, y1, y2, (size_t)n, 1e-6, 1e-6), label);
+            for (rows = 1; rows <= 3; rows += 2) {
+                vit_k_glu(y1, x, rows, n, (vit_act)act);
+                vit_k_glu_ref(y2, x, rows, n, (vit_act)act);
+                snprintf(label, sizeof label, "glu act %d rows=%d H=%d", act, rows, n);
+                expect(check_close(label, y1, y2, (size_t)rows * n, 1e-6, 1e-6), label);
+            }
+            free(x); free(y1); free(y2);
         }
 }
 
@@ -379,6 +405,7 @@ int main(void) {
     test_attention();
     test_attention_tiles();
     test_epilogue();
+    test_act();
     test_narrow_panel();
     test_threads();
 #ifdef TEST_FORK

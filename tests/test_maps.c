@@ -119,6 +119,71 @@ static void test_maps(void) {
     vit_model_free(&m);
 }
 
+/* The attention tools/maps_reference.py's grid_attention makes for a g x g
+   grid, (2 layers, 3 heads, T, T) with T = g*g + 1, from the same integers:
+   a shuffle of the T*T positions per layer, row 0 moved to the top ranks,
+   then each weight its position's rank times 200, give or take 60, times
+   2^-22 (exact). */
+static void grid_attention(int32_t g, float *att) {
+    int32_t T = g * g + 1, n = T * T, l, h, i, j, t;
+    int32_t *perm = (int32_t *)malloc((size_t)n * sizeof *perm);
+    uint32_t s = (uint32_t)g;
+    for (l = 0; l < 2; l++) {
+        for (i = 0; i < n; i++) perm[i] = i;
+        for (i = n - 1; i > 0; i--) {
+            s = s * 1664525u + 1013904223u;
+            j = (int32_t)(s % (uint32_t)(i + 1));
+            t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+        }
+        for (h = 0; h < 3; h++)
+            for (i = 0; i < n; i++) {
+                int32_t rank = perm[i] + (i < T ? n : 0);
+                s = s * 1664525u + 1013904223u;
+                att[((size_t)l * 3 + h) * n + i] = (float)(200 * (rank + 1) + (int32_t)(s % 121u) - 60) * (1.0f / 4194304.0f);
+            }
+    }
+    free(perm);
+}
+
+/* The number of weights rollout drops is vit-explain's int(T*T * ratio) in
+   double at ratios 0.39, 0.53, 0.78 (float arithmetic, or the float ratio's
+   exact double, drops one fewer on some of these grids) and 0.9, for every
+   fusion, against vit-explain's rollout() on the same attention. */
+static void test_rollout_grids(void) {
+    static const int32_t grids[] = {3, 7, 14};
+    static const float ratios[] = {0.0f, 0.39f, 0.53f, 0.78f, 0.9f};
+    static const char *fnames[3] = {"mean", "max", "min"};
+    char label[128];
+    int gi, f, r;
+    for (gi = 0; gi < 3; gi++) {
+        int32_t g = grids[gi], T = g * g + 1;
+        size_t per = (size_t)3 * T * T;
+        float *buf = (float *)malloc(2 * per * sizeof(float)), got[196];
+        vit_tensor att[2], want = npy("rollout_grid%d.npy", (int)g);
+        grid_attention(g, buf);
+        if (g == 3) {
+            vit_tensor fx = npy("rollout_grid3.att.npy");
+            expect(vit_tensor_numel(&fx) == 2 * per && !memcmp(fx.data, buf, 2 * per * sizeof(float)),
+                   "grid_attention makes maps_reference.py's 3x3 attention, bit for bit");
+        }
+        for (f = 0; f < 2; f++) {
+            memset(&att[f], 0, sizeof att[f]);
+            att[f].data = buf + f * per;
+            att[f].ndim = 4; att[f].shape[0] = 1; att[f].shape[1] = 3; att[f].shape[2] = T; att[f].shape[3] = T;
+        }
+        for (f = 0; f < 3; f++)
+            for (r = 0; r < 5; r++) {
+                vit_rollout_params p;
+                const float *fx = vit_tensor_numel(&want) == (size_t)15 * g * g ? want.data + ((size_t)f * 5 + r) * g * g : NULL;
+                p.fusion = (vit_fusion)f; p.discard_ratio = ratios[r]; p.explain_compat = 1;
+                snprintf(label, sizeof label, "rollout (vit-explain) %dx%d %s discard %g", (int)g, (int)g, fnames[f], (double)ratios[r]);
+                expect(vit_map_rollout(&A, att, 2, 0, &p, got) == VIT_OK && fx && check_close(label, got, fx, (size_t)g * g, 1e-5, 1e-5),
+                       label);
+            }
+        free(buf);
+    }
+}
+
 /* The same 4 x 4 grid grown to 6 x 6 and shrunk to 3 x 3 as timm
    (antialiased bicubic) and transformers (align_corners=False) resize
    theirs, and AUTO following the file's naming. */
@@ -280,6 +345,7 @@ int main(int argc, char **argv) {
     snprintf(out_dir, sizeof out_dir, "%s", argc > 2 ? argv[2] : "build");
     if (vit_arena_init_alloc(&A, 128u << 20) != VIT_OK) return 1;
     test_maps();
+    test_rollout_grids();
     test_pos_modes();
     test_preprocess();
     test_png();

@@ -6,6 +6,8 @@
 SPEC names a module to build:
     torchvision:vit_b_16                    a torchvision builder (vit_b_32, vit_l_16, vit_l_32, vit_h_14)
     torchvision:VisionTransformer:image_size=32,patch_size=8,...   a torchvision class with arguments
+    timm:vit_small_patch14_dinov2[:depth=2,...]   a timm model (DINOv2, CLIP, SigLIP, DeiT, ...), written
+                                            in timm's own names with the config.json timm writes
     nn:MultiheadAttention:embed_dim=24,num_heads=4,batch_first=True
     reference:seed001.VisionTransformer:image_size=32,...          a class of tools/reference.py
 --num-classes 0 replaces a ViT's head by nn.Identity (vit.h then returns features).
@@ -23,6 +25,11 @@ every tensor then starts at a multiple of its element size (4 for F32), and
 vit.h can use F32 tensors in place. Tensor names are the module's own
 state_dict() names.
 
+From Python, export_module(module, path) takes a module of any class whose
+layout vit.h reads, recognised by class name and parameters (see READERS):
+tools/reference.py's, the same classes typed into one's own code, and the
+original authors' classes the seeds came from.
+
 This file is also the tools' library: the importers (make_fixtures.py,
 roundtrip.py, check_fixtures.py) get spec building, random weights and "what
 does PyTorch compute for this module" from here, so all of them agree.
@@ -35,13 +42,16 @@ import inspect
 import json
 import math
 import os
+import re
 import struct
 import sys
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
 import torchvision.models.vision_transformer as tv
 from torch import nn
+from torch.nn.modules.utils import _pair
 
 import reference as R
 
@@ -145,6 +155,28 @@ def load_safetensors(path):
 
 
 # ---- what a module is, for vit.h ----
+# A module is recognised by what it is, not by the file that defined it:
+# its class name, the names of its parameters, and its attributes where
+# those decide what the forward computes (AFTLocal's s, EMSA's ratio,
+# OutlookAttention's scale). Each Reader is one layout of one vit.h kind:
+# the class names it answers to, the parameter names it reads, how the
+# hyperparameters are read off the module, and, for a layout other than
+# the one vit.h reads, how its tensors become vit.h's (ResT's fused kv
+# split into k and v; a bias-free Linear SE as 1x1 convs with zero
+# biases). Every shape is then checked against the module rebuild() makes
+# from those hyperparameters (_construct): the class of
+# tools/reference.py (or torchvision, nn) that vit.h is tested against, so
+# what is written is what vit.h reads.
+
+class Reader(NamedTuple):
+    kind: str
+    naming: str
+    classes: tuple  # the class names it answers to
+    params: str  # its parameter names: {i} a layer index, {a,b} either, a trailing ? optional
+    meta: Callable  # module -> hyperparameters; ExportError when an attribute does not fit vit.h
+    tensors: Callable = None  # (module, hyperparameters, state) -> vit.h's tensors, popping what it uses from state
+    types: tuple = ()  # the tested classes themselves (their state_dict is vit.h's, read as it is)
+
 
 def _out(linear):
     """Classes of a head: 0 when it was replaced by nn.Identity (feature extraction)."""
@@ -156,6 +188,22 @@ def _patch(conv, image_size):
                 hidden_dim=conv.out_channels)
 
 
+def _act(*modules):
+    """vit.h's name of the activation all of modules are: "relu" (nn.ReLU) or "gelu" (nn.GELU, exact erf form)."""
+    names = {"relu" if isinstance(a, nn.ReLU) else
+             "gelu" if isinstance(a, nn.GELU) and getattr(a, "approximate", "none") == "none" else repr(a)
+             for a in modules}
+    if len(names) != 1 or not names <= {"relu", "gelu"}:
+        raise ExportError(f"activation {', '.join(sorted(names))}: vit.h computes nn.ReLU or nn.GELU (exact), "
+                          f"the same in every layer")
+    return names.pop()
+
+
+def _need(ok, why):
+    if not ok:
+        raise ExportError(why)
+
+
 def _vit_torchvision(m):
     if not isinstance(m.conv_proj, nn.Conv2d):
         raise ExportError("torchvision VisionTransformer with a conv stem (conv_stem_configs) is not supported")
@@ -163,7 +211,7 @@ def _vit_torchvision(m):
     return dict(_patch(m.conv_proj, m.image_size), num_layers=len(m.encoder.layers),
                 num_heads=m.encoder.layers[0].num_heads, mlp_dim=m.mlp_dim, num_classes=_out(heads.get("head", nn.Identity())),
                 representation_size=_out(heads.get("pre_logits", nn.Identity())), ln_eps=m.encoder.ln.eps,
-                act="gelu", pool="cls", scale_after_softmax=False)
+                act=_act(*(layer.mlp[1] for layer in m.encoder.layers)), pool="cls", scale_after_softmax=False)
 
 
 def _vit_seed001(m):
@@ -171,8 +219,8 @@ def _vit_seed001(m):
     # The seed keeps image_size // patch_size only; image_size is rebuilt from it.
     return dict(_patch(p.conv_proj, p.new_size * p.conv_proj.kernel_size[0]), num_layers=len(m.encoder),
                 num_heads=m.encoder[0].attention.num_heads, mlp_dim=m.encoder[0].mlp.layers[0].out_features,
-                num_classes=_out(m.final), representation_size=0, ln_eps=m.ln.eps, act="relu", pool="cls",
-                scale_after_softmax=False)
+                num_classes=_out(m.final), representation_size=0, ln_eps=m.ln.eps,
+                act=_act(*(block.mlp.layers[1] for block in m.encoder)), pool="cls", scale_after_softmax=False)
 
 
 def _pe_seed004(pe):
@@ -185,7 +233,8 @@ def _vit_seed004(m):
     block = encoder[0]
     return dict(_pe_seed004(embed), num_layers=len(encoder), num_heads=block[0].fn[1].num_heads,
                 mlp_dim=block[1].fn[1][0].out_features, num_classes=_out(head[2]), representation_size=0,
-                ln_eps=head[1].eps, act="gelu", pool="mean", scale_after_softmax=True)
+                ln_eps=head[1].eps, act=_act(*(b[1].fn[1][1] for b in encoder)), pool="mean",
+                scale_after_softmax=True)
 
 
 def _mha(embed_dim, num_heads, scale_after_softmax):
@@ -206,13 +255,115 @@ def _mha_nn(m):
     return _mha(m.embed_dim, m.num_heads, False)
 
 
-def _mlp(first, second, act):
-    return dict(in_dim=first.in_features, hidden_dim=first.out_features, out_dim=second.out_features, act=act)
+def _mlp(seq, second):
+    """An MLP nn.Sequential: Linear at 0, the activation at 1, Linear at `second`, dropouts (no-ops) besides."""
+    layers = [type(layer).__name__ for layer in seq]
+    others = [layer for i, layer in enumerate(seq) if i not in (0, 1, second)]
+    _need(len(seq) > second and all(isinstance(layer, nn.Dropout) for layer in others),
+          f"the MLP is {layers}; vit.h's mlp computes Linear, activation, Linear")
+    first, last = seq[0], seq[second]
+    return dict(in_dim=first.in_features, hidden_dim=first.out_features, out_dim=last.out_features, act=_act(seq[1]))
 
 
 def _block(ln, num_heads, mlp_first, act, scale_after_softmax):
     return dict(hidden_dim=ln.normalized_shape[0], num_heads=num_heads, mlp_dim=mlp_first.out_features,
                 ln_eps=ln.eps, act=act, scale_after_softmax=scale_after_softmax)
+
+
+def _sdsa_classifier(m):
+    _need(_act(m.actn) == "relu", f"actn is {m.actn!r}; vit.h's sdsa_classifier computes ReLU")
+    C = m.attn.key.in_features
+    return dict(n_embd=C, seq_len=m.fc.in_features // C, num_classes=m.fc.out_features)
+
+
+def _se(m):
+    """SqueezeExcitation (torchvision.ops, the tutorials' copy): 1x1 convs, ReLU and sigmoid as vit.h computes."""
+    _need(isinstance(getattr(m, "activation", nn.ReLU()), nn.ReLU),
+          f"activation is {m.activation!r}; vit.h's se computes ReLU")
+    _need(isinstance(getattr(m, "scale_activation", nn.Sigmoid()), nn.Sigmoid),
+          f"scale_activation is {m.scale_activation!r}; vit.h's se computes a sigmoid")
+    return dict(in_channels=m.fc1.in_channels, squeeze_channels=m.fc1.out_channels)
+
+
+def _se_linear(m):
+    """External-Attention-pytorch's SEAttention: fc = Sequential(Linear, ReLU, Linear, Sigmoid), no biases."""
+    _need(len(m.fc) == 4 and isinstance(m.fc[1], nn.ReLU) and isinstance(m.fc[3], nn.Sigmoid),
+          f"fc is {[type(layer).__name__ for layer in m.fc]}; vit.h's se computes Linear, ReLU, Linear, Sigmoid")
+    return dict(in_channels=m.fc[0].in_features, squeeze_channels=m.fc[0].out_features)
+
+
+def _bias(state, name, size):
+    """state's bias `name`, or zeros(size) for a layer without one (adding 0 changes nothing)."""
+    return state.pop(name) if name in state else torch.zeros(size)
+
+
+def _se_linear_tensors(m, meta, state):
+    """The Linear layers as fc1/fc2 1x1 convs: weights (out, in, 1, 1), zero biases where they had none."""
+    C, S = meta["in_channels"], meta["squeeze_channels"]
+    return {"fc1.weight": state.pop("fc.0.weight")[:, :, None, None], "fc1.bias": _bias(state, "fc.0.bias", S),
+            "fc2.weight": state.pop("fc.2.weight")[:, :, None, None], "fc2.bias": _bias(state, "fc.2.bias", C)}
+
+
+def _emsa_norms(sr, ratio, ln, norm):
+    """EMSA's reduction conv and its LayerNorm (ratio > 1), and the transform's InstanceNorm (or None),
+    as vit.h computes them."""
+    if ratio > 1:
+        _need(sr.stride == (ratio, ratio) and sr.padding == (ratio // 2, ratio // 2) and sr.groups == sr.in_channels,
+              f"the reduction conv has stride {sr.stride}, padding {sr.padding}, groups {sr.groups}; "
+              f"vit.h's emsa computes stride {ratio}, padding {ratio // 2}, groups = channels")
+        _need(ln.eps == 1e-5, f"the reduction LayerNorm has eps {ln.eps}; vit.h's emsa computes 1e-05")
+    if norm is not None:
+        _need(isinstance(norm, nn.InstanceNorm2d) and not norm.affine and not norm.track_running_stats
+              and norm.eps == 1e-5, f"the transform's norm is {norm!r}; vit.h's emsa computes "
+                                    f"InstanceNorm2d(eps=1e-05) without affine weights or running stats")
+
+
+def _emsa(m):
+    _emsa_norms(getattr(m, "sr_conv", None), m.ratio, getattr(m, "sr_ln", None),
+                m.transform[2] if m.apply_transform else None)
+    return dict(d_model=m.d_model, d_k=m.d_k, d_v=m.d_v, h=m.h, H=m.H, W=m.W, ratio=m.ratio,
+                apply_transform=m.apply_transform)
+
+
+def _emsa_rest(m):
+    """ResT's Attention (wofmanaf/ResT): EMSA with q, kv = [k; v] fused, sr, sr_norm, transform_conv/_norm.
+    Its forward takes H and W; vit.h needs them when sr_ratio > 1 (export_module(m, path, H=.., W=..))."""
+    C, NH = m.q.in_features, m.num_heads
+    _need(C % NH == 0, f"dim {C} is not a multiple of num_heads {NH}")
+    hs = C // NH
+    _need(math.isclose(m.scale, hs ** -0.5, rel_tol=1e-6),
+          f"scale (qk_scale) is {m.scale!r}; vit.h's emsa scales by 1/sqrt(head size) = {hs ** -0.5!r}")
+    ratio = m.sr_ratio
+    _emsa_norms(getattr(m, "sr", None), ratio, getattr(m, "sr_norm", None),
+                m.transform_norm if m.apply_transform else None)
+    # H and W only matter with a reduction (ratio > 1); otherwise any grid, 1 x 1 by default.
+    grid = None if ratio > 1 else 1
+    return dict(d_model=C, d_k=hs, d_v=hs, h=NH, H=grid, W=grid, ratio=ratio, apply_transform=m.apply_transform)
+
+
+def _emsa_rest_tensors(m, meta, state):
+    C = meta["d_model"]
+    k, v = state.pop("kv.weight").split(C)
+    kb, vb = _bias(state, "kv.bias", 2 * C).split(C)
+    out = {"fc_q.weight": state.pop("q.weight"), "fc_q.bias": _bias(state, "q.bias", C),
+           "fc_k.weight": k, "fc_k.bias": kb, "fc_v.weight": v, "fc_v.bias": vb,
+           "fc_o.weight": state.pop("proj.weight"), "fc_o.bias": state.pop("proj.bias")}
+    for old, new in (("sr", "sr_conv"), ("sr_norm", "sr_ln"), ("transform_conv", "transform.conv")):
+        out.update((f"{new}.{p}", state.pop(f"{old}.{p}")) for p in ("weight", "bias") if f"{old}.{p}" in state)
+    return out
+
+
+def _shuffle(m):
+    """ShuffleAttention (G, channel) or SA-Net's sa_layer (groups; channel only in the weights' shape)."""
+    G = m.G if hasattr(m, "G") else m.groups
+    half = m.cweight.shape[1]
+    channel = getattr(m, "channel", 2 * G * half)
+    _need(channel == 2 * G * half,
+          f"channel {channel} is not a multiple of 2 * G = {2 * G}: vit.h splits every group into two equal halves")
+    gn = m.gn
+    _need(gn.num_groups == gn.num_channels == half and gn.affine and gn.eps == 1e-5,
+          f"gn is {gn!r}; vit.h's shuffle computes GroupNorm({half}, {half}) with eps 1e-05 and affine weights")
+    return dict(channel=channel, G=G)
 
 
 def _aft(m, variant):
@@ -223,49 +374,172 @@ def _aft(m, variant):
     return meta
 
 
-# exact type -> (kind, naming, hyperparameters). Exact, not isinstance: seed002.Model subclasses seed002.MLP.
-DESCRIBE = {
-    tv.VisionTransformer: ("vit", "torchvision", _vit_torchvision),
-    R.seed001.VisionTransformer: ("vit", "patchify", _vit_seed001),
-    R.seed004.ViT: ("vit", "einops", _vit_seed004),
-    R.seed000.SDPA: ("sdpa", "default", lambda m: {}),
-    R.seed000.MultiHeadedAttention: ("mha", "proj_qkv", lambda m: _mha(m.proj_query.in_features, m.heads, False)),
-    nn.MultiheadAttention: ("mha", "nn", _mha_nn),
-    R.seed004.MultiHeadAttention: ("mha", "einops", lambda m: _mha(m.emb_size, m.num_heads, True)),
+def _aft_ea(m):
+    """External-Attention-pytorch's AFT_FULL: fc_q/k/v, no output projection, position_biases (n, n).
+    With simple=True position_biases is a constant zero tensor: AFT-simple. It takes exactly n tokens."""
+    pb = m.position_biases
+    full = isinstance(pb, nn.Parameter) or bool(pb.any())
+    D = m.fc_q.in_features
+    return dict(variant="full" if full else "simple", max_seqlen=pb.shape[0] if full else 0, dim=D, hidden_dim=D)
+
+
+def _aft_ea_tensors(m, meta, state):
+    """fc_q/k/v as to_q/k/v; the missing projection as the identity (exact: x * 1 + 0 * others); wbias."""
+    D = meta["dim"]
+    out = {f"to_{p}.{w}": state.pop(f"fc_{p}.{w}") if w == "weight" else _bias(state, f"fc_{p}.bias", D)
+           for p in "qkv" for w in ("weight", "bias")}
+    out.update({"project.weight": torch.eye(D), "project.bias": torch.zeros(D)})
+    pb = state.pop("position_biases", m.position_biases)
+    if meta["variant"] == "full":
+        out["wbias"] = pb
+    return out
+
+
+def _outlook(m, v):
+    """OutlookAttention (VOLO's, External-Attention-pytorch's): its unfold and pool as vit.h's outlook computes them."""
+    K, P, S = m.kernel_size, m.padding, m.stride
+    for name, layer in m.named_children():
+        if isinstance(layer, nn.Unfold):
+            got = [_pair(getattr(layer, a)) for a in ("kernel_size", "dilation", "padding", "stride")]
+            _need(got == [(K, K), (1, 1), (P, P), (S, S)],
+                  f"{name} is Unfold(kernel_size={layer.kernel_size}, dilation={layer.dilation}, "
+                  f"padding={layer.padding}, stride={layer.stride}); vit.h's outlook unfolds {K}x{K} windows with "
+                  f"padding {P}, stride {S} (as the fold puts them back)")
+        if isinstance(layer, nn.AvgPool2d):
+            _need(_pair(layer.kernel_size) == _pair(layer.stride) == (S, S) and
+                  layer.ceil_mode and _pair(layer.padding) == (0, 0),
+                  f"{name} is {layer!r}; vit.h's outlook pools with AvgPool2d({S}, {S}, ceil_mode=True)")
+    return dict(dim=v.in_features, num_heads=m.num_heads, kernel_size=m.kernel_size, padding=m.padding,
+                stride=m.stride, qkv_bias=v.bias is not None, scale=float(m.scale))
+
+
+def _outlook_ea_tensors(m, meta, state):
+    """External-Attention-pytorch's v_pj is VOLO's v."""
+    out = {name.replace("v_pj.", "v.", 1): state.pop(name) for name in list(state) if name.startswith("v_pj.")}
+    out.update((name, state.pop(name)) for name in list(state) if name.split(".")[0] in ("attn", "proj"))
+    return out
+
+
+AFT = "to_{q,k,v}.{weight,bias} project.{weight,bias}"
+TV_LAYER = "encoder.layers.encoder_layer_{i}."
+SEED004_LAYER = "1.{i}."
+
+READERS = [
+    Reader("vit", "torchvision", ("VisionTransformer",),
+           f"class_token conv_proj.{{weight,bias}} encoder.pos_embedding {TV_LAYER}{{ln_1,ln_2}}.{{weight,bias}} "
+           f"{TV_LAYER}self_attention.{{in_proj_weight,in_proj_bias}} "
+           f"{TV_LAYER}self_attention.out_proj.{{weight,bias}} {TV_LAYER}mlp.{{0,3}}.{{weight,bias}} "
+           f"encoder.ln.{{weight,bias}} heads.{{head,pre_logits}}.{{weight,bias}}?",
+           _vit_torchvision, types=(tv.VisionTransformer,)),
+    Reader("vit", "patchify", ("VisionTransformer",),
+           "class_token pos_embedding patchify.conv_proj.{weight,bias} encoder.{i}.{ln_1,ln_2}.{weight,bias} "
+           "encoder.{i}.attention.{in_proj_weight,in_proj_bias} encoder.{i}.attention.out_proj.{weight,bias} "
+           "encoder.{i}.mlp.layers.{0,2}.{weight,bias} ln.{weight,bias} final.{weight,bias}?",
+           _vit_seed001, types=(R.seed001.VisionTransformer,)),
+    Reader("vit", "einops", ("ViT",),
+           f"0.cls_token 0.positions 0.projection.0.{{weight,bias}} {SEED004_LAYER}{{0,1}}.fn.0.{{weight,bias}} "
+           f"{SEED004_LAYER}0.fn.1.{{qkv,projection}}.{{weight,bias}} {SEED004_LAYER}1.fn.1.{{0,3}}.{{weight,bias}} "
+           "2.1.{weight,bias} 2.2.{weight,bias}?", _vit_seed004, types=(R.seed004.ViT,)),
+    Reader("sdpa", "default", ("SDPA",), "", lambda m: {}, types=(R.seed000.SDPA,)),
+    Reader("mha", "proj_qkv", ("MultiHeadedAttention",), "proj_{query,key,value}.{weight,bias} final.{weight,bias}",
+           lambda m: _mha(m.proj_query.in_features, m.heads, False), types=(R.seed000.MultiHeadedAttention,)),
+    Reader("mha", "nn", ("MultiheadAttention",), "in_proj_weight in_proj_bias out_proj.{weight,bias}", _mha_nn,
+           types=(nn.MultiheadAttention,)),
+    Reader("mha", "einops", ("MultiHeadAttention",), "qkv.{weight,bias} projection.{weight,bias}",
+           lambda m: _mha(m.emb_size, m.num_heads, True), types=(R.seed004.MultiHeadAttention,)),
     # seed 000's MLP has seed 001's layout (layers.0, ReLU, layers.2), so it shares its naming.
-    R.seed000.MLP: ("mlp", "seq_layers", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
-    R.seed001.MLP: ("mlp", "seq_layers", lambda m: _mlp(m.layers[0], m.layers[2], "relu")),
-    tv.MLPBlock: ("mlp", "torchvision", lambda m: _mlp(m[0], m[3], "gelu")),
-    R.seed004.FeedForwardBlock: ("mlp", "einops", lambda m: _mlp(m[0], m[3], "gelu")),
-    R.seed002.MLP: ("mlp", "seq_mlp", lambda m: _mlp(m.mlp[0], m.mlp[2], "relu")),
-    tv.EncoderBlock: ("encoder_block", "torchvision", lambda m: _block(m.ln_1, m.num_heads, m.mlp[0], "gelu", False)),
-    R.seed001.EncoderBlock: ("encoder_block", "patchify",
-                             lambda m: _block(m.ln_1, m.attention.num_heads, m.mlp.layers[0], "relu", False)),
-    R.seed004.TransformerEncoderBlock: ("encoder_block", "einops",
-                                        lambda m: _block(m[0].fn[0], m[0].fn[1].num_heads, m[1].fn[1][0], "gelu", True)),
-    R.seed000.PatchifyLayer: ("patch_embed", "conv_proj", lambda m: dict(
-        _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False)),
-    R.seed001.PatchifyLayer: ("patch_embed", "conv_proj", lambda m: dict(
-        _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False)),
-    R.seed004.PatchEmbedding: ("patch_embed", "einops", lambda m: dict(_pe_seed004(m), class_token=True, pos_embed=True)),
-    R.seed002.ScaledDotSelfAttention: ("sdsa", "default", lambda m: dict(n_embd=m.key.in_features)),
-    R.seed002.Model: ("sdsa_classifier", "default", lambda m: dict(
-        n_embd=m.attn.key.in_features, seq_len=m.fc.in_features // m.attn.key.in_features,
-        num_classes=m.fc.out_features)),
-    R.seed000.SqueezeExcitation: ("se", "torchvision", lambda m: dict(
-        in_channels=m.fc1.in_channels, squeeze_channels=m.fc1.out_channels)),
-    R.seed003.EMSA: ("emsa", "default", lambda m: dict(
-        d_model=m.d_model, d_k=m.d_k, d_v=m.d_v, h=m.h, H=m.H, W=m.W, ratio=m.ratio,
-        apply_transform=m.apply_transform)),
-    R.seed003.ShuffleAttention: ("shuffle", "default", lambda m: dict(channel=m.channel, G=m.G)),
-    R.seed003.SpatialGroupEnhance: ("sge", "default", lambda m: dict(groups=m.groups)),
-    R.seed003.AFTFull: ("aft", "default", lambda m: _aft(m, "full")),
-    R.seed003.AFTSimple: ("aft", "default", lambda m: _aft(m, "simple")),
-    R.seed003.AFTLocal: ("aft", "default", lambda m: _aft(m, "local")),
-    R.seed003.OutlookAttention: ("outlook", "default", lambda m: dict(
-        dim=m.v.in_features, num_heads=m.num_heads, kernel_size=m.kernel_size, padding=m.padding,
-        stride=m.stride, qkv_bias=m.v.bias is not None, scale=float(m.scale))),
-}
+    Reader("mlp", "seq_layers", ("MLP",), "layers.{0,2}.{weight,bias}", lambda m: _mlp(m.layers, 2),
+           types=(R.seed001.MLP, R.seed000.MLP)),
+    Reader("mlp", "torchvision", ("MLPBlock",), "{0,3}.{weight,bias}", lambda m: _mlp(m, 3),
+           types=(tv.MLPBlock,)),
+    Reader("mlp", "einops", ("FeedForwardBlock",), "{0,3}.{weight,bias}", lambda m: _mlp(m, 3),
+           types=(R.seed004.FeedForwardBlock,)),
+    Reader("mlp", "seq_mlp", ("MLP",), "mlp.{0,2}.{weight,bias}", lambda m: _mlp(m.mlp, 2), types=(R.seed002.MLP,)),
+    Reader("encoder_block", "torchvision", ("EncoderBlock",),
+           "{ln_1,ln_2}.{weight,bias} self_attention.{in_proj_weight,in_proj_bias} "
+           "self_attention.out_proj.{weight,bias} mlp.{0,3}.{weight,bias}",
+           lambda m: _block(m.ln_1, m.num_heads, m.mlp[0], _act(m.mlp[1]), False), types=(tv.EncoderBlock,)),
+    Reader("encoder_block", "patchify", ("EncoderBlock",),
+           "{ln_1,ln_2}.{weight,bias} attention.{in_proj_weight,in_proj_bias} attention.out_proj.{weight,bias} "
+           "mlp.layers.{0,2}.{weight,bias}",
+           lambda m: _block(m.ln_1, m.attention.num_heads, m.mlp.layers[0], _act(m.mlp.layers[1]), False),
+           types=(R.seed001.EncoderBlock,)),
+    Reader("encoder_block", "einops", ("TransformerEncoderBlock",),
+           "{0,1}.fn.0.{weight,bias} 0.fn.1.{qkv,projection}.{weight,bias} 1.fn.1.{0,3}.{weight,bias}",
+           lambda m: _block(m[0].fn[0], m[0].fn[1].num_heads, m[1].fn[1][0], _act(m[1].fn[1][1]), True),
+           types=(R.seed004.TransformerEncoderBlock,)),
+    Reader("patch_embed", "conv_proj", ("PatchifyLayer",), "conv_proj.{weight,bias}", lambda m: dict(
+        _patch(m.conv_proj, m.new_size * m.conv_proj.kernel_size[0]), class_token=False, pos_embed=False),
+        types=(R.seed000.PatchifyLayer, R.seed001.PatchifyLayer)),
+    Reader("patch_embed", "einops", ("PatchEmbedding",), "cls_token positions projection.0.{weight,bias}",
+           lambda m: dict(_pe_seed004(m), class_token=True, pos_embed=True), types=(R.seed004.PatchEmbedding,)),
+    Reader("sdsa", "default", ("ScaledDotSelfAttention",), "{query,key,value}.{weight,bias}",
+           lambda m: dict(n_embd=m.key.in_features), types=(R.seed002.ScaledDotSelfAttention,)),
+    Reader("sdsa_classifier", "default", ("Model",), "attn.{query,key,value}.{weight,bias} fc.{weight,bias}",
+           _sdsa_classifier, types=(R.seed002.Model,)),
+    Reader("se", "torchvision", ("SqueezeExcitation",), "fc1.{weight,bias} fc2.{weight,bias}", _se,
+           types=(R.seed000.SqueezeExcitation,)),
+    Reader("se", "torchvision", ("SEAttention",), "fc.0.weight fc.0.bias? fc.2.weight fc.2.bias?", _se_linear,
+           _se_linear_tensors),
+    Reader("emsa", "default", ("EMSA",),
+           "fc_{q,k,v,o}.{weight,bias} sr_conv.{weight,bias}? sr_ln.{weight,bias}? transform.conv.{weight,bias}?",
+           _emsa, types=(R.seed003.EMSA,)),
+    Reader("emsa", "default", ("Attention",),
+           "q.weight q.bias? kv.weight kv.bias? proj.{weight,bias} sr.{weight,bias}? sr_norm.{weight,bias}? "
+           "transform_conv.{weight,bias}?", _emsa_rest, _emsa_rest_tensors),
+    Reader("shuffle", "default", ("ShuffleAttention", "sa_layer"), "cweight cbias sweight sbias gn.{weight,bias}",
+           _shuffle, types=(R.seed003.ShuffleAttention,)),
+    Reader("sge", "default", ("SpatialGroupEnhance",), "weight bias", lambda m: dict(groups=m.groups),
+           types=(R.seed003.SpatialGroupEnhance,)),
+    # Local before full: with kind="aft" and a class of another name, AFTLocal's window s decides.
+    Reader("aft", "default", ("AFTLocal",), f"{AFT} wbias", lambda m: _aft(m, "local"), types=(R.seed003.AFTLocal,)),
+    Reader("aft", "default", ("AFTFull",), f"{AFT} wbias", lambda m: _aft(m, "full"), types=(R.seed003.AFTFull,)),
+    Reader("aft", "default", ("AFTSimple",), AFT, lambda m: _aft(m, "simple"), types=(R.seed003.AFTSimple,)),
+    Reader("aft", "default", ("AFT_FULL",), "fc_{q,k,v}.weight fc_{q,k,v}.bias? position_biases?", _aft_ea,
+           _aft_ea_tensors),
+    Reader("outlook", "default", ("OutlookAttention",), "v.weight v.bias? attn.{weight,bias} proj.{weight,bias}",
+           lambda m: _outlook(m, m.v), types=(R.seed003.OutlookAttention,)),
+    Reader("outlook", "default", ("OutlookAttention",), "v_pj.weight v_pj.bias? attn.{weight,bias} proj.{weight,bias}",
+           lambda m: _outlook(m, m.v_pj), _outlook_ea_tensors),
+]
+# A tested class -> its reader; (kind, naming) -> the tested class rebuild() makes for a file of another class.
+EXACT = {t: r for r in READERS for t in r.types}
+CANONICAL = {}
+for _r in READERS:
+    if _r.types:
+        CANONICAL.setdefault((_r.kind, _r.naming), _r.types[0])
+KINDS = tuple(dict.fromkeys(r.kind for r in READERS))
+
+
+@functools.lru_cache(maxsize=None)
+def _patterns(params):
+    """[(regex, text, required)] of a Reader's params string."""
+    out = []
+    for word in params.split():
+        text = word.rstrip("?")
+        parts = re.split(r"(\{[^}]*\})", text)
+        rx = "".join(r"\d+" if p == "{i}" else "(?:" + "|".join(map(re.escape, p[1:-1].split(","))) + ")"
+                     if p.startswith("{") else re.escape(p) for p in parts)
+        out.append((re.compile(rx), text, not word.endswith("?")))
+    return out
+
+
+def _fit(reader, names):
+    """(the required parameters names lacks, the names reader does not read): ([], []) when names fit it."""
+    pats = _patterns(reader.params)
+    missing = [text for rx, text, required in pats if required and not any(rx.fullmatch(n) for n in names)]
+    stray = [n for n in names if not any(rx.fullmatch(n) for rx, _, _ in pats)]
+    return missing, stray
+
+
+def _state(module):
+    """The module's weights: its floating-point state_dict entries (integer buffers such as BatchNorm's
+    num_batches_tracked are not weights)."""
+    return {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
+
+
+def _name(cls):
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def _str(v):
@@ -275,42 +549,146 @@ def _str(v):
     return repr(v) if isinstance(v, float) else str(v)
 
 
-def describe(module):
-    """(kind, naming, metadata) of a module, metadata as the strings written to the file."""
+def _metadata(reader, cls, hyper):
+    meta = {"format": "vit.h", "format_version": "1", "kind": reader.kind, "naming": reader.naming, "class": _name(cls)}
+    meta.update((k, _str(v)) for k, v in hyper.items())
+    return meta
+
+
+def _hyper(reader, module, given):
+    """reader's hyperparameters of module, then the given ones in their place."""
+    try:
+        hyper = reader.meta(module)
+    except (AttributeError, TypeError, IndexError) as e:
+        raise ExportError(f"{e}") from None
+    for key, value in given.items():
+        if key not in hyper:
+            raise ExportError(f"cannot override {key!r} for kind {reader.kind!r}")
+        hyper[key] = value
+    unset = [k for k, v in hyper.items() if v is None]
+    if unset:
+        raise ExportError(f"{' and '.join(unset)} are not stored in the module (its forward takes them); "
+                          f"pass {', '.join(k + '=...' for k in unset)}")
+    return hyper
+
+
+def _tensors(reader, module, hyper):
+    """vit.h's tensors for module read by reader, in the order of the tested class, every shape checked against it."""
+    state = _state(module)
+    if reader.tensors:
+        rest = dict(state)
+        state = reader.tensors(module, hyper, rest)
+        if rest:
+            raise ExportError(f"parameter {next(iter(rest))!r} has no place in vit.h's {reader.kind}")
+    ref = _state(_construct(_metadata(reader, type(module), hyper)))
+    how = ", ".join(f"{k}={_str(v)}" for k, v in hyper.items())
+    for name, t in ref.items():
+        if name not in state:
+            raise ExportError(f"no parameter {name!r}, which vit.h's {reader.kind} reads with {how}")
+        if tuple(state[name].shape) != tuple(t.shape):
+            raise ExportError(f"parameter {name!r} has shape {list(state[name].shape)}; vit.h's {reader.kind} reads "
+                              f"{list(t.shape)} with {how}")
+    stray = [name for name in state if name not in ref]
+    if stray:
+        raise ExportError(f"parameter {stray[0]!r} is not one vit.h's {reader.kind} reads with {how}")
+    return {name: state[name] for name in ref}
+
+
+def _closest(module, pool, names):
+    """An ExportError naming the reader of pool that module comes closest to, and what differs."""
+    def score(r):
+        missing, stray = _fit(r, names)
+        required = sum(req for _, _, req in _patterns(r.params))
+        return (type(module).__name__ in r.classes, (required - len(missing) + len(names) - len(stray)) /
+                max(1, required + len(names)))
+
+    def listed(items):
+        return ", ".join(map(repr, items[:4])) + (f" and {len(items) - 4} more" if len(items) > 4 else "")
+
+    what = _name(type(module))
+    best = max(pool, key=score)
+    if score(best) == (False, 0):
+        kinds = list(dict.fromkeys(r.kind for r in pool))
+        if len(kinds) == 1:
+            raise ExportError(f"{what}: kind {kinds[0]!r} reads none of its parameters ({listed(names)})")
+        raise ExportError(f"{what}: no vit.h kind reads parameters named {listed(names)} "
+                          f"(the kinds: {', '.join(kinds)})")
+    missing, stray = _fit(best, names)
+    differs = [f"it lacks {listed(missing)}"] if missing else []
+    differs += [f"{best.kind} does not read {listed(stray)}"] if stray else []
+    raise ExportError(f"{what}: no vit.h kind fits; the closest is kind {best.kind!r} ({' / '.join(best.classes)}, "
+                      f"{best.naming} names): {'; '.join(differs)}")
+
+
+def _read(module, kind=None, given=None):
+    """(reader, hyperparameters, tensors) of module; tensors None when its state_dict is what vit.h reads.
+
+    A class the tools test against (tools/reference.py's, torchvision's,
+    nn's) is read as it is. Any other is matched by parameter names, among
+    the readers of kind when given: a fit whose class names include the
+    module's class name is tried first; a fit of another class name only
+    when kind says so, as the names alone cannot tell what a forward
+    computes.
+    """
+    given = given or {}
     cls = type(module)
-    if cls not in DESCRIBE:
-        raise ExportError(f"{cls.__module__}.{cls.__qualname__}: no vit.h kind for this class; "
-                          f"known: {', '.join(sorted(c.__qualname__ for c in DESCRIBE))}")
-    kind, naming, params = DESCRIBE[cls]
-    meta = {"format": "vit.h", "format_version": "1", "kind": kind, "naming": naming,
-            "class": f"{cls.__module__}.{cls.__qualname__}"}
-    meta.update((k, _str(v)) for k, v in params(module).items())
-    return kind, naming, meta
+    exact = EXACT.get(cls)
+    if exact is not None and kind in (None, exact.kind):
+        return exact, _hyper(exact, module, given), None
+    if kind is not None and kind not in KINDS:
+        raise ExportError(f"kind {kind!r}: expected one of {', '.join(KINDS)}")
+    names = sorted(_state(module))
+    pool = [r for r in READERS if kind in (None, r.kind)]
+    fits = [r for r in pool if _fit(r, names) == ([], [])]
+    named = [r for r in fits if cls.__name__ in r.classes]
+    errors = []
+    for r in named or (fits if kind else []):
+        try:
+            hyper = _hyper(r, module, given)
+            return r, hyper, _tensors(r, module, hyper)
+        except ExportError as e:
+            errors.append(f"read as kind {r.kind!r} ({' / '.join(r.classes)}): {e}")
+    if errors:
+        raise ExportError(f"{_name(cls)}: {'; '.join(errors)}")
+    if fits:
+        r = fits[0]
+        raise ExportError(f"{_name(cls)}: vit.h knows no class named {cls.__name__!r}, but its parameters are those "
+                          f"of kind {r.kind!r} ({' / '.join(r.classes)}): pass kind={r.kind!r} if its forward computes "
+                          f"the same")
+    _closest(module, pool, names)
+
+
+def describe(module, kind=None, **given):
+    """(kind, naming, metadata) of a module, metadata as the strings written to the file.
+
+    kind picks the reader where the class name does not (see _read); given
+    replaces hyperparameters (export_module's overrides).
+    """
+    reader, hyper, _ = _read(module, kind, given)
+    return reader.kind, reader.naming, _metadata(reader, type(module), hyper)
 
 
 def export_module(module, path, kind=None, dtype="F32", extra=None, **overrides):
     """Write module's weights and inferred config to path; returns the metadata.
 
-    kind, when given, must be the inferred one (a guard for callers).
-    extra adds metadata entries vit.h does not read (a trained model's
-    dataset, labels, input normalisation); they may not shadow inferred keys.
-    overrides replace inferred hyperparameters, e.g. image_size for a seed 001
-    model whose image size was not a multiple of the patch size.
+    The module may be of any class vit.h has a reader for: tools/reference.py's,
+    torchvision's and nn's, the same classes typed into one's own code, and
+    the original authors' layouts (External-Attention-pytorch, VOLO, ResT,
+    SA-Net, PytorchInsight, aft-pytorch); see READERS. kind, when given,
+    picks the reader (and must be the module's). extra adds metadata entries
+    vit.h does not read (a trained model's dataset, labels, input
+    normalisation); they may not shadow inferred keys. overrides replace
+    inferred hyperparameters, e.g. image_size for a seed 001 model whose
+    image size was not a multiple of the patch size, or H and W for ResT's
+    Attention, whose forward takes them.
     """
-    found, _, meta = describe(module)
-    if kind is not None and kind != found:
-        raise ExportError(f"{type(module).__qualname__} exports as kind {found!r}, not {kind!r}")
+    reader, hyper, tensors = _read(module, kind, overrides)
+    meta = _metadata(reader, type(module), hyper)
     for key, value in (extra or {}).items():
         if key in meta:
             raise ExportError(f"extra metadata {key!r} would shadow an inferred entry")
         meta[key] = _str(value)
-    for key, value in overrides.items():
-        if key not in meta or key in ("format", "format_version", "kind", "naming", "class"):
-            raise ExportError(f"cannot override {key!r} for kind {found!r}")
-        meta[key] = _str(value)
-    # Floating-point entries only: integer buffers (e.g. BatchNorm's num_batches_tracked) are not weights.
-    tensors = {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
-    write_safetensors(path, tensors, dict(sorted(meta.items())), dtype)
+    write_safetensors(path, _state(module) if tensors is None else tensors, dict(sorted(meta.items())), dtype)
     return meta
 
 
@@ -354,12 +732,18 @@ def round_weights(module, dtype):
     return module
 
 
-SELF_ATTENTION_QKV = (nn.MultiheadAttention, R.seed000.MultiHeadedAttention, R.seed003.EMSA)
+@functools.lru_cache(maxsize=None)
+def _takes_qkv(cls):
+    """Whether cls's forward takes (query, key, value): nn.MultiheadAttention, MultiHeadedAttention, EMSA."""
+    params = [p for p in inspect.signature(cls.forward).parameters.values()
+              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(params) >= 4 and params[2].name in ("key", "keys", "k")
 
 
 def reference_forward(module, x):
-    """What vit.h must compute for input x: modules taking (query, key, value) get x, x, x; tuples give [0]."""
-    out = module(x, x, x) if type(module) in SELF_ATTENTION_QKV else module(x)
+    """What vit.h must compute for input x: modules taking (query, key, value) get x, x, x; tuples give [0].
+    (ResT's Attention takes (x, H, W): call it yourself.)"""
+    out = module(x, x, x) if _takes_qkv(type(module)) else module(x)
     return out[0] if isinstance(out, tuple) else out
 
 
@@ -409,7 +793,7 @@ def _aft_rebuild(m):
     return cls(m["max_seqlen"], m["dim"], m["hidden_dim"], **extra)
 
 
-# class -> constructor from parsed metadata; every class of DESCRIBE has one.
+# class -> constructor from parsed metadata; every tested class of READERS (EXACT) has one.
 REBUILD = {
     tv.VisionTransformer: _tv_vit,
     R.seed001.VisionTransformer: lambda m: R.seed001.VisionTransformer(
@@ -452,6 +836,8 @@ REBUILD = {
         m["dim"], m["num_heads"], m["kernel_size"], m["padding"], m["stride"], bool(m["qkv_bias"]), m["scale"]),
 }
 
+assert set(REBUILD) == set(EXACT), "every tested class needs a reader and a constructor"
+
 
 # Files written before vit.h 0.2 named kinds, namings and a key after the
 # tutorials the modules came from; vit.h reads them as today's names
@@ -476,24 +862,37 @@ def current_names(meta):
     return meta
 
 
+def _construct(meta):
+    """The tested module (init weights) for metadata with today's names: its class's when it is one of
+    REBUILD, else (a user's class, read by one of READERS) the tested class of its kind and naming."""
+    classes = {_name(c): c for c in REBUILD}
+    cls = classes.get(meta.get("class")) or CANONICAL.get((meta.get("kind"), meta.get("naming")))
+    if cls is None:
+        raise ExportError(f"metadata class {meta.get('class')!r}, kind {meta.get('kind')!r}, naming "
+                          f"{meta.get('naming')!r}: no module to rebuild; known: {', '.join(classes)}")
+    try:
+        module = REBUILD[cls]({k: _value(v) for k, v in meta.items()})
+    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+        raise ExportError(f"cannot rebuild {cls.__qualname__} from the metadata: {e!r}") from None
+    if int(meta.get("num_classes", 1)) == 0:
+        drop_head(module)
+    return module
+
+
 def rebuild(meta):
     """The module (eval mode, init weights) that export_module would describe with these metadata.
 
-    Raises ExportError when the class is unknown or the rebuilt module would
-    not be described by the same metadata (what vit.h reads must be what ran).
+    A file of a class not in REBUILD (a user's) rebuilds as the tested class
+    of its kind and naming. Raises ExportError when neither is known or the
+    rebuilt module would not be described by the same metadata (what vit.h
+    reads must be what ran).
     """
     meta = current_names(meta)
-    classes = {f"{c.__module__}.{c.__qualname__}": c for c in REBUILD}
-    cls = classes.get(meta.get("class"))
-    if cls is None:
-        raise ExportError(f"metadata class {meta.get('class')!r}: no module to rebuild; known: {', '.join(classes)}")
-    module = REBUILD[cls]({k: _value(v) for k, v in meta.items()})
-    if int(meta.get("num_classes", 1)) == 0:
-        drop_head(module)
+    module = _construct(meta)
     _, _, mine = describe(module)
-    wrong = [f"{k}={meta.get(k)!r} (rebuilt: {v!r})" for k, v in mine.items() if meta.get(k) != v]
+    wrong = [f"{k}={meta.get(k)!r} (rebuilt: {v!r})" for k, v in mine.items() if k != "class" and meta.get(k) != v]
     if wrong:
-        raise ExportError(f"rebuilt {cls.__qualname__} differs from the metadata: {', '.join(wrong)}")
+        raise ExportError(f"rebuilt {type(module).__qualname__} differs from the metadata: {', '.join(wrong)}")
     return module.eval()
 
 
@@ -701,24 +1100,52 @@ def _set_arg(spec, factory, kwargs, names, value, flag):
     kwargs[name] = value
 
 
-def build(spec, num_classes=None, image_size=None):
+def _timm():
+    """timm (tools/requirements.txt pins it into build/venv), quietly: it warns about its hub client."""
+    import logging
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        try:
+            import timm
+        except ImportError as e:
+            raise ExportError(f"timm specs need timm ({e}); run make deps, then use build/venv/bin/python") from None
+        finally:
+            logging.disable(logging.NOTSET)
+    return timm
+
+
+def build(spec, num_classes=None, image_size=None, pretrained=False):
     """Build the module a SPEC names (see the module docstring), in eval mode."""
     prefix, _, rest = spec.partition(":")
     name, _, args = rest.partition(":")
-    roots = {"torchvision": tv, "nn": nn, "reference": R}
+    roots = {"torchvision": tv, "nn": nn, "reference": R, "timm": None}
     if prefix not in roots or not name:
-        raise ExportError(f"spec {spec!r}: expected torchvision:NAME, nn:NAME or reference:NAME, then :arg=value,...")
-    factory = roots[prefix]
-    for part in name.split("."):
-        factory = getattr(factory, part, None)
-        if factory is None:
-            raise ExportError(f"spec {spec!r}: {prefix} has no {name!r}")
+        raise ExportError(f"spec {spec!r}: expected torchvision:NAME, timm:NAME, nn:NAME or reference:NAME, then :arg=value,...")
     kwargs = {}
     for item in filter(None, args.split(",")):
         key, eq, text = item.partition("=")
         if not eq:
             raise ExportError(f"spec {spec!r}: argument {item!r} is not key=value")
         kwargs[key.strip()] = _value(text.strip())
+    if prefix == "timm":
+        timm = _timm()
+        if image_size is not None:
+            kwargs["img_size"] = image_size
+        if num_classes is not None:
+            kwargs["num_classes"] = num_classes
+        try:
+            return timm.create_model(name, pretrained=pretrained, **kwargs).eval()
+        except RuntimeError as e:
+            raise ExportError(f"spec {spec!r}: {e}") from None
+    if pretrained:
+        raise ExportError("--pretrained applies to timm specs")
+    factory = roots[prefix]
+    for part in name.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise ExportError(f"spec {spec!r}: {prefix} has no {name!r}")
     if image_size is not None:
         _set_arg(spec, factory, kwargs, ("image_size", "img_size"), image_size, "--image-size")
     if num_classes:
@@ -729,8 +1156,17 @@ def build(spec, num_classes=None, image_size=None):
     return module.eval()
 
 
+def export_timm(model, path, dtype="F32"):
+    """A timm model as timm saves it for the hub: its state_dict names, no vit.h metadata, and the
+    config.json timm's save_config_for_hf writes (architecture, model_args, pretrained_cfg) beside it."""
+    from timm.models._hub import save_config_for_hf
+    sd = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+    write_safetensors(path, sd, {"format": "pt"}, dtype)
+    save_config_for_hf(model, os.path.join(os.path.dirname(os.path.abspath(path)), "config.json"))
+
+
 def add_build_args(parser):
-    parser.add_argument("spec", help="torchvision:vit_b_16, torchvision:VisionTransformer:k=v,..., "
+    parser.add_argument("spec", help="torchvision:vit_b_16, torchvision:VisionTransformer:k=v,..., timm:vit_small_patch14_dinov2[:k=v,...], "
                                      "nn:MultiheadAttention:k=v,..., reference:seed001.VisionTransformer:k=v,...")
     parser.add_argument("--num-classes", type=int, help="classes of a ViT's head; 0 removes the head (features)")
     parser.add_argument("--image-size", type=int, help="image size of a ViT or patch embedding")
@@ -744,17 +1180,22 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, help="re-draw all parameters with this seed (default: keep the init)")
     parser.add_argument("--naming", choices=NAMINGS, help="write a torchvision ViT in this library's names, without "
                                                           "vit.h metadata (and config.json beside it); see export_naming")
+    parser.add_argument("--pretrained", action="store_true", help="timm specs: the pretrained weights (timm downloads them "
+                                                                   "from the Hugging Face hub, or finds them in its cache)")
     args = parser.parse_args(argv)
     try:
-        module = build(args.spec, args.num_classes, args.image_size)
+        module = build(args.spec, args.num_classes, args.image_size, args.pretrained)
         if args.seed is not None:
             randomize(module, args.seed)
-        if args.naming:
+        if args.spec.startswith("timm:"):
+            export_timm(module, args.out, args.dtype)
+            meta = {"kind": "vit", "naming": "timm"}
+        elif args.naming:
             export_naming(module, args.out, args.naming, dtype=args.dtype)
             meta = {"kind": "vit", "naming": args.naming}
         else:
             meta = export_module(module, args.out, dtype=args.dtype)
-    except (ExportError, TypeError) as e:
+    except (ExportError, TypeError, OSError) as e:
         parser.exit(2, f"export.py: error: {e}\n")
     count = sum(p.numel() for p in module.state_dict().values())
     print(f"wrote {args.out}: kind={meta['kind']} naming={meta['naming']}, {count} weights as {args.dtype}")

@@ -4,7 +4,7 @@
 # Debian's python with --system-site-packages (so Debian's torch stays the
 # one torch) holding the pinned pure-Python helpers of tools/requirements.txt;
 # for `bench`, also build/bench-venv with bench/requirements.txt's pins.
-# Usage: tools/install_deps.sh [test|demo|bench|cross]
+# Usage: tools/install_deps.sh [test|demo|bench|cross|web]
 set -eu
 need=${1:-test}
 pkgs="make gcc g++ clang libsimde-dev libstb-dev python3-venv python3-numpy python3-torch python3-torchvision"
@@ -12,7 +12,8 @@ case "$need" in
   demo) pkgs="$pkgs dataset-fashion-mnist" ;;
   bench) pkgs="$pkgs libopenblas-dev" ;;
   cross) pkgs="gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross" ;;
-  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn" ;;
+  web) pkgs="make libsimde-dev libstb-dev emscripten node-acorn dataset-fashion-mnist" ;;
+  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn chromium python3-pil" ;;
 esac
 missing=""
 for p in $pkgs; do
@@ -29,19 +30,25 @@ if [ -n "$missing" ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
-[ "$need" = cross ] && exit 0
-if [ ! -x build/venv/bin/python ] || ! build/venv/bin/python -c "import einops, torch" 2>/dev/null; then
-  echo "creating build/venv (system site packages + tools/requirements.txt)"
+case "$need" in cross | web) exit 0 ;; esac
+# (Re)made when tools/requirements.txt changes: build/venv/requirements.txt
+# holds the list it was made from. timm and transformers are the ground
+# truth of the ViT families; --no-deps keeps Debian's torch the one torch.
+if [ ! -x build/venv/bin/python ] || ! cmp -s tools/requirements.txt build/venv/requirements.txt ||
+   ! build/venv/bin/python -c "import einops, torch, timm, transformers" 2>/dev/null; then
+  echo "making build/venv (system site packages + tools/requirements.txt)"
   /usr/bin/python3 -m venv --system-site-packages build/venv
   build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
+  cp tools/requirements.txt build/venv/requirements.txt
 fi
 # The benchmark's peers (ONNX Runtime, OpenVINO) in a venv of their own,
 # without Debian's packages: they want a newer numpy than its torch.
-if [ "$need" = bench ] && { [ ! -x build/bench-venv/bin/python ] || [ ! build/bench-venv/.pinned -nt bench/requirements.txt ] ||
+# (Re)made when bench/requirements.txt changes, as build/venv is.
+if [ "$need" = bench ] && { [ ! -x build/bench-venv/bin/python ] || ! cmp -s bench/requirements.txt build/bench-venv/requirements.txt ||
                             ! build/bench-venv/bin/python -c "import onnxruntime, openvino, onnx" 2>/dev/null; }; then
-  echo "creating build/bench-venv (bench/requirements.txt: onnxruntime, openvino, onnx)"
+  echo "making build/bench-venv (bench/requirements.txt: onnxruntime, openvino, onnx)"
   rm -rf build/bench-venv
   /usr/bin/python3 -m venv build/bench-venv
   build/bench-venv/bin/pip install -q --no-deps -r bench/requirements.txt
-  touch build/bench-venv/.pinned
+  cp bench/requirements.txt build/bench-venv/requirements.txt
 fi

@@ -66,6 +66,31 @@ rollout_explain_{mean,max}_d{0,90}.npy (16,)
     and max layer 1, min both layers), so the "never index 0" rule is
     exercised.
 
+rollout_grid{3,7,14}.npy (3, 5, G*G)
+    vit-explain's rollout() as above (rollout_explain) on G x G grids
+    (T = G*G + 1 tokens, NH = 3 heads, depth 2): [fusion mean/max/min,
+    discard ratio 0, 0.39, 0.53, 0.78, 0.9 as Python floats]. The
+    number of dropped weights, int(T*T * ratio) in double, is what these
+    check: float arithmetic gets it wrong at 0.39, 0.53 and 0.78 on 7x7
+    and at 0.53 on 3x3, and the double of the float ratio (0.78f is
+    0.7799999713...) at every nonzero ratio on 3x3 and 7x7. The attention
+    is made from integers, so that test_maps.c makes the same bits:
+        s = G (uint32); next() = s = s * 1664525 + 1013904223 mod 2^32
+        for each layer: perm = 0..T*T-1 shuffled by Fisher-Yates,
+            for i = T*T-1 down to 1: swap perm[i], perm[next() % (i+1)]
+          then for each head h, each flat index p (row-major (T, T)):
+            rank = perm[p] + (T*T if p < T else 0)
+            att[layer, h, p] = (200 * (rank + 1) + next() % 121 - 60) * 2^-22
+    (exact in float32: below 2^24 * 2^-22). Each head's weight is its
+    position's rank, give or take 60 of 200, so every fusion orders the
+    weights by rank and no two are within 80 * 2^-22 of each other: the
+    dropped set cannot depend on rounding. Row 0 (the class token's) ranks
+    above all others and is never dropped, so every weight dropped or kept
+    moves the class token's row of the product: one weight more or fewer
+    changes the mask.
+rollout_grid3.att.npy (2, 3, 10, 10)
+    the 3 x 3 grid's attention, for test_maps.c to check its generator.
+
 2. torchvision preprocessing (ViT_B_16_Weights.IMAGENET1K_V1.transforms())
 
 For each image NAME, Image.open(path).convert("RGB") goes through
@@ -151,6 +176,9 @@ SKLEARN_IMAGES = "/usr/lib/python3/dist-packages/sklearn/datasets/images"
 
 ITEM = 1  # the batch item of vit_tv.in.npy the per-image maps are for
 RATIOS = {"d0": 0.0, "d90": 0.9}
+GRIDS = (3, 7, 14)
+GRID_RATIOS = (0.0, 0.39, 0.53, 0.78, 0.9)
+GRID_DEPTH, GRID_HEADS = 2, 3
 FUSIONS = ("mean", "max", "min")
 EXPLAIN_FUSIONS = ("mean", "max")
 # Committed inputs made from the sklearn photos: name -> (source, how)
@@ -276,6 +304,42 @@ def write_attention(out, model, x, logits_ref):
             _save(os.path.join(out, f"rollout_explain_{how}_{tag}.npy"), rollout_explain(maps, ratio, how))
 
 
+def grid_attention(g):
+    """(depth, NH, T, T) attention of a g x g grid from the integer recipe of the module docstring."""
+    t = g * g + 1
+    n, state = t * t, g
+
+    def draw():
+        nonlocal state
+        state = (state * 1664525 + 1013904223) % 2**32
+        return state
+
+    att = np.empty((GRID_DEPTH, GRID_HEADS, n), np.float32)
+    for layer in att:
+        perm = list(range(n))
+        for i in range(n - 1, 0, -1):
+            j = draw() % (i + 1)
+            perm[i], perm[j] = perm[j], perm[i]
+        rank = [perm[p] + (n if p < t else 0) for p in range(n)]
+        for head in layer:
+            head[:] = [(200 * (rank[p] + 1) + draw() % 121 - 60) * 2.0**-22 for p in range(n)]
+    return att.reshape(GRID_DEPTH, GRID_HEADS, t, t)
+
+
+def write_grid_rollouts(out):
+    """rollout_grid{G}.npy: vit-explain's rollout at each fusion and GRID_RATIOS, and the 3 x 3 attention."""
+    for g in GRIDS:
+        att = grid_attention(g)
+        masks = np.empty((len(FUSIONS), len(GRID_RATIOS), g * g), np.float32)
+        for f, how in enumerate(FUSIONS):
+            for r, ratio in enumerate(GRID_RATIOS):
+                _check_selection(att, ratio, how)
+                masks[f, r] = rollout_explain([torch.from_numpy(layer[None].copy()) for layer in att], ratio, how)
+        _save(os.path.join(out, f"rollout_grid{g}.npy"), masks)
+        if g == GRIDS[0]:
+            _save(os.path.join(out, f"rollout_grid{g}.att.npy"), att)
+
+
 # ---- 2. preprocessing ----
 
 def make_inputs(out, images):
@@ -371,6 +435,7 @@ def generate(out, images=SKLEARN_IMAGES, fixtures=FIXTURES, npy_dir=None):
     model, meta = load_module(os.path.join(fixtures, "vit_tv.safetensors"))
     x = torch.from_numpy(np.load(os.path.join(fixtures, "vit_tv.in.npy")))
     write_attention(out, model, x, np.load(os.path.join(fixtures, "vit_tv.out.npy")))
+    write_grid_rollouts(out)
     write_pos(out, model, meta)
     if not have_photos(images):
         return False

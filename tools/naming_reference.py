@@ -503,18 +503,17 @@ def generate(out):
               "tensor 'layers.0.weight' follows no ViT naming")
     fx.refuse("bad_shape", dict(sd, **{"blocks.1.attn.qkv.weight": torch.zeros(30, 12)}), None, "SHAPE",
               "tensor 'blocks.1.attn.qkv.weight' has shape [30,12], expected [36,12]", "heads=2")
-    fx.refuse("layer_scale", dict(sd, **{"blocks.0.ls1.gamma": torch.ones(12)}), None, "FORMAT",
-              "unexpected tensor 'blocks.0.ls1.gamma' for a vit model with naming 'timm'; vit.h does not support layer scale",
-              "heads=2")
+    fx.refuse("layer_scale", dict(sd, **{"blocks.0.ls1.gamma": torch.ones(12)}), None, "MISSING",
+              "missing tensor 'blocks.0.ls2.gamma'", "heads=2")
     fx.refuse("no_heads", sd, None, "MISSING", "cannot tell the number of attention heads of a ViT of hidden size 12")
     fx.refuse("heads_not_divisor", sd, None, "FORMAT", "hidden size 12 is not a multiple of 5 heads (given)", "heads=5")
-    fx.refuse("no_class_token_grid", dict(sd, pos_embed=torch.zeros(1, 4, 12)), None, "SHAPE",
-              "tensor 'pos_embed' has 4 positions; vit.h needs 1 + G*G", "heads=2")
+    fx.refuse("no_square_grid", dict(sd, pos_embed=torch.zeros(1, 6, 12)), None, "SHAPE",
+              "tensor 'pos_embed' has 6 positions; vit.h needs a square grid", "heads=2")
     fx.refuse("missing_block", {k: v for k, v in sd.items() if k != "blocks.1.mlp.fc2.bias"}, None, "MISSING",
               "missing tensor 'blocks.1.mlp.fc2.bias'", "heads=2")
     fx.refuse("conv_not_square", dict(sd, **{"patch_embed.proj.weight": torch.zeros(12, 3, 8, 4)}), None, "SHAPE",
               "tensor 'patch_embed.proj.weight' has shape [12,3,8,4], expected (hidden, in_channels, P, P)", "heads=2")
-    fx.refuse("map_pool", sd, None, "UNSUPPORTED", "global_pool 'map' is not supported",
+    fx.refuse("map_pool", sd, None, "MISSING", "global_pool 'map', but the file has no tensor 'attn_pool.latent'",
               config={"global_pool": "map", "model_args": {"num_heads": 2}})
     hf = _randomize(HFViTForImageClassification({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
                                                  "intermediate_size": 8, "image_size": 8, "patch_size": 4,
@@ -522,8 +521,8 @@ def generate(out):
     hsd = hf.state_dict()
     hcfg = _hf_cfg(hf, True, ["a", "b"])
     fx.refuse("hf_hidden_size", hsd, {"format": "pt"}, "FORMAT", "'hidden_size' is 16, but", config=dict(hcfg, hidden_size=16))
-    fx.refuse("hf_gelu_new", hsd, {"format": "pt"}, "UNSUPPORTED", "hidden_act 'gelu_new' is not supported",
-              config=dict(hcfg, hidden_act="gelu_new"))
+    fx.refuse("hf_gelu_fast", hsd, {"format": "pt"}, "UNSUPPORTED", "activation 'gelu_fast' is not supported",
+              config=dict(hcfg, hidden_act="gelu_fast"))
     fx.refuse("hf_id2label_count", hsd, {"format": "pt"}, "FORMAT", "'id2label' names 3 classes",
               config=dict(hcfg, id2label={"0": "a", "1": "b", "2": "c"}))
     fx.refuse("hf_id2label_gap", hsd, {"format": "pt"}, "FORMAT", "'id2label' has 2 names for classes up to 2",
@@ -532,8 +531,8 @@ def generate(out):
               {"format": "pt"}, "MISSING", "missing tensor 'vit.encoder.layer.0.attention.attention.key.bias'", config=hcfg)
     fx.refuse("hf_pooler_and_classifier", dict(hsd, **{"vit.pooler.dense.weight": torch.zeros(8, 8),
                                                        "vit.pooler.dense.bias": torch.zeros(8)}), {"format": "pt"}, "FORMAT",
-              "unexpected tensor 'vit.pooler.dense.weight' for a vit model with naming 'transformers'; vit.h does not "
-              "support a pooler beside a classifier", config=hcfg)
+              "unexpected tensor 'vit.pooler.dense.weight' for a vit model with naming 'transformers'; the naming has "
+              "no place for a pooler beside a classifier", config=hcfg)
     fx.refuse("hf_config_not_json", hsd, {"format": "pt"}, "FORMAT", "config.json: bad JSON", config=None)
     with open(os.path.join(out, "bad", "hf_config_not_json", "config.json"), "w") as f:
         f.write('{"num_attention_heads": 2, "id2label": {"0": "a" "1": "b"}}\n')
@@ -579,7 +578,8 @@ def generate_big(out):
 
 
 def check(committed):
-    """Problems: files that differ from a fresh generate() (bytes; .npy within 1e-6 * max(1, |ref|))."""
+    """Problems: files that differ from a fresh generate() (bytes; .npy within 1e-5 * max(1, |ref|): PyTorch's
+    float32 kernels may round differently with the buffers' alignment, and a changed tool moves far more)."""
     problems = []
     with tempfile.TemporaryDirectory() as fresh:
         generate(fresh)
@@ -591,7 +591,7 @@ def check(committed):
             a, b = os.path.join(fresh, name), os.path.join(committed, name)
             if name.endswith(".npy"):
                 x, y = np.load(a), np.load(b)
-                if x.shape != y.shape or (np.abs(x - y) > 1e-6 * np.maximum(1, np.abs(y))).any():
+                if x.shape != y.shape or (np.abs(x - y) > 1e-5 * np.maximum(1, np.abs(y))).any():
                     problems.append(f"{name}: values differ")
             elif open(a, "rb").read() != open(b, "rb").read():
                 problems.append(f"{name}: bytes differ")

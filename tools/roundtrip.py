@@ -4,7 +4,8 @@
                           [--tokens N] [--seed S] [--dtype F32|F16|BF16] [--threads N] [--vit build/vit]
 
 Builds SPEC (same syntax as tools/export.py), randomizes its weights, exports
-it to a temporary directory with a random input of the shape its kind takes,
+it to a temporary directory (timm specs in timm's names with its config.json,
+the rest with vit.h metadata) with a random input of the shape its kind takes,
 runs `vit run MODEL IN.npy OUT.npy [--threads N]`, and compares OUT with
 PyTorch's output: pass when max|diff| <= 1e-4 * max(1, max|ref|) for whole
 ViTs, 1e-5 * ... for modules (the tolerances of tests/fixtures/MANIFEST).
@@ -20,7 +21,7 @@ import tempfile
 import numpy as np
 import torch
 
-from export import (ExportError, add_build_args, build, describe, export_module, randomize, reference_forward,
+from export import (ExportError, add_build_args, build, describe, export_module, export_timm, randomize, reference_forward,
                     round_weights)
 
 SPATIAL = (5, 7)  # N or H, and W, where the kind leaves them free: odd and unequal on purpose
@@ -45,9 +46,10 @@ def main(argv=None):
     parser.add_argument("--vit", default=os.path.join(root, "build", "vit"), help="the vit binary (default build/vit)")
     args = parser.parse_args(argv)
 
+    timm_spec = args.spec.startswith("timm:")
     try:
         module = randomize(build(args.spec, args.num_classes, args.image_size), args.seed)
-        kind, _, _ = describe(module)
+        kind = "vit" if timm_spec else describe(module)[0]
     except (ExportError, TypeError) as e:
         parser.exit(2, f"roundtrip.py: error: {e}\n")
     if args.dtype != "F32":
@@ -55,7 +57,10 @@ def main(argv=None):
 
     with tempfile.TemporaryDirectory() as tmp:
         model, inp, out = (os.path.join(tmp, f) for f in ("model.safetensors", "in.npy", "out.npy"))
-        export_module(module, model, dtype=args.dtype)
+        if timm_spec:
+            export_timm(module, model, dtype=args.dtype)  # timm's names and config.json, no vit.h metadata
+        else:
+            export_module(module, model, dtype=args.dtype)
         try:
             shape = input_shape(args.vit, model, args.batch, args.tokens)
         except (OSError, ExportError) as e:

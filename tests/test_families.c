@@ -1,0 +1,314 @@
+/* The ViT families as timm and transformers save them (DINOv2 with and
+   without registers and SwiGLU, CLIP, SigLIP, DeiT distilled, qk-norm, no
+   class token; tools/families_reference.py writes them from the libraries'
+   own classes): each loads from its own names and config.json, and gives
+   the library's logits, pooled features and tokens at batch 1 and 3, within
+   1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
+   MANIFEST gives a second size, the same at that size, the position
+   embedding resampled as the library does it.
+   Usage: test_families [DIR [--cases-only]]   (default
+   tests/fixtures/families; --cases-only for the full-size models that
+   families_reference.py --big writes: batch 1, no PREP tests). */
+#define VIT_IMPLEMENTATION
+#include "../vit.h"
+#include "check.h"
+
+#include <string.h>
+
+static int exists(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+/* One output of m on x (opts as given) against the file `want`. */
+static void check_output(const vit_model *m, const vit_tensor *x, const vit_forward_opts *o, const char *want_path, const char *label) {
+    vit_arena io, act;
+    vit_tensor want, y;
+    size_t bytes;
+    char a[64], b[64];
+    if (vit_arena_init_alloc(&io, 16u << 20) != VIT_OK) return;
+    if (vit_npy_load(&io, want_path, &want) != VIT_OK) {
+        expect(0, label);
+        printf("  %s: %s\n", want_path, vit_last_error());
+    } else if (vit_model_memory(m, x, o, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK) {
+        expect(0, label);
+        printf("  memory: %s\n", vit_last_error());
+    } else {
+        if (vit_model_forward(m, &act, x, o, &y) != VIT_OK) {
+            expect(0, label);
+            printf("  forward: %s\n", vit_last_error());
+        } else if (vit_tensor_numel(&y) != vit_tensor_numel(&want)) {
+            expect(0, label);
+            printf("  output %s, the library's %s\n", vit_tensor_shape_str(&y, a, sizeof a), vit_tensor_shape_str(&want, b, sizeof b));
+        } else {
+            expect(check_close(label, y.data, want.data, vit_tensor_numel(&y), 0.0, 1e-4), label);
+            expect(act.peak + VIT_ALIGN == bytes, "vit_model_memory is exact");
+        }
+        vit_arena_free(&act);
+    }
+    vit_arena_free(&io);
+}
+
+/* At image size S (0: none), the position embedding resampled as the
+   file's library does it (vit_model_set_image_size): features and tokens. */
+static void run_resized(vit_model *m, const char *dir, const char *name, int S) {
+    char path[1024], label[400];
+    vit_arena io;
+    vit_tensor x;
+    vit_forward_opts o;
+    if (!S) return;
+    if (vit_model_set_image_size(m, S) != VIT_OK) {
+        expect(0, name);
+        printf("  set_image_size %d: %s\n", S, vit_last_error());
+        return;
+    }
+    if (vit_arena_init_alloc(&io, 16u << 20) != VIT_OK) return;
+    snprintf(path, sizeof path, "%s/%s.in_s%d.npy", dir, name, S);
+    if (vit_npy_load(&io, path, &x) == VIT_OK) {
+        memset(&o, 0, sizeof o);
+        o.features = 1;
+        snprintf(path, sizeof path, "%s/%s.feat_s%d.npy", dir, name, S);
+        snprintf(label, sizeof label, "%s pooled features at %dx%d", name, S, S);
+        check_output(m, &x, &o, path, label);
+        o.features = 0;
+        o.tokens = 1;
+        snprintf(path, sizeof path, "%s/%s.tokens_s%d.npy", dir, name, S);
+        snprintf(label, sizeof label, "%s tokens at %dx%d", name, S, S);
+        check_output(m, &x, &o, path, label);
+    } else
+        expect(0, path);
+    vit_arena_free(&io);
+}
+
+/* The photo as the file's configs say to prepare it (vit_model_preprocess:
+   timm's pretrained_cfg, transformers' preprocessor_config.json) against
+   what the library hands its model, NAME.pix.npy. Within 2/255 of a pixel
+   (PIL rounds to bytes between passes, JPEG decoders differ), mean under
+   half a level. */
+static void check_pixels(const vit_model *m, const char *dir, const char *name, const char *photo) {
+    char path[1024], label[400];
+    vit_preprocess p;
+    vit_arena a;
+    vit_tensor img, want, got;
+    float smin;
+    double sum = 0.0;
+    size_t k, n;
+    snprintf(path, sizeof path, "%s/%s.pix.npy", dir, name);
+    if (!exists(path)) return;
+    if (vit_arena_init_alloc(&a, 64u << 20) != VIT_OK) return;
+    snprintf(label, sizeof label, "%s: the photo prepared as its configs say", name);
+    if (vit_model_preprocess(m, &p) != VIT_OK || vit_npy_load(&a, path, &want) != VIT_OK || vit_image_load(&a, photo, 3, &img) != VIT_OK ||
+        vit_image_preprocess(&a, &img, &p, &got) != VIT_OK) {
+        expect(0, label);
+        printf("  %s\n", vit_last_error());
+    } else if ((n = vit_tensor_numel(&got)) != vit_tensor_numel(&want)) {
+        expect(0, label);
+        printf("  %d x %d, the library's %d x %d (resize %d, crop %d)\n", (int)got.shape[3], (int)got.shape[2], (int)want.shape[3],
+               (int)want.shape[2], (int)p.resize, (int)p.crop);
+    } else {
+        smin = p.std[0] < p.std[1] ? p.std[0] : p.std[1];
+        smin = smin < p.std[2] ? smin : p.std[2];
+        printf("  %s: resize %d%s, crop %d, %s, mean %.3f %.3f %.3f\n", name, (int)p.resize, p.squash ? " (squash)" : "", (int)p.crop,
+               p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", p.mean[0], p.mean[1], p.mean[2]);
+        expect(check_close(label, got.data, want.data, n, 2.0 / 255 / smin + 1e-5, 0), label);
+        for (k = 0; k < n; k++) sum += fabs(got.data[k] - want.data[k]);
+        snprintf(label, sizeof label, "%s: mean |d| %.3f/255", name, sum / n * smin * 255);
+        expect(sum / n * smin <= 0.5 / 255, label);
+    }
+    vit_arena_free(&a);
+}
+
+static int cases_only; /* --cases-only: DIR has models only (--big), batch 1 enough */
+
+static void run_case(const char *dir, const char *name, int resize, const char *photo) {
+    char path[1024], label[400];
+    vit_model m;
+    vit_arena io;
+    vit_tensor x;
+    vit_forward_opts o;
+    int b;
+    snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, name);
+    if (vit_model_load_file(&m, path) != VIT_OK) {
+        expect(0, name);
+        printf("  load: %s\n", vit_last_error());
+        return;
+    }
+    printf("  %s: %s\n", name, m.inferred ? m.inferred : "(metadata)");
+    for (b = 1; b <= 3; b += 2) {
+        if (vit_arena_init_alloc(&io, 16u << 20) != VIT_OK) break;
+        snprintf(path, sizeof path, "%s/%s.in%d.npy", dir, name, b);
+        if (b > 1 && cases_only && !exists(path)) { /* the full-size models: batch 1 */
+            vit_arena_free(&io);
+            continue;
+        }
+        if (vit_npy_load(&io, path, &x) != VIT_OK) {
+            expect(0, path);
+            vit_arena_free(&io);
+            continue;
+        }
+        memset(&o, 0, sizeof o);
+        snprintf(path, sizeof path, "%s/%s.logits%d.npy", dir, name, b);
+        if (exists(path)) {
+            snprintf(label, sizeof label, "%s logits, batch %d", name, b);
+            check_output(&m, &x, &o, path, label);
+        }
+        o.features = 1;
+        snprintf(path, sizeof path, "%s/%s.feat%d.npy", dir, name, b);
+        if (exists(path)) {
+            snprintf(label, sizeof label, "%s pooled features, batch %d", name, b);
+            check_output(&m, &x, &o, path, label);
+        }
+        o.features = 0;
+        o.tokens = 1;
+        snprintf(path, sizeof path, "%s/%s.tokens%d.npy", dir, name, b);
+        snprintf(label, sizeof label, "%s tokens, batch %d", name, b);
+        check_output(&m, &x, &o, path, label);
+        vit_arena_free(&io);
+    }
+    if (photo) check_pixels(&m, dir, name, photo);
+    run_resized(&m, dir, name, resize);
+    vit_model_free(&m);
+}
+
+/* The families' preprocessing (bicubic, squash) against PIL's, from
+   DIR/PREP: name, source image, resize, squash; prep_NAME.png holds PIL's
+   224 x 224 crop. PIL rounds to bytes after each pass of its separable
+   resize, vit.h computes in float: within 1.5/255, 2/255 for JPEG sources
+   (the decoders), and a mean difference under half a level. */
+static void test_preprocess(const char *dir) {
+    char path[1024], line[1024], name[128], src[512], label[256];
+    vit_arena a;
+    int size, squash;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/PREP", dir);
+    if (!(f = fopen(path, "r")) || vit_arena_init_alloc(&a, 256u << 20) != VIT_OK) {
+        expect(0, path);
+        if (f) fclose(f);
+        return;
+    }
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "prep %127s %511s %d %d", name, src, &size, &squash) == 4) {
+            vit_tensor img, want, got;
+            vit_preprocess p;
+            float tol = strstr(src, ".jpg") ? 2.0f / 255 : 1.5f / 255;
+            double sum = 0.0;
+            size_t k;
+            memset(&p, 0, sizeof p);
+            p.resize = size; p.crop = 224; p.resample = VIT_RESAMPLE_BICUBIC; p.squash = squash;
+            p.std[0] = p.std[1] = p.std[2] = 1.0f; /* pixel units */
+            vit_arena_reset(&a);
+            if (vit_image_load(&a, src, 3, &img) != VIT_OK) {
+                printf("skip %s: %s\n", name, vit_last_error());
+                continue;
+            }
+            snprintf(path, sizeof path, "%s/prep_%s.png", dir, name);
+            snprintf(label, sizeof label, "preprocess %s (bicubic, resize %d%s)", name, size, squash ? ", squash" : "");
+            if (vit_image_load(&a, path, 3, &want) != VIT_OK || vit_image_preprocess(&a, &img, &p, &got) != VIT_OK) {
+                expect(0, label);
+                printf("  %s\n", vit_last_error());
+                continue;
+            }
+            expect(check_close(label, got.data, want.data, 3 * 224 * 224, tol + 1e-6, 0), label);
+            for (k = 0; k < 3 * 224 * 224; k++) sum += fabs(got.data[k] - want.data[k]);
+            snprintf(label, sizeof label, "preprocess %s: mean |d| %.3f/255", name, sum / (3 * 224 * 224) * 255);
+            expect(sum / (3 * 224 * 224) <= 0.5 / 255, label);
+        }
+    fclose(f);
+    vit_arena_free(&a);
+}
+
+/* vit_model_preprocess on metadata of every shape: each key's rule and
+   each refusal, on the clip case with its metadata swapped. */
+static void test_model_preprocess(const char *dir) {
+    static const struct {
+        const char *k1, *v1, *k2, *v2;
+        vit_result want;
+        int resize, crop, bicubic, squash, floor_;
+        float mean0, mean2;
+    } T[] = {
+        {NULL, NULL, NULL, NULL, VIT_OK, 36, 32, 0, 0, 0, 0.485f, 0.406f},               /* torchvision's 256/224 */
+        {"input_mean", "0.5", "input_std", "0.25", VIT_OK, 32, 32, 0, 0, 0, 0.5f, 0.5f},   /* a model trained here */
+        {"input_crop_pct", "0.9", "input_interpolation", "bicubic", VIT_OK, 35, 32, 1, 0, 0, 0.485f, 0.406f},
+        {"input_resize", "40", "input_crop_mode", "squash", VIT_OK, 40, 32, 0, 1, 0, 0.485f, 0.406f},
+        {"input_crop", "24", "input_crop_offset", "floor", VIT_OK, 27, 24, 0, 0, 1, 0.485f, 0.406f},
+        {"input_mean", "0.1,0.2,0.3", "input_std", "1,2,3", VIT_OK, 32, 32, 0, 0, 0, 0.1f, 0.3f},
+        {"input_mean", "0.1,0.2", "input_std", "1", VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_mean", "0.5x", "input_std", "1", VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_mean", "0.5", "input_std", "0.5,0,0.5", VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_mean", "0.5", NULL, NULL, VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_crop_pct", "1.5", NULL, NULL, VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_crop_pct", "0", NULL, NULL, VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_resize", "16", NULL, NULL, VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_resize", "40,48", NULL, NULL, VIT_ERR_UNSUPPORTED, 0, 0, 0, 0, 0, 0, 0},
+        {"input_crop", "0", NULL, NULL, VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+        {"input_interpolation", "lanczos", NULL, NULL, VIT_ERR_UNSUPPORTED, 0, 0, 0, 0, 0, 0, 0},
+        {"input_crop_mode", "border", NULL, NULL, VIT_ERR_UNSUPPORTED, 0, 0, 0, 0, 0, 0, 0},
+        {"input_crop_offset", "up", NULL, NULL, VIT_ERR_FORMAT, 0, 0, 0, 0, 0, 0, 0},
+    };
+    char path[1024], label[1024];
+    vit_model m;
+    vit_preprocess p;
+    const char **saved, *meta[4];
+    int32_t n_saved;
+    size_t i;
+    snprintf(path, sizeof path, "%s/clip/model.safetensors", dir);
+    if (vit_model_load_file(&m, path) != VIT_OK) {
+        expect(0, path);
+        return;
+    }
+    saved = m.meta;
+    n_saved = m.n_meta;
+    for (i = 0; i < sizeof T / sizeof T[0]; i++) {
+        vit_result r;
+        meta[0] = T[i].k1; meta[1] = T[i].v1; meta[2] = T[i].k2; meta[3] = T[i].v2;
+        m.meta = meta;
+        m.n_meta = T[i].k2 ? 2 : T[i].k1 ? 1 : 0;
+        r = vit_model_preprocess(&m, &p);
+        snprintf(label, sizeof label, "vit_model_preprocess %s=%s %s=%s: %s", T[i].k1 ? T[i].k1 : "-", T[i].v1 ? T[i].v1 : "", T[i].k2 ? T[i].k2 : "",
+                 T[i].v2 ? T[i].v2 : "", r == VIT_OK ? "ok" : vit_last_error());
+        if (T[i].want != VIT_OK) {
+            expect(r == T[i].want, label);
+            continue;
+        }
+        expect(r == VIT_OK && p.resize == T[i].resize && p.crop == T[i].crop && (p.resample == VIT_RESAMPLE_BICUBIC) == T[i].bicubic &&
+                   p.squash == T[i].squash && p.crop_floor == T[i].floor_ && p.mean[0] == T[i].mean0 && p.mean[2] == T[i].mean2,
+               label);
+    }
+    m.meta = saved;
+    m.n_meta = n_saved;
+    vit_model_free(&m);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : "tests/fixtures/families";
+    cases_only = argc > 2 && !strcmp(argv[2], "--cases-only");
+    char path[1024], line[600], name[128], photo[512] = "";
+    FILE *f;
+    /* PREP's photo line: the picture every case's pixels were made from */
+    snprintf(path, sizeof path, "%s/PREP", dir);
+    if ((f = fopen(path, "r"))) {
+        while (fgets(line, sizeof line, f)) sscanf(line, "photo %511s", photo);
+        fclose(f);
+    }
+    if (photo[0] && !exists(photo)) {
+        printf("skip the photo's preprocessing: no %s (apt-get install python3-sklearn)\n", photo);
+        photo[0] = 0;
+    }
+    snprintf(path, sizeof path, "%s/MANIFEST", dir);
+    if (!(f = fopen(path, "r"))) {
+        printf("cannot open %s\n", path);
+        return 1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        int size = 0;
+        if (sscanf(line, "%127s %d", name, &size) >= 1) run_case(dir, name, size, photo[0] ? photo : NULL);
+    }
+    fclose(f);
+    if (!cases_only) {
+        test_preprocess(dir);
+        test_model_preprocess(dir);
+    }
+    printf("test_families: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

@@ -1,0 +1,328 @@
+"""The ViT families people download, as timm and Hugging Face transformers save them: the reference for vit.h.
+
+    build/venv/bin/python tools/families_reference.py [--out tests/fixtures/families] [--check] [--big DIR]
+
+Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
+without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
+tower of a whole CLIPModel file), SigLIP, DeiT distilled, qk-norm and a ViT
+without a class token, each built by timm.create_model or transformers'
+own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
+with every parameter re-drawn (gammas, tokens, probes and norms too), saved
+with the library's own names and the config.json it writes (no vit.h
+metadata), and run on a random batch of 1 and of 3: the logits where the
+model has a head, the pooled features (timm's pre_logits, transformers'
+pooler_output) and every token (timm's forward_features, transformers'
+last_hidden_state). NAME.pix.npy is a photo prepared as the library
+does for that model (timm's eval transform from its pretrained_cfg;
+transformers' image processor, saved beside as preprocessor_config.json).
+tests/test_families.c checks vit.h against them.
+
+--check regenerates into a temporary folder and compares (arrays within
+1e-5 of max(1, |ref|), the other files byte for byte); --big writes the
+full-size DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16 and DeiT-S distilled
+at batch 1 (about 860 MB: under build/; make test's families-big step).
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+import export as E
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "families")
+
+
+def _quiet_imports():
+    """timm and transformers, without their warnings about the hub client."""
+    import logging
+    import warnings
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    import timm
+    import transformers
+    transformers.logging.set_verbosity_error()
+    logging.disable(logging.NOTSET)
+    return timm, transformers
+
+
+def randomize(model, seed):
+    """Every parameter re-drawn, in module order: LayerNorm weights and layer-scale gammas 1 + 0.3 N(0,1),
+    biases 0.1 N(0,1), tokens, probes and position embeddings 0.5 N(0,1), matrices N(0,1)/sqrt(fan_in)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for owner in model.modules():
+            norm = isinstance(owner, torch.nn.LayerNorm)
+            for name, p in owner.named_parameters(recurse=False):
+                z = torch.randn(p.shape, generator=g)
+                if name in ("gamma", "lambda1") or (norm and name == "weight"):
+                    z = 1 + 0.3 * z
+                elif name.endswith("bias"):
+                    z = 0.1 * z
+                elif p.dim() == 1 or "weight" not in name:
+                    z = 0.5 * z
+                else:
+                    z = z / math.sqrt(math.prod(p.shape[1:]))
+                p.copy_(z)
+    return model.eval()
+
+
+def _seed(name):
+    return sum(ord(c) * (i + 1) for i, c in enumerate(name)) % 100003
+
+
+# ---- the cases ----
+# name -> (library, builder, image size): each builder returns the model, built small.
+
+def _timm(arch, **kw):
+    def build():
+        timm, _ = _quiet_imports()
+        return timm.create_model(arch, pretrained=False, **kw)
+    return build
+
+
+def _hf(cls_name, cfg_name, **kw):
+    def build():
+        _, transformers = _quiet_imports()
+        cfg = getattr(transformers, cfg_name)(**kw)
+        return getattr(transformers, cls_name)(cfg)
+    return build
+
+
+SMALL = dict(embed_dim=48, depth=2, num_heads=3)
+HF_SMALL = dict(hidden_size=48, num_hidden_layers=2, num_attention_heads=3)  # DINOv2 sizes its MLP by mlp_ratio
+TEXT = dict(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=8)
+CASES = {
+    "dinov2": ("timm", _timm("vit_small_patch14_dinov2", img_size=42, num_classes=5, **SMALL), 42),
+    "dinov2_reg4": ("timm", _timm("vit_small_patch14_reg4_dinov2", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
+    "dinov2_swiglu": ("timm", _timm("vit_giant_patch14_dinov2", img_size=28, num_classes=4, embed_dim=48, depth=2, num_heads=3), 28),
+    "clip": ("timm", _timm("vit_base_patch16_clip_224", img_size=32, num_classes=6, **SMALL), 32),
+    "clip_quickgelu": ("timm", _timm("vit_base_patch16_clip_quickgelu_224", img_size=32, num_classes=6, **SMALL), 32),
+    "siglip": ("timm", _timm("vit_base_patch16_siglip_224", img_size=48, num_classes=5, **SMALL), 48),
+    "deit_distilled": ("timm", _timm("deit_tiny_distilled_patch16_224", img_size=32, num_classes=7, **SMALL), 32),
+    "qk_norm": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, qk_norm=True, **SMALL), 32),
+    "no_cls_avg": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, class_token=False, global_pool="avg", **SMALL), 32),
+    "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
+    "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
+    "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
+                                num_register_tokens=4, **HF_SMALL), 28),
+    "hf_clip": ("hf", _hf("CLIPVisionModelWithProjection", "CLIPVisionConfig", image_size=32, patch_size=8, projection_dim=20,
+                          intermediate_size=96, **HF_SMALL), 32),
+    "hf_siglip": ("hf", _hf("SiglipVisionModel", "SiglipVisionConfig", image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL), 32),
+    # whole image-text models: vit.h reads the image tower and leaves the text tower
+    "hf_clip_full": ("hf", _hf("CLIPModel", "CLIPConfig", projection_dim=20, text_config=TEXT,
+                               vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
+    "hf_siglip_full": ("hf", _hf("SiglipModel", "SiglipConfig", text_config=TEXT,
+                                 vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
+}
+BIG = {
+    "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
+    "clip_b16": ("timm", _timm("vit_base_patch16_clip_224"), 224),
+    "siglip_b16": ("timm", _timm("vit_base_patch16_siglip_224"), 224),
+    "deit_s_distilled": ("timm", _timm("deit_small_distilled_patch16_224"), 224),
+}
+
+
+def outputs(lib, model, x):
+    """(logits or None, pooled features, every token) as the library computes them."""
+    with torch.no_grad():
+        if lib == "timm":
+            tokens = model.forward_features(x)
+            feats = model.forward_head(tokens, pre_logits=True)
+            logits = model.forward_head(tokens) if model.num_classes else None
+            return logits, feats, tokens
+        if hasattr(model, "vision_model") and hasattr(model, "text_model"):  # a CLIPModel or SiglipModel
+            out = model.vision_model(pixel_values=x)
+            logits = model.get_image_features(pixel_values=x) if hasattr(model, "visual_projection") else None
+            return logits, out.pooler_output, out.last_hidden_state
+        out = model(pixel_values=x)
+        logits = getattr(out, "image_embeds", None)
+        pooled = out.pooler_output if getattr(out, "pooler_output", None) is not None else None
+        return logits, pooled, out.last_hidden_state
+
+
+# Cases also run at another image size, the position embedding resampled
+# as the library does: timm's dynamic_img_size (resample_abs_pos_embed),
+# transformers' interpolate_pos_encoding.
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21}
+
+
+def _save_model(lib, model, d):
+    """The library's own names, F32, and its config.json, as a hub download has them."""
+    os.makedirs(d, exist_ok=True)
+    tensors = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
+    E.write_safetensors(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
+    if lib == "timm":
+        from timm.models._hub import save_config_for_hf
+        save_config_for_hf(model, os.path.join(d, "config.json"))
+    else:
+        model.config.to_json_file(os.path.join(d, "config.json"))
+
+
+def _npy(path, t):
+    np.save(path, np.ascontiguousarray(t.detach().numpy(), dtype=np.float32))
+
+
+# transformers' image processors saved beside the HF cases (their
+# preprocessor_config.json, as a hub download has it), sized for the small
+# models as the real ones are for theirs: DINOv2's resizes the short side to
+# 256/224 of the crop, bicubic, ImageNet's mean (hf_dinov2 crops 21 for a
+# model built at 28, as the real one crops 224 for 518); CLIP's resizes the
+# short side to the crop, bicubic; SigLIP's squashes to the size, bicubic.
+# The timm cases' preprocessing comes from the pretrained_cfg in their
+# config.json.
+def _processor(name, size):
+    _, transformers = _quiet_imports()
+    imagenet = dict(image_mean=[0.485, 0.456, 0.406], image_std=[0.229, 0.224, 0.225])
+    if name == "hf_dinov2":
+        return transformers.BitImageProcessor(size={"shortest_edge": 24}, crop_size={"height": 21, "width": 21}, resample=3, **imagenet)
+    if name == "hf_dinov2_reg":
+        return transformers.BitImageProcessor(size={"shortest_edge": size * 256 // 224}, crop_size={"height": size, "width": size},
+                                              resample=3, **imagenet)
+    if name.startswith("hf_clip"):
+        return transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
+    if name.startswith("hf_siglip"):
+        return transformers.SiglipImageProcessor(size={"height": size, "width": size})
+    return None
+
+
+PHOTOS = "/usr/lib/python3/dist-packages/sklearn/datasets/images"
+PHOTO = os.path.join(PHOTOS, "china.jpg")
+
+
+def write_pixels(out, name, lib, model, size):
+    """NAME.pix.npy: PHOTO as the library's own preprocessing hands it to the model (1, 3, crop, crop)."""
+    from PIL import Image
+    img = Image.open(PHOTO).convert("RGB")
+    if lib == "timm":
+        timm, _ = _quiet_imports()
+        cfg = timm.data.resolve_data_config(args={"input_size": (3, size, size)}, model=model)
+        x = timm.data.create_transform(**cfg)(img).unsqueeze(0)
+    else:
+        proc = _processor(name, size)
+        if proc is None:
+            return
+        proc.save_pretrained(os.path.join(out, name))
+        x = torch.from_numpy(proc(images=img, return_tensors="np")["pixel_values"])
+    _npy(os.path.join(out, f"{name}.pix.npy"), x)
+
+
+def write_case(out, name, spec, batches=(1, 3)):
+    lib, build, size = spec
+    torch.manual_seed(0)
+    model = randomize(build(), _seed(name))
+    _save_model(lib, model, os.path.join(out, name))
+    write_pixels(out, name, lib, model, size)
+    g = torch.Generator().manual_seed(_seed(name) + 1)
+    for b in batches:
+        x = torch.randn(b, 3, size, size, generator=g)
+        logits, feats, tokens = outputs(lib, model, x)
+        _npy(os.path.join(out, f"{name}.in{b}.npy"), x)
+        if logits is not None:
+            _npy(os.path.join(out, f"{name}.logits{b}.npy"), logits)
+        if feats is not None:
+            _npy(os.path.join(out, f"{name}.feat{b}.npy"), feats)
+        _npy(os.path.join(out, f"{name}.tokens{b}.npy"), tokens)
+    if name in RESIZE:
+        x = torch.randn(2, 3, RESIZE[name], RESIZE[name], generator=g)
+        _, feats, tokens = outputs(lib, model, x)
+        _npy(os.path.join(out, f"{name}.in_s{RESIZE[name]}.npy"), x)
+        _npy(os.path.join(out, f"{name}.feat_s{RESIZE[name]}.npy"), feats)
+        _npy(os.path.join(out, f"{name}.tokens_s{RESIZE[name]}.npy"), tokens)
+    return name
+
+
+# The families' preprocessing, as timm's eval transform and transformers'
+# image processors run it on PIL images: bicubic resize of the short side
+# (CLIP: 224 / 0.9 = 248, then a 224 centre crop) or of both sides (SigLIP:
+# 224 x 224, no crop). prep_NAME.png holds the 224 x 224 result, value k
+# standing for k/255 (vit.h computes in float, PIL in bytes: within 1/255,
+# 2/255 for the photographs, whose JPEG decoders differ).
+MAPS = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "maps")
+PREP = {"bicubic_rgba": (os.path.join(MAPS, "rgba.png"), 248, False), "bicubic_gray": (os.path.join(MAPS, "gray.png"), 248, False),
+        "squash_rgba": (os.path.join(MAPS, "rgba.png"), 224, True), "bicubic_china": (os.path.join(PHOTOS, "china.jpg"), 248, False),
+        "squash_flower": (os.path.join(PHOTOS, "flower.jpg"), 224, True)}
+
+
+def write_prep(out, cases):
+    """PREP: the photo every case's NAME.pix.npy comes from; with the small cases, PIL's resizes too."""
+    from PIL import Image
+    import torchvision.transforms as T
+    lines = []
+    for name, (src, size, squash) in (PREP.items() if cases is CASES else ()):
+        img = Image.open(src).convert("RGB")
+        img = T.Resize((size, size) if squash else size, interpolation=T.InterpolationMode.BICUBIC)(img)
+        img = T.CenterCrop(224)(img)
+        img.save(os.path.join(out, f"prep_{name}.png"))
+        root = os.path.dirname(HERE)
+        shown = os.path.relpath(src, root) if src.startswith(root) else src
+        lines.append(f"prep {name} {shown} {size} {int(squash)}\n")
+    lines.append(f"photo {PHOTO}\n")
+    with open(os.path.join(out, "PREP"), "w") as f:
+        f.writelines(lines)
+
+
+def generate(out, cases):
+    os.makedirs(out, exist_ok=True)
+    write_prep(out, cases)
+    # the full-size models at batch 1 only: their weights are what is at stake, not the batching
+    names = [write_case(out, name, spec, (1, 3) if cases is CASES else (1,)) for name, spec in cases.items()]
+    with open(os.path.join(out, "MANIFEST"), "w") as f:
+        f.write("".join(f"{n} {RESIZE[n]}\n" if n in RESIZE else f"{n}\n" for n in names))
+    return names
+
+
+def check(committed):
+    problems = []
+    with tempfile.TemporaryDirectory() as fresh:
+        generate(fresh, CASES)
+        for root, _, files in os.walk(fresh):
+            for fname in files:
+                new = os.path.join(root, fname)
+                rel = os.path.relpath(new, fresh)
+                old = os.path.join(committed, rel)
+                if not os.path.exists(old):
+                    problems.append(f"missing from {committed}: {rel}")
+                elif fname.endswith(".npy"):
+                    a, b = np.load(new), np.load(old)
+                    tol = 1e-5 * max(1.0, float(np.abs(b).max()))
+                    if a.shape != b.shape or float(np.abs(a - b).max()) > tol:
+                        problems.append(f"{rel}: differs (shape {a.shape} vs {b.shape})")
+                else:
+                    with open(new, "rb") as f1, open(old, "rb") as f2:
+                        if f1.read() != f2.read():
+                            problems.append(f"{rel}: bytes differ")
+    if problems:
+        print(f"{committed} has drifted from tools/families_reference.py:", *problems, sep="\n  ")
+        return 1
+    print(f"{committed}: all {len(CASES)} families current")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=FIXTURES)
+    parser.add_argument("--check", action="store_true", help="compare a fresh run with the committed fixtures")
+    parser.add_argument("--big", metavar="DIR", help="write the full-size models into DIR instead")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)  # the same bits on any machine with the same BLAS
+    if args.check:
+        return check(args.out)
+    if args.big:
+        torch.set_num_threads(4)
+        generate(args.big, BIG)
+        print(f"wrote {len(BIG)} full-size models to {args.big}")
+        return 0
+    generate(args.out, CASES)
+    print(f"wrote {len(CASES)} families to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
