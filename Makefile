@@ -2,7 +2,7 @@
 # is missing (Debian/Ubuntu packages via apt-get, pinned helpers in build/venv).
 
 CC      ?= cc
-CFLAGS  ?= -O2 -march=native -fopenmp
+CFLAGS  ?= -O2 -march=native
 WARN     = -std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-psabi
 PY       = build/venv/bin/python
 BLAS_INC = -I/usr/include/$(shell gcc -dumpmachine)/openblas-pthread
@@ -84,6 +84,8 @@ web-serve: web
 	python3 examples/web/serve.py build/web
 
 # Ratios measured in one run; README.md shows the latest table and this command.
+# compare.py --peers: ViT-B/16 in ONNX Runtime and OpenVINO (build/bench-venv,
+# made by install_deps.sh bench) beside vit.h and PyTorch, and a busy-core table.
 bench: deps build/vit
 	@tools/install_deps.sh bench
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
@@ -91,6 +93,7 @@ bench: deps build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
+	$(PY) bench/compare.py --peers --rounds 3
 	$(PY) bench/compare.py --modules
 
 # Open-ended fuzzing from a random seed, FUZZ_SECONDS per parser (`make test`

@@ -15,12 +15,14 @@
      VIT_STB_FLAT            include "stb_image.h" rather than <stb/stb_image.h>
      VIT_NO_SIMD             every kernel runs its scalar _ref version
      VIT_MAX_THREADS         vit_set_threads' upper bound (default 1024)
+     VIT_NO_THREADS          no thread pool: every loop on the calling thread
      Compile with -mavx2 -mfma (or -march=native: AVX-512 where present) on
      x86; AArch64 gets NEON, emcc -msimd128 WebAssembly SIMD, through SIMDe.
-     -fopenmp adds threads. SIMDe (<simde/...>) must be on the include path
-     unless VIT_NO_SIMD; stb (Debian's libstb-dev layout, <stb/...>) unless
-     VIT_NO_IMAGE and VIT_NO_PNG. If your program already includes
-     stb_image.h or stb_image_write.h with its implementation, vit.h uses it.
+     Threads need no flag (SIMD AND THREADS). SIMDe (<simde/...>) must be
+     on the include path unless VIT_NO_SIMD; stb (Debian's libstb-dev
+     layout, <stb/...>) unless VIT_NO_IMAGE and VIT_NO_PNG. If your program
+     already includes stb_image.h or stb_image_write.h with its
+     implementation, vit.h uses it.
 
    MEMORY
      The library calls malloc only in vit_arena_init_alloc. A forward pass
@@ -52,16 +54,22 @@
      Every kernel vit_k_<op> has a scalar twin vit_k_<op>_ref that is its
      specification; tests hold them equal. Kernels are written once against
      SIMDe: AVX-512 or AVX2+FMA natively on x86, NEON on ARM, portable C
-     elsewhere. OpenMP, when enabled, splits only independent outer loops, so
-     results are bit-identical for any thread count. Small calls stay on
-     the calling thread. vit_set_threads(n) sets the count for the forward
-     passes the calling thread starts (omp_set_num_threads underneath; the
-     default is OMP_NUM_THREADS, else one per core) and vit_get_threads()
-     reads it; without -fopenmp both work and the count is 1. Size an
-     arena with vit_model_memory after setting it (attention keeps a
-     scratch slot per thread). On a machine where other processes hold the cores,
-     libgomp's threads spin for milliseconds at each barrier before they
-     sleep; OMP_WAIT_POLICY=passive (or fewer threads) avoids that cost.
+     elsewhere. Threads come from vit.h's own pool, on POSIX threads (Linux,
+     macOS, BSDs; glibc before 2.34 wants -pthread when linking) or Win32's
+     (MinGW, clang-cl); no flag is needed and OpenMP is not used. They
+     split only independent outer loops, so results are bit-identical for
+     any thread count. Small calls stay on the calling thread.
+     vit_set_threads(n) sets the count for the forward passes the calling
+     thread starts (the default is OMP_NUM_THREADS when set, else one per
+     processor online) and vit_get_threads() reads it. Size an arena with
+     vit_model_memory after setting it (attention keeps a scratch slot per
+     thread). A waiting thread spins for tens of microseconds, then sleeps,
+     so threads share cores with other busy processes without a penalty.
+     One forward pass at a time has the pool: forward passes started
+     meanwhile on other threads of the program run on their own thread.
+     The pool's threads start with the first parallel loop and live until
+     the program ends. VIT_NO_THREADS, WebAssembly without -pthread and
+     compilers other than GCC and clang (MSVC) run single-threaded.
 
    WEIGHTS FORMAT
      safetensors: 8-byte little-endian header length, JSON header, raw data.
@@ -165,7 +173,7 @@
 #define VIT_ALIGN 64
 #endif
 #ifndef VIT_MAX_THREADS
-#define VIT_MAX_THREADS 1024 /* vit_set_threads' limit: libgomp aborts when it cannot start a team */
+#define VIT_MAX_THREADS 1024 /* vit_set_threads' limit */
 #endif
 
 #ifdef __cplusplus
@@ -613,14 +621,14 @@ VITDEF const char *vit_last_error(void);
 typedef void (*vit_log_fn)(void *user, const char *msg);
 /* Optional: receive informational messages. Call before other threads start. */
 VITDEF void vit_set_log(vit_log_fn fn, void *user);
-/* Threads for the parallel loops of the forward passes the calling thread
-   starts: n in 1..VIT_MAX_THREADS, else VIT_ERR_ARG and nothing changes.
-   OpenMP's omp_set_num_threads underneath; built without OpenMP there is
-   one thread and a valid n is accepted and has no effect. */
+/* Threads for the parallel loops of the forward passes (and kernels) the
+   calling thread starts: n in 1..VIT_MAX_THREADS, else VIT_ERR_ARG and
+   nothing changes. In a build without threads a valid n is accepted and
+   has no effect. */
 VITDEF vit_result vit_set_threads(int n);
-/* The threads such a forward pass would use: omp_get_max_threads() (the
-   last vit_set_threads, else OMP_NUM_THREADS, else the cores), or 1
-   without OpenMP. */
+/* The threads such a forward pass would use: the calling thread's last
+   vit_set_threads, else OMP_NUM_THREADS when it is a count in range, else
+   the processors online; 1 in a build without threads. */
 VITDEF int vit_get_threads(void);
 
 /* ---- arena ---- */
@@ -1036,7 +1044,26 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #define VIT_ASSERT(c) assert(c)
 #endif
 
-/* ---- SIMDe and OpenMP setup ---- */
+/* ---- SIMDe and threads setup ---- */
+
+/* Warning settings for the implementation alone: pushed here and popped at
+   its end, so the including file keeps its own (SIMDe's headers also leave
+   some of theirs set, e.g. -Wunused-function off). The vector helpers are
+   static, so the ABI warning GCC and clang give for passing vectors by
+   value without -mavx does not apply. (GCC 12's one-line note "the ABI for
+   passing parameters with 32-byte alignment has changed in GCC 4.6" on x86
+   without -mavx is not a warning: no pragma reaches it; -mavx2 -mfma or
+   -march=native, which the kernels want anyway, or -Wno-psabi do.) */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13 && defined(__cplusplus)
+/* GCC 12's AVX-512 headers build _mm512_undefined_ps() from a self-
+   initialised variable, which its C++ front end then reports (PR105593). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 /* Warning settings for the implementation alone: pushed here and popped at
    its end, so the including file keeps its own (SIMDe's headers also leave
@@ -1067,8 +1094,27 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #include <simde/arm/neon/dot.h> /* sdot for I8 products */
 #endif
 #endif
-#ifdef _OPENMP
-#include <omp.h>
+/* Threads: a pool of vit.h's own (private helpers: threads) on POSIX
+   threads, or on Win32's with GCC or clang (MinGW, clang-cl). Under
+   VIT_NO_THREADS, with other compilers and in WebAssembly built without
+   -pthread every loop runs on the calling thread. OpenMP is not used:
+   -fopenmp changes nothing. */
+#if defined(VIT_NO_THREADS) || !(defined(__GNUC__) || defined(__clang__))
+#elif defined(_WIN32)
+#define VIT__THREADS 2
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#define VIT__LEAN_DEFINED
+#endif
+#include <windows.h>
+#ifdef VIT__LEAN_DEFINED
+#undef WIN32_LEAN_AND_MEAN
+#undef VIT__LEAN_DEFINED
+#endif
+#elif (defined(__unix__) || defined(__APPLE__)) && (!defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__))
+#define VIT__THREADS 1
+#include <pthread.h>
+#include <unistd.h>
 #endif
 #if !defined(VIT_NO_STDIO) && (defined(__unix__) || defined(__APPLE__))
 #include <sys/mman.h>
@@ -1101,18 +1147,6 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #define VIT__TLS __thread
 #endif
 
-#ifdef _OPENMP
-#define VIT__PRAGMA(x) _Pragma(#x)
-#define VIT__OMP_FOR VIT__PRAGMA(omp parallel for schedule(static))
-#define VIT__OMP_FOR_DYN VIT__PRAGMA(omp parallel for schedule(dynamic, 1))
-#define VIT__OMP_FOR_IF(c) VIT__PRAGMA(omp parallel for schedule(static) if (c))
-#define VIT__OMP_FOR_DYN_IF(c) VIT__PRAGMA(omp parallel for schedule(dynamic, 1) if (c))
-#else
-#define VIT__OMP_FOR
-#define VIT__OMP_FOR_DYN
-#define VIT__OMP_FOR_IF(c)
-#define VIT__OMP_FOR_DYN_IF(c)
-#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define VIT__PREFETCH(p) __builtin_prefetch(p)
 #else
@@ -1120,10 +1154,13 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define VIT__INLINE __inline__ __attribute__((always_inline))
+#define VIT__NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
 #define VIT__INLINE __forceinline
+#define VIT__NOINLINE __declspec(noinline)
 #else
 #define VIT__INLINE
+#define VIT__NOINLINE
 #endif
 
 /* ---- private helpers: vectors ---- */
@@ -1276,6 +1313,271 @@ static int vit__add_ok(size_t a, size_t b, size_t *out) {
     return 1;
 }
 
+/* ---- private helpers: threads ---- */
+/* vit__parallel(n, threads, fn, ctx) runs the iterations [0, n) of a loop
+   on up to `threads` threads: the caller as t = 0 and the pool's workers as
+   t = 1, 2, ..., each claiming the next block [i0, i1) from a shared
+   counter and running fn(ctx, i0, i1, t), until none is left. Every
+   parallel loop of the kernels is one such call. An iteration writes only
+   its own outputs and computes them the same way whichever thread runs it,
+   so results are bit-identical for any thread count and any order of
+   claims; t only picks per-thread scratch.
+
+   Waiting is bounded. A worker between loops, or the caller waiting for
+   the last blocks, spins VIT__SPIN pauses (about 0.1 ms: longer than the
+   gap between two loops of a forward pass, so a quiet machine seldom pays
+   a wake-up; a 64th of it when there are more threads than processors),
+   then sleeps on a condition variable. libgomp's threads spin for
+   milliseconds at every barrier instead, so when another process held one
+   of two cores, a 2-thread ViT-B/16 forward took 1.15 s instead of 0.08 s.
+   Claiming small blocks (VIT__BLOCKS per thread) keeps a thread that the
+   system deschedules from holding more than one block while the others
+   take the rest.
+
+   One caller at a time has the pool: a loop started while it is taken (by
+   another thread's forward pass, or from inside a loop) runs on its own
+   caller. Workers start when a loop first wants them and live until the
+   process ends (after fork(), the child starts its own). */
+
+#define VIT__PAR_MIN 32768.0 /* floats of work below which a loop is not worth a second thread */
+
+typedef void (*vit__task)(const void *ctx, int i0, int i1, int thread);
+
+static VIT__TLS int vit__nthreads; /* the calling thread's vit_set_threads, 0: the default */
+
+#ifdef VIT__THREADS
+#ifndef VIT__SPIN
+#define VIT__SPIN 4000 /* pauses a waiting thread spins before it sleeps: ~0.1 ms on Zen 3 */
+#endif
+#ifndef VIT__BLOCKS
+#define VIT__BLOCKS 16 /* blocks of a loop per thread */
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define VIT__PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define VIT__PAUSE() __asm__ __volatile__("yield")
+#else
+#define VIT__PAUSE() ((void)0)
+#endif
+#define vit__aload(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define vit__astore(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
+#define vit__aadd(p, v) __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL)
+#define vit__axchg(p, v) __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL)
+#if VIT__THREADS == 1
+typedef pthread_mutex_t vit__mutex;
+typedef pthread_cond_t vit__cond;
+#define VIT__MUTEX_INIT PTHREAD_MUTEX_INITIALIZER
+#define VIT__COND_INIT PTHREAD_COND_INITIALIZER
+#define vit__lock(m) pthread_mutex_lock(m)
+#define vit__unlock(m) pthread_mutex_unlock(m)
+#define vit__sleep(c, m) pthread_cond_wait(c, m)
+#define vit__wake_all(c) pthread_cond_broadcast(c)
+#define vit__wake_one(c) pthread_cond_signal(c)
+#else
+typedef SRWLOCK vit__mutex;
+typedef CONDITION_VARIABLE vit__cond;
+#define VIT__MUTEX_INIT SRWLOCK_INIT
+#define VIT__COND_INIT CONDITION_VARIABLE_INIT
+#define vit__lock(m) AcquireSRWLockExclusive(m)
+#define vit__unlock(m) ReleaseSRWLockExclusive(m)
+#define vit__sleep(c, m) SleepConditionVariableSRW(c, m, INFINITE, 0)
+#define vit__wake_all(c) WakeAllConditionVariable(c)
+#define vit__wake_one(c) WakeConditionVariable(c)
+#endif
+
+static struct vit__pool {
+    vit__mutex mu;
+    vit__cond wake, done;        /* workers sleep on wake, the caller on done */
+    int sleepers, caller_sleeps; /* under mu */
+    int started, failed;         /* workers 1..started run; failed: one did not start, stop trying (under mu) */
+    int forks;                   /* 1 once the fork handler is registered (under mu) */
+    int taken;                   /* 1 while a caller has the pool (atomic) */
+    /* The loop, written by the caller before it sets go[t] for t = 1..threads-1. */
+    vit__task fn;
+    const void *ctx;
+    unsigned n, grain, threads;
+    int spin;         /* pauses to spin before sleeping: fewer when there are more threads than processors */
+    unsigned next;    /* the next unclaimed iteration (atomic) */
+    int fixed;        /* set by tests: thread t runs blocks t, t + threads, ..., so that every thread surely
+                         runs some (the claims of a loaded machine can leave one with none) */
+    int pending;      /* workers still in the loop (atomic) */
+    unsigned go[VIT_MAX_THREADS]; /* go[t] changes when worker t has a loop to join (atomic) */
+} vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, {0}};
+
+/* Claim blocks of the current loop and run them until none is left. */
+static void vit__pool_run(int thread) {
+    unsigned n = vit__pool.n, g = vit__pool.grain, i;
+    if (vit__pool.fixed)
+        for (i = (unsigned)thread * g; i < n; i += vit__pool.threads * g) vit__pool.fn(vit__pool.ctx, (int)i, (int)(n - i < g ? n : i + g), thread);
+    else
+        while ((i = vit__aadd(&vit__pool.next, g)) < n) vit__pool.fn(vit__pool.ctx, (int)i, (int)(n - i < g ? n : i + g), thread);
+}
+
+static void vit__pool_worker(int t) {
+    unsigned seen = 0, go;
+    int s, spin = VIT__SPIN;
+    for (;;) {
+        for (s = 0; s < spin && (go = vit__aload(&vit__pool.go[t])) == seen; s++) VIT__PAUSE();
+        if (go == seen) {
+            vit__lock(&vit__pool.mu);
+            vit__pool.sleepers++;
+            while ((go = vit__aload(&vit__pool.go[t])) == seen) vit__sleep(&vit__pool.wake, &vit__pool.mu);
+            vit__pool.sleepers--;
+            vit__unlock(&vit__pool.mu);
+        }
+        seen = go;
+        vit__pool_run(t);
+        spin = vit__pool.spin; /* read before the caller may start the next loop */
+        if (vit__aadd(&vit__pool.pending, -1) == 1) { /* the last one out tells the caller */
+            vit__lock(&vit__pool.mu);
+            if (vit__pool.caller_sleeps) vit__wake_one(&vit__pool.done);
+            vit__unlock(&vit__pool.mu);
+        }
+    }
+}
+
+#if VIT__THREADS == 1
+static void *vit__pool_main(void *arg) {
+    vit__pool_worker((int)(intptr_t)arg);
+    return NULL;
+}
+static int vit__pool_spawn(int t) {
+    pthread_t th;
+    if (pthread_create(&th, NULL, vit__pool_main, (void *)(intptr_t)t) != 0) return 0;
+    pthread_detach(th);
+    return 1;
+}
+/* A forked child has none of the parent's workers: it starts its own. */
+static void vit__pool_forked(void) {
+    pthread_mutex_init(&vit__pool.mu, NULL);
+    pthread_cond_init(&vit__pool.wake, NULL);
+    pthread_cond_init(&vit__pool.done, NULL);
+    vit__pool.sleepers = vit__pool.caller_sleeps = vit__pool.started = vit__pool.failed = vit__pool.taken = 0;
+}
+#else
+static DWORD WINAPI vit__pool_main(LPVOID arg) {
+    vit__pool_worker((int)(intptr_t)arg);
+    return 0;
+}
+static int vit__pool_spawn(int t) {
+    HANDLE h = CreateThread(NULL, 0, vit__pool_main, (LPVOID)(intptr_t)t, 0, NULL);
+    if (!h) return 0;
+    CloseHandle(h);
+    return 1;
+}
+#endif
+
+/* Workers 1..threads-1, started if need be: the threads a loop gets. */
+static int vit__pool_grow(int threads) {
+    vit__lock(&vit__pool.mu);
+#if VIT__THREADS == 1
+    if (!vit__pool.forks && !vit__pool.failed && pthread_atfork(NULL, NULL, vit__pool_forked) != 0) vit__pool.failed = 1;
+    vit__pool.forks = 1;
+#endif
+    while (vit__pool.started < threads - 1 && !vit__pool.failed) {
+        vit__pool.go[vit__pool.started + 1] = 0;
+        if (vit__pool_spawn(vit__pool.started + 1)) vit__pool.started++;
+        else vit__pool.failed = 1;
+    }
+    if (threads > vit__pool.started + 1) threads = vit__pool.started + 1;
+    vit__unlock(&vit__pool.mu);
+    return threads;
+}
+#endif /* VIT__THREADS */
+
+#ifdef VIT__THREADS
+/* The processors online (found once). */
+static int vit__cpus(void) {
+    static int n; /* atomic */
+    int c = vit__aload(&n);
+    if (c == 0) {
+#if VIT__THREADS == 1
+        long k = sysconf(_SC_NPROCESSORS_ONLN);
+#else
+        SYSTEM_INFO si;
+        long k;
+        GetSystemInfo(&si);
+        k = (long)si.dwNumberOfProcessors;
+#endif
+        c = k < 1 ? 1 : k > VIT_MAX_THREADS ? VIT_MAX_THREADS : (int)k;
+        vit__astore(&n, c);
+    }
+    return c;
+}
+#endif
+
+/* The threads a loop of the calling thread may use: its vit_set_threads,
+   else OMP_NUM_THREADS when that is a count in range (as when vit.h used
+   OpenMP), else the processors online. */
+static int vit__threads(void) {
+#ifdef VIT__THREADS
+    static int env; /* OMP_NUM_THREADS's count, -1 when unset or not one; found once (atomic) */
+    int e;
+    if (vit__nthreads) return vit__nthreads;
+    e = vit__aload(&env);
+    if (e == 0) {
+        const char *var = getenv("OMP_NUM_THREADS");
+        char *end;
+        long v = var ? strtol(var, &end, 10) : 0;
+        e = var && end != var && *end == '\0' && v >= 1 && v <= VIT_MAX_THREADS ? (int)v : -1;
+        vit__astore(&env, e);
+    }
+    return e > 0 ? e : vit__cpus();
+#else
+    return 1;
+#endif
+}
+
+/* Threads for a loop over `work` floats: one below VIT__PAR_MIN, where
+   handing it to the pool costs more than it saves. Results do not depend
+   on it. */
+static int vit__par_threads(double work) { return work >= VIT__PAR_MIN ? vit__threads() : 1; }
+
+/* Never inlined: a loop's body then stays in its task function, which
+   clang unrolls as the small function it is. Inlined into a large caller
+   (a test's main), SIMDe's two-iteration loops over 128-bit halves, marked
+   for vectorisation, could stay rolled, and emcc's clang 14 warned that it
+   could not vectorise them (-Wpass-failed). One call per loop costs
+   nothing. */
+static VIT__NOINLINE void vit__parallel(int n, int threads, vit__task fn, const void *ctx) {
+#ifdef VIT__THREADS
+    if (threads > n) threads = n;
+    if (threads > 1 && !vit__axchg(&vit__pool.taken, 1)) {
+        threads = vit__pool_grow(threads);
+        if (threads > 1) {
+            int t, s;
+            vit__pool.fn = fn;
+            vit__pool.ctx = ctx;
+            vit__pool.n = (unsigned)n;
+            vit__pool.threads = (unsigned)threads;
+            vit__pool.spin = threads > vit__cpus() ? VIT__SPIN / 64 : VIT__SPIN;
+            vit__pool.grain = (unsigned)(n / (VIT__BLOCKS * threads) > 1 ? n / (VIT__BLOCKS * threads) : 1);
+            vit__astore(&vit__pool.next, 0u);
+            vit__astore(&vit__pool.pending, threads - 1);
+            for (t = 1; t < threads; t++) vit__astore(&vit__pool.go[t], vit__pool.go[t] + 1);
+            vit__lock(&vit__pool.mu);
+            if (vit__pool.sleepers) vit__wake_all(&vit__pool.wake);
+            vit__unlock(&vit__pool.mu);
+            vit__pool_run(0);
+            for (s = 0; s < vit__pool.spin && vit__aload(&vit__pool.pending); s++) VIT__PAUSE();
+            if (vit__aload(&vit__pool.pending)) {
+                vit__lock(&vit__pool.mu);
+                vit__pool.caller_sleeps = 1;
+                while (vit__aload(&vit__pool.pending)) vit__sleep(&vit__pool.done, &vit__pool.mu);
+                vit__pool.caller_sleeps = 0;
+                vit__unlock(&vit__pool.mu);
+            }
+            vit__astore(&vit__pool.taken, 0);
+            return;
+        }
+        vit__astore(&vit__pool.taken, 0);
+    }
+#else
+    (void)threads;
+#endif
+    if (n > 0) fn(ctx, 0, n, 0);
+}
+
 /* ---- core: version, errors, log ---- */
 
 VITDEF const char *vit_version(void) { return VIT_VERSION_STRING; }
@@ -1306,19 +1608,11 @@ VITDEF void vit_set_log(vit_log_fn fn, void *user) {
 
 VITDEF vit_result vit_set_threads(int n) {
     if (n < 1 || n > VIT_MAX_THREADS) return vit__fail(VIT_ERR_ARG, "threads: %d is not in 1..%d", n, VIT_MAX_THREADS);
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#endif
+    vit__nthreads = n;
     return VIT_OK;
 }
 
-VITDEF int vit_get_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+VITDEF int vit_get_threads(void) { return vit__threads(); }
 
 /* ---- arena ---- */
 
@@ -1574,6 +1868,11 @@ static void vit__q8_scale(float lo, float hi, float *sx, float *inv, int32_t *zp
 static float vit__q8(float x, float inv, int32_t zp) {
     float r = nearbyintf(x * inv) + (float)zp;
     return (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r) - (float)zp;
+}
+
+/* Threads for a product: one below 65536 multiply-adds or inside a caller's task. */
+static int vit__mm_threads(const vit__mm *p) {
+    return p->threaded && (double)p->M * p->K * p->N >= 65536.0 ? vit__threads() : 1;
 }
 
 /* The specification: one left-to-right sum per output, then alpha and b
@@ -1894,6 +2193,12 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 #if VIT__DOT_I8
     for (; k % 4; k++) d[k] = 0;
 #endif
+}
+
+static void vit__xs_fill_rows(const void *ctx, int m0, int m1, int thread) {
+    int m;
+    (void)thread;
+    for (m = m0; m < m1; m++) vit__xs_fill((const vit__mm *)ctx, m);
 }
 
 /* The f32 panel of a BF16 or I8 weight, widened (I8: q, the scales come
@@ -2234,19 +2539,23 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
         }
 }
 
-/* Threads take whole panels (static, so a panel's outputs stay on one
-   core), and a panel runs its k blocks over all M rows: its M x NR outputs
-   stay in L2 across the k blocks, and each piece of w is packed once, while
-   the next is prefetched. Blocking rows of x for L2 instead, with k blocks
-   outermost, measured 5-10% slower on Zen 5. */
-static void vit__gemm_tiles(const vit__mm *p) {
-    int np = (p->N + VIT__NR - 1) / VIT__NR, i, kcb = vit__kc(p->wt);
-    VIT__OMP_FOR_IF(p->threaded && np > 1 && (double)p->M * p->K * p->N >= 65536.0)
-    for (i = 0; i < np; i++) {
+/* Threads take whole panels, and a panel runs its k blocks over all M
+   rows: its M x NR outputs stay in L2 across the k blocks, and each piece
+   of w is packed once, while the next is prefetched. Blocking rows of x
+   for L2 instead, with k blocks outermost, measured 5-10% slower on Zen 5. */
+static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    int i, kcb = vit__kc(p->wt);
+    (void)thread;
+    for (i = i0; i < i1; i++) {
         int k0, n0 = i * VIT__NR;
         for (k0 = 0; k0 < p->K; k0 += kcb)
             vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
     }
+}
+
+static void vit__gemm_tiles(const vit__mm *p) {
+    vit__parallel((p->N + VIT__NR - 1) / VIT__NR, vit__mm_threads(p), vit__gemm_panels, p);
 }
 #endif /* !VIT_NO_SIMD */
 
@@ -2316,17 +2625,40 @@ static void vit__gemm_few_cols(const vit__mm *p, int n0, int n1) {
     if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, n0, M, n1 - n0);
 }
 
-/* One block of columns per thread (each transposes x itself): a column's
-   arithmetic does not depend on the block it falls in. */
+/* Threads claim blocks of VIT__NF columns, each block of blocks
+   transposing x itself: a column's arithmetic does not depend on the block
+   it falls in. */
+static void vit__gemm_few_blocks(const void *ctx, int c0, int c1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    (void)thread;
+    vit__gemm_few_cols(p, c0 * VIT__NF, c1 * VIT__NF < p->N ? c1 * VIT__NF : p->N);
+}
+
 static void vit__gemm_few(const vit__mm *p) {
-    int N = p->N, chunks = 1, per, c;
-#ifdef _OPENMP
-    if (p->threaded && (double)p->M * p->K * N >= 65536.0) chunks = omp_get_max_threads();
+    vit__parallel((p->N + VIT__NF - 1) / VIT__NF, vit__mm_threads(p), vit__gemm_few_blocks, p);
+}
 #endif
-    per = ((N + chunks - 1) / chunks + VIT__NF - 1) / VIT__NF * VIT__NF;
-    VIT__OMP_FOR_IF(chunks > 1)
-    for (c = 0; c < chunks; c++)
-        if (c * per < N) vit__gemm_few_cols(p, c * per, c * per + per < N ? c * per + per : N);
+
+#ifndef VIT_NO_SIMD
+/* Columns [64 i0, 64 i1) by dot products. */
+static void vit__gemm_dots(const void *ctx, int i0, int i1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    int n0 = i0 * 64, n1 = i1 * 64 < p->N ? i1 * 64 : p->N;
+    (void)thread;
+    vit__gemm_dot(p, n0, n1);
+    if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, n0, p->M, n1 - n0);
+}
+#else
+/* Rows [m0, m1) by the specification. */
+static void vit__matmul_rows(const void *ctx, int m0, int m1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    vit__mm rows = *p;
+    (void)thread;
+    rows.y = p->y + (size_t)m0 * p->ldy;
+    rows.x = p->x + (size_t)m0 * p->ldx;
+    rows.M = m1 - m0;
+    vit__matmul_ref(&rows);
+    if (p->e) vit__epi_tile(p->y, p->ldy, p->e, m0, 0, m1 - m0, p->N);
 }
 #endif
 
@@ -2334,7 +2666,7 @@ static void vit__gemm_few(const vit__mm *p) {
    dot products below 4 rows, the packed tiles otherwise; under
    VIT_NO_SIMD the specification, row by row. */
 static void vit__matmul(const vit__mm *p) {
-    int m, n, i;
+    int m, n;
     if (p->K <= 0) { /* an empty sum: just the bias */
         for (m = 0; m < p->M; m++)
             for (n = 0; n < p->N; n++) p->y[(size_t)m * p->ldy + n] = p->b ? p->b[n] : 0.0f;
@@ -2343,8 +2675,7 @@ static void vit__matmul(const vit__mm *p) {
     }
 #ifndef VIT_NO_SIMD
     if (p->wt != VIT_DTYPE_F32) { /* x converted once, then always the tiles */
-        VIT__OMP_FOR_IF(p->threaded && (double)p->M * p->K >= 65536.0)
-        for (i = 0; i < p->M; i++) vit__xs_fill(p, i);
+        vit__parallel(p->M, p->threaded ? vit__par_threads((double)p->M * p->K) : 1, vit__xs_fill_rows, p);
         vit__gemm_tiles(p);
         return;
     }
@@ -2353,27 +2684,12 @@ static void vit__matmul(const vit__mm *p) {
         return;
     }
     if (p->M < VIT__FEW_MIN) {
-        int chunks = (p->N + 63) / 64;
-        VIT__OMP_FOR_IF(p->threaded && chunks > 1 && (double)p->M * p->K * p->N >= 65536.0)
-        for (i = 0; i < chunks; i++) {
-            int n1 = i * 64 + 64 < p->N ? i * 64 + 64 : p->N;
-            vit__gemm_dot(p, i * 64, n1);
-            if (p->e) vit__epi_tile(p->y, p->ldy, p->e, 0, i * 64, p->M, n1 - i * 64);
-        }
+        vit__parallel((p->N + 63) / 64, vit__mm_threads(p), vit__gemm_dots, p);
         return;
     }
     vit__gemm_tiles(p);
 #else
-    VIT__OMP_FOR_IF(p->threaded)
-    for (i = 0; i < p->M; i++) {
-        vit__mm row = *p;
-        row.y = p->y + (size_t)i * p->ldy;
-        row.x = p->x + (size_t)i * p->ldx;
-        row.M = 1;
-        vit__matmul_ref(&row);
-        if (p->e) vit__epi_tile(p->y, p->ldy, p->e, i, 0, 1, p->N);
-    }
-    (void)m; (void)n;
+    vit__parallel(p->M, vit__mm_threads(p), vit__matmul_rows, p);
 #endif
 }
 
@@ -2544,16 +2860,29 @@ static void vit__softmax_rows(float *y, const float *x, int rows, int n, float s
     for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, (scale != 1.0f ? y : x) + (size_t)r * n, n);
 }
 
-VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) {
+/* Row-wise kernels' tasks: y and x (rows, n); w, b and eps for layernorm. */
+typedef struct vit__rows_ctx {
+    float *y;
+    const float *x, *w, *b;
+    int n;
+    float eps;
+} vit__rows_ctx;
+
+/* Rows [r0, r1), short ones a block at a time. */
+static void vit__softmax_task(const void *ctx, int r0, int r1, int thread) {
+    const vit__rows_ctx *c = (const vit__rows_ctx *)ctx;
+    size_t n = (size_t)c->n;
     int r;
-    if (n < VIT__VW) {
-        /* blocks of 64 short rows */
-        VIT__OMP_FOR
-        for (r = 0; r < rows; r += 64) vit__softmax_short(y + (size_t)r * n, x + (size_t)r * n, rows - r < 64 ? rows - r : 64, n, 1.0f);
-        return;
-    }
-    VIT__OMP_FOR
-    for (r = 0; r < rows; r++) vit__softmax_row(y + (size_t)r * n, x + (size_t)r * n, n);
+    (void)thread;
+    if (c->n < VIT__VW) vit__softmax_short(c->y + r0 * n, c->x + r0 * n, r1 - r0, c->n, 1.0f);
+    else
+        for (r = r0; r < r1; r++) vit__softmax_row(c->y + r * n, c->x + r * n, c->n);
+}
+
+VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) {
+    vit__rows_ctx c;
+    c.y = y; c.x = x; c.w = c.b = NULL; c.n = n; c.eps = 0.0f;
+    vit__parallel(rows, vit__par_threads((double)rows * n), vit__softmax_task, &c);
 }
 #else
 VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) { vit_k_softmax_ref(y, x, rows, n); }
@@ -2605,10 +2934,17 @@ static void vit__layernorm_row(float *y, const float *x, const float *w, const f
     for (; i < C; i++) y[i] = (x[i] - mean) * rstd * w[i] + b[i];
 }
 
-VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
+static void vit__layernorm_task(const void *ctx, int r0, int r1, int thread) {
+    const vit__rows_ctx *c = (const vit__rows_ctx *)ctx;
     int r;
-    VIT__OMP_FOR
-    for (r = 0; r < rows; r++) vit__layernorm_row(y + (size_t)r * C, x + (size_t)r * C, w, b, C, eps);
+    (void)thread;
+    for (r = r0; r < r1; r++) vit__layernorm_row(c->y + (size_t)r * c->n, c->x + (size_t)r * c->n, c->w, c->b, c->n, c->eps);
+}
+
+VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
+    vit__rows_ctx c;
+    c.y = y; c.x = x; c.w = w; c.b = b; c.n = C; c.eps = eps;
+    vit__parallel(rows, vit__par_threads((double)rows * C), vit__layernorm_task, &c);
 }
 #else
 VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
@@ -2861,20 +3197,35 @@ VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const
                 }
 }
 
+typedef struct vit__im2col {
+    float *cols;
+    const float *x;
+    int Cin, H, W, P;
+} vit__im2col;
+
+/* Rows [r0, r1) of cols: row r is patch r % (GH GW) of image r / (GH GW). */
+static void vit__im2col_rows(const void *ctx, int r0, int r1, int thread) {
+    const vit__im2col *a = (const vit__im2col *)ctx;
+    int Cin = a->Cin, H = a->H, W = a->W, P = a->P, GH = H / P, GW = W / P, K = Cin * P * P, row;
+    (void)thread;
+    for (row = r0; row < r1; row++) {
+        int bi = row / (GH * GW), py = row / GW % GH, px = row % GW, c, ky;
+        float *dst = a->cols + (size_t)row * K;
+        for (c = 0; c < Cin; c++)
+            for (ky = 0; ky < P; ky++)
+                memcpy(dst + ((size_t)c * P + ky) * P, a->x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
+                       (size_t)P * sizeof(float));
+    }
+}
+
 /* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
    order), then one GEMM against w viewed as (D, Cin*P*P). */
 VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
-    int GH = H / P, GW = W / P, K = Cin * P * P, row;
-    VIT__OMP_FOR
-    for (row = 0; row < B * GH * GW; row++) {
-        int bi = row / (GH * GW), py = row / GW % GH, px = row % GW, c, ky;
-        float *dst = cols + (size_t)row * K;
-        for (c = 0; c < Cin; c++)
-            for (ky = 0; ky < P; ky++)
-                memcpy(dst + ((size_t)c * P + ky) * P, x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
-                       (size_t)P * sizeof(float));
-    }
-    vit_k_matmul(y, cols, w, b, B * GH * GW, K, D);
+    int rows = B * (H / P) * (W / P), K = Cin * P * P;
+    vit__im2col a;
+    a.cols = cols; a.x = x; a.Cin = Cin; a.H = H; a.W = W; a.P = P;
+    vit__parallel(rows, vit__par_threads((double)rows * K), vit__im2col_rows, &a);
+    vit_k_matmul(y, cols, w, b, rows, K, D);
 }
 
 /* ---- kernels: attention ---- */
@@ -2956,6 +3307,7 @@ static void vit__head_t(float *vt, const float *v, int n, int HS, int ld) {
    query rows, nt blocks a head. */
 typedef struct vit__att {
     float *out, *att;
+    float *scratch;     /* one slot of vit__att_slot floats per thread */
     const float *q, *k, *v;
     vit_attn_shape s;
     int nt, per;        /* blocks a head, query rows a block */
@@ -2993,39 +3345,28 @@ static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held,
     vit__matmul(&mm);
 }
 
+/* Tasks [t0, t1) in scratch slot `thread`. */
+static void vit__att_tasks(const void *ctx, int t0, int t1, int thread) {
+    const vit__att *a = (const vit__att *)ctx;
+    int N = a->s.N, HS = a->s.HS, held = -1, t;
+    float *vth = a->scratch + (size_t)thread * vit__att_slot(N, HS, a->att != NULL);
+    for (t = t0; t < t1; t++) vit__att_task(a, vth, vth + (size_t)HS * N, &held, t);
+}
+
 /* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL) floats; at
-   most `slots` threads run. Small work stays out of the OpenMP runtime (a
-   team of one still costs libgomp an allocation per call). */
+   most `slots` threads run. */
 static void vit__attention(vit__att *a, float *scratch, int slots) {
-    int tasks, t, held = -1, N = a->s.N, HS = a->s.HS;
+    int threads = vit__threads(), N = a->s.N, HS = a->s.HS;
     vit__att_tiles(N, &a->nt, &a->per);
-    tasks = a->s.B * a->s.NH * a->nt;
-    if (slots > tasks) slots = tasks;
-#ifdef _OPENMP
-    /* num_threads overrides omp_set_num_threads: never ask for more. */
-    if (slots > omp_get_max_threads()) slots = omp_get_max_threads();
-#else
-    slots = 1;
-#endif
-    if ((double)a->s.B * a->s.NH * N * N * HS < 65536.0) slots = 1;
-    if (slots <= 1) {
-        for (t = 0; t < tasks; t++) vit__att_task(a, scratch, scratch + (size_t)HS * N, &held, t);
-        return;
-    }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(slots) firstprivate(held)
-    {
-        float *vth = scratch + (size_t)omp_get_thread_num() * vit__att_slot(N, HS, a->att != NULL);
-        int u;
-#pragma omp for schedule(dynamic, 1)
-        for (u = 0; u < tasks; u++) vit__att_task(a, vth, vth + (size_t)HS * N, &held, u);
-    }
-#endif
+    a->scratch = scratch;
+    if (threads > slots) threads = slots;
+    if ((double)a->s.B * a->s.NH * N * N * HS < 65536.0) threads = 1;
+    vit__parallel(a->s.B * a->s.NH * a->nt, threads, vit__att_tasks, a);
 }
 
 static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
     vit__att a;
-    a.out = out; a.att = att; a.q = q; a.k = k; a.v = v;
+    a.out = out; a.att = att; a.scratch = NULL; a.q = q; a.k = k; a.v = v;
     a.s = *s;
     a.nt = a.per = 0;
     return a;
@@ -3080,23 +3421,16 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n) {
 
 #ifndef VIT_NO_SIMD
 /* The seed modules call these kernels once per group or channel, often on
-   little work; below VIT__PAR_MIN floats a loop runs on the calling thread,
-   as the GEMM does below its own threshold: a parallel region costs more
-   than it saves there. Results do not depend on it. */
-#define VIT__PAR_MIN 32768.0
-/* for (r = 0; r < rows; r++) stmt, in parallel when cond holds. Otherwise
-   the loop runs here without entering the OpenMP runtime: a parallel
-   region of one thread still costs libgomp a team allocation (a malloc and
-   a free), and the seed modules call these kernels hundreds of times per
-   pass (once per group or channel). */
-#define VIT__FOR_ROWS(cond, r, rows, stmt)          \
-    do {                                            \
-        if (cond) {                                 \
-            VIT__OMP_FOR                            \
-            for (r = 0; r < (rows); r++) stmt;      \
-        } else                                      \
-            for (r = 0; r < (rows); r++) stmt;      \
-    } while (0)
+   little work: vit__par_threads keeps it on the calling thread, as the
+   GEMM does below its own threshold. */
+
+/* The row kernels' arguments: y (rows, n) from x, a and b per row (rowaffine),
+   mean and var per row (rowstats), w and b per output channel (conv1x1). */
+typedef struct vit__rowk {
+    float *y, *mean, *var;
+    const float *x, *a, *b, *w;
+    int n, Cin, Cout;
+} vit__rowk;
 
 static void vit__rowstats_row(float *mean, float *var, const float *x, int r, int n) {
     const float *xr = x + (size_t)r * n;
@@ -3120,9 +3454,18 @@ static void vit__rowstats_row(float *mean, float *var, const float *x, int r, in
     var[r] = v / (float)n;
 }
 
-VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
+static void vit__rowstats_rows(const void *ctx, int r0, int r1, int thread) {
+    const vit__rowk *c = (const vit__rowk *)ctx;
     int r;
-    VIT__FOR_ROWS((double)rows * n >= VIT__PAR_MIN, r, rows, vit__rowstats_row(mean, var, x, r, n));
+    (void)thread;
+    for (r = r0; r < r1; r++) vit__rowstats_row(c->mean, c->var, c->x, r, c->n);
+}
+
+VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
+    vit__rowk c;
+    memset(&c, 0, sizeof c);
+    c.mean = mean; c.var = var; c.x = x; c.n = n;
+    vit__parallel(rows, vit__par_threads((double)rows * n), vit__rowstats_rows, &c);
 }
 
 static void vit__rowaffine_row(float *y, const float *x, const float *a, const float *b, int r, int n) {
@@ -3134,9 +3477,18 @@ static void vit__rowaffine_row(float *y, const float *x, const float *a, const f
     for (; i < n; i++) yr[i] = xr[i] * ar + br;
 }
 
-VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
+static void vit__rowaffine_rows(const void *ctx, int r0, int r1, int thread) {
+    const vit__rowk *c = (const vit__rowk *)ctx;
     int r;
-    VIT__FOR_ROWS((double)rows * n >= VIT__PAR_MIN, r, rows, vit__rowaffine_row(y, x, a, b, r, n));
+    (void)thread;
+    for (r = r0; r < r1; r++) vit__rowaffine_row(c->y, c->x, c->a, c->b, r, c->n);
+}
+
+VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
+    vit__rowk c;
+    memset(&c, 0, sizeof c);
+    c.y = y; c.x = x; c.a = a; c.b = b; c.n = n;
+    vit__parallel(rows, vit__par_threads((double)rows * n), vit__rowaffine_rows, &c);
 }
 
 VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) {
@@ -3216,19 +3568,39 @@ static void vit__conv1x1_row(float *y, const float *x, const float *w, const flo
     }
 }
 
-VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
+static void vit__conv1x1_rows(const void *ctx, int t0, int t1, int thread) {
+    const vit__rowk *c = (const vit__rowk *)ctx;
     int t;
-    VIT__FOR_ROWS((double)B * Cout * Cin * HW >= VIT__PAR_MIN, t, B * Cout, vit__conv1x1_row(y, x, w, b, t, Cin, Cout, HW));
+    (void)thread;
+    for (t = t0; t < t1; t++) vit__conv1x1_row(c->y, c->x, c->w, c->b, t, c->Cin, c->Cout, c->n);
+}
+
+VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
+    vit__rowk c;
+    memset(&c, 0, sizeof c);
+    c.y = y; c.x = x; c.w = w; c.b = b; c.Cin = Cin; c.Cout = Cout; c.n = HW;
+    vit__parallel(B * Cout, vit__par_threads((double)B * Cout * Cin * HW), vit__conv1x1_rows, &c);
 }
 
 /* The weights are first transposed to wt (K*K, C), so that one kernel tap
    is a contiguous run of channels. */
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
-    int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c, row;
-    for (i = 0; i < K * K; i++)
-        for (c = 0; c < C; c++) wt[(size_t)i * C + c] = w[(size_t)c * K * K + i];
-    VIT__OMP_FOR_IF((double)B * Ho * Wo * C * K * K >= VIT__PAR_MIN)
-    for (row = 0; row < B * Ho; row++) {
+/* The pooling kernels' arguments: y (B, Ho, Wo, C) from x (B, H, W, C),
+   with wt (K*K, C) and b for dwconv, S for avgpool. */
+typedef struct vit__poolk {
+    float *y;
+    const float *x, *wt, *b;
+    int H, W, C, K, stride, pad, S;
+} vit__poolk;
+
+/* Output rows [r0, r1) of B * Ho. */
+static void vit__dwconv_rows(const void *ctx, int r0, int r1, int thread) {
+    const vit__poolk *a = (const vit__poolk *)ctx;
+    float *y = a->y;
+    const float *x = a->x, *wt = a->wt, *b = a->b;
+    int H = a->H, W = a->W, C = a->C, K = a->K, stride = a->stride, pad = a->pad, row;
+    int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1;
+    (void)thread;
+    for (row = r0; row < r1; row++) {
         int bi = row / Ho, oy = row % Ho, ox, c0, ky, kx;
         for (ox = 0; ox < Wo; ox++) {
             float *yp = y + ((size_t)row * Wo + ox) * C;
@@ -3248,10 +3620,23 @@ VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, co
     }
 }
 
-VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
-    int Ho = (H + S - 1) / S, Wo = (W + S - 1) / S, row;
-    VIT__OMP_FOR_IF((double)B * H * W * C >= VIT__PAR_MIN)
-    for (row = 0; row < B * Ho; row++) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+    int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c;
+    vit__poolk a;
+    for (i = 0; i < K * K; i++)
+        for (c = 0; c < C; c++) wt[(size_t)i * C + c] = w[(size_t)c * K * K + i];
+    memset(&a, 0, sizeof a);
+    a.y = y; a.x = x; a.wt = wt; a.b = b; a.H = H; a.W = W; a.C = C; a.K = K; a.stride = stride; a.pad = pad;
+    vit__parallel(B * Ho, vit__par_threads((double)B * Ho * Wo * C * K * K), vit__dwconv_rows, &a);
+}
+
+static void vit__avgpool_rows(const void *ctx, int r0, int r1, int thread) {
+    const vit__poolk *a = (const vit__poolk *)ctx;
+    float *y = a->y;
+    const float *x = a->x;
+    int H = a->H, W = a->W, C = a->C, S = a->S, Ho = (H + S - 1) / S, Wo = (W + S - 1) / S, row;
+    (void)thread;
+    for (row = r0; row < r1; row++) {
         int bi = row / Ho, oy = row % Ho, ox, c0, iy, ix;
         int y1 = oy * S + S < H ? oy * S + S : H;
         for (ox = 0; ox < Wo; ox++) {
@@ -3268,6 +3653,13 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
             }
         }
     }
+}
+
+VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
+    vit__poolk a;
+    memset(&a, 0, sizeof a);
+    a.y = y; a.x = x; a.H = H; a.W = W; a.C = C; a.S = S;
+    vit__parallel(B * ((H + S - 1) / S), vit__par_threads((double)B * H * W * C), vit__avgpool_rows, &a);
 }
 #else
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
@@ -3313,30 +3705,56 @@ VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, 
 }
 
 #ifndef VIT_NO_SIMD
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
-    int t;
-    VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
-    for (t = 0; t < B * NH; t++) {
+/* Their arguments: s (B, NH, Nq, Nk) from q and k, or out from p, v and
+   the scratch vt. */
+typedef struct vit__splitk {
+    float *s, *out, *vt;
+    const float *q, *k, *p, *v;
+    int NH, Nq, Nk, HS, ldq, ldk, ldv;
+    float scale;
+} vit__splitk;
+
+/* Heads [t0, t1) of B * NH. */
+static void vit__scores_heads(const void *ctx, int t0, int t1, int thread) {
+    const vit__splitk *a = (const vit__splitk *)ctx;
+    int NH = a->NH, Nq = a->Nq, Nk = a->Nk, HS = a->HS, t;
+    (void)thread;
+    for (t = t0; t < t1; t++) {
         int bi = t / NH, h = t % NH;
-        vit__mm mm = vit__mm_dense(s + (size_t)t * Nq * Nk, q + (size_t)bi * Nq * ldq + h * HS, k + (size_t)bi * Nk * ldk + h * HS, NULL,
-                                   Nq, HS, Nk);
-        mm.ldx = ldq; mm.ldw = ldk; mm.alpha = scale; mm.threaded = 0;
+        vit__mm mm = vit__mm_dense(a->s + (size_t)t * Nq * Nk, a->q + (size_t)bi * Nq * a->ldq + h * HS, a->k + (size_t)bi * Nk * a->ldk + h * HS,
+                                   NULL, Nq, HS, Nk);
+        mm.ldx = a->ldq; mm.ldw = a->ldk; mm.alpha = a->scale; mm.threaded = 0;
         vit__matmul(&mm);
     }
 }
 
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+    vit__splitk a;
+    memset(&a, 0, sizeof a);
+    a.s = s; a.q = q; a.k = k; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldq = ldq; a.ldk = ldk; a.scale = scale;
+    vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__scores_heads, &a);
+}
+
 /* V is transposed per head to (HS, Nk), so that P V is the GEMM again. */
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
-    int t, C = NH * HS;
-    VIT__OMP_FOR_DYN_IF((double)B * NH * Nq * Nk * HS >= VIT__PAR_MIN)
-    for (t = 0; t < B * NH; t++) {
+static void vit__attend_heads(const void *ctx, int t0, int t1, int thread) {
+    const vit__splitk *a = (const vit__splitk *)ctx;
+    int NH = a->NH, Nq = a->Nq, Nk = a->Nk, HS = a->HS, C = NH * HS, t;
+    (void)thread;
+    for (t = t0; t < t1; t++) {
         int bi = t / NH, h = t % NH;
-        float *vth = vt + (size_t)t * HS * Nk;
-        vit__mm mm = vit__mm_dense(out + (size_t)bi * Nq * C + h * HS, p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
+        float *vth = a->vt + (size_t)t * HS * Nk;
+        vit__mm mm = vit__mm_dense(a->out + (size_t)bi * Nq * C + h * HS, a->p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
         mm.ldy = C; mm.threaded = 0;
-        vit__head_t(vth, v + (size_t)bi * Nk * ldv + h * HS, Nk, HS, ldv);
+        vit__head_t(vth, a->v + (size_t)bi * Nk * a->ldv + h * HS, Nk, HS, a->ldv);
         vit__matmul(&mm);
     }
+}
+
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+    vit__splitk a;
+    memset(&a, 0, sizeof a);
+    a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = ldv;
+    vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__attend_heads, &a);
 }
 #else
 VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
@@ -3432,15 +3850,23 @@ VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const flo
 }
 
 #ifndef VIT_NO_SIMD
-VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
-    float *E = scratch, *gv = E + (size_t)T * T, *nd = gv + (size_t)2 * D * T, *km = nd + (size_t)T * 2 * D;
-    int bi, t;
-    /* E = e^(w - wm), row by row; the same for every batch item. */
-    VIT__OMP_FOR_IF((double)T * T >= VIT__PAR_MIN)
-    for (t = 0; t < T; t++) {
-        float *Et = E + (size_t)t * T, mx;
+/* vit_k_aft's arguments, with batch item bi's pointers (qb, kb, vb, yb) and
+   the scratch: E (T, T), gv (2D, T), nd (T, 2D), km (D). */
+typedef struct vit__aftk {
+    float *att, *yb, *E, *gv, *nd, *km;
+    const float *w, *qb, *kb, *vb;
+    int T, D, ldw, s, bi;
+} vit__aftk;
+
+/* E = e^(w - wm), rows [t0, t1); the same for every batch item. */
+static void vit__aft_e_rows(const void *ctx, int t0, int t1, int thread) {
+    const vit__aftk *a = (const vit__aftk *)ctx;
+    int T = a->T, t;
+    (void)thread;
+    for (t = t0; t < t1; t++) {
+        float *Et = a->E + (size_t)t * T, mx;
         int u;
-        for (u = 0; u < T; u++) Et[u] = vit__aft_w(w, ldw, s, t, u);
+        for (u = 0; u < T; u++) Et[u] = vit__aft_w(a->w, a->ldw, a->s, t, u);
         mx = Et[0];
         for (u = 1; u < T; u++) mx = Et[u] > mx ? Et[u] : mx;
         for (u = 0; u < T; u += VIT__VW) {
@@ -3448,79 +3874,108 @@ VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, cons
             vit__v_store_part(Et + u, vit__v_exp(vit__v_sub(vit__v_load_part(Et + u, n, mx), vit__v_set1(mx))), n);
         }
     }
-    for (bi = 0; bi < B; bi++) {
-        const float *qb = q + (size_t)bi * T * D, *kb = k + (size_t)bi * T * D, *vb = v + (size_t)bi * T * D;
-        float *yb = y + (size_t)bi * T * D;
-        int d, dt;
-        /* km[d] = max_t k[t][d] */
-        memcpy(km, kb, (size_t)D * sizeof(float));
-        for (t = 1; t < T; t++)
-            for (d = 0; d < D; d += VIT__VW) {
-                int n = D - d < VIT__VW ? D - d : VIT__VW;
-                vit__v_store_part(km + d, vit__v_max(vit__v_load_part(km + d, n, 0.0f), vit__v_load_part(kb + (size_t)t * D + d, n, 0.0f)), n);
-            }
-        /* gv (2D, T): rows d hold (G*v)^T, rows D + d hold G^T. */
-        VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
-        for (t = 0; t < T; t++) {
-            const float *kt = kb + (size_t)t * D, *vt = vb + (size_t)t * D;
-            float g[VIT__VW];
-            int d0, j;
-            for (d0 = 0; d0 < D; d0 += VIT__VW) {
-                int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
-                vit__v_store(g, vit__v_exp(vit__v_sub(vit__v_load_part(kt + d0, n, 0.0f), vit__v_load_part(km + d0, n, 0.0f))));
-                for (j = 0; j < n; j++) {
-                    gv[(size_t)(d0 + j) * T + t] = g[j] * vt[d0 + j];
-                    gv[(size_t)(D + d0 + j) * T + t] = g[j];
-                }
-            }
-        }
-        /* nd (T, 2D) = E . gv^T: numerators, then denominators */
-        vit_k_matmul(nd, E, gv, NULL, T, T, 2 * D);
-        VIT__OMP_FOR_IF((double)T * D >= VIT__PAR_MIN)
-        for (t = 0; t < T; t++) {
-            float *nt = nd + (size_t)t * 2 * D, *yt = yb + (size_t)t * D;
-            int d0;
-            for (d0 = 0; d0 < D; d0 += VIT__VW) {
-                int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
-                vit__v_store_part(nt + d0, vit__v_div(vit__v_load_part(nt + d0, n, 0.0f), vit__v_load_part(nt + D + d0, n, 1.0f)), n);
-            }
-            for (d0 = 0; d0 < D; d0++)
-                if (!(nt[D + d0] >= VIT__AFT_TINY)) nt[d0] = vit__aft_exact(NULL, kb + d0, vb + d0, w, ldw, s, t, T, D);
-            for (d0 = 0; d0 < D; d0 += VIT__VW) {
-                int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
-                vit__v_store_part(yt + d0, vit__v_mul(vit__v_sigmoid(vit__v_load_part(qb + (size_t)t * D + d0, n, 0.0f)),
-                                                      vit__v_load_part(nt + d0, n, 0.0f)), n);
-            }
-        }
-        if (!att) continue;
-        /* att[d][t][t'] = E[t][t'] G[t'][d] / den[t][d] */
-        VIT__OMP_FOR_IF((double)D * T * T >= VIT__PAR_MIN)
-        for (dt = 0; dt < D * T; dt++) {
-            int d1 = dt / T, t1 = dt % T, u;
-            float *ar = att + ((size_t)bi * D * T + dt) * T, den = nd[(size_t)t1 * 2 * D + D + d1];
-            const float *Et = E + (size_t)t1 * T, *Gd = gv + (size_t)(D + d1) * T;
-            if (!(den >= VIT__AFT_TINY)) {
-                vit__aft_exact(ar, kb + d1, vb + d1, w, ldw, s, t1, T, D);
-                continue;
-            }
-            for (u = 0; u < T; u += VIT__VW) {
-                int n = T - u < VIT__VW ? T - u : VIT__VW;
-                vit__v_store_part(ar + u, vit__v_div(vit__v_mul(vit__v_load_part(Et + u, n, 0.0f), vit__v_load_part(Gd + u, n, 0.0f)),
-                                                     vit__v_set1(den)), n);
+}
+
+/* gv (2D, T), columns [t0, t1): rows d hold (G*v)^T, rows D + d hold G^T. */
+static void vit__aft_gv_cols(const void *ctx, int t0, int t1, int thread) {
+    const vit__aftk *a = (const vit__aftk *)ctx;
+    float *gv = a->gv;
+    int T = a->T, D = a->D, t;
+    (void)thread;
+    for (t = t0; t < t1; t++) {
+        const float *kt = a->kb + (size_t)t * D, *vt = a->vb + (size_t)t * D;
+        float g[VIT__VW];
+        int d0, j;
+        for (d0 = 0; d0 < D; d0 += VIT__VW) {
+            int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
+            vit__v_store(g, vit__v_exp(vit__v_sub(vit__v_load_part(kt + d0, n, 0.0f), vit__v_load_part(a->km + d0, n, 0.0f))));
+            for (j = 0; j < n; j++) {
+                gv[(size_t)(d0 + j) * T + t] = g[j] * vt[d0 + j];
+                gv[(size_t)(D + d0 + j) * T + t] = g[j];
             }
         }
     }
 }
 
+/* Outputs of steps [t0, t1): numerator / denominator, gated by sigmoid(q). */
+static void vit__aft_out_rows(const void *ctx, int t0, int t1, int thread) {
+    const vit__aftk *a = (const vit__aftk *)ctx;
+    int T = a->T, D = a->D, t;
+    (void)thread;
+    for (t = t0; t < t1; t++) {
+        float *nt = a->nd + (size_t)t * 2 * D, *yt = a->yb + (size_t)t * D;
+        int d0;
+        for (d0 = 0; d0 < D; d0 += VIT__VW) {
+            int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
+            vit__v_store_part(nt + d0, vit__v_div(vit__v_load_part(nt + d0, n, 0.0f), vit__v_load_part(nt + D + d0, n, 1.0f)), n);
+        }
+        for (d0 = 0; d0 < D; d0++)
+            if (!(nt[D + d0] >= VIT__AFT_TINY)) nt[d0] = vit__aft_exact(NULL, a->kb + d0, a->vb + d0, a->w, a->ldw, a->s, t, T, D);
+        for (d0 = 0; d0 < D; d0 += VIT__VW) {
+            int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
+            vit__v_store_part(yt + d0, vit__v_mul(vit__v_sigmoid(vit__v_load_part(a->qb + (size_t)t * D + d0, n, 0.0f)),
+                                                  vit__v_load_part(nt + d0, n, 0.0f)), n);
+        }
+    }
+}
+
+/* att[d][t][t'] = E[t][t'] G[t'][d] / den[t][d], rows [r0, r1) of D * T. */
+static void vit__aft_att_rows(const void *ctx, int r0, int r1, int thread) {
+    const vit__aftk *a = (const vit__aftk *)ctx;
+    int T = a->T, D = a->D, dt;
+    (void)thread;
+    for (dt = r0; dt < r1; dt++) {
+        int d1 = dt / T, t1 = dt % T, u;
+        float *ar = a->att + ((size_t)a->bi * D * T + dt) * T, den = a->nd[(size_t)t1 * 2 * D + D + d1];
+        const float *Et = a->E + (size_t)t1 * T, *Gd = a->gv + (size_t)(D + d1) * T;
+        if (!(den >= VIT__AFT_TINY)) {
+            vit__aft_exact(ar, a->kb + d1, a->vb + d1, a->w, a->ldw, a->s, t1, T, D);
+            continue;
+        }
+        for (u = 0; u < T; u += VIT__VW) {
+            int n = T - u < VIT__VW ? T - u : VIT__VW;
+            vit__v_store_part(ar + u, vit__v_div(vit__v_mul(vit__v_load_part(Et + u, n, 0.0f), vit__v_load_part(Gd + u, n, 0.0f)),
+                                                 vit__v_set1(den)), n);
+        }
+    }
+}
+
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+    vit__aftk a;
+    int bi, t, d;
+    a.att = att; a.E = scratch; a.gv = a.E + (size_t)T * T; a.nd = a.gv + (size_t)2 * D * T; a.km = a.nd + (size_t)T * 2 * D;
+    a.w = w; a.T = T; a.D = D; a.ldw = ldw; a.s = s;
+    vit__parallel(T, vit__par_threads((double)T * T), vit__aft_e_rows, &a);
+    for (bi = 0; bi < B; bi++) {
+        a.bi = bi;
+        a.qb = q + (size_t)bi * T * D; a.kb = k + (size_t)bi * T * D; a.vb = v + (size_t)bi * T * D; a.yb = y + (size_t)bi * T * D;
+        /* km[d] = max_t k[t][d] */
+        memcpy(a.km, a.kb, (size_t)D * sizeof(float));
+        for (t = 1; t < T; t++)
+            for (d = 0; d < D; d += VIT__VW) {
+                int n = D - d < VIT__VW ? D - d : VIT__VW;
+                vit__v_store_part(a.km + d, vit__v_max(vit__v_load_part(a.km + d, n, 0.0f), vit__v_load_part(a.kb + (size_t)t * D + d, n, 0.0f)), n);
+            }
+        vit__parallel(T, vit__par_threads((double)T * D), vit__aft_gv_cols, &a);
+        /* nd (T, 2D) = E . gv^T: numerators, then denominators */
+        vit_k_matmul(a.nd, a.E, a.gv, NULL, T, T, 2 * D);
+        vit__parallel(T, vit__par_threads((double)T * D), vit__aft_out_rows, &a);
+        if (att) vit__parallel(D * T, vit__par_threads((double)D * T * T), vit__aft_att_rows, &a);
+    }
+}
+
 /* Columns of VIT__VW features side by side: max, then both sums, then the
    outputs; the last, partial vector is padded. */
-VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
-    int nblk = (D + VIT__VW - 1) / VIT__VW, task;
-    VIT__OMP_FOR_IF((double)B * T * D >= VIT__PAR_MIN)
-    for (task = 0; task < B * nblk; task++) {
+/* Tasks [t0, t1) of B * (column blocks). */
+static void vit__aft_simple_cols(const void *ctx, int t0, int t1, int thread) {
+    const vit__aftk *a = (const vit__aftk *)ctx;
+    float *y = a->yb, *att = a->att;
+    int T = a->T, D = a->D, nblk = (D + VIT__VW - 1) / VIT__VW, task;
+    (void)thread;
+    for (task = t0; task < t1; task++) {
         int bi = task / nblk, d0 = task % nblk * VIT__VW, n = D - d0 < VIT__VW ? D - d0 : VIT__VW, t, j;
         size_t off = (size_t)bi * T * D + d0;
-        const float *qb = q + off, *kb = k + off, *vb = v + off;
+        const float *qb = a->qb + off, *kb = a->kb + off, *vb = a->vb + off;
         vit__vf m = vit__v_load_part(kb, n, 0.0f), num = vit__v_zero(), den = vit__v_zero(), r;
         for (t = 1; t < T; t++) m = vit__v_max(m, vit__v_load_part(kb + (size_t)t * D, n, 0.0f));
         for (t = 0; t < T; t++) {
@@ -3533,11 +3988,18 @@ VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *
             vit__v_store_part(y + off + (size_t)t * D, vit__v_mul(vit__v_sigmoid(vit__v_load_part(qb + (size_t)t * D, n, 0.0f)), r), n);
         if (att)
             for (t = 0; t < T; t++) {
-                float a[VIT__VW];
-                vit__v_store(a, vit__v_div(vit__v_exp(vit__v_sub(vit__v_load_part(kb + (size_t)t * D, n, 0.0f), m)), den));
-                for (j = 0; j < n; j++) att[((size_t)bi * D + d0 + j) * T + t] = a[j];
+                float p[VIT__VW];
+                vit__v_store(p, vit__v_div(vit__v_exp(vit__v_sub(vit__v_load_part(kb + (size_t)t * D, n, 0.0f), m)), den));
+                for (j = 0; j < n; j++) att[((size_t)bi * D + d0 + j) * T + t] = p[j];
             }
     }
+}
+
+VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+    vit__aftk a;
+    memset(&a, 0, sizeof a);
+    a.yb = y; a.att = att; a.qb = q; a.kb = k; a.vb = v; a.T = T; a.D = D;
+    vit__parallel(B * ((D + VIT__VW - 1) / VIT__VW), vit__par_threads((double)B * T * D), vit__aft_simple_cols, &a);
 }
 #else
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
@@ -3599,12 +4061,24 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
    vector. A window's pixels inside the image form a rectangle [ky0, ky1)
    x [kx0, kx1) of its K x K taps, so the loops run over that rectangle
    with no test per tap, in the _ref's order (padding adds nothing there). */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
-    int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
+typedef struct vit__outlookk {
+    float *y, *att;
+    const float *logits, *v;
+    int H, W;
+    const vit_outlook_params *p;
+} vit__outlookk;
+
+/* Tasks [t0, t1) of B * NH. */
+static void vit__outlook_heads(const void *ctx, int t0, int t1, int thread) {
+    const vit__outlookk *o = (const vit__outlookk *)ctx;
+    const vit_outlook_params *p = o->p;
+    float *y = o->y, *att = o->att;
+    const float *logits = o->logits, *v = o->v;
+    int H = o->H, W = o->W, C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
     float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
-    VIT__OMP_FOR_DYN_IF((double)B * L * KK * KK * C >= VIT__PAR_MIN)
-    for (task = 0; task < B * NH; task++) {
+    (void)thread;
+    for (task = t0; task < t1; task++) {
         int bi = task / NH, h = task % NH, l, i;
         float *Ah = att + (size_t)task * L * KK * KK;
         for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));
@@ -3649,6 +4123,14 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
                 }
         }
     }
+}
+
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+    int K = p->kernel_size, KK = K * K;
+    int L = ((H + 2 * p->padding - K) / p->stride + 1) * ((W + 2 * p->padding - K) / p->stride + 1);
+    vit__outlookk o;
+    o.y = y; o.att = att; o.logits = logits; o.v = v; o.H = H; o.W = W; o.p = p;
+    vit__parallel(B * p->heads, vit__par_threads((double)B * L * KK * KK * p->dim), vit__outlook_heads, &o);
 }
 #else
 VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
@@ -3696,10 +4178,7 @@ static vit_result vit__fits(double elems, int32_t B, const char *what) {
    (the attention then runs on fewer threads), never an overflow. */
 static vit_result vit__att_scratch(vit_arena *a, int N, int HS, int keep, int tasks, float **buf, int *slots) {
     size_t bytes = vit__att_slot(N, HS, keep) * sizeof(float), total;
-    int n = 1;
-#ifdef _OPENMP
-    n = omp_get_max_threads();
-#endif
+    int n = vit__threads();
     if (n > tasks) n = tasks;
     if (!vit_arena_counting(a)) {
         size_t start = vit__arena_next(a), room = a->size > start && start >= a->used ? a->size - start : 0;

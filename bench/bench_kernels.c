@@ -526,8 +526,8 @@ static void bench_seed_kernels(double peak) {
 }
 
 /* The few-rows product (SE and the MLP classifier at B = 12..16, where
-   vit_k_matmul picks it with AVX-512) against the packed tiles on the same
-   shape, and OpenBLAS. */
+   vit_k_matmul picks it with AVX-512; 6..8 with AVX2) against the packed
+   tiles on the same shape, and OpenBLAS. M <= VIT__VW. */
 static void bench_linear(int M, int K, int N, double peak) {
     float *x = urandv((size_t)M * K), *w = urandv((size_t)N * K), *b = urandv((size_t)N);
     float *y1 = urandv((size_t)M * N), *y2 = urandv((size_t)M * N);
@@ -568,9 +568,10 @@ static void bench_linear(int M, int K, int N, double peak) {
 int main(int argc, char **argv) {
     double peak = 1.0;
     int threads = argc > 1 ? atoi(argv[1]) : 1;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
+    if (vit_set_threads(threads) != VIT_OK) {
+        fprintf(stderr, "bench_kernels: %s\n", vit_last_error());
+        return 2;
+    }
 #ifdef BENCH_OPENBLAS
     openblas_set_num_threads(threads);
 #endif
@@ -605,8 +606,10 @@ int main(int argc, char **argv) {
             bench_matmul_q(wt, 1576, 768, 3072, pk);
         }
     }
-    bench_linear(16, 784, 784, peak);
-    bench_linear(12, 512, 512, peak);
+    /* The few-rows product takes at most a vector of rows: 16 and 12 with
+       AVX-512, 8 and 6 with AVX2 (16 there read past its transposed x). */
+    bench_linear(VIT__VW, 784, 784, peak);
+    bench_linear(3 * VIT__VW / 4, 512, 512, peak);
     bench_rowwise(peak);
     bench_unary(peak);
     bench_vit_kernels(peak);

@@ -2,8 +2,9 @@
 
     build/venv/bin/python bench/bench_torch.py MODEL.safetensors --batch B --threads T --reps R
         [--warmup W] [--min-time S] [--tokens N] [--input IN.npy] [--setting auto|openblas|omp]
-        [--forward-only-once] [--json]
+        [--forward-only-once] [--output OUT.npy] [--json]
     build/venv/bin/python bench/bench_torch.py --serve --threads T --setting openblas|omp
+    build/venv/bin/python bench/bench_torch.py MODEL.safetensors --onnx OUT.onnx
 
 Rebuilds the module the file describes (tools/export.py load_module: the
 metadata's class and hyperparameters, then the file's weights), runs it in
@@ -27,7 +28,14 @@ when set, are passed through unchanged.
 have run (at most 100000 reps), for modules that take microseconds.
 --forward-only-once times one cold forward pass (no warm-up, one rep).
 --json prints one JSON object as the last line: the winning run, plus
-`runs` (every setting's result).
+`runs` (every setting's result). --output saves the last pass's output
+(.npy).
+
+--onnx writes the module as ONNX (opset 17, batch size free) instead, for
+bench/bench_peers.py: the very same weights for ONNX Runtime and OpenVINO.
+torch 1.13's exporter runs with grad enabled: under no_grad torchvision's
+ViT takes nn.MultiheadAttention's fused path, an operator
+(aten::_native_multi_head_attention) it cannot export.
 
 --serve keeps one process (one thread setting, torch imported once) for
 many measurements, as bench/compare.py --modules uses it: each line read
@@ -66,13 +74,15 @@ def parse(argv):
     parser.add_argument("--input", help="run on this .npy instead of a random input")
     parser.add_argument("--setting", default="auto", choices=("auto",) + SETTINGS, help="thread setting (see above)")
     parser.add_argument("--forward-only-once", action="store_true", help="time one cold forward pass only")
+    parser.add_argument("--output", help="save the output of the last pass here (.npy)")
+    parser.add_argument("--onnx", metavar="OUT", help="write the module as ONNX to OUT instead of timing it")
     parser.add_argument("--json", action="store_true", help="print one JSON object on the last line")
     parser.add_argument("--serve", action="store_true", help="answer JSON requests on stdin (see above)")
     return parser, parser.parse_args(argv)
 
 
 def forward_times(module, x, warmup, reps, min_time):
-    """Seconds per forward pass: `reps` of them after `warmup`, more until min_time seconds have run."""
+    """(seconds per forward pass, the last output): `reps` passes after `warmup`, more until min_time seconds have run."""
     import torch
 
     from export import reference_forward
@@ -82,10 +92,10 @@ def forward_times(module, x, warmup, reps, min_time):
             reference_forward(module, x)
         while len(times) < 100000 and (len(times) < reps or spent < min_time):
             t = time.perf_counter()
-            reference_forward(module, x)
+            y = reference_forward(module, x)
             times.append(time.perf_counter() - t)
             spent += times[-1]
-    return times
+    return times, y
 
 
 def measure(args, module, meta, x, load_s, base_rss):
@@ -93,7 +103,10 @@ def measure(args, module, meta, x, load_s, base_rss):
     import torch
 
     warmup, reps = (0, 1) if args.forward_only_once else (args.warmup, args.reps)
-    times = forward_times(module, x, warmup, reps, 0.0 if args.forward_only_once else args.min_time)
+    times, y = forward_times(module, x, warmup, reps, 0.0 if args.forward_only_once else args.min_time)
+    if getattr(args, "output", None):
+        import numpy as np
+        np.save(args.output, y.numpy())
     openblas, omp = thread_env(args.setting, args.threads)
     return dict(model=args.model, kind=meta["kind"], naming=meta["naming"], input=list(x.shape),
                 threads=args.threads, setting=args.setting, openblas_threads=openblas, omp_threads=omp,
@@ -118,7 +131,25 @@ def load_input(args, meta):
     from roundtrip import input_shape
     if args.input:
         return torch.from_numpy(np.load(args.input).astype(np.float32))
-    return torch.randn(input_shape(meta, args.batch, args.tokens), generator=torch.Generator().manual_seed(0))
+    shape = input_shape(os.path.join(ROOT, "build", "vit"), args.model, args.batch, args.tokens)
+    return torch.randn(shape, generator=torch.Generator().manual_seed(0))
+
+
+def onnx_export(args):
+    """Write args.model's module as ONNX to args.onnx (batch size free)."""
+    import torch
+
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from export import load_module
+    module, meta = load_module(args.model)
+    x = load_input(args, meta)
+    tmp = args.onnx + ".tmp"
+    with torch.enable_grad():  # see the module docstring
+        torch.onnx.export(module, x, tmp, input_names=["x"], output_names=["y"], opset_version=17, do_constant_folding=True,
+                          dynamic_axes={"x": {0: "B"}, "y": {0: "B"}})
+    os.replace(tmp, args.onnx)
+    print(f"wrote {args.onnx}: {meta['kind']}, input {list(x.shape)} (batch size free)")
+    return 0
 
 
 def run(args):
@@ -186,6 +217,8 @@ def main(argv=None):
         parser.error("--serve needs --setting openblas or omp")
     if not args.serve and not args.model:
         parser.error("MODEL is required")
+    if args.onnx:
+        return onnx_export(args)
     if args.setting != "auto":
         openblas, omp = thread_env(args.setting, args.threads)
         if os.environ.get("OPENBLAS_NUM_THREADS") != str(openblas) or os.environ.get("OMP_NUM_THREADS") != str(omp):

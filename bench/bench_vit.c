@@ -2,12 +2,13 @@
    load time, forward latency (median and min over reps, after a warm-up),
    and peak RSS, for any file tools/export.py writes.
    Usage: bench_vit MODEL --batch B --threads T --reps R [--min-time S]
-                    [--input IN.npy] [--json]
+                    [--input IN.npy] [--output OUT.npy] [--json]
    --input runs on that float32 .npy (its shape is the input's; --batch is
    then ignored), else on a made-up input of the shape the kind takes.
    --min-time keeps timing past R reps until S seconds of forward passes
    have run (at most 100000 reps): a module that takes microseconds needs
-   thousands of reps for a stable median. */
+   thousands of reps for a stable median. --output saves the last pass's
+   output. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 
@@ -30,7 +31,7 @@ static int cmp(const void *a, const void *b) {
 int main(int argc, char **argv) {
     int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197;
     double t0, load, *times, min_time = 0.0, spent;
-    const char *input = NULL;
+    const char *input = NULL, *output = NULL;
     vit_model m;
     vit_arena act, in;
     vit_tensor x, y;
@@ -40,7 +41,7 @@ int main(int argc, char **argv) {
     struct rusage ru;
     vit_result r;
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input IN.npy] [--json]\n");
+        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input IN.npy] [--output OUT.npy] [--json]\n");
         return 2;
     }
     for (i = 2; i < argc; i++) {
@@ -51,15 +52,17 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc && !strcmp(argv[i], "--tokens")) tokens = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--min-time")) min_time = atof(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--input")) input = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--output")) output = argv[++i];
         else { fprintf(stderr, "bench_vit: unknown argument %s\n", argv[i]); return 2; }
     }
     if (reps < 1 || reps > 100000 || B < 1 || threads < 1 || min_time < 0.0 || min_time > 600.0) return 2;
     cap = min_time > 0.0 ? 100000 : reps;
     times = (double *)malloc((size_t)cap * sizeof(double));
     if (!times) return 1;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
+    if (vit_set_threads(threads) != VIT_OK) {
+        fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+        return 2;
+    }
     t0 = now();
     if ((r = vit_model_load_file(&m, argv[1])) != VIT_OK) {
         fprintf(stderr, "bench_vit: %s\n", vit_last_error());
@@ -109,6 +112,10 @@ int main(int argc, char **argv) {
         if (i >= 0) { times[n_done++] = t; spent += t; }
     }
     reps = n_done;
+    if (output && vit_npy_save(output, &y) != VIT_OK) {
+        fprintf(stderr, "bench_vit: %s\n", vit_last_error());
+        return 1;
+    }
     qsort(times, (size_t)reps, sizeof(double), cmp);
     getrusage(RUSAGE_SELF, &ru);
     if (json)

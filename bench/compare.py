@@ -2,6 +2,7 @@
 
     build/venv/bin/python bench/compare.py [--quick] [--reps R] [--rounds K]
     build/venv/bin/python bench/compare.py --modules [--min-time S] [--rounds K] [--only NAME,...]
+    build/venv/bin/python bench/compare.py --peers [--quick] [--reps R] [--rounds K] [--vit-dtypes F32,...]
 
 For each model (ViT-Ti/16, ViT-S/16, ViT-B/16 with random weights exported by
 tools/export.py), batch size (1, 8) and thread count (1, 2) it runs
@@ -28,12 +29,32 @@ alternations (vit.h first in odd rounds, PyTorch first in even ones).
 Before each measurement it waits (up to --max-wait seconds in all) until
 no other process keeps a core busy (see Quiet); rows measured while the
 machine stayed busy are marked (busy).
+
+--peers runs ViT-B/16 (the same random weights, tools/export.py seed 0) in
+every engine a user would pick for CPU inference, in one run: vit.h
+(build/bench_vit, one row per --vit-dtypes file), ONNX Runtime f32 and
+int8 (its dynamic quantisation) and OpenVINO with INFERENCE_PRECISION_HINT
+f32 and bf16 (bench/bench_peers.py in build/bench-venv, on the ONNX export
+bench_torch.py --onnx makes of the very same weights), and PyTorch
+(bench_torch.py, its best threading). For B = 1 and 8 and 1 and 2 threads
+each round runs every engine once, in an order that rotates by one each
+round, on the same input; each measurement is the median of --reps passes
+after a warm-up, and the table shows the median over --rounds rounds,
+with each engine's relative L2 distance to PyTorch's output at B = 1.
+Then the busy-core rows: another process spins on one core (pinned to the
+last CPU) while each engine's 1- and 2-thread runs alternate, B = 1 and 8;
+a thread pool that spins at its barriers loses there, one that sleeps does
+not. Tables print in the README's format, with the command and what the
+CPU offers (OpenVINO runs bf16 as f32 where the CPU has no bf16: the
+`ran` column says what it ran).
 """
 
 import argparse
 import hashlib
 import json
 import os
+import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,6 +64,8 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
+PEERS_PY = os.path.join("build", "bench-venv", "bin", "python")  # tools/install_deps.sh bench makes it
+PRECISION = {"F32": "f32", "BF16": "bf16", "I8": "int8"}  # --vit-dtypes (tools/export.py --dtype) -> the table's name
 MODELS = {
     "ViT-Ti/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=3,hidden_dim=192,mlp_dim=768,num_classes=1000",
     "ViT-S/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=6,hidden_dim=384,mlp_dim=1536,num_classes=1000",
@@ -124,12 +147,13 @@ def busy_cpus(seconds=0.25):
 class Quiet:
     """Waits, before each measurement, until no other process keeps a core busy, within a total budget.
 
-    libgomp's threads spin for milliseconds at every barrier before they
-    sleep; when another process holds one of the cores, each of vit.h's
-    parallel regions at 2 threads can cost that spin (measured: 24 ms
-    instead of 0.04 ms for one SE pass), so a measurement taken then says
-    more about the other process than about vit.h. Rows measured while the
-    machine stayed busy are flagged in the table.
+    When another process holds one of the cores, a 2-thread measurement
+    says more about that process and the engines' thread pools than about
+    the kernels (PyTorch's libgomp spins for milliseconds at every barrier;
+    so did vit.h's before it had its own pool: one SE pass took 24 ms
+    instead of 0.04 ms); --peers measures that case on purpose, in its
+    busy-core table. Rows measured while the machine stayed busy are flagged
+    in the table.
     """
 
     def __init__(self, budget_s, threshold=0.2):
@@ -260,6 +284,157 @@ def modules(args):
     print(f"Shapes: " + "; ".join(f"{name}: {why}" for name, _, _, why in entries) + ".")
 
 
+def cpu_summary():
+    """The CPU's model name and the flags that decide the peers' kernels."""
+    name, flags = None, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and name is None:
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8")
+    return f"{name or platform.processor() or 'unknown CPU'}, {os.cpu_count()} CPUs, " + " ".join(f for f in wanted if f in flags)
+
+
+class Spinner:
+    """Another process spinning on one core (pinned to the last CPU) while it is open: the busy-core rows."""
+
+    def __enter__(self):
+        cpu = (os.cpu_count() or 1) - 1
+        self.proc = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+        time.sleep(0.5)
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def peer_engines(args):
+    """[(name in the table, function(batch, threads, reps, inp, out) -> result dict)] for --peers."""
+    model = os.path.join("build", "bench", "ViT-B_16.safetensors")
+    onnx = os.path.join("build", "bench", "ViT-B_16.onnx")
+    export(MODELS["ViT-B/16"], os.path.join(ROOT, model))
+    if not os.path.exists(os.path.join(ROOT, onnx)) or os.path.getmtime(os.path.join(ROOT, onnx)) < os.path.getmtime(os.path.join(ROOT, model)):
+        print("exporting ViT-B/16 to ONNX (bench_torch.py --onnx; a few minutes)", file=sys.stderr)
+        subprocess.run([PY, "bench/bench_torch.py", model, "--onnx", onnx], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    if not os.path.exists(os.path.join(ROOT, PEERS_PY)):
+        sys.exit(f"compare.py: {PEERS_PY} is missing: run tools/install_deps.sh bench (make bench does)")
+    subprocess.run([PEERS_PY, "bench/bench_peers.py", onnx, "--prepare"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+
+    def common(batch, threads, reps, inp, out):
+        return ["--threads", str(threads), "--reps", str(reps), "--input", inp, "--json"] + (["--output", out] if out else [])
+
+    def vit(path, dtype):
+        return lambda b, t, r, inp, out: dict(run_json(["build/bench_vit", path] + common(b, t, r, inp, out)),
+                                              ran_precision=f"{dtype.lower()} weights")
+
+    def peer(engine, precision):
+        return lambda b, t, r, inp, out: run_json([PEERS_PY, "bench/bench_peers.py", onnx, "--engine", engine,
+                                                   "--precision", precision] + common(b, t, r, inp, out))
+
+    engines = []
+    for dtype in args.vit_dtypes.split(","):
+        path = model if dtype == "F32" else os.path.join("build", "bench", f"ViT-B_16.{dtype.lower()}.safetensors")
+        if dtype != "F32" and not os.path.exists(os.path.join(ROOT, path)):
+            subprocess.run([PY, "tools/export.py", MODELS["ViT-B/16"], path, "--seed", "0", "--dtype", dtype], check=True, cwd=ROOT,
+                           capture_output=True)
+        engines.append((f"vit.h {PRECISION.get(dtype, dtype.lower())} (bench_vit)", vit(path, dtype)))
+    engines += [("ONNX Runtime f32", peer("ort", "f32")), ("ONNX Runtime int8 (dynamic quantisation)", peer("ort", "int8")),
+                ("OpenVINO f32", peer("ov", "f32")), ("OpenVINO bf16", peer("ov", "bf16")),
+                ("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
+                    [PY, "bench/bench_torch.py", model, "--threads", str(t), "--reps", str(r), "--input", inp, "--json"]
+                    + (["--output", out] if out else [])))]
+    return engines
+
+
+def peers(args):
+    os.makedirs(os.path.join(ROOT, "build", "bench", "peers"), exist_ok=True)
+    engines = peer_engines(args)
+    batches = (1,) if args.quick else (1, 8)
+    inputs = {}
+    for b in batches:
+        inputs[b] = os.path.join("build", "bench", "peers", f"in-{b}.npy")
+        np.save(os.path.join(ROOT, inputs[b]), np.random.default_rng(0).standard_normal((b, 3, 224, 224), dtype=np.float32))
+    outputs = {name: os.path.join("build", "bench", "peers", f"out-{i}.npy") for i, (name, _) in enumerate(engines)}
+    quiet, busy_flag = Quiet(args.max_wait), {}
+
+    def rounds(groups, rounds, label):
+        """{(engine, B, T): [result per round]}. In each round, for each group of (B, T), every engine runs the
+        group's settings back to back, the engines in an order that rotates by one each round."""
+        got = {}
+        for rnd in range(rounds):
+            order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
+            for group in groups:
+                for name, fn in order:
+                    for b, t in group:
+                        if label == "quiet":
+                            busy_flag[(name, b, t)] = max(busy_flag.get((name, b, t), 0.0), quiet.wait())
+                        out = outputs[name] if (b, t, rnd) == (1, 1, 0) and label == "quiet" else None
+                        r = fn(b, t, args.reps, inputs[b], out)
+                        got.setdefault((name, b, t), []).append(r)
+                        print(f"{label}, round {rnd + 1}: {name} B={b} T={t}: {r['median_s']:.4f} s"
+                              + (f" (ran {r['ran_precision']})" if "ran_precision" in r else ""), file=sys.stderr)
+        return got
+
+    def med(results):
+        return statistics.median(r["median_s"] for r in results)
+
+    quiet_keys = [(b, t) for b in batches for t in (1, 2)]
+    got = rounds([[k] for k in quiet_keys], args.rounds, "quiet")
+    ref = np.load(os.path.join(ROOT, outputs[engines[-1][0]])).astype(np.float64)  # PyTorch's
+    cols = [f"B={b}, {t} thread{'s' if t > 1 else ''}" for b, t in quiet_keys]
+    print(f"ViT-B/16 (224 px, random weights: tools/export.py torchvision:vit_b_16 --seed 0), {cpu_summary()}. "
+          f"Median over {args.rounds} alternating rounds of each run's median of {args.reps} passes.\n")
+    print("| engine | " + " | ".join(cols) + " | ran | rel. L2 to PyTorch (B=1) | load (s) | peak RSS, B=1 (MB) |")
+    print("|---|" + "---|" * (len(cols) + 4))
+    for name, _ in engines:
+        first = got[(name, 1, 1)][0]
+        y = np.load(os.path.join(ROOT, outputs[name])).astype(np.float64)
+        rel = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+        cells = [f"{med(got[(name, b, t)]):.3f} s{' (busy)' if busy_flag[(name, b, t)] > quiet.threshold else ''}" for b, t in quiet_keys]
+        print(f"| {name} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | {rel:.1e} | {first['load_s']:.2f} | "
+              f"{first['peak_rss_mb']:.0f} |")
+    # The issue's targets, for the rows present: vit.h at <= 0.9x the faster peer of its precision.
+    names = [n for n, _ in engines]
+    targets = [("vit.h f32 (bench_vit)", ("ONNX Runtime f32", "OpenVINO f32")),
+               ("vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
+               ("vit.h int8 (bench_vit)", ("ONNX Runtime int8 (dynamic quantisation)", "vit.h bf16 (bench_vit)"))]
+    print()
+    for mine, theirs in targets:
+        if mine in names and all(t in names for t in theirs):
+            ratios = [med(got[(mine, b, t)]) / min(med(got[(o, b, t)]) for o in theirs) for b, t in quiet_keys]
+            print(f"{mine.split(' (')[0]} / the faster of {' and '.join(t.split(' (')[0] for t in theirs)}: "
+                  + ", ".join(f"{r:.2f} ({c})" for r, c in zip(ratios, cols)) + " (target <= 0.9)")
+    flagged = sum(1 for v in busy_flag.values() if v > quiet.threshold)
+    print(f"{flagged} measurement cell(s) marked (busy): other processes kept the cores busy then "
+          f"(waited {quiet.waited:.0f} s of a {quiet.budget:.0f} s budget for a quiet machine).")
+
+    # Busy core: a spinner on one core, each engine's 1 and 2 threads alternating.
+    with Spinner():
+        busy = rounds([[(b, 1), (b, 2)] for b in batches], max(1, args.rounds - 1), "busy core")
+    print("\nAnother process spinning on one core while 1- and 2-thread runs alternate "
+          f"(median over {max(1, args.rounds - 1)} round(s)):\n")
+    head = []
+    for b in batches:
+        head += [f"B={b}, 1 thread", f"B={b}, 2 threads", f"B={b}, 2 threads / 1"]
+    print("| engine, one core busy | " + " | ".join(head) + " |")
+    print("|---|" + "---|" * len(head))
+    for name, _ in engines:
+        cells = []
+        for b in batches:
+            one, two = med(busy[(name, b, 1)]), med(busy[(name, b, 2)])
+            cells += [f"{one:.3f} s", f"{two:.3f} s", f"**{two / one:.2f}**" if two / one <= 1.1 else f"{two / one:.2f}"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(f"\nCommand: build/venv/bin/python bench/compare.py --peers --reps {args.reps} --rounds {args.rounds}"
+          f"{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes} (make bench runs it); "
+          f"bold: 2 threads within 1.1x of 1 thread.")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="ViT-B/16 only, B=1")
@@ -268,10 +443,14 @@ def main():
     ap.add_argument("--modules", action="store_true", help="the seed modules and ViT parts instead of whole ViTs")
     ap.add_argument("--min-time", type=float, default=0.25, help="--modules: seconds per measurement (default 0.25)")
     ap.add_argument("--only", help="--modules: comma-separated name fragments to run (default all)")
-    ap.add_argument("--max-wait", type=float, default=300, help="--modules: seconds to wait in all for a quiet machine (default 300)")
+    ap.add_argument("--max-wait", type=float, default=300, help="--modules, --peers: seconds to wait in all for a quiet machine (default 300)")
+    ap.add_argument("--peers", action="store_true", help="ViT-B/16 in vit.h, ONNX Runtime, OpenVINO and PyTorch, and a busy-core table")
+    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype (tools/export.py --dtype; default F32)")
     args = ap.parse_args()
     if args.modules:
         return modules(args)
+    if args.peers:
+        return peers(args)
     os.makedirs(os.path.join(ROOT, "build", "bench"), exist_ok=True)
     rows = []
     models = {"ViT-B/16": MODELS["ViT-B/16"]} if args.quick else MODELS

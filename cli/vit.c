@@ -477,7 +477,7 @@ static int set_threads(const cli_args *a) {
     if (!a->given[O_THREADS]) return 0;
     if (vit_set_threads((int)a->num[O_THREADS]) != VIT_OK) return fail(VIT_ERR_ARG);
     if (vit_get_threads() != (int)a->num[O_THREADS])
-        fprintf(stderr, "vit: note: --threads %ld, but this build has no OpenMP: 1 thread\n", a->num[O_THREADS]);
+        fprintf(stderr, "vit: note: --threads %ld, but this build has no threads (VIT_NO_THREADS): 1 thread\n", a->num[O_THREADS]);
     return 0;
 }
 

@@ -69,4 +69,15 @@ CHECK_HELPER float *randv(size_t n, float scale) {
     for (i = 0; i < n; i++) p[i] = frand() * scale;
     return p;
 }
+
+/* n threads for what follows (vit_set_threads). fixed: the pool's fixed
+   split, thread t running blocks t, t + n, ... of each loop, so that every
+   thread surely runs part of it (with the default claims a loaded machine
+   can leave a thread with nothing, and 1 against 2 threads would then
+   compare one thread with itself). */
+#ifdef VIT__THREADS
+#define SET_THREADS(n, f) do { vit__pool.fixed = (f); vit_set_threads(n); } while (0)
+#else
+#define SET_THREADS(n, f) do { (void)(f); vit_set_threads(n); } while (0)
+#endif
 #endif

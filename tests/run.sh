@@ -47,8 +47,8 @@ matrix() {
 }
 
 mkdir -p build/log
-matrix native gcc -O2 -march=native -fopenmp
-matrix avx2 gcc -O2 -mavx2 -mfma -fopenmp
+matrix native gcc -O2 -march=native
+matrix avx2 gcc -O2 -mavx2 -mfma
 matrix simde-portable gcc -O2 -DSIMDE_NO_NATIVE
 matrix no-simd gcc -O2 -DVIT_NO_SIMD
 matrix clang clang -O2 -march=native
@@ -69,7 +69,7 @@ full_disk() {
 step asan-ubsan-full-disk full_disk
 
 # The examples, built and run on a fixture model and a fixture image.
-step examples-build make -s examples CFLAGS="-O2 -march=native -fopenmp"
+step examples-build make -s examples CFLAGS="-O2 -march=native"
 step example-sdpa build/examples/01_sdpa
 step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetensors tests/fixtures/maps/rgba.png --top 3 \
   --attention build/log/example_rollout.png
@@ -122,7 +122,7 @@ done
 # cross builds below run it too; under VIT_NO_SIMD the products are their
 # _ref, which test_quant holds equal to every fast path, and a 10,000-image
 # run would take minutes).
-for cfg in "avx2 -mavx2 -mfma -fopenmp" "simde-portable -DSIMDE_NO_NATIVE"; do
+for cfg in "avx2 -mavx2 -mfma" "simde-portable -DSIMDE_NO_NATIVE"; do
   # shellcheck disable=SC2086
   set -- $cfg; cfg=$1; shift
   step "fashion_vit-build-$cfg" gcc $WARN -O2 "$@" -I. examples/04_fashion.c -o "build/$cfg/04_fashion" -lm
@@ -161,8 +161,7 @@ done
 
 # MemorySanitizer on the image and loader paths: test_maps and test_errors,
 # then each fuzzer replaying its corpus and fuzz/regressions (fuzz_image and
-# test_maps check every decoded pixel is initialised). clang, no OpenMP:
-# libgomp is not instrumented.
+# test_maps check every decoded pixel is initialised).
 msan_build() {
   for ms_t in test_maps test_errors; do
     clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. "tests/$ms_t.c" -o "build/msan/$ms_t" -lm || return 1
@@ -233,16 +232,16 @@ step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I.
 step cxx-g++ g++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -Wno-psabi -O1 -mavx2 -mfma -x c++ tests/test_compile.c -x c++ tests/test_compile2.c -I. -o build/test_compile_cxx -lm
 step cxx-clang++ clang++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -O1 -x c++ tests/test_compile.c -x c++ tests/test_compile2.c -I. -o build/test_compile_clang -lm
 step compile-run build/test_compile
-step options-compile gcc $WARN -O1 -DVIT_NO_IMAGE -DVIT_NO_PNG -DVIT_NO_STDIO -DVIT_NO_SIMD "-DVIT_MALLOC(n)=malloc(n)" "-DVIT_FREE(p)=free(p)" \
+step options-compile gcc $WARN -O1 -DVIT_NO_IMAGE -DVIT_NO_PNG -DVIT_NO_STDIO -DVIT_NO_SIMD -DVIT_NO_THREADS "-DVIT_MALLOC(n)=malloc(n)" "-DVIT_FREE(p)=free(p)" \
   -include stdlib.h tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile_options -lm
 step options-run build/test_compile_options
-# The header's manners: the thread-count API with and without OpenMP; the
+# The header's manners: the thread-count API with and without threads; the
 # including file's own warnings still reported after the implementation
 # (gcc, clang, g++); nothing printed by an x86 build with AVX2 or
 # -march=native (GCC 12's one psabi note without AVX is documented).
 manners() {
-  gcc $WARN -O1 -mavx2 -mfma -fopenmp -I. tests/test_manners.c -o build/test_manners_omp -lm && build/test_manners_omp 2 &&
-    gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm && build/test_manners 1 || return 1
+  gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm && build/test_manners 2 &&
+    gcc $WARN -O1 -mavx2 -mfma -DVIT_NO_THREADS -I. tests/test_manners.c -o build/test_manners_one -lm && build/test_manners_one 1 || return 1
   for mn_cc in gcc clang "g++ -x c++"; do
     # shellcheck disable=SC2086
     $mn_cc -Wall -O0 -mavx2 -mfma -DMANNERS_UNUSED -I. -c tests/test_manners.c -o build/test_manners.o > build/log/manners.txt 2>&1
@@ -253,7 +252,7 @@ manners() {
     gcc -std=c99 -O2 -Wall -Wextra $mn_flags -I. -c examples/02_classify.c -o build/test_manners.o > build/log/manners.txt 2>&1
     [ ! -s build/log/manners.txt ] || { echo "gcc -O2 $mn_flags printed:"; cat build/log/manners.txt; return 1; }
   done
-  echo "threads API with and without OpenMP; the file's warnings kept; AVX builds silent"
+  echo "threads API with and without threads; the file's warnings kept; AVX builds silent"
 }
 step header-manners manners
 

@@ -1,12 +1,20 @@
 /* Every fast kernel against its scalar _ref twin on awkward sizes (1, 7, 8,
    9, 65, 197, 768: below, at, and off the vector width), plus arena and
-   tensor basics and bit-identical results for any OpenMP thread count. */
+   tensor basics and bit-identical results for any thread count. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "check.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+/* test_fork: with POSIX threads, on x86 only (qemu-user, which runs the
+   AArch64 build, cannot fork a process that has threads). */
+#if defined(VIT__THREADS) && VIT__THREADS == 1 && defined(__x86_64__)
+#define TEST_FORK 1
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 static const int sizes[] = {1, 7, 8, 9, 65, 197, 768};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
@@ -276,46 +284,92 @@ static void test_narrow_panel(void) {
 }
 
 /* Results must not depend on the number of threads (STYLE: parallel loops
-   split only independent outputs, each computed the same way). */
+   split only independent outputs, each computed the same way): 1 thread
+   against 2 and 3 with the pool's fixed split, and 2 with its claims. */
+static const struct { int n, fixed; } thread_runs[] = {{2, 1}, {3, 1}, {2, 0}};
+#define NRUNS ((int)(sizeof thread_runs / sizeof thread_runs[0]))
+
+/* "<what> bit-identical for 1 and <n> threads" for run r, into buf. */
+static const char *runs_label(char *buf, size_t size, const char *what, int r) {
+    snprintf(buf, size, "%s bit-identical for 1 and %d threads%s", what, thread_runs[r].n, thread_runs[r].fixed ? " (fixed split)" : "");
+    return buf;
+}
+
 static void test_threads(void) {
-#ifdef _OPENMP
-    int M = 197, K = 768, N = 300;
+    int M = 197, K = 768, N = 300, saved = vit_get_threads(), r;
     float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
-    int saved = omp_get_max_threads();
-    omp_set_num_threads(1);
+    char label[96];
+    SET_THREADS(1, 0);
     vit_k_matmul(y1, x, w, NULL, M, K, N);
-    omp_set_num_threads(2);
+    for (r = 0; r < NRUNS; r++) {
+        SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
+        vit_k_matmul(y2, x, w, NULL, M, K, N);
+        expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, runs_label(label, sizeof label, "matmul", r));
+    }
+
+    /* The count: 1..VIT_MAX_THREADS, a refusal changes nothing; the most
+       threads a loop can use still give the same bits. */
+    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "0 is not in 1..") != NULL, "vit_set_threads refuses 0");
+    expect(vit_set_threads(-2) == VIT_ERR_ARG && vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG && vit_set_threads(INT_MAX) == VIT_ERR_ARG &&
+           vit_set_threads(INT_MIN) == VIT_ERR_ARG, "vit_set_threads refuses negative and absurd counts");
+    SET_THREADS(saved, 0);
+    expect(vit_set_threads(1000000) == VIT_ERR_ARG && vit_get_threads() == saved, "a refused count leaves the count as it was");
+    expect(vit_set_threads(VIT_MAX_THREADS) == VIT_OK, "vit_set_threads takes VIT_MAX_THREADS");
     vit_k_matmul(y2, x, w, NULL, M, K, N);
-    omp_set_num_threads(saved);
-    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and 2 threads");
+    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and VIT_MAX_THREADS threads");
 #ifndef VIT_NO_SIMD
     {
         vit__mm m1 = vit__mm_dense(y1, x, w, NULL, VIT__VW, K, N), m2 = vit__mm_dense(y2, x, w, NULL, VIT__VW, K, N);
-        omp_set_num_threads(1);
+        SET_THREADS(1, 0);
         vit__gemm_few(&m1);
-        omp_set_num_threads(2);
-        vit__gemm_few(&m2);
-        omp_set_num_threads(saved);
+        for (r = 0; r < NRUNS; r++) {
+            SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
+            vit__gemm_few(&m2);
+            expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, runs_label(label, sizeof label, "few-rows product", r));
+        }
     }
-    expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, "few-rows product bit-identical for 1 and 2 threads");
 #endif
     free(x); free(w); free(y1); free(y2);
     {
         int B = 2, T = 197, NH = 3, HS = 64, C = NH * HS;
         float *qkv = randv((size_t)B * T * 3 * C, 1.0f), *o1 = randv((size_t)B * T * C, 0.0f), *o2 = randv((size_t)B * T * C, 0.0f);
-        float *scr = randv(2 * vit__att_slot(T, HS, 0), 0.0f);
+        float *scr = randv(3 * vit__att_slot(T, HS, 0), 0.0f);
         vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, 0.125f, 1.0f);
         vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh), a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
-        omp_set_num_threads(1);
-        vit__attention(&a1, scr, 2);
-        omp_set_num_threads(2);
-        vit__attention(&a2, scr, 2);
-        omp_set_num_threads(saved);
-        expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, "attention bit-identical for 1 and 2 threads");
+        SET_THREADS(1, 0);
+        vit__attention(&a1, scr, 3);
+        for (r = 0; r < NRUNS; r++) {
+            SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
+            vit__attention(&a2, scr, 3);
+            expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, runs_label(label, sizeof label, "attention", r));
+        }
         free(qkv); free(o1); free(o2); free(scr);
     }
-#endif
+    SET_THREADS(saved, 0);
 }
+
+#ifdef TEST_FORK
+/* A child forked after the pool started has none of its workers: its first
+   loop that wants threads starts its own (alarm: a hang fails, too). */
+static void test_fork(void) {
+    int M = 197, K = 256, N = 200, status = 0, saved = vit_get_threads();
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+    pid_t pid;
+    SET_THREADS(2, 1);
+    vit_k_matmul(y1, x, w, NULL, M, K, N);
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        alarm(60);
+        vit_k_matmul(y2, x, w, NULL, M, K, N);
+        _exit(memcmp(y1, y2, (size_t)M * N * sizeof(float)) != 0);
+    }
+    expect(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "a forked child runs 2-thread loops, same bits");
+    SET_THREADS(saved, 0);
+    free(x); free(w); free(y1); free(y2);
+}
+#endif
 
 static void test_arena(void) {
     vit_arena a, c;
@@ -354,6 +408,9 @@ int main(void) {
     test_act();
     test_narrow_panel();
     test_threads();
+#ifdef TEST_FORK
+    test_fork();
+#endif
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -226,29 +226,34 @@ static void test_outlook(void) {
 }
 
 /* Outputs must not depend on the number of threads (sizes above the
-   kernels' VIT__PAR_MIN, so that the loops do split). */
+   kernels' VIT__PAR_MIN, so that the loops do split): 1 thread against 2
+   and 3 with the pool's fixed split, and 2 with its claims. */
 static void test_threads(void) {
-#ifdef _OPENMP
-    int B = 2, T = 200, D = 170, saved = omp_get_max_threads();
+    static const struct { int n, fixed; } runs[] = {{2, 1}, {3, 1}, {2, 0}};
+    int B = 2, T = 200, D = 170, saved = vit_get_threads(), r;
     int H = 13, W = 11, C = 24, NH = 3, K = 3, L = H * W;
     size_t n = (size_t)B * T * D, na = (size_t)B * NH * L * K * K * K * K, ny = (size_t)B * H * W * C;
     float *q = randv(n, 1.0f), *k = randv(n, 1.0f), *v = randv(n, 1.0f), *w = randv((size_t)T * T, 1.0f);
     float *scr = randv((size_t)T * T + 4 * (size_t)T * D + D, 0.0f), *y1 = randv(n, 0.0f), *y2 = randv(n, 0.0f);
     float *lg = randv(na, 1.0f), *ov = randv(ny, 1.0f), *o1 = randv(ny, 0.0f), *o2 = randv(ny, 0.0f), *a1 = randv(na, 0.0f), *a2 = randv(na, 0.0f);
     vit_outlook_params op = {0};
+    char label[96];
     op.dim = C; op.heads = NH; op.kernel_size = K; op.padding = 1; op.stride = 1; op.scale = 0.5f;
-    omp_set_num_threads(1);
+    SET_THREADS(1, 0);
     vit_k_aft(y1, NULL, scr, q, k, v, w, B, T, D, T, 9);
     vit_k_outlook(o1, a1, lg, ov, B, H, W, &op);
-    omp_set_num_threads(2);
-    vit_k_aft(y2, NULL, scr, q, k, v, w, B, T, D, T, 9);
-    vit_k_outlook(o2, a2, lg, ov, B, H, W, &op);
-    omp_set_num_threads(saved);
-    expect(memcmp(y1, y2, n * sizeof(float)) == 0, "aft bit-identical for 1 and 2 threads");
-    expect(memcmp(o1, o2, ny * sizeof(float)) == 0 && memcmp(a1, a2, na * sizeof(float)) == 0, "outlook bit-identical for 1 and 2 threads");
+    for (r = 0; r < (int)(sizeof runs / sizeof runs[0]); r++) {
+        SET_THREADS(runs[r].n, runs[r].fixed);
+        vit_k_aft(y2, NULL, scr, q, k, v, w, B, T, D, T, 9);
+        vit_k_outlook(o2, a2, lg, ov, B, H, W, &op);
+        snprintf(label, sizeof label, "aft bit-identical for 1 and %d threads%s", runs[r].n, runs[r].fixed ? " (fixed split)" : "");
+        expect(memcmp(y1, y2, n * sizeof(float)) == 0, label);
+        snprintf(label, sizeof label, "outlook bit-identical for 1 and %d threads%s", runs[r].n, runs[r].fixed ? " (fixed split)" : "");
+        expect(memcmp(o1, o2, ny * sizeof(float)) == 0 && memcmp(a1, a2, na * sizeof(float)) == 0, label);
+    }
+    SET_THREADS(saved, 0);
     free(q); free(k); free(v); free(w); free(scr); free(y1); free(y2);
     free(lg); free(ov); free(o1); free(o2); free(a1); free(a2);
-#endif
 }
 
 int main(void) {

@@ -1,6 +1,6 @@
 /* vit.h's manners toward the program that includes it: vit_set_threads /
-   vit_get_threads (OpenMP's count when built with -fopenmp, 1 without;
-   refusals leave the count alone), and, with -DMANNERS_UNUSED, a static
+   vit_get_threads (the pool's count, 1 under VIT_NO_THREADS; refusals
+   leave the count alone), and, with -DMANNERS_UNUSED, a static
    function after the implementation that the compiler must still report
    as unused (tests/run.sh's header-manners step greps for it).
    Usage: test_manners THREADS   (the count vit_set_threads(THREADS) should give) */
@@ -30,9 +30,6 @@ int main(int argc, char **argv) {
     expect(vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG, "vit_set_threads(VIT_MAX_THREADS + 1) refused");
     expect(vit_get_threads() == before, "refusals leave the count");
     expect(vit_set_threads(2) == VIT_OK && vit_get_threads() == want, "vit_set_threads(2): the build's count");
-#ifdef _OPENMP
-    expect(omp_get_max_threads() == 2, "vit_set_threads reaches OpenMP");
-#endif
     printf("test_manners: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -182,17 +182,15 @@ static void test_epilogue_threads(void) {
             for (i = 0; i < M * N; i++) y2[i] += r[i];
             expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "quantised product: fused epilogue equals the kernels");
         }
-#ifdef _OPENMP
         {
-            int nt = omp_get_max_threads();
-            omp_set_num_threads(1);
+            int nt = vit_get_threads();
+            vit_set_threads(1);
             vit__dense(y1, x, &t, b, M, K, N, xs);
-            omp_set_num_threads(2);
+            vit_set_threads(2);
             vit__dense(y2, x, &t, b, M, K, N, xs);
-            omp_set_num_threads(nt);
+            vit_set_threads(nt);
             expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "quantised product bit-identical for 1 and 2 threads");
         }
-#endif
         free(wq);
         free(xs);
     }

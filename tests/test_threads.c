@@ -1,7 +1,11 @@
 /* One loaded model shared by several threads, each with its own activation
-   arena, gives results identical to a single-threaded run, and repeated
-   runs give identical bits. Built with -fsanitize=thread by `make test`
-   (without OpenMP, whose runtime ThreadSanitizer cannot see into).
+   arena and its own thread count (1, 2 or 3: they take turns with vit.h's
+   pool, or run alone while another has it), gives results identical to a
+   single-threaded run, and repeated runs give identical bits. The fixture
+   models are small, so most of their loops stay on one thread; a product
+   and an attention big enough to split then run the same way, with the
+   pool's claims and its fixed split. Built with -fsanitize=thread by
+   `make test`, which sees into the pool as well.
    Usage: test_threads [FIXTURE_DIR] */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
@@ -24,7 +28,7 @@ static void *worker(void *arg) {
     vit_tensor y;
     int rep, bad = 0;
     size_t bytes;
-    (void)arg;
+    vit_set_threads(1 + (int)(intptr_t)arg % 3);
     if (vit_model_memory(&model, &input, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK) bad = 1;
     for (rep = 0; rep < 3 && !bad; rep++) {
         vit_arena_reset(&act);
@@ -33,6 +37,30 @@ static void *worker(void *arg) {
             bad = 1;
     }
     vit_arena_free(&act);
+    pthread_mutex_lock(&lock);
+    mismatches += bad;
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* The kernels' inputs and 1-thread outputs, and one output pair per thread. */
+enum { KM = 197, KK = 256, KN = 200, KB = 2, KNH = 3, KHS = 32 };
+static float kx[KM * KK], kw[KN * KK], kqkv[KB * KM * 3 * KNH * KHS], ky1[KM * KN], ko1[KB * KM * KNH * KHS];
+static float ky[NTHREADS][KM * KN], ko[NTHREADS][KB * KM * KNH * KHS], kscr[NTHREADS][3 * (KHS + KM + 3) * KM];
+
+static void kernels(float *y, float *o, float *scr) {
+    int C = KNH * KHS;
+    vit_attn_shape sh = vit__attn_shape(KB, KM, KNH, KHS, 3 * C, 0.125f, 1.0f);
+    vit__att a = vit__att_of(o, NULL, kqkv, kqkv + C, kqkv + 2 * C, &sh);
+    vit_k_matmul(y, kx, kw, NULL, KM, KK, KN);
+    vit__attention(&a, scr, 3);
+}
+
+static void *kernel_worker(void *arg) {
+    int t = (int)(intptr_t)arg, bad;
+    vit_set_threads(2 + t % 2);
+    kernels(ky[t], ko[t], kscr[t]);
+    bad = memcmp(ky[t], ky1, sizeof ky1) != 0 || memcmp(ko[t], ko1, sizeof ko1) != 0;
     pthread_mutex_lock(&lock);
     mismatches += bad;
     pthread_mutex_unlock(&lock);
@@ -59,18 +87,36 @@ int main(int argc, char **argv) {
         vit_npy_load(&io, path, &input);
         vit_model_memory(&model, &input, NULL, &bytes);
         vit_arena_init_alloc(&act, bytes);
+        vit_set_threads(1);
         vit_model_forward(&model, &act, &input, NULL, &y); /* the single-threaded reference */
         nout = vit_tensor_numel(&y);
         expected = (float *)vit_arena_alloc(&io, nout * sizeof(float));
         memcpy(expected, y.data, nout * sizeof(float));
         vit_arena_free(&act);
         mismatches = 0;
-        for (t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, worker, NULL);
+        for (t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
         for (t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
         if (mismatches) { printf("FAIL %s: %d threads differ from the single-threaded run\n", cases[c], mismatches); failed++; }
         else passed++;
         vit_arena_free(&io);
         vit_model_free(&model);
+    }
+
+    /* Kernels: four threads with 2 or 3 threads each, the pool's claims,
+       then its fixed split; the same bits as one thread. */
+    for (c = 0; c < (int)(sizeof kx / sizeof kx[0]); c++) kx[c] = (float)(c * 7 % 13) / 13.0f - 0.5f;
+    for (c = 0; c < (int)(sizeof kw / sizeof kw[0]); c++) kw[c] = (float)(c * 5 % 11) / 11.0f - 0.5f;
+    for (c = 0; c < (int)(sizeof kqkv / sizeof kqkv[0]); c++) kqkv[c] = (float)(c * 3 % 17) / 17.0f - 0.5f;
+    vit_set_threads(1);
+    kernels(ky1, ko1, kscr[0]);
+    for (c = 0; c < 2; c++) {
+        pthread_t th[NTHREADS];
+        vit__pool.fixed = c;
+        mismatches = 0;
+        for (t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, kernel_worker, (void *)(intptr_t)t);
+        for (t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
+        if (mismatches) { printf("FAIL kernels%s: %d threads differ from the single-threaded run\n", c ? " (fixed split)" : "", mismatches); failed++; }
+        else passed++;
     }
     printf("test_threads: %d passed, %d failed\n", passed, failed);
     return failed != 0;

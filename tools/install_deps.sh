@@ -2,7 +2,8 @@
 # Installs what vit.h's build, tests and demo need and this machine lacks:
 # Debian packages through apt-get (sudo when not root), then a venv made from
 # Debian's python with --system-site-packages (so Debian's torch stays the
-# one torch) holding the pinned pure-Python helpers of tools/requirements.txt.
+# one torch) holding the pinned pure-Python helpers of tools/requirements.txt;
+# for `bench`, also build/bench-venv with bench/requirements.txt's pins.
 # Usage: tools/install_deps.sh [test|demo|bench|cross|web|export]
 set -eu
 need=${1:-test}
@@ -39,4 +40,15 @@ if [ ! -x build/venv/bin/python ] || ! cmp -s tools/requirements.txt build/venv/
   /usr/bin/python3 -m venv --system-site-packages build/venv
   build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
   cp tools/requirements.txt build/venv/requirements.txt
+fi
+# The benchmark's peers (ONNX Runtime, OpenVINO) in a venv of their own,
+# without Debian's packages: they want a newer numpy than its torch.
+# (Re)made when bench/requirements.txt changes, as build/venv is.
+if [ "$need" = bench ] && { [ ! -x build/bench-venv/bin/python ] || ! cmp -s bench/requirements.txt build/bench-venv/requirements.txt ||
+                            ! build/bench-venv/bin/python -c "import onnxruntime, openvino, onnx" 2>/dev/null; }; then
+  echo "making build/bench-venv (bench/requirements.txt: onnxruntime, openvino, onnx)"
+  rm -rf build/bench-venv
+  /usr/bin/python3 -m venv build/bench-venv
+  build/bench-venv/bin/pip install -q --no-deps -r bench/requirements.txt
+  cp bench/requirements.txt build/bench-venv/requirements.txt
 fi
