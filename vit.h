@@ -383,7 +383,7 @@ typedef struct vit_emsa_params {
     int32_t heads;        /* NH, the seed's h */
     int32_t height;       /* H: with ratio > 1 the N = H*W tokens are an H x W grid */
     int32_t width;        /* W */
-    int32_t ratio;        /* r > 1: keys/values from a depth-wise conv (kernel r+1, stride r, padding r/2); <= 1: none */
+    int32_t ratio; /* r > 1: keys/values from a depth-wise conv (kernel r+1, stride r, padding r/2); <= 1: none */
     int32_t transform;    /* 1: 1x1 conv over heads, softmax, InstanceNorm; off when heads == 1 */
 } vit_emsa_params;
 
@@ -694,8 +694,10 @@ VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
 /* Convolution with kernel = stride = P, no padding, as patch tokens:
    y (B, (H/P)*(W/P), D) = conv(x (B, Cin, H, W), w (D, Cin, P, P)) + b (D).
    The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
-VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
-VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D);
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin,
+                             int H, int W, int P, int D);
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W,
+                                 int P, int D);
 /* Multi-head attention core, sizes in s (vit_attn_shape).
    q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS).
    out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
@@ -703,8 +705,10 @@ VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const
    att must not be NULL (the modules call an internal twin that can keep
    only one tile of scores per thread). The fast version needs vt: scratch
    of B*NH*HS*N floats. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s);
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s);
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v,
+                            const vit_attn_shape *s);
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
+                                const vit_attn_shape *s);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -719,12 +723,15 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n);
 /* 1x1 convolution, channels first: y (B, Cout, HW) = w (Cout, Cin) . x (B,
    Cin, HW) + b (Cout); b may be NULL; y must not alias x. */
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW);
-VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW);
+VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout,
+                              int HW);
 /* Depth-wise K x K convolution, channels last: y (B, Ho, Wo, C) from x (B,
    H, W, C), w (C, 1, K, K), b (C) or NULL; Ho = (H + 2 pad - K) / stride + 1.
    The fast version needs wt: scratch of K*K*C floats. */
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad);
-VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad);
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
+                         int C, int K, int stride, int pad);
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C,
+                             int K, int stride, int pad);
 /* Average pooling with kernel = stride = S in ceil mode, channels last:
    y (B, ceil(H/S), ceil(W/S), C); a window cut by the border averages the
    pixels it covers (AvgPool2d(S, S, ceil_mode=True)). */
@@ -732,25 +739,32 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
 VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int C, int S);
 /* Attention scores per head: s (B, NH, Nq, Nk) = scale * q . k, with q (B,
    Nq, ldq) and k (B, Nk, ldk) holding head h in columns [h*HS, (h+1)*HS). */
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale);
-VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale);
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
+                         int ldk, float scale);
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
+                             int ldk, float scale);
 /* Weights times values per head: out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) .
    v (B, Nk, ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version
    needs vt: scratch of B*NH*HS*Nk floats. */
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv);
-VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv);
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
+                         int ldv);
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
+                             int ldv);
 /* AFT-full/local core for B sequences of T steps and D features, q, k, v, y
    (B, T, D): y = sigmoid(q) * sum_t' e^(w[t][t'] + k[t']) v[t'] / sum_t'
    e^(w[t][t'] + k[t']), w (T, T) with row stride ldw, where w[t][t']
    counts only for |t - t'| < s and is 0 elsewhere (AFT-full: s >= T).
    att, optional, receives the (B, D, T, T) weights. The fast version needs
    scratch of T*T + 4*T*D + D floats. */
-VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s);
-VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s);
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
+                      const float *w, int B, int T, int D, int ldw, int s);
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B,
+                          int T, int D, int ldw, int s);
 /* AFT-simple (w = 0): y = sigmoid(q) * sum_t' softmax_t'(k)[t'] v[t'];
    att, optional, receives the (B, D, T) softmax over tokens. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
-VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
+VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T,
+                                 int D);
 /* Outlook attention core for B images of H x W pixels, the sizes in p:
    C = dim channels, NH heads of HS = C/NH, K x K windows (K = kernel_size)
    at L = Lh*Lw unfold positions (Lh = (H + 2 padding - K) / stride + 1).
@@ -758,8 +772,10 @@ VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const flo
    K^2) = softmax(scale * logits) over the last dim (p->scale, 0: HS^-0.5);
    y (B, H, W, C) = fold(att . unfold(v)), overlapping windows summed,
    padding dropped. */
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p);
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W,
+                          const vit_outlook_params *p);
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W,
+                              const vit_outlook_params *p);
 
 /* ---- modules ---- */
 /* Each takes its output (and scratch) from arena a, checks shapes and
@@ -769,51 +785,53 @@ VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const f
    module's attention map or gates, from a like out (NULL: not kept). */
 
 /* Scaled dot-product attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
-VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out,
+                                   vit_tensor *attn);
 /* Multi-head self-attention: (B, N, C) -> (B, N, C); attn (B, NH, N, N). */
-VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out,
-                                  vit_tensor *attn);
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn);
 /* MLP: (..., in_dim) -> (..., out_dim); attn unused (may be NULL). */
-VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out,
-                                  vit_tensor *attn);
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn);
 /* Encoder block: (B, N, C) -> (B, N, C); attn (B, NH, N, N). */
-VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x,
-                                    vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
+                                    const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* Patch embedding: (B, Cin, H, W) -> (B, tokens, C); attn unused. */
-VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x,
-                                    vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w,
+                                    const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* Squeeze-excitation: (B, C, H, W) -> (B, C, H, W); attn: the gates (B, C). */
-VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x, vit_tensor *out,
-                                 vit_tensor *attn);
+VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit_se_weights *w, const vit_tensor *x,
+                                 vit_tensor *out, vit_tensor *attn);
 /* One-head self-attention: (B, N, C) -> (B, N, C); attn (B, N, N). */
-VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x,
-                                   vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w,
+                                   const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* Patch-sequence classifier: (B, seq_len, dim) -> (B, num_classes) logits;
    attn (B, N, N). */
-VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p, const vit_sdsa_classifier_weights *w,
-                                              const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p,
+                                              const vit_sdsa_classifier_weights *w, const vit_tensor *x,
+                                              vit_tensor *out, vit_tensor *attn);
 /* EMSA: (B, N, C) -> (B, N, C), N = H*W when ratio > 1; attn (B, NH, N, N'). */
-VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x,
-                                   vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w,
+                                   const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* Shuffle attention: (B, C, H, W) -> (B, C, H, W), C % 2G == 0 (else
    VIT_ERR_ARG). attn, when not NULL, is two tensors: attn[0] the (B, C/2)
    gates of the channel halves, attn[1] the (B, C/2, H, W) gates of the
    spatial halves, in channel order before the final shuffle (index
    g*C/(2G) + c for group g). */
-VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x,
-                                      vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w,
+                                      const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 /* SGE: (B, C, H, W) -> (B, C, H, W), C % G == 0, H*W >= 2; attn: the
    (B, G, H, W) sigmoid gates. */
-VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x, vit_tensor *out,
-                                  vit_tensor *attn);
+VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const vit_sge_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn);
 /* AFT: (B, T, D) -> (B, T, D), T <= max_seqlen for full and local; attn:
    the weights per feature, (B, HD, T, T), simple (B, HD, 1, T). */
-VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x, vit_tensor *out,
-                                  vit_tensor *attn);
+VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const vit_aft_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn);
 /* Outlook attention: (B, H, W, C) -> (B, H, W, C); attn (B, NH, L, K^2*K^2):
    per window, the (K^2, K^2) attention row-major; L windows. */
-VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x,
-                                      vit_tensor *out, vit_tensor *attn);
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w,
+                                      const vit_tensor *x, vit_tensor *out, vit_tensor *attn);
 
 /* ---- model ---- */
 
@@ -846,12 +864,14 @@ VITDEF void vit_model_free(vit_model *m);
 /* Run whatever m holds on x. ViT: x (B, in_channels, H, W) -> out (B,
    num_classes) or (B, C) with opts->features. Modules: see the module.
    out lives in act until act is rewound. opts may be NULL. */
-VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out);
+VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x,
+                                    const vit_forward_opts *opts, vit_tensor *out);
 /* Bytes an activation arena needs for vit_model_forward on x's shape.
    Both refuse a model that is not loaded (VIT_ERR_ARG) and an input of a
    bad rank or a dimension below 1 (VIT_ERR_SHAPE); forward also refuses a
    counting arena (VIT_ERR_ARG). */
-VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes);
+VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts,
+                                   size_t *act_bytes);
 /* The tokens a ViT puts before its patches (class, distillation,
    registers; 0 for another kind): every token output and attention map
    over (B, T, C) tokens holds the patch grid from this index on, and
@@ -864,7 +884,8 @@ VITDEF const char *vit_kind_name(vit_kind k);
    sizes the kind leaves free get n (tokens N, or height H) and w (width W;
    sdpa: channels C), fitted to what it allows (AFT's T <= max_seqlen; SGE
    gets 2 * groups channels). VIT_ERR_ARG for B, n or w below 1. */
-VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]);
+VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim,
+                                        int32_t shape[VIT_MAX_DIMS]);
 /* What m is, as lines of text: kind and naming, every hyperparameter under
    the metadata key a file gives it, what it computes, the input it takes.
    Writes at most size bytes, always terminated; returns the length of the
@@ -914,7 +935,8 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
    vit-explain's int(T*T * discard_ratio) in double, the float ratio read
    as the shortest decimal that gives it back (0.78f as 0.78): the same
    count as vit-explain called with that decimal, at any ratio and grid. */
-VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out);
+VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b,
+                                  const vit_rollout_params *p, float *out);
 
 /* ---- I/O: npy ---- */
 
@@ -1002,12 +1024,13 @@ VITDEF vit_result vit_png_heatmap(const char *path, const float *map, int32_t gh
 /* map (gh, gw) upsampled bilinearly to the image's (H, W), coloured with
    viridis and blended over image (C = 1 or 3, H, W; values in [0, 1]) with
    opacity alpha. */
-VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, const float *map, int32_t gh, int32_t gw, float alpha);
+VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, const float *map, int32_t gh, int32_t gw,
+                                  float alpha);
 /* n maps (n, gh, gw), e.g. one per head, as a grid of `cols` columns, each
    cell an overlay on image (or a plain heatmap when image is NULL) of
    cell x cell pixels, 2-pixel white gaps. */
-VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh, int32_t gw,
-                               int32_t cols, int32_t cell, float alpha);
+VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh,
+                               int32_t gw, int32_t cols, int32_t cell, float alpha);
 /* The image alone (C = 1 or 3, H, W; values in [0, 1]). */
 VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #endif
@@ -1213,7 +1236,8 @@ static float vit__h16(simde__m512 a, int max) {
 #define vit__v_hmax(a) vit__h16(a, 1)
 #define vit__v_abs(a) simde_mm512_abs_ps(a)
 /* x >= 0 ? a : b */
-#define vit__v_select_ge0(x, a, b) simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(x, simde_mm512_setzero_ps(), SIMDE_CMP_GE_OQ), b, a)
+#define vit__v_select_ge0(x, a, b) \
+    simde_mm512_mask_blend_ps(simde_mm512_cmp_ps_mask(x, simde_mm512_setzero_ps(), SIMDE_CMP_GE_OQ), b, a)
 #else
 #define VIT__VW 8
 typedef simde__m256 vit__vf;
@@ -1243,7 +1267,8 @@ typedef simde__m256 vit__vf;
 #define vit__v_hmax(a) vit__h8_max(a)
 #define vit__v_abs(a) simde_mm256_andnot_ps(simde_mm256_set1_ps(-0.0f), a)
 /* x >= 0 ? a : b */
-#define vit__v_select_ge0(x, a, b) simde_mm256_blendv_ps(b, a, simde_mm256_cmp_ps(x, simde_mm256_setzero_ps(), SIMDE_CMP_GE_OQ))
+#define vit__v_select_ge0(x, a, b) \
+    simde_mm256_blendv_ps(b, a, simde_mm256_cmp_ps(x, simde_mm256_setzero_ps(), SIMDE_CMP_GE_OQ))
 #endif
 
 /* exp(x) for a vector: Cephes' expf. n = round(x / ln2), r = x - n*ln2 in
@@ -1408,9 +1433,11 @@ static struct vit__pool {
 static void vit__pool_run(int thread) {
     unsigned n = vit__pool.n, g = vit__pool.grain, i;
     if (vit__pool.fixed)
-        for (i = (unsigned)thread * g; i < n; i += vit__pool.threads * g) vit__pool.fn(vit__pool.ctx, (int)i, (int)(n - i < g ? n : i + g), thread);
+        for (i = (unsigned)thread * g; i < n; i += vit__pool.threads * g)
+            vit__pool.fn(vit__pool.ctx, (int)i, (int)(n - i < g ? n : i + g), thread);
     else
-        while ((i = vit__aadd(&vit__pool.next, g)) < n) vit__pool.fn(vit__pool.ctx, (int)i, (int)(n - i < g ? n : i + g), thread);
+        while ((i = vit__aadd(&vit__pool.next, g)) < n)
+            vit__pool.fn(vit__pool.ctx, (int)i, (int)(n - i < g ? n : i + g), thread);
 }
 
 static void vit__pool_worker(int t) {
@@ -1471,7 +1498,8 @@ static int vit__pool_spawn(int t) {
 static int vit__pool_grow(int threads) {
     vit__lock(&vit__pool.mu);
 #if VIT__THREADS == 1
-    if (!vit__pool.forks && !vit__pool.failed && pthread_atfork(NULL, NULL, vit__pool_forked) != 0) vit__pool.failed = 1;
+    if (!vit__pool.forks && !vit__pool.failed && pthread_atfork(NULL, NULL, vit__pool_forked) != 0)
+        vit__pool.failed = 1;
     vit__pool.forks = 1;
 #endif
     while (vit__pool.started < threads - 1 && !vit__pool.failed) {
@@ -1655,8 +1683,10 @@ VITDEF void *vit_arena_alloc(vit_arena *a, size_t bytes) {
     size_t start = vit__arena_next(a), end;
     if (start < a->used || !vit__add_ok(start, bytes, &end) || end > a->size) {
         /* what is left after aligning the start, as the allocation sees it */
-        vit__fail(VIT_ERR_OOM, "arena full: needed %zu bytes, %zu available (%zu used of %zu, the next allocation aligned to %d)", bytes,
-                  start >= a->used && a->size > start ? a->size - start : (size_t)0, a->used, a->size, VIT_ALIGN);
+        vit__fail(VIT_ERR_OOM,
+                  "arena full: needed %zu bytes, %zu available (%zu used of %zu, the next allocation aligned to %d)",
+                  bytes, start >= a->used && a->size > start ? a->size - start : (size_t)0, a->used, a->size,
+                  VIT_ALIGN);
         return NULL;
     }
     a->used = end;
@@ -1713,7 +1743,8 @@ VITDEF vit_tensor vit_tensor_view(const vit_tensor *t, int32_t i) {
     vit_tensor v;
     int32_t d;
     memset(&v, 0, sizeof v);
-    if (!t || !t->data || t->ndim < 2 || t->ndim > VIT_MAX_DIMS || i < 0 || i >= t->shape[0]) return v; /* data NULL, ndim 0 */
+    if (!t || !t->data || t->ndim < 2 || t->ndim > VIT_MAX_DIMS || i < 0 || i >= t->shape[0])
+        return v; /* data NULL, ndim 0 */
     v.ndim = t->ndim - 1;
     for (d = 0; d < VIT_MAX_DIMS; d++) v.shape[d] = d + 1 < t->ndim ? t->shape[d + 1] : 1;
     v.data = t->data ? t->data + (size_t)i * vit_tensor_numel(&v) : NULL;
@@ -1736,7 +1767,8 @@ VITDEF const char *vit_tensor_shape_str(const vit_tensor *t, char *buf, size_t n
     return buf;
 }
 
-static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_t d0, int32_t d1, int32_t d2, int32_t d3) {
+static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_t d0, int32_t d1, int32_t d2,
+                               int32_t d3) {
     int32_t s[4];
     s[0] = d0; s[1] = d1; s[2] = d2; s[3] = d3;
     return vit_tensor_init(a, t, ndim, s);
@@ -1931,18 +1963,23 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
    vector vanish and every accumulator is a register. The narrow tile runs
    the same FMAs for its columns as the wide one, so the bits match. */
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ldy, const float *x, int ldx, const float *bp, int kc,
-                                       int first, int last, float alpha, const float *b, int nv) {
+static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ldy, const float *x, int ldx,
+                                  const float *bp, int kc, int first, int last, float alpha, const float *b, int nv) {
     int k;
     vit__vf va = vit__v_set1(alpha);
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
     /* The partial sums this tile adds to come back from far away when y is
        large (a batch): ask for them now, while the k loop runs. */
-#define VIT__PREFETCH_Y(i) if (mr > i && !first) { VIT__PREFETCH(y + (size_t)i * ldy); VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1); }
+#define VIT__PREFETCH_Y(i) \
+    if (mr > i && !first) { \
+        VIT__PREFETCH(y + (size_t)i * ldy); \
+        VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1); \
+    }
     VIT__ROWS(VIT__PREFETCH_Y)
     for (k = 0; k < kc; k++) {
-        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
+        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR),
+                b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
 #define VIT__STEP(i)                                                   \
         if (mr > i) {                                                  \
             vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
@@ -1993,14 +2030,38 @@ VIT__TILE(1) VIT__TILE(2) VIT__TILE(3) VIT__TILE(4) VIT__TILE(5) VIT__TILE(6)
 VIT__TILE(7) VIT__TILE(8) VIT__TILE(9) VIT__TILE(10) VIT__TILE(11) VIT__TILE(12)
 #endif
 typedef void (*vit__tile_fn)(float *, int, const float *, int, const float *, int, int, int, float, const float *, int);
-static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL, vit__tile1, vit__tile2, vit__tile3, vit__tile4, vit__tile5, vit__tile6
+static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL,
+                                                     vit__tile1,
+                                                     vit__tile2,
+                                                     vit__tile3,
+                                                     vit__tile4,
+                                                     vit__tile5,
+                                                     vit__tile6
 #if VIT__MR > 6
-    , vit__tile7, vit__tile8, vit__tile9, vit__tile10, vit__tile11, vit__tile12
+                                                     ,
+                                                     vit__tile7,
+                                                     vit__tile8,
+                                                     vit__tile9,
+                                                     vit__tile10,
+                                                     vit__tile11,
+                                                     vit__tile12
 #endif
 };
-static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL, vit__tileh1, vit__tileh2, vit__tileh3, vit__tileh4, vit__tileh5, vit__tileh6
+static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL,
+                                                      vit__tileh1,
+                                                      vit__tileh2,
+                                                      vit__tileh3,
+                                                      vit__tileh4,
+                                                      vit__tileh5,
+                                                      vit__tileh6
 #if VIT__MR > 6
-    , vit__tileh7, vit__tileh8, vit__tileh9, vit__tileh10, vit__tileh11, vit__tileh12
+                                                      ,
+                                                      vit__tileh7,
+                                                      vit__tileh8,
+                                                      vit__tileh9,
+                                                      vit__tileh10,
+                                                      vit__tileh11,
+                                                      vit__tileh12
 #endif
 };
 
@@ -2050,8 +2111,10 @@ typedef simde__m512i vit__vi;
 #define vit__vi_min(a, b) _mm512_min_epi32(a, b)
 #define vit__vi_max(a, b) _mm512_max_epi32(a, b)
 #define vit__v_round(a) _mm512_cvtps_epi32(a)          /* to nearest, ties to even */
-#define vit__vi_store_u8(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm512_cvtepi32_epi8(v)) /* low bytes (nor these) */
-#define vit__vi_store_u16(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi32_epi16(v)) /* low halves (not in SIMDe 0.7) */
+#define vit__vi_store_u8(p, v) \
+    _mm_storeu_si128((__m128i *)(void *)(p), _mm512_cvtepi32_epi8(v)) /* low bytes (nor these) */
+#define vit__vi_store_u16(p, v) \
+    _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi32_epi16(v)) /* low halves (not in SIMDe 0.7) */
 #if VIT__DOT_BF16
 static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) { /* acc + a . b, pairs of bf16 per lane */
     simde__m512bh x, y;
@@ -2080,10 +2143,12 @@ typedef simde__m256i vit__vi;
 #if VIT__DOT_I8 && VIT__I8_XOFF
 /* acc + a . b, 4 s8 products per lane: two NEON sdot through SIMDe. */
 static VIT__INLINE vit__vi vit__vi_dot4(vit__vi acc, vit__vi a, vit__vi b) {
-    simde__m256i_private r = simde__m256i_to_private(acc), x = simde__m256i_to_private(a), y = simde__m256i_to_private(b);
+    simde__m256i_private r = simde__m256i_to_private(acc), x = simde__m256i_to_private(a),
+                         y = simde__m256i_to_private(b);
     int h;
     for (h = 0; h < 2; h++)
-        r.m128i_private[h].neon_i32 = simde_vdotq_s32(r.m128i_private[h].neon_i32, x.m128i_private[h].neon_i8, y.m128i_private[h].neon_i8);
+        r.m128i_private[h].neon_i32 =
+            simde_vdotq_s32(r.m128i_private[h].neon_i32, x.m128i_private[h].neon_i8, y.m128i_private[h].neon_i8);
     return simde__m256i_from_private(r);
 }
 #endif
@@ -2148,12 +2213,15 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     if (p->wt == VIT_DTYPE_BF16) {
 #if VIT__DOT_BF16
         uint16_t *h = (uint16_t *)(void *)d;
-        for (; k + VIT__VW <= K; k += VIT__VW) vit__vi_store_u16(h + k, vit__vi_srl16(vit__v_bf16_bits(vit__v_load(xm + k))));
+        for (; k + VIT__VW <= K; k += VIT__VW)
+            vit__vi_store_u16(h + k, vit__vi_srl16(vit__v_bf16_bits(vit__v_load(xm + k))));
         for (; k < K; k++) h[k] = vit__bf16_round(xm[k]);
         if (K & 1) h[K] = 0;
 #else
         float *f = (float *)(void *)d;
-        for (; k + VIT__VW <= K; k += VIT__VW) vit__v_store(f + k, vit__v_as_f(vit__vi_and(vit__v_bf16_bits(vit__v_load(xm + k)), vit__vi_set1((int32_t)0xffff0000u))));
+        for (; k + VIT__VW <= K; k += VIT__VW)
+            vit__v_store(f + k, vit__v_as_f(vit__vi_and(vit__v_bf16_bits(vit__v_load(xm + k)),
+                                                        vit__vi_set1((int32_t)0xffff0000u))));
         for (; k < K; k++) f[k] = vit__bf16_float(vit__bf16_round(xm[k]));
 #endif
         return;
@@ -2221,11 +2289,13 @@ static void vit__pack_panel_wide(float *dst, const vit__mm *p, int n0, int nv, i
 /* y = alpha * (S * (sx ws)) + b over a tile whose S the f32 tiles summed
    (the I8 product without the dot-product kernel). */
 static void vit__q8_finish(const vit__mm *p, int m0, int n0, int rows, int nv) {
-    const float *sxs = (const float *)(const void *)((const unsigned char *)p->xs + (size_t)p->M * vit__xs_row(p->wt, p->K));
+    const float *sxs =
+        (const float *)(const void *)((const unsigned char *)p->xs + (size_t)p->M * vit__xs_row(p->wt, p->K));
     int i, j;
     for (i = 0; i < rows; i++) {
         float *yi = p->y + (size_t)(m0 + i) * p->ldy + n0;
-        for (j = 0; j < nv; j++) yi[j] = p->alpha * (yi[j] * (sxs[m0 + i] * p->ws[n0 + j])) + (p->b ? p->b[n0 + j] : 0.0f);
+        for (j = 0; j < nv; j++)
+            yi[j] = p->alpha * (yi[j] * (sxs[m0 + i] * p->ws[n0 + j])) + (p->b ? p->b[n0 + j] : 0.0f);
     }
 }
 
@@ -2247,7 +2317,8 @@ typedef struct vit__tl {
 
 /* The tiles' lists of MR functions, for their tables. */
 #if VIT__MR > 6
-#define VIT__MRS(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6) X(f, 7) X(f, 8) X(f, 9) X(f, 10) X(f, 11) X(f, 12)
+#define VIT__MRS(X, f) \
+    X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6) X(f, 7) X(f, 8) X(f, 9) X(f, 10) X(f, 11) X(f, 12)
 #else
 #define VIT__MRS(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6)
 #endif
@@ -2272,7 +2343,8 @@ static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__PREFETCH_Y)
     for (g = 0; g < t->kc; g++) {
-        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR),
+                b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
 #define VIT__STEP(i)                                                   \
         if (mr > i) {                                                  \
             vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
@@ -2318,7 +2390,8 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
     VIT__ROWS(VIT__DECL_I)
 #undef VIT__DECL_I
     for (g = 0; g < t->kc; g++) {
-        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR),
+                b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
 #define VIT__STEP(i)                                                   \
         if (mr > i) {                                                  \
             vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
@@ -2328,39 +2401,42 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
         VIT__ROWS(VIT__STEP)
 #undef VIT__STEP
     }
-#define VIT__OUT_I(i)                                                                                  \
-    if (mr > i) {                                                                                      \
-        float *yi = t->y + (size_t)i * t->ldy;                                                         \
-        vit__vi z = vit__vi_set1(t->zp[i] - VIT__I8_XOFF);                                             \
-        c##i##a = vit__vi_sub(c##i##a, vit__vi_mul(z, w0));                                            \
-        c##i##b = vit__vi_sub(c##i##b, vit__vi_mul(z, w1));                                            \
-        if (nvec > 1 && t->nv == VIT__NR) {                                                            \
-            if (!t->first) {                                                                           \
-                c##i##a = vit__vi_add(vit__vi_load(yi), c##i##a);                                      \
-                c##i##b = vit__vi_add(vit__vi_load(yi + VIT__VW), c##i##b);                            \
-            }                                                                                          \
-            if (t->last) {                                                                             \
-                vit__vf s = vit__v_set1(t->sx[i]), va = vit__v_set1(t->alpha);                         \
-                vit__vf fa = vit__v_mul(vit__vi_float(c##i##a), vit__v_mul(s, vit__v_load(t->ws)));    \
+#define VIT__OUT_I(i) \
+    if (mr > i) { \
+        float *yi = t->y + (size_t)i * t->ldy; \
+        vit__vi z = vit__vi_set1(t->zp[i] - VIT__I8_XOFF); \
+        c##i##a = vit__vi_sub(c##i##a, vit__vi_mul(z, w0)); \
+        c##i##b = vit__vi_sub(c##i##b, vit__vi_mul(z, w1)); \
+        if (nvec > 1 && t->nv == VIT__NR) { \
+            if (!t->first) { \
+                c##i##a = vit__vi_add(vit__vi_load(yi), c##i##a); \
+                c##i##b = vit__vi_add(vit__vi_load(yi + VIT__VW), c##i##b); \
+            } \
+            if (t->last) { \
+                vit__vf s = vit__v_set1(t->sx[i]), va = vit__v_set1(t->alpha); \
+                vit__vf fa = vit__v_mul(vit__vi_float(c##i##a), vit__v_mul(s, vit__v_load(t->ws))); \
                 vit__vf fb = vit__v_mul(vit__vi_float(c##i##b), vit__v_mul(s, vit__v_load(t->ws + VIT__VW))); \
-                vit__v_store(yi, vit__v_add(vit__v_mul(va, fa), t->b ? vit__v_load(t->b) : vit__v_zero()));  \
-                vit__v_store(yi + VIT__VW, vit__v_add(vit__v_mul(va, fb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero())); \
-            } else {                                                                                   \
-                vit__vi_store(yi, c##i##a);                                                            \
-                vit__vi_store(yi + VIT__VW, c##i##b);                                                  \
-            }                                                                                          \
-        } else {                                                                                       \
-            int32_t u[VIT__NR], j;                                                                     \
-            vit__vi_store(u, c##i##a);                                                                 \
-            if (nvec > 1) vit__vi_store(u + VIT__VW, c##i##b);                                         \
-            for (j = 0; j < t->nv; j++) {                                                              \
-                int32_t sofar;                                                                         \
-                memcpy(&sofar, yi + j, 4);                                                             \
-                if (!t->first) u[j] += sofar;                                                          \
-                if (t->last) yi[j] = t->alpha * ((float)u[j] * (t->sx[i] * t->ws[j])) + (t->b ? t->b[j] : 0.0f); \
-                else memcpy(yi + j, u + j, 4);                                                         \
-            }                                                                                          \
-        }                                                                                              \
+                vit__v_store(yi, vit__v_add(vit__v_mul(va, fa), t->b ? vit__v_load(t->b) : vit__v_zero())); \
+                vit__v_store(yi + VIT__VW, \
+                             vit__v_add(vit__v_mul(va, fb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero())); \
+            } else { \
+                vit__vi_store(yi, c##i##a); \
+                vit__vi_store(yi + VIT__VW, c##i##b); \
+            } \
+        } else { \
+            int32_t u[VIT__NR], j; \
+            vit__vi_store(u, c##i##a); \
+            if (nvec > 1) vit__vi_store(u + VIT__VW, c##i##b); \
+            for (j = 0; j < t->nv; j++) { \
+                int32_t sofar; \
+                memcpy(&sofar, yi + j, 4); \
+                if (!t->first) u[j] += sofar; \
+                if (t->last) \
+                    yi[j] = t->alpha * ((float)u[j] * (t->sx[i] * t->ws[j])) + (t->b ? t->b[j] : 0.0f); \
+                else \
+                    memcpy(yi + j, u + j, 4); \
+            } \
+        } \
     }
     VIT__ROWS(VIT__OUT_I)
 #undef VIT__OUT_I
@@ -2400,15 +2476,17 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
    transpose (unpack, shuffle, swap halves), 24 shuffles for 64 floats that
    one at a time would cost 64 loads and 64 stores. */
 static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
-    simde__m256 r0 = simde_mm256_loadu_ps(src), r1 = simde_mm256_loadu_ps(src + ldw), r2 = simde_mm256_loadu_ps(src + 2 * (size_t)ldw),
-                r3 = simde_mm256_loadu_ps(src + 3 * (size_t)ldw), r4 = simde_mm256_loadu_ps(src + 4 * (size_t)ldw),
-                r5 = simde_mm256_loadu_ps(src + 5 * (size_t)ldw), r6 = simde_mm256_loadu_ps(src + 6 * (size_t)ldw),
-                r7 = simde_mm256_loadu_ps(src + 7 * (size_t)ldw);
-    simde__m256 t0 = simde_mm256_unpacklo_ps(r0, r1), t1 = simde_mm256_unpackhi_ps(r0, r1), t2 = simde_mm256_unpacklo_ps(r2, r3),
-                t3 = simde_mm256_unpackhi_ps(r2, r3), t4 = simde_mm256_unpacklo_ps(r4, r5), t5 = simde_mm256_unpackhi_ps(r4, r5),
+    simde__m256 r0 = simde_mm256_loadu_ps(src), r1 = simde_mm256_loadu_ps(src + ldw),
+                r2 = simde_mm256_loadu_ps(src + 2 * (size_t)ldw), r3 = simde_mm256_loadu_ps(src + 3 * (size_t)ldw),
+                r4 = simde_mm256_loadu_ps(src + 4 * (size_t)ldw), r5 = simde_mm256_loadu_ps(src + 5 * (size_t)ldw),
+                r6 = simde_mm256_loadu_ps(src + 6 * (size_t)ldw), r7 = simde_mm256_loadu_ps(src + 7 * (size_t)ldw);
+    simde__m256 t0 = simde_mm256_unpacklo_ps(r0, r1), t1 = simde_mm256_unpackhi_ps(r0, r1),
+                t2 = simde_mm256_unpacklo_ps(r2, r3), t3 = simde_mm256_unpackhi_ps(r2, r3),
+                t4 = simde_mm256_unpacklo_ps(r4, r5), t5 = simde_mm256_unpackhi_ps(r4, r5),
                 t6 = simde_mm256_unpacklo_ps(r6, r7), t7 = simde_mm256_unpackhi_ps(r6, r7);
-    simde__m256 u0 = simde_mm256_shuffle_ps(t0, t2, 0x44), u1 = simde_mm256_shuffle_ps(t0, t2, 0xEE), u2 = simde_mm256_shuffle_ps(t1, t3, 0x44),
-                u3 = simde_mm256_shuffle_ps(t1, t3, 0xEE), u4 = simde_mm256_shuffle_ps(t4, t6, 0x44), u5 = simde_mm256_shuffle_ps(t4, t6, 0xEE),
+    simde__m256 u0 = simde_mm256_shuffle_ps(t0, t2, 0x44), u1 = simde_mm256_shuffle_ps(t0, t2, 0xEE),
+                u2 = simde_mm256_shuffle_ps(t1, t3, 0x44), u3 = simde_mm256_shuffle_ps(t1, t3, 0xEE),
+                u4 = simde_mm256_shuffle_ps(t4, t6, 0x44), u5 = simde_mm256_shuffle_ps(t4, t6, 0xEE),
                 u6 = simde_mm256_shuffle_ps(t5, t7, 0x44), u7 = simde_mm256_shuffle_ps(t5, t7, 0xEE);
     simde_mm256_storeu_ps(dst + 0 * VIT__NR, simde_mm256_permute2f128_ps(u0, u4, 0x20));
     simde_mm256_storeu_ps(dst + 1 * VIT__NR, simde_mm256_permute2f128_ps(u1, u5, 0x20));
@@ -2501,8 +2579,9 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         }
         if (!dot) {
             int q8 = p->wt == VIT_DTYPE_I8; /* S first, scaled below */
-            (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx, bp, kc, k0 == 0,
-                                                            last, q8 ? 1.0f : p->alpha, p->b && !q8 ? p->b + n0 : NULL, nv);
+            (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx,
+                                                           bp, kc, k0 == 0, last, q8 ? 1.0f : p->alpha,
+                                                           p->b && !q8 ? p->b + n0 : NULL, nv);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
@@ -2550,7 +2629,8 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     for (i = i0; i < i1; i++) {
         int k0, n0 = i * VIT__NR;
         for (k0 = 0; k0 < p->K; k0 += kcb)
-            vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
+            vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0,
+                            p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR);
     }
 }
 
@@ -2576,7 +2656,8 @@ static void vit__gemm_tiles(const vit__mm *p) {
    then run part empty, and only when N and K are both >= 128; below, the
    transpose of x weighs more than packing w (8 x 512 -> 32, SE's squeeze
    at B = 8: 2x slower than the GEMM). */
-#define VIT__FEW_USE(M, K, N) ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
+#define VIT__FEW_USE(M, K, N) \
+    ((M) >= VIT__FEW_MIN && (M) <= VIT__VW && 4 * (M) >= 3 * VIT__VW && (N) >= 128 && (K) >= 128)
 
 #ifndef VIT_NO_SIMD
 #define VIT__KF 256 /* an xt block is 16 KiB with AVX-512: it stays in L1 */
@@ -2938,7 +3019,8 @@ static void vit__layernorm_task(const void *ctx, int r0, int r1, int thread) {
     const vit__rows_ctx *c = (const vit__rows_ctx *)ctx;
     int r;
     (void)thread;
-    for (r = r0; r < r1; r++) vit__layernorm_row(c->y + (size_t)r * c->n, c->x + (size_t)r * c->n, c->w, c->b, c->n, c->eps);
+    for (r = r0; r < r1; r++)
+        vit__layernorm_row(c->y + (size_t)r * c->n, c->x + (size_t)r * c->n, c->w, c->b, c->n, c->eps);
 }
 
 VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
@@ -2999,7 +3081,8 @@ VITDEF void vit_k_act_ref(float *y, const float *x, int n, vit_act act) {
 VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act) {
     int r, j;
     for (r = 0; r < rows; r++)
-        for (j = 0; j < H; j++) y[(size_t)r * H + j] = vit__act1(x[(size_t)r * 2 * H + j], act) * x[(size_t)r * 2 * H + H + j];
+        for (j = 0; j < H; j++)
+            y[(size_t)r * H + j] = vit__act1(x[(size_t)r * 2 * H + j], act) * x[(size_t)r * 2 * H + H + j];
 }
 
 #ifndef VIT_NO_SIMD
@@ -3030,10 +3113,13 @@ static vit__vf vit__v_tanh(vit__vf x) {
 static vit__vf vit__v_relu(vit__vf x) { return vit__v_max(x, vit__v_zero()); }
 /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
 static vit__vf vit__v_gelu_tanh(vit__vf x) {
-    vit__vf u = vit__v_mul(vit__v_set1(0.79788456080286536f), vit__v_fma(vit__v_mul(vit__v_set1(0.044715f), x), vit__v_mul(x, x), x));
+    vit__vf u = vit__v_mul(vit__v_set1(0.79788456080286536f),
+                           vit__v_fma(vit__v_mul(vit__v_set1(0.044715f), x), vit__v_mul(x, x), x));
     return vit__v_mul(vit__v_mul(vit__v_set1(0.5f), x), vit__v_add(vit__v_set1(1.0f), vit__v_tanh(u)));
 }
-static vit__vf vit__v_quick_gelu(vit__vf x) { return vit__v_mul(x, vit__v_sigmoid(vit__v_mul(vit__v_set1(1.702f), x))); }
+static vit__vf vit__v_quick_gelu(vit__vf x) {
+    return vit__v_mul(x, vit__v_sigmoid(vit__v_mul(vit__v_set1(1.702f), x)));
+}
 static vit__vf vit__v_silu(vit__vf x) { return vit__v_mul(x, vit__v_sigmoid(x)); }
 static vit__vf vit__v_act(vit__vf x, int act) {
     switch (act) {
@@ -3081,7 +3167,8 @@ VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act) {
     for (r = 0; r < rows; r++) {
         const float *a = x + (size_t)r * 2 * H, *b = a + H;
         float *yr = y + (size_t)r * H;
-        for (j = 0; j + VIT__VW <= H; j += VIT__VW) vit__v_store(yr + j, vit__v_mul(vit__v_act(vit__v_load(a + j), act), vit__v_load(b + j)));
+        for (j = 0; j + VIT__VW <= H; j += VIT__VW)
+            vit__v_store(yr + j, vit__v_mul(vit__v_act(vit__v_load(a + j), act), vit__v_load(b + j)));
         if (j < H) {
             float t[VIT__VW] = {0};
             for (u = 0; u < H - j; u++) t[u] = a[j + u];
@@ -3181,7 +3268,8 @@ static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_re
 
 /* ---- kernels: patch convolution ---- */
 
-VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W,
+                                 int P, int D) {
     int GH = H / P, GW = W / P, bi, py, px, d, c, ky, kx;
     for (bi = 0; bi < B; bi++)
         for (py = 0; py < GH; py++)
@@ -3213,14 +3301,16 @@ static void vit__im2col_rows(const void *ctx, int r0, int r1, int thread) {
         float *dst = a->cols + (size_t)row * K;
         for (c = 0; c < Cin; c++)
             for (ky = 0; ky < P; ky++)
-                memcpy(dst + ((size_t)c * P + ky) * P, a->x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
+                memcpy(dst + ((size_t)c * P + ky) * P,
+                       a->x + (((size_t)bi * Cin + c) * H + py * P + ky) * W + (size_t)px * P,
                        (size_t)P * sizeof(float));
     }
 }
 
 /* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
    order), then one GEMM against w viewed as (D, Cin*P*P). */
-VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin, int H, int W, int P, int D) {
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin,
+                             int H, int W, int P, int D) {
     int rows = B * (H / P) * (W / P), K = Cin * P * P;
     vit__im2col a;
     a.cols = cols; a.x = x; a.Cin = Cin; a.H = H; a.W = W; a.P = P;
@@ -3230,7 +3320,8 @@ VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float 
 
 /* ---- kernels: attention ---- */
 
-VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
+                                const vit_attn_shape *s) {
     int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
     float scale = s->scale, post = s->post;
     for (bi = 0; bi < B; bi++)
@@ -3317,7 +3408,8 @@ typedef struct vit__att {
    (refilled when another head comes), tile one block of scores. */
 static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held, int t) {
     int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
-    int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per, rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
+    int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
+        rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
     float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : tile;
     vit__mm mm;
     if (*held != bh) {
@@ -3326,7 +3418,8 @@ static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held,
     }
 
     /* S = scale * q k^T */
-    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, a->k + (size_t)bi * N * ld + h * HS, NULL, rows, HS, N);
+    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, a->k + (size_t)bi * N * ld + h * HS, NULL, rows,
+                       HS, N);
     mm.ldx = ld; mm.ldw = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
     vit__matmul(&mm);
 
@@ -3364,7 +3457,8 @@ static void vit__attention(vit__att *a, float *scratch, int slots) {
     vit__parallel(a->s.B * a->s.NH * a->nt, threads, vit__att_tasks, a);
 }
 
-static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v,
+                            const vit_attn_shape *s) {
     vit__att a;
     a.out = out; a.att = att; a.scratch = NULL; a.q = q; a.k = k; a.v = v;
     a.s = *s;
@@ -3381,7 +3475,8 @@ static vit_attn_shape vit__attn_shape(int B, int N, int NH, int HS, int ld, floa
 }
 
 /* vt holds B * NH slots of HS * N floats: enough for any thread count. */
-VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v, const vit_attn_shape *s) {
+VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v,
+                            const vit_attn_shape *s) {
     vit__att a = vit__att_of(out, att, q, k, v, s);
     VIT_ASSERT(att != NULL);
     vit__attention(&a, vt, s->B * s->NH);
@@ -3497,8 +3592,12 @@ VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) {
     for (; i < n; i++) y[i] = a[i] * b[i];
 }
 #else
-VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) { vit_k_rowstats_ref(mean, var, x, rows, n); }
-VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) { vit_k_rowaffine_ref(y, x, a, b, rows, n); }
+VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n) {
+    vit_k_rowstats_ref(mean, var, x, rows, n);
+}
+VITDEF void vit_k_rowaffine(float *y, const float *x, const float *a, const float *b, int rows, int n) {
+    vit_k_rowaffine_ref(y, x, a, b, rows, n);
+}
 VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) { vit_k_mul_ref(y, a, b, n); }
 #endif
 
@@ -3507,7 +3606,8 @@ VITDEF void vit_k_mul(float *y, const float *a, const float *b, int n) { vit_k_m
    rows then columns); the fast versions run 8 or 16 outputs side by side
    with FMA, so they differ from _ref by rounding only. */
 
-VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
+VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout,
+                              int HW) {
     int bi, o, i, p;
     for (bi = 0; bi < B; bi++)
         for (o = 0; o < Cout; o++)
@@ -3518,7 +3618,8 @@ VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const fl
             }
 }
 
-VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C,
+                             int K, int stride, int pad) {
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, bi, oy, ox, c, ky, kx;
     for (bi = 0; bi < B; bi++)
         for (oy = 0; oy < Ho; oy++)
@@ -3552,7 +3653,8 @@ VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int
 
 #ifndef VIT_NO_SIMD
 /* Output channel o of image bi (t = bi * Cout + o). */
-static void vit__conv1x1_row(float *y, const float *x, const float *w, const float *b, int t, int Cin, int Cout, int HW) {
+static void vit__conv1x1_row(float *y, const float *x, const float *w, const float *b, int t, int Cin, int Cout,
+                             int HW) {
     int bi = t / Cout, o = t % Cout, i, p;
     const float *xb = x + (size_t)bi * Cin * HW, *wo = w + (size_t)o * Cin;
     float *yo = y + (size_t)t * HW, bo = b ? b[o] : 0.0f;
@@ -3620,7 +3722,8 @@ static void vit__dwconv_rows(const void *ctx, int r0, int r1, int thread) {
     }
 }
 
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
+                         int C, int K, int stride, int pad) {
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c;
     vit__poolk a;
     for (i = 0; i < K * K; i++)
@@ -3665,11 +3768,14 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
     vit_k_conv1x1_ref(y, x, w, b, B, Cin, Cout, HW);
 }
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W, int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
+                         int C, int K, int stride, int pad) {
     (void)wt;
     vit_k_dwconv_ref(y, x, w, b, B, H, W, C, K, stride, pad);
 }
-VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) { vit_k_avgpool_ref(y, x, B, H, W, C, S); }
+VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
+    vit_k_avgpool_ref(y, x, B, H, W, C, S);
+}
 #endif
 
 /* ---- kernels: split attention (scores, attend) ---- */
@@ -3678,20 +3784,23 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
    transformed between the softmax and the values. Both go through the GEMM,
    one task per (batch, head). */
 
-VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
+                             int ldk, float scale) {
     int bi, h, i, j, d;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++)
             for (i = 0; i < Nq; i++)
                 for (j = 0; j < Nk; j++) {
-                    const float *qi = q + ((size_t)bi * Nq + i) * ldq + h * HS, *kj = k + ((size_t)bi * Nk + j) * ldk + h * HS;
+                    const float *qi = q + ((size_t)bi * Nq + i) * ldq + h * HS,
+                                *kj = k + ((size_t)bi * Nk + j) * ldk + h * HS;
                     float acc = 0.0f;
                     for (d = 0; d < HS; d++) acc += qi[d] * kj[d];
                     s[(((size_t)bi * NH + h) * Nq + i) * Nk + j] = scale * acc;
                 }
 }
 
-VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
+                             int ldv) {
     int bi, h, i, j, d, C = NH * HS;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++)
@@ -3721,14 +3830,15 @@ static void vit__scores_heads(const void *ctx, int t0, int t1, int thread) {
     (void)thread;
     for (t = t0; t < t1; t++) {
         int bi = t / NH, h = t % NH;
-        vit__mm mm = vit__mm_dense(a->s + (size_t)t * Nq * Nk, a->q + (size_t)bi * Nq * a->ldq + h * HS, a->k + (size_t)bi * Nk * a->ldk + h * HS,
-                                   NULL, Nq, HS, Nk);
+        vit__mm mm = vit__mm_dense(a->s + (size_t)t * Nq * Nk, a->q + (size_t)bi * Nq * a->ldq + h * HS,
+                                   a->k + (size_t)bi * Nk * a->ldk + h * HS, NULL, Nq, HS, Nk);
         mm.ldx = a->ldq; mm.ldw = a->ldk; mm.alpha = a->scale; mm.threaded = 0;
         vit__matmul(&mm);
     }
 }
 
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
+                         int ldk, float scale) {
     vit__splitk a;
     memset(&a, 0, sizeof a);
     a.s = s; a.q = q; a.k = k; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldq = ldq; a.ldk = ldk; a.scale = scale;
@@ -3743,24 +3853,28 @@ static void vit__attend_heads(const void *ctx, int t0, int t1, int thread) {
     for (t = t0; t < t1; t++) {
         int bi = t / NH, h = t % NH;
         float *vth = a->vt + (size_t)t * HS * Nk;
-        vit__mm mm = vit__mm_dense(a->out + (size_t)bi * Nq * C + h * HS, a->p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
+        vit__mm mm =
+            vit__mm_dense(a->out + (size_t)bi * Nq * C + h * HS, a->p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
         mm.ldy = C; mm.threaded = 0;
         vit__head_t(vth, a->v + (size_t)bi * Nk * a->ldv + h * HS, Nk, HS, a->ldv);
         vit__matmul(&mm);
     }
 }
 
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
+                         int ldv) {
     vit__splitk a;
     memset(&a, 0, sizeof a);
     a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = ldv;
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__attend_heads, &a);
 }
 #else
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq, int ldk, float scale) {
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
+                         int ldk, float scale) {
     vit_k_scores_ref(s, q, k, B, NH, Nq, Nk, HS, ldq, ldk, scale);
 }
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS, int ldv) {
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
+                         int ldv) {
     (void)vt;
     vit_k_attend_ref(out, p, v, B, NH, Nq, Nk, HS, ldv);
 }
@@ -3798,7 +3912,8 @@ static float vit__aft_w(const float *w, int ldw, int s, int t, int u) {
 /* One output the _ref way: the weighted mean of v (stride D) for step t,
    every exponent shifted by the largest; att (T), unless NULL, receives the
    normalised weights. */
-static float vit__aft_exact(float *att, const float *k, const float *v, const float *w, int ldw, int s, int t, int T, int D) {
+static float vit__aft_exact(float *att, const float *k, const float *v, const float *w, int ldw, int s, int t, int T,
+                            int D) {
     float m = vit__aft_w(w, ldw, s, t, 0) + k[0], num = 0.0f, den = 0.0f;
     int u;
     for (u = 1; u < T; u++) {
@@ -3815,20 +3930,22 @@ static float vit__aft_exact(float *att, const float *k, const float *v, const fl
     return num / den;
 }
 
-VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B,
+                          int T, int D, int ldw, int s) {
     int bi, t, d;
     for (bi = 0; bi < B; bi++)
         for (t = 0; t < T; t++)
             for (d = 0; d < D; d++) {
                 size_t o = ((size_t)bi * T + t) * D + d;
-                float r = vit__aft_exact(att ? att + (((size_t)bi * D + d) * T + t) * T : NULL, k + (size_t)bi * T * D + d,
-                                         v + (size_t)bi * T * D + d, w, ldw, s, t, T, D);
+                float r = vit__aft_exact(att ? att + (((size_t)bi * D + d) * T + t) * T : NULL,
+                                         k + (size_t)bi * T * D + d, v + (size_t)bi * T * D + d, w, ldw, s, t, T, D);
                 y[o] = 1.0f / (1.0f + expf(-q[o])) * r;
             }
 }
 
 /* AFT-simple shifts by the column max of k, as a softmax over tokens. */
-VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+VITDEF void vit_k_aft_simple_ref(float *y, float *att, const float *q, const float *k, const float *v, int B, int T,
+                                 int D) {
     int bi, t, d;
     for (bi = 0; bi < B; bi++)
         for (d = 0; d < D; d++) {
@@ -3888,7 +4005,8 @@ static void vit__aft_gv_cols(const void *ctx, int t0, int t1, int thread) {
         int d0, j;
         for (d0 = 0; d0 < D; d0 += VIT__VW) {
             int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
-            vit__v_store(g, vit__v_exp(vit__v_sub(vit__v_load_part(kt + d0, n, 0.0f), vit__v_load_part(a->km + d0, n, 0.0f))));
+            vit__v_store(
+                g, vit__v_exp(vit__v_sub(vit__v_load_part(kt + d0, n, 0.0f), vit__v_load_part(a->km + d0, n, 0.0f))));
             for (j = 0; j < n; j++) {
                 gv[(size_t)(d0 + j) * T + t] = g[j] * vt[d0 + j];
                 gv[(size_t)(D + d0 + j) * T + t] = g[j];
@@ -3907,10 +4025,12 @@ static void vit__aft_out_rows(const void *ctx, int t0, int t1, int thread) {
         int d0;
         for (d0 = 0; d0 < D; d0 += VIT__VW) {
             int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
-            vit__v_store_part(nt + d0, vit__v_div(vit__v_load_part(nt + d0, n, 0.0f), vit__v_load_part(nt + D + d0, n, 1.0f)), n);
+            vit__v_store_part(
+                nt + d0, vit__v_div(vit__v_load_part(nt + d0, n, 0.0f), vit__v_load_part(nt + D + d0, n, 1.0f)), n);
         }
         for (d0 = 0; d0 < D; d0++)
-            if (!(nt[D + d0] >= VIT__AFT_TINY)) nt[d0] = vit__aft_exact(NULL, a->kb + d0, a->vb + d0, a->w, a->ldw, a->s, t, T, D);
+            if (!(nt[D + d0] >= VIT__AFT_TINY))
+                nt[d0] = vit__aft_exact(NULL, a->kb + d0, a->vb + d0, a->w, a->ldw, a->s, t, T, D);
         for (d0 = 0; d0 < D; d0 += VIT__VW) {
             int n = D - d0 < VIT__VW ? D - d0 : VIT__VW;
             vit__v_store_part(yt + d0, vit__v_mul(vit__v_sigmoid(vit__v_load_part(a->qb + (size_t)t * D + d0, n, 0.0f)),
@@ -3934,27 +4054,41 @@ static void vit__aft_att_rows(const void *ctx, int r0, int r1, int thread) {
         }
         for (u = 0; u < T; u += VIT__VW) {
             int n = T - u < VIT__VW ? T - u : VIT__VW;
-            vit__v_store_part(ar + u, vit__v_div(vit__v_mul(vit__v_load_part(Et + u, n, 0.0f), vit__v_load_part(Gd + u, n, 0.0f)),
-                                                 vit__v_set1(den)), n);
+            vit__v_store_part(
+                ar + u,
+                vit__v_div(vit__v_mul(vit__v_load_part(Et + u, n, 0.0f), vit__v_load_part(Gd + u, n, 0.0f)),
+                           vit__v_set1(den)),
+                n);
         }
     }
 }
 
-VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
+                      const float *w, int B, int T, int D, int ldw, int s) {
     vit__aftk a;
     int bi, t, d;
-    a.att = att; a.E = scratch; a.gv = a.E + (size_t)T * T; a.nd = a.gv + (size_t)2 * D * T; a.km = a.nd + (size_t)T * 2 * D;
+    a.att = att;
+    a.E = scratch;
+    a.gv = a.E + (size_t)T * T;
+    a.nd = a.gv + (size_t)2 * D * T;
+    a.km = a.nd + (size_t)T * 2 * D;
     a.w = w; a.T = T; a.D = D; a.ldw = ldw; a.s = s;
     vit__parallel(T, vit__par_threads((double)T * T), vit__aft_e_rows, &a);
     for (bi = 0; bi < B; bi++) {
         a.bi = bi;
-        a.qb = q + (size_t)bi * T * D; a.kb = k + (size_t)bi * T * D; a.vb = v + (size_t)bi * T * D; a.yb = y + (size_t)bi * T * D;
+        a.qb = q + (size_t)bi * T * D;
+        a.kb = k + (size_t)bi * T * D;
+        a.vb = v + (size_t)bi * T * D;
+        a.yb = y + (size_t)bi * T * D;
         /* km[d] = max_t k[t][d] */
         memcpy(a.km, a.kb, (size_t)D * sizeof(float));
         for (t = 1; t < T; t++)
             for (d = 0; d < D; d += VIT__VW) {
                 int n = D - d < VIT__VW ? D - d : VIT__VW;
-                vit__v_store_part(a.km + d, vit__v_max(vit__v_load_part(a.km + d, n, 0.0f), vit__v_load_part(a.kb + (size_t)t * D + d, n, 0.0f)), n);
+                vit__v_store_part(a.km + d,
+                                  vit__v_max(vit__v_load_part(a.km + d, n, 0.0f),
+                                             vit__v_load_part(a.kb + (size_t)t * D + d, n, 0.0f)),
+                                  n);
             }
         vit__parallel(T, vit__par_threads((double)T * D), vit__aft_gv_cols, &a);
         /* nd (T, 2D) = E . gv^T: numerators, then denominators */
@@ -3985,28 +4119,33 @@ static void vit__aft_simple_cols(const void *ctx, int t0, int t1, int thread) {
         }
         r = vit__v_div(num, den);
         for (t = 0; t < T; t++)
-            vit__v_store_part(y + off + (size_t)t * D, vit__v_mul(vit__v_sigmoid(vit__v_load_part(qb + (size_t)t * D, n, 0.0f)), r), n);
+            vit__v_store_part(y + off + (size_t)t * D,
+                              vit__v_mul(vit__v_sigmoid(vit__v_load_part(qb + (size_t)t * D, n, 0.0f)), r), n);
         if (att)
             for (t = 0; t < T; t++) {
                 float p[VIT__VW];
-                vit__v_store(p, vit__v_div(vit__v_exp(vit__v_sub(vit__v_load_part(kb + (size_t)t * D, n, 0.0f), m)), den));
+                vit__v_store(p,
+                             vit__v_div(vit__v_exp(vit__v_sub(vit__v_load_part(kb + (size_t)t * D, n, 0.0f), m)), den));
                 for (j = 0; j < n; j++) att[((size_t)bi * D + d0 + j) * T + t] = p[j];
             }
     }
 }
 
-VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T,
+                             int D) {
     vit__aftk a;
     memset(&a, 0, sizeof a);
     a.yb = y; a.att = att; a.qb = q; a.kb = k; a.vb = v; a.T = T; a.D = D;
     vit__parallel(B * ((D + VIT__VW - 1) / VIT__VW), vit__par_threads((double)B * T * D), vit__aft_simple_cols, &a);
 }
 #else
-VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v, const float *w, int B, int T, int D, int ldw, int s) {
+VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
+                      const float *w, int B, int T, int D, int ldw, int s) {
     (void)scratch;
     vit_k_aft_ref(y, att, q, k, v, w, B, T, D, ldw, s);
 }
-VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D) {
+VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T,
+                             int D) {
     vit_k_aft_simple_ref(y, att, q, k, v, B, T, D);
 }
 #endif
@@ -4025,7 +4164,8 @@ static float vit__outlook_scale(const vit_outlook_params *p) {
     return p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)(p->dim / p->heads));
 }
 
-VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W,
+                              const vit_outlook_params *p) {
     int C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
     float scale = vit__outlook_scale(p);
     int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH;
@@ -4076,7 +4216,8 @@ static void vit__outlook_heads(const void *ctx, int t0, int t1, int thread) {
     const float *logits = o->logits, *v = o->v;
     int H = o->H, W = o->W, C = p->dim, NH = p->heads, K = p->kernel_size, pad = p->padding, stride = p->stride;
     float scale = vit__outlook_scale(p);
-    int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH, task;
+    int Lh = (H + 2 * pad - K) / stride + 1, Lw = (W + 2 * pad - K) / stride + 1, L = Lh * Lw, KK = K * K, HS = C / NH,
+        task;
     (void)thread;
     for (task = t0; task < t1; task++) {
         int bi = task / NH, h = task % NH, l, i;
@@ -4090,7 +4231,8 @@ static void vit__outlook_heads(const void *ctx, int t0, int t1, int thread) {
         if (KK < VIT__VW) vit__softmax_finish(Ah, L * KK, KK);
         for (l = 0; l < L; l++) {
             int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad, ay, ax, cy, cx, d0;
-            int ky0 = oy < 0 ? -oy : 0, ky1 = oy + K > H ? H - oy : K, kx0 = ox < 0 ? -ox : 0, kx1 = ox + K > W ? W - ox : K;
+            int ky0 = oy < 0 ? -oy : 0, ky1 = oy + K > H ? H - oy : K, kx0 = ox < 0 ? -ox : 0,
+                kx1 = ox + K > W ? W - ox : K;
             const float *A = Ah + (size_t)l * KK * KK, *vb = v + (size_t)bi * H * W * C + h * HS;
             for (ay = ky0; ay < ky1; ay++)
                 for (ax = kx0; ax < kx1; ax++) {
@@ -4114,18 +4256,23 @@ static void vit__outlook_heads(const void *ctx, int t0, int t1, int thread) {
                                 for (cx = kx0; cx < kx1; cx++) {
                                     vit__vf a = vit__v_set1(Ar[cx]);
                                     acc0 = vit__v_fma(a, vit__v_load_part(vr + (size_t)(cx - kx0) * C, n0, 0.0f), acc0);
-                                    if (n1) acc1 = vit__v_fma(a, vit__v_load_part(vr + (size_t)(cx - kx0) * C + VIT__VW, n1, 0.0f), acc1);
+                                    if (n1)
+                                        acc1 = vit__v_fma(
+                                            a, vit__v_load_part(vr + (size_t)(cx - kx0) * C + VIT__VW, n1, 0.0f), acc1);
                                 }
                         }
                         vit__v_store_part(yp + d0, vit__v_add(vit__v_load_part(yp + d0, n0, 0.0f), acc0), n0);
-                        if (n1) vit__v_store_part(yp + d0 + VIT__VW, vit__v_add(vit__v_load_part(yp + d0 + VIT__VW, n1, 0.0f), acc1), n1);
+                        if (n1)
+                            vit__v_store_part(yp + d0 + VIT__VW,
+                                              vit__v_add(vit__v_load_part(yp + d0 + VIT__VW, n1, 0.0f), acc1), n1);
                     }
                 }
         }
     }
 }
 
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W,
+                          const vit_outlook_params *p) {
     int K = p->kernel_size, KK = K * K;
     int L = ((H + 2 * p->padding - K) / p->stride + 1) * ((W + 2 * p->padding - K) / p->stride + 1);
     vit__outlookk o;
@@ -4133,7 +4280,8 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
     vit__parallel(B * p->heads, vit__par_threads((double)B * L * KK * KK * p->dim), vit__outlook_heads, &o);
 }
 #else
-VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W, const vit_outlook_params *p) {
+VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float *v, int B, int H, int W,
+                          const vit_outlook_params *p) {
     vit_k_outlook_ref(y, att, logits, v, B, H, W, p);
 }
 #endif
@@ -4147,8 +4295,10 @@ static vit_result vit__need3(const vit_tensor *x, const char *mod, int32_t C) {
     char s[64];
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "%s: input is NULL", mod);
     if (x->ndim != 3 || (C > 0 && x->shape[2] != C))
-        return C > 0 ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, %d)", mod, vit_tensor_shape_str(x, s, sizeof s), (int)C)
-                     : vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, C)", mod, vit_tensor_shape_str(x, s, sizeof s));
+        return C > 0 ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, %d)", mod,
+                                 vit_tensor_shape_str(x, s, sizeof s), (int)C)
+                     : vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, N, C)", mod,
+                                 vit_tensor_shape_str(x, s, sizeof s));
     return VIT_OK;
 }
 
@@ -4158,9 +4308,12 @@ static vit_result vit__need4(const vit_tensor *x, const char *mod, int32_t C, in
     char s[64];
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "%s: input is NULL", mod);
     if (x->ndim != 4 || (C > 0 && x->shape[channels_last ? 3 : 1] != C))
-        return C <= 0 ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, C, H, W)", mod, vit_tensor_shape_str(x, s, sizeof s))
-               : channels_last ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, H, W, %d)", mod, vit_tensor_shape_str(x, s, sizeof s), (int)C)
-               : vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, %d, H, W)", mod, vit_tensor_shape_str(x, s, sizeof s), (int)C);
+        return C <= 0          ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, C, H, W)", mod,
+                                           vit_tensor_shape_str(x, s, sizeof s))
+               : channels_last ? vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, H, W, %d)", mod,
+                                           vit_tensor_shape_str(x, s, sizeof s), (int)C)
+                               : vit__fail(VIT_ERR_SHAPE, "%s: input has shape %s, expected (B, %d, H, W)", mod,
+                                           vit_tensor_shape_str(x, s, sizeof s), (int)C);
     return VIT_OK;
 }
 
@@ -4168,8 +4321,11 @@ static vit_result vit__need4(const vit_tensor *x, const char *mod, int32_t C, in
    largest buffer would not fit. B: the batch, for the hint (0: not known). */
 static vit_result vit__fits(double elems, int32_t B, const char *what) {
     if (elems > (double)INT_MAX)
-        return vit__fail(VIT_ERR_OVERFLOW, "%s: a buffer of %.0f elements is past the %d vit.h indexes; %s", what, elems, INT_MAX,
-                         B > 1 ? "use a smaller batch" : B == 1 ? "the input is too large even alone" : "use a smaller batch or input");
+        return vit__fail(VIT_ERR_OVERFLOW, "%s: a buffer of %.0f elements is past the %d vit.h indexes; %s", what,
+                         elems, INT_MAX,
+                         B > 1    ? "use a smaller batch"
+                         : B == 1 ? "the input is too large even alone"
+                                  : "use a smaller batch or input");
     return VIT_OK;
 }
 
@@ -4240,16 +4396,17 @@ static void vit__bprintf(vit__buf *b, const char *fmt, ...) {
     if (n > 0) b->len += (size_t)n;
 }
 
-static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3,
-                            const char *why);
-static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
-                                   int32_t in, const char *why);
-static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C,
-                               const char *why);
+static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                            int64_t d3, const char *why);
+static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
+                                   int32_t out, int32_t in, const char *why);
+static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
+                               int32_t C, const char *why);
 /* A linear whose bias the file may not have (bias 0: b is left empty). */
-static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
-                                       int32_t in, int bias, const char *why);
-static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in, const char *why);
+static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
+                                       int32_t out, int32_t in, int bias, const char *why);
+static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in,
+                                  const char *why);
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
 static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols, vit_dtype dt);
 static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from);
@@ -4277,7 +4434,8 @@ static vit_result vit__shape(int32_t *ndim, int32_t *shape, int32_t n, int32_t d
    key, value) called as attention(x, x, x), softmax(x x^T / sqrt(C)) x.
    Layout (B, N, C). No weights. */
 
-VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_sdpa_forward(vit_arena *a, const vit_sdpa_params *p, const vit_tensor *x, vit_tensor *out,
+                                   vit_tensor *attn) {
     vit_tensor y, att, vt;
     vit_result r;
     int32_t B, N, C;
@@ -4308,9 +4466,15 @@ static const vit__key vit__sdpa_keys[] = {VIT__KEYS_END};
 
 static vit_result vit__sdpa_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
 
-static vit_result vit__sdpa_bind(vit__ld *L, vit_model *m, const void *names) { (void)L; (void)m; (void)names; return VIT_OK; }
+static vit_result vit__sdpa_bind(vit__ld *L, vit_model *m, const void *names) {
+    (void)L;
+    (void)m;
+    (void)names;
+    return VIT_OK;
+}
 
-static vit_result vit__sdpa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__sdpa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                vit_tensor *out) {
     return vit_sdpa_forward(a, &m->sdpa, x, out, o ? o->attn : NULL);
 }
 
@@ -4337,7 +4501,8 @@ static vit_result vit__sdpa_input(const vit_model *m, int32_t B, int32_t n, int3
 static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights *w) {
     if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
-    if (!vit__has_w(&w->qkv_w) || !vit__has_w(&w->out_w) || (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
+    if (!vit__has_w(&w->qkv_w) || !vit__has_w(&w->out_w) ||
+        (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
         return vit__fail(VIT_ERR_ARG, "mha: weights not set");
     return VIT_OK;
 }
@@ -4355,13 +4520,16 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     float scale = p->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS), *scratch = NULL;
     float post = p->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = 1, tiles, per;
-    if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK || (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
+    if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK ||
+        (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
     vit__att_tiles(N, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
-    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C), &xs)) != VIT_OK) return r;
+    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C),
+                          &xs)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
         vit__mm out = vit__mm_w(y, ao.data, &w->out_w, w->out_b.data, B * N, C, C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
@@ -4386,15 +4554,16 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     return VIT_OK;
 }
 
-VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x, vit_tensor *out,
-                                  vit_tensor *attn) {
+VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "mha: NULL argument");
     if ((r = vit__mha_ready(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__mha_core(a, p, w, x->data, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__mha_core(a, p, w, x->data, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK)
+        return r;
     if (attn) *attn = att;
     *out = y;
     return VIT_OK;
@@ -4420,25 +4589,29 @@ static const vit__mha_naming vit__mha_names[] = {
     {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection", NULL, NULL},
     {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final", NULL, NULL},
     {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj", "q_norm", "k_norm"},
-    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense", NULL, NULL},
+    {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value",
+     "output.dense", NULL, NULL},
     {"hf_clip", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "out_proj", NULL, NULL}};
 
 static const vit__key vit__mha_keys[] = {
-    VIT__INT("embed_dim", 1, 65536, mha.dim), VIT__INT("num_heads", 1, 65536, mha.heads),
-    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, mha.scale_after_softmax), NULL, "attn_quirk", 0, 0}, VIT__KEYS_END};
+    VIT__INT("embed_dim", 1, 65536, mha.dim),
+    VIT__INT("num_heads", 1, 65536, mha.heads),
+    {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, mha.scale_after_softmax), NULL, "attn_quirk", 0, 0},
+    VIT__KEYS_END};
 
 static vit_result vit__mha_check(vit_model *m, vit__ld *L) {
     const char *src = vit__ld_src(L);
     if (m->mha.dim % m->mha.heads)
-        return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", src, (int)m->mha.dim, (int)m->mha.heads);
+        return vit__fail(VIT_ERR_FORMAT, "%s: embed_dim %d is not a multiple of num_heads %d", src, (int)m->mha.dim,
+                         (int)m->mha.heads);
     return VIT_OK;
 }
 
 /* Binds the attention weights under prefix, in naming nm, into w. */
 /* Binds the attention weights under prefix, in naming nm, into w; bias 0:
    q, k and v have none; qk_norm: LayerNorms of HS under q_norm, k_norm. */
-static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *prefix, const vit__mha_naming *nm, int32_t C, int32_t NH,
-                                  int bias, int qk_norm, const char *why) {
+static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *prefix, const vit__mha_naming *nm,
+                                  int32_t C, int32_t NH, int bias, int qk_norm, const char *why) {
     char n[256];
     vit_result r;
     int counting = vit__ld_counting(L);
@@ -4458,7 +4631,8 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
         w->qkv_w.name = qw[0].name;
         w->qkv_b.name = qb[0].name;
         /* kept BF16 or I8 when all three are, else F32 */
-        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, qw[0].dtype == qw[1].dtype && qw[1].dtype == qw[2].dtype ? qw[0].dtype : VIT_DTYPE_F32)) !=
+        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C,
+                             qw[0].dtype == qw[1].dtype && qw[1].dtype == qw[2].dtype ? qw[0].dtype : VIT_DTYPE_F32)) !=
                 VIT_OK ||
             (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK))
             return r;
@@ -4479,7 +4653,9 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
            here. */
         vit_tensor sw = w->qkv_w, sb = w->qkv_b;
         int32_t HS = C / NH, h, d, s;
-        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, sw.dtype)) != VIT_OK || (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK)) return r;
+        if ((r = vit__own_as(L, &w->qkv_w, 3 * C, C, sw.dtype)) != VIT_OK ||
+            (bias && (r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK))
+            return r;
         if (!counting)
             for (h = 0; h < NH; h++)
                 for (d = 0; d < HS; d++)
@@ -4498,13 +4674,16 @@ static vit_result vit__mha_bind(vit__ld *L, vit_model *m, const void *names) {
     return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, 1, 0, why);
 }
 
-static vit_result vit__mha_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__mha_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                               vit_tensor *out) {
     return vit_mha_forward(a, &m->mha, &m->mha_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__mha_describe(const vit_model *m, vit__buf *b) {
-    vit__bprintf(b, "  self-attention, %d heads of %d, %s\n  input (B, N, %d)\n", (int)m->mha.heads, (int)(m->mha.dim / m->mha.heads),
-                 m->mha.scale_after_softmax ? "softmax(Q K^T) / sqrt(C)" : "softmax(Q K^T / sqrt(head size))", (int)m->mha.dim);
+    vit__bprintf(b, "  self-attention, %d heads of %d, %s\n  input (B, N, %d)\n", (int)m->mha.heads,
+                 (int)(m->mha.dim / m->mha.heads),
+                 m->mha.scale_after_softmax ? "softmax(Q K^T) / sqrt(C)" : "softmax(Q K^T / sqrt(head size))",
+                 (int)m->mha.dim);
 }
 
 static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -4535,7 +4714,8 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
     if ((r = vit__fits((double)rows * H1, 0, "mlp")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &h, 2, rows, H1, 1, 1)) != VIT_OK) return r;
     if (p->glu && (r = vit__tensor4(a, &g, 2, rows, H, 1, 1)) != VIT_OK) return r;
-    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->fc1_w, rows, p->in_dim), &w->fc2_w, rows, H), &xs)) != VIT_OK)
+    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->fc1_w, rows, p->in_dim), &w->fc2_w, rows, H),
+                          &xs)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
         vit__epi e1;
@@ -4552,8 +4732,8 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
     return VIT_OK;
 }
 
-VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x, vit_tensor *out,
-                                  vit_tensor *attn) {
+VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const vit_tensor *x,
+                                  vit_tensor *out, vit_tensor *attn) {
     vit_tensor y;
     vit_result r;
     char s[64];
@@ -4562,9 +4742,12 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !vit__has_w(&w->fc1_w) || !vit__has_w(&w->fc2_w))
         return vit__fail(VIT_ERR_ARG, "mlp: params or weights not set");
     if (x->shape[x->ndim - 1] != p->in_dim)
-        return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
+        return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d",
+                         vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
     rows = vit_tensor_numel(x) / (size_t)p->in_dim;
-    if ((r = vit__fits((double)rows * (2.0 * p->hidden_dim > p->out_dim ? 2.0 * p->hidden_dim : p->out_dim), 0, "mlp")) != VIT_OK) return r;
+    if ((r = vit__fits((double)rows * (2.0 * p->hidden_dim > p->out_dim ? 2.0 * p->hidden_dim : p->out_dim), 0,
+                       "mlp")) != VIT_OK)
+        return r;
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
@@ -4583,36 +4766,40 @@ static const vit__mlp_naming vit__mlp_names[] = {
     {"hf_swiglu", "weights_in", "weights_out", 0}};
 
 static const vit__key vit__mlp_keys[] = {
-    VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim), VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
-    VIT__INT("out_dim", 1, 1 << 20, mlp.out_dim), VIT__ENUM("act", VIT__ACT_WORDS, mlp.act), VIT__INT_OPT("glu", 0, 1, 0, mlp.glu),
-    VIT__KEYS_END};
+    VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim),   VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
+    VIT__INT("out_dim", 1, 1 << 20, mlp.out_dim), VIT__ENUM("act", VIT__ACT_WORDS, mlp.act),
+    VIT__INT_OPT("glu", 0, 1, 0, mlp.glu),        VIT__KEYS_END};
 
 static vit_result vit__mlp_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
 
 /* glu: fc1 gives 2 * hidden rows (the gate's, then the values'). */
-static vit_result vit__mlp_bind_w(vit__ld *L, vit_mlp_weights *w, const char *prefix, const vit__mlp_naming *nm, int32_t in, int32_t hidden,
-                                  int32_t out, int glu, const char *why) {
+static vit_result vit__mlp_bind_w(vit__ld *L, vit_mlp_weights *w, const char *prefix, const vit__mlp_naming *nm,
+                                  int32_t in, int32_t hidden, int32_t out, int glu, const char *why) {
     vit_result r;
-    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, glu ? 2 * hidden : hidden, in, why)) != VIT_OK) return r;
+    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, glu ? 2 * hidden : hidden, in, why)) != VIT_OK)
+        return r;
     return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
 }
 
 static vit_result vit__mlp_bind(vit__ld *L, vit_model *m, const void *names) {
     const vit_mlp_params *p = &m->mlp;
     char why[96];
-    snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)p->in_dim, (int)p->hidden_dim, (int)p->out_dim);
-    return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim, p->glu, why);
+    snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)p->in_dim, (int)p->hidden_dim,
+             (int)p->out_dim);
+    return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim,
+                           p->glu, why);
 }
 
-static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                               vit_tensor *out) {
     (void)o;
     return vit_mlp_forward(a, &m->mlp, &m->mlp_w, x, out, NULL);
 }
 
 static void vit__mlp_describe(const vit_model *m, vit__buf *b) {
     const vit_mlp_params *p = &m->mlp;
-    vit__bprintf(b, "  %d -> %d (%s%s) -> %d\n", (int)p->in_dim, (int)p->hidden_dim, vit__act_name(p->act), p->glu ? ", gated" : "",
-                 (int)p->out_dim);
+    vit__bprintf(b, "  %d -> %d (%s%s) -> %d\n", (int)p->in_dim, (int)p->hidden_dim, vit__act_name(p->act),
+                 p->glu ? ", gated" : "", (int)p->out_dim);
     if (((const vit__mlp_naming *)vit__naming_of(m))->flat) vit__bprintf(b, "  input (B, %d)\n", (int)p->in_dim);
     else vit__bprintf(b, "  input (..., %d)\n", (int)p->in_dim);
 }
@@ -4641,7 +4828,11 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
     vit_tensor h, t;
     vit_result r;
     memset(&mp, 0, sizeof mp);
-    mp.dim = C; mp.heads = p->heads; mp.scale_after_softmax = p->scale_after_softmax; mp.qk_norm = p->qk_norm; mp.qk_eps = p->ln_eps;
+    mp.dim = C;
+    mp.heads = p->heads;
+    mp.scale_after_softmax = p->scale_after_softmax;
+    mp.qk_norm = p->qk_norm;
+    mp.qk_eps = p->ln_eps;
     lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act; lp.glu = p->glu;
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
@@ -4663,22 +4854,25 @@ static vit_result vit__block_ready(const vit_block_params *p, const vit_block_we
     memset(&mp, 0, sizeof mp);
     mp.dim = p->dim; mp.heads = p->heads;
     mp.qk_norm = p->qk_norm;
-    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data || !vit__has_w(&w->mlp.fc1_w) || !vit__has_w(&w->mlp.fc2_w) ||
-        (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
+    if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
+        !vit__has_w(&w->mlp.fc1_w) || !vit__has_w(&w->mlp.fc2_w) || (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
     return vit__mha_ready(&mp, &w->attn);
 }
 
-VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w, const vit_tensor *x,
-                                    vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_block_forward(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
+                                    const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "block: NULL argument");
     if ((r = vit__block_ready(p, w)) != VIT_OK || (r = vit__need3(x, "block", p->dim)) != VIT_OK) return r;
-    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim), x->shape[0], "block")) != VIT_OK) return r;
+    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (p->mlp_dim > 3 * p->dim ? p->mlp_dim : 3 * p->dim),
+                       x->shape[0], "block")) != VIT_OK)
+        return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__block_core(a, p, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__block_core(a, p, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK)
+        return r;
     if (attn) *attn = att;
     *out = y;
     return VIT_OK;
@@ -4696,28 +4890,38 @@ typedef struct vit__block_naming {
 } vit__block_naming;
 
 static const vit__block_naming vit__block_names[] = {
-    {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0], &vit__mlp_names[0], NULL, NULL},
-    {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3], &vit__mlp_names[3], NULL, NULL},
-    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4], &vit__mlp_names[4], NULL, NULL},
-    {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1], &vit__mlp_names[1], "ls1.gamma", "ls2.gamma"},
-    {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2], &vit__mlp_names[2],
+    {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0],
+     &vit__mlp_names[0], NULL, NULL},
+    {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3], &vit__mlp_names[3], NULL,
+     NULL},
+    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4], &vit__mlp_names[4],
      NULL, NULL},
-    {"hf_dinov2", "norm1", "attention.", "norm2", "mlp.", &vit__mha_names[4], &vit__mlp_names[1], &vit__mlp_names[6], "layer_scale1.lambda1",
-     "layer_scale2.lambda1"},
-    {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1], &vit__mlp_names[1], NULL, NULL}};
+    {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1], &vit__mlp_names[1], "ls1.gamma",
+     "ls2.gamma"},
+    {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2],
+     &vit__mlp_names[2], NULL, NULL},
+    {"hf_dinov2", "norm1", "attention.", "norm2", "mlp.", &vit__mha_names[4], &vit__mlp_names[1], &vit__mlp_names[6],
+     "layer_scale1.lambda1", "layer_scale2.lambda1"},
+    {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1],
+     &vit__mlp_names[1], NULL, NULL}};
 
 static const vit__key vit__block_keys[] = {
-    VIT__INT("hidden_dim", 1, 65536, block.dim), VIT__INT("num_heads", 1, 65536, block.heads),
-    VIT__INT("mlp_dim", 1, 1 << 20, block.mlp_dim), {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, block.ln_eps), NULL, NULL, 0, 0},
+    VIT__INT("hidden_dim", 1, 65536, block.dim),
+    VIT__INT("num_heads", 1, 65536, block.heads),
+    VIT__INT("mlp_dim", 1, 1 << 20, block.mlp_dim),
+    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, block.ln_eps), NULL, NULL, 0, 0},
     VIT__ENUM("act", VIT__ACT_WORDS, block.act),
     {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, block.scale_after_softmax), NULL, "attn_quirk", 0, 0},
-    VIT__INT_OPT("layer_scale", 0, 1, 0, block.layer_scale), VIT__INT_OPT("qk_norm", 0, 1, 0, block.qk_norm),
-    VIT__INT_OPT("glu", 0, 1, 0, block.glu), VIT__KEYS_END};
+    VIT__INT_OPT("layer_scale", 0, 1, 0, block.layer_scale),
+    VIT__INT_OPT("qk_norm", 0, 1, 0, block.qk_norm),
+    VIT__INT_OPT("glu", 0, 1, 0, block.glu),
+    VIT__KEYS_END};
 
 static vit_result vit__block_check(vit_model *m, vit__ld *L) {
     const char *src = vit__ld_src(L);
     if (m->block.dim % m->block.heads)
-        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", src, (int)m->block.dim, (int)m->block.heads);
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", src, (int)m->block.dim,
+                         (int)m->block.heads);
     return VIT_OK;
 }
 
@@ -4729,13 +4933,16 @@ static vit_result vit__block_bind_w(vit__ld *L, vit_block_weights *w, const char
     vit_result r;
     memset(w, 0, sizeof *w);
     if ((p->layer_scale && !nm->ls1) || (p->qk_norm && !nm->mha_names->q_norm))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: naming %s has no %s", vit__ld_src(L), nm->naming, p->qk_norm ? "qk-norm" : "layer scale");
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: naming %s has no %s", vit__ld_src(L), nm->naming,
+                         p->qk_norm ? "qk-norm" : "layer scale");
     if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
     snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
-    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, qkv_bias, p->qk_norm, why)) != VIT_OK) return r;
+    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, qkv_bias, p->qk_norm, why)) != VIT_OK)
+        return r;
     if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
     snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
-    if ((r = vit__mlp_bind_w(L, &w->mlp, pre, p->glu ? nm->glu_names : nm->mlp_names, p->dim, p->mlp_dim, p->dim, p->glu, why)) != VIT_OK)
+    if ((r = vit__mlp_bind_w(L, &w->mlp, pre, p->glu ? nm->glu_names : nm->mlp_names, p->dim, p->mlp_dim, p->dim,
+                             p->glu, why)) != VIT_OK)
         return r;
     if (p->layer_scale) {
         snprintf(n, sizeof n, "%s%s", prefix, nm->ls1);
@@ -4751,23 +4958,28 @@ static vit_result vit__block_bind(vit__ld *L, vit_model *m, const void *names) {
     vit_result r;
     char why[96];
     if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, sizeof(vit_block_weights)))) return VIT_ERR_OOM;
-    snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads, (int)m->block.mlp_dim);
+    snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)m->block.dim, (int)m->block.heads,
+             (int)m->block.mlp_dim);
     /* The block table is fake memory while counting: bind into a copy. */
     if ((r = vit__block_bind_w(L, &tmp, "", (const vit__block_naming *)names, &m->block, 1, why)) != VIT_OK) return r;
     if (!vit__ld_counting(L)) m->blocks[0] = tmp;
     return VIT_OK;
 }
 
-static vit_result vit__block_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__block_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                 vit_tensor *out) {
     return vit_block_forward(a, &m->block, &m->blocks[0], x, out, o ? o->attn : NULL);
 }
 
 static void vit__block_describe(const vit_model *m, vit__buf *b) {
     const vit_block_params *p = &m->block;
-    vit__bprintf(b, "  x + attention(LayerNorm(x)), %d heads%s%s; then + MLP %d -> %d (%s%s) -> %d of LayerNorm(.)%s\n  input (B, N, %d)\n",
-                 (int)p->heads, p->scale_after_softmax ? " scaled after the softmax" : "", p->qk_norm ? ", qk-norm" : "", (int)p->dim,
-                 (int)p->mlp_dim, vit__act_name(p->act), p->glu ? ", gated" : "", (int)p->dim, p->layer_scale ? "; layer scale" : "",
-                 (int)p->dim);
+    vit__bprintf(
+        b,
+        "  x + attention(LayerNorm(x)), %d heads%s%s; then + MLP %d -> %d (%s%s) -> %d of LayerNorm(.)%s\n  input "
+        "(B, N, %d)\n",
+        (int)p->heads, p->scale_after_softmax ? " scaled after the softmax" : "", p->qk_norm ? ", qk-norm" : "",
+        (int)p->dim, (int)p->mlp_dim, vit__act_name(p->act), p->glu ? ", gated" : "", (int)p->dim,
+        p->layer_scale ? "; layer scale" : "", (int)p->dim);
 }
 
 static vit_result vit__block_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -4783,8 +4995,8 @@ static vit_result vit__block_input(const vit_model *m, int32_t B, int32_t n, int
    (projection.0, cls_token, positions).
    (B, Cin, H, W) -> (B, (H/P)*(W/P) + class_token, C). */
 
-VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w, const vit_tensor *x,
-                                    vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, const vit_patch_weights *w,
+                                    const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, cols;
     vit_result r;
     char s[64];
@@ -4793,16 +5005,20 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
     P = p->patch_size; C = p->dim;
     pre = (p->class_token ? 1 : 0) + (p->dist_token ? 1 : 0) + p->reg_tokens;
-    if (P < 1 || C < 1 || p->in_channels < 1 || p->reg_tokens < 0 || p->pos_prefix < 0 || p->pos_prefix > pre || !w->conv_w.data ||
-        (p->class_token && !w->cls.data) || (p->dist_token && !w->dist.data) || (p->reg_tokens && !w->reg.data) || (p->pos_embed && !w->pos.data))
+    if (P < 1 || C < 1 || p->in_channels < 1 || p->reg_tokens < 0 || p->pos_prefix < 0 || p->pos_prefix > pre ||
+        !w->conv_w.data || (p->class_token && !w->cls.data) || (p->dist_token && !w->dist.data) ||
+        (p->reg_tokens && !w->reg.data) || (p->pos_embed && !w->pos.data))
         return vit__fail(VIT_ERR_ARG, "patch: params or weights not set");
     if (x->ndim != 4 || x->shape[1] != p->in_channels)
-        return vit__fail(VIT_ERR_SHAPE, "patch: input has shape %s, expected (B, %d, H, W)", vit_tensor_shape_str(x, s, sizeof s), (int)p->in_channels);
+        return vit__fail(VIT_ERR_SHAPE, "patch: input has shape %s, expected (B, %d, H, W)",
+                         vit_tensor_shape_str(x, s, sizeof s), (int)p->in_channels);
     B = x->shape[0]; H = x->shape[2]; W = x->shape[3];
     if ((p->pos_embed || p->image_size > 0) && (H != p->image_size || W != p->image_size))
-        return vit__fail(VIT_ERR_SHAPE, "patch: input is %dx%d, the model expects %dx%d images", (int)H, (int)W, (int)p->image_size, (int)p->image_size);
+        return vit__fail(VIT_ERR_SHAPE, "patch: input is %dx%d, the model expects %dx%d images", (int)H, (int)W,
+                         (int)p->image_size, (int)p->image_size);
     if (H % P || W % P)
-        return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W, (int)P);
+        return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W,
+                         (int)P);
     N = (H / P) * (W / P);
     T = N + pre;
     K = p->in_channels * P * P;
@@ -4814,8 +5030,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
         for (bi = 0; bi < B; bi++) {
             float *yb = y.data + (size_t)bi * T * C, *at = yb;
             /* tokens go straight to their rows after the prefix */
-            vit_k_patch_conv(yb + (size_t)pre * C, cols.data, x->data + (size_t)bi * p->in_channels * H * W, w->conv_w.data, w->conv_b.data,
-                             1, p->in_channels, H, W, P, C);
+            vit_k_patch_conv(yb + (size_t)pre * C, cols.data, x->data + (size_t)bi * p->in_channels * H * W,
+                             w->conv_w.data, w->conv_b.data, 1, p->in_channels, H, W, P, C);
             if (p->class_token) { memcpy(at, w->cls.data, (size_t)C * sizeof(float)); at += C; }
             if (p->dist_token) { memcpy(at, w->dist.data, (size_t)C * sizeof(float)); at += C; }
             if (p->reg_tokens) memcpy(at, w->reg.data, (size_t)p->reg_tokens * C * sizeof(float));
@@ -4844,7 +5060,8 @@ typedef struct vit__patch_naming {
 } vit__patch_naming;
 
 static const vit__patch_naming vit__patch_names[] = {
-    {"conv_proj", "conv_proj", NULL, NULL, 0, NULL, NULL, 0}, {"einops", "projection.0", "cls_token", "positions", 0, NULL, NULL, 0}};
+    {"conv_proj", "conv_proj", NULL, NULL, 0, NULL, NULL, 0},
+    {"einops", "projection.0", "cls_token", "positions", 0, NULL, NULL, 0}};
 
 static const vit__key vit__patch_keys[] = {
     VIT__INT("image_size", 1, 8192, patch.image_size), VIT__INT("patch_size", 1, 8192, patch.patch_size),
@@ -4856,7 +5073,8 @@ static vit_result vit__patch_check(vit_model *m, vit__ld *L) {
     vit_patch_params *p = &m->patch;
     p->pos_prefix = p->class_token; /* patch_embed files: the class token's position, if any */
     if (p->image_size % p->patch_size)
-        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", src, (int)p->image_size, (int)p->patch_size);
+        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", src,
+                         (int)p->image_size, (int)p->patch_size);
     return VIT_OK;
 }
 
@@ -4868,7 +5086,8 @@ static vit_result vit__patch_bind_w(vit__ld *L, vit_patch_weights *w, const char
     char n[256];
     vit_result r = VIT_OK;
     memset(w, 0, sizeof *w);
-    if ((p->class_token && !nm->cls) || (p->dist_token && !nm->dist) || (p->reg_tokens && !nm->reg) || (p->pos_embed && !nm->pos))
+    if ((p->class_token && !nm->cls) || (p->dist_token && !nm->dist) || (p->reg_tokens && !nm->reg) ||
+        (p->pos_embed && !nm->pos))
         return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no %s", vit__ld_src(L), nm->naming,
                          p->class_token && !nm->cls ? "class token" : p->dist_token && !nm->dist ? "distillation token"
                          : p->reg_tokens && !nm->reg ? "register tokens" : "position embedding");
@@ -4881,7 +5100,8 @@ static vit_result vit__patch_bind_w(vit__ld *L, vit_patch_weights *w, const char
 
     /* the prefix tokens */
     snprintf(n, sizeof n, "%s%s", prefix, nm->cls ? nm->cls : "");
-    if (p->class_token && (r = nm->cls1d ? vit__bind(L, &w->cls, n, 1, C, 0, 0, 0, why) : vit__bind(L, &w->cls, n, 3, 1, 1, C, 0, why)) != VIT_OK)
+    if (p->class_token && (r = nm->cls1d ? vit__bind(L, &w->cls, n, 1, C, 0, 0, 0, why)
+                                         : vit__bind(L, &w->cls, n, 3, 1, 1, C, 0, why)) != VIT_OK)
         return r;
     snprintf(n, sizeof n, "%s%s", prefix, nm->dist ? nm->dist : "");
     if (p->dist_token && (r = vit__bind(L, &w->dist, n, 3, 1, 1, C, 0, why)) != VIT_OK) return r;
@@ -4903,16 +5123,18 @@ static vit_result vit__patch_bind(vit__ld *L, vit_model *m, const void *names) {
     return vit__patch_bind_w(L, &m->patch_w, "", (const vit__patch_naming *)names, &m->patch, 1, why);
 }
 
-static vit_result vit__patch_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__patch_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                 vit_tensor *out) {
     (void)o;
     return vit_patch_forward(a, &m->patch, &m->patch_w, x, out, NULL);
 }
 
 static void vit__patch_describe(const vit_model *m, vit__buf *b) {
     const vit_patch_params *p = &m->patch;
-    vit__bprintf(b, "  %dx%d patches of %d channels -> %d features%s%s\n  input (B, %d, %d, %d)\n", (int)p->patch_size, (int)p->patch_size,
-                 (int)p->in_channels, (int)p->dim, p->class_token ? ", class token first" : "", p->pos_embed ? ", position embedding added" : "",
-                 (int)p->in_channels, (int)p->image_size, (int)p->image_size);
+    vit__bprintf(b, "  %dx%d patches of %d channels -> %d features%s%s\n  input (B, %d, %d, %d)\n", (int)p->patch_size,
+                 (int)p->patch_size, (int)p->in_channels, (int)p->dim, p->class_token ? ", class token first" : "",
+                 p->pos_embed ? ", position embedding added" : "", (int)p->in_channels, (int)p->image_size,
+                 (int)p->image_size);
 }
 
 static vit_result vit__patch_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -4942,7 +5164,8 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
     if (attn && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if (!attn && (r = vit__tensor4(a, &g, 2, B, C, 1, 1)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &pool, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, S, 1, 1)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
         vit_k_rowstats(pool.data, NULL, x->data, B * C, HW); /* AdaptiveAvgPool2d(1) */
         vit_k_matmul(h.data, pool.data, w->fc1_w.data, w->fc1_b.data, B, C, S);
@@ -4961,8 +5184,8 @@ VITDEF vit_result vit_se_forward(vit_arena *a, const vit_se_params *p, const vit
 typedef struct vit__se_naming { const char *naming, *fc1, *fc2; } vit__se_naming;
 static const vit__se_naming vit__se_names[] = {{"torchvision", "fc1", "fc2"}};
 
-static const vit__key vit__se_keys[] = {
-    VIT__INT("in_channels", 1, 1 << 20, se.channels), VIT__INT("squeeze_channels", 1, 1 << 20, se.squeeze), VIT__KEYS_END};
+static const vit__key vit__se_keys[] = {VIT__INT("in_channels", 1, 1 << 20, se.channels),
+                                        VIT__INT("squeeze_channels", 1, 1 << 20, se.squeeze), VIT__KEYS_END};
 
 static vit_result vit__se_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
 
@@ -4983,13 +5206,15 @@ static vit_result vit__se_bind(vit__ld *L, vit_model *m, const void *names) {
     return vit__bind(L, &w->fc2_b, n, 1, p->channels, 0, 0, 0, why);
 }
 
-static vit_result vit__se_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__se_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                              vit_tensor *out) {
     return vit_se_forward(a, &m->se, &m->se_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__se_describe(const vit_model *m, vit__buf *b) {
-    vit__bprintf(b, "  gates sigmoid(fc2(relu(fc1(mean over H, W)))), %d -> %d -> %d channels, times x\n  input (B, %d, H, W)\n", (int)m->se.channels,
-                 (int)m->se.squeeze, (int)m->se.channels, (int)m->se.channels);
+    vit__bprintf(
+        b, "  gates sigmoid(fc2(relu(fc1(mean over H, W)))), %d -> %d -> %d channels, times x\n  input (B, %d, H, W)\n",
+        (int)m->se.channels, (int)m->se.squeeze, (int)m->se.channels, (int)m->se.channels);
 }
 
 static vit_result vit__se_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -5004,14 +5229,16 @@ static vit_result vit__se_input(const vit_model *m, int32_t B, int32_t n, int32_
    and their biases (C). */
 
 static vit_result vit__sdsa_ready(int32_t C, const vit_sdsa_weights *w) {
-    if (C < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) || !w->v_b.data)
+    if (C < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) ||
+        !w->v_b.data)
         return vit__fail(VIT_ERR_ARG, "sdsa: params or weights not set");
     return VIT_OK;
 }
 
 /* y (B*N, C) from x; att (B, N, N) keeps the probabilities, or NULL for
    scratch released on return. */
-static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y, float *att, int32_t B, int32_t N) {
+static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights *w, const float *x, float *y,
+                                 float *att, int32_t B, int32_t N) {
     size_t mark = vit_arena_mark(a);
     vit_tensor q, k, v, vt, sc;
     vit_result r;
@@ -5024,8 +5251,11 @@ static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights
         if ((r = vit__tensor4(a, &sc, 3, B, N, N, 1)) != VIT_OK) return r;
         att = sc.data;
     }
-    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * N, C), &w->k_w, B * N, C), &w->v_w, B * N, C),
-                          &xs)) != VIT_OK)
+    if ((r = vit__scratch(
+             a,
+             vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * N, C), &w->k_w, B * N, C),
+                                &w->v_w, B * N, C),
+             &xs)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
         vit__dense(q.data, x, &w->q_w, w->q_b.data, B * N, C, C, xs);
@@ -5038,16 +5268,19 @@ static vit_result vit__sdsa_core(vit_arena *a, int32_t C, const vit_sdsa_weights
     return VIT_OK;
 }
 
-VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w, const vit_tensor *x,
-                                   vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_sdsa_forward(vit_arena *a, const vit_sdsa_params *p, const vit_sdsa_weights *w,
+                                   const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att;
     vit_result r;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa: NULL argument");
     if ((r = vit__sdsa_ready(p->dim, w)) != VIT_OK || (r = vit__need3(x, "sdsa", p->dim)) != VIT_OK) return r;
-    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), x->shape[0], "sdsa")) != VIT_OK) return r;
+    if ((r = vit__fits((double)x->shape[0] * x->shape[1] * (x->shape[1] > p->dim ? x->shape[1] : p->dim), x->shape[0],
+                       "sdsa")) != VIT_OK)
+        return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 3, x->shape[0], x->shape[1], x->shape[1], 1)) != VIT_OK) return r;
-    if ((r = vit__sdsa_core(a, p->dim, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK) return r;
+    if ((r = vit__sdsa_core(a, p->dim, w, x->data, y.data, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK)
+        return r;
     if (attn) *attn = att;
     *out = y;
     return VIT_OK;
@@ -5061,7 +5294,8 @@ static const vit__key vit__sdsa_keys[] = {VIT__INT("n_embd", 1, 1 << 20, sdsa.di
 
 static vit_result vit__sdsa_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
 
-static vit_result vit__sdsa_bind_w(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const vit__sdsa_naming *nm, int32_t C, const char *why) {
+static vit_result vit__sdsa_bind_w(vit__ld *L, vit_sdsa_weights *w, const char *prefix, const vit__sdsa_naming *nm,
+                                   int32_t C, const char *why) {
     vit_result r;
     if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, prefix, nm->q, C, C, why)) != VIT_OK ||
         (r = vit__bind_linear(L, &w->k_w, &w->k_b, prefix, nm->k, C, C, why)) != VIT_OK)
@@ -5075,12 +5309,14 @@ static vit_result vit__sdsa_bind(vit__ld *L, vit_model *m, const void *names) {
     return vit__sdsa_bind_w(L, &m->sdsa_w, "", (const vit__sdsa_naming *)names, m->sdsa.dim, why);
 }
 
-static vit_result vit__sdsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__sdsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                vit_tensor *out) {
     return vit_sdsa_forward(a, &m->sdsa, &m->sdsa_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__sdsa_describe(const vit_model *m, vit__buf *b) {
-    vit__bprintf(b, "  softmax(q k^T / sqrt(C)) v, one head, no output projection\n  input (B, N, %d)\n", (int)m->sdsa.dim);
+    vit__bprintf(b, "  softmax(q k^T / sqrt(C)) v, one head, no output projection\n  input (B, N, %d)\n",
+                 (int)m->sdsa.dim);
 }
 
 static vit_result vit__sdsa_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -5096,8 +5332,9 @@ static vit_result vit__sdsa_input(const vit_model *m, int32_t B, int32_t n, int3
    attn.key.*, attn.value.* as vit_sdsa_forward, fc.weight (classes, N*C),
    fc.bias (classes). */
 
-VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p, const vit_sdsa_classifier_weights *w,
-                                              const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_classifier_params *p,
+                                              const vit_sdsa_classifier_weights *w, const vit_tensor *x,
+                                              vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, h;
     vit_result r;
     char s[64];
@@ -5105,12 +5342,14 @@ VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_class
     size_t mark;
     void *xs;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: NULL argument");
-    if (p->seq_len < 1 || p->num_classes < 1 || !vit__has_w(&w->fc_w) || !w->fc_b.data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
+    if (p->seq_len < 1 || p->num_classes < 1 || !vit__has_w(&w->fc_w) || !w->fc_b.data)
+        return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
     if ((r = vit__sdsa_ready(p->dim, &w->attn)) != VIT_OK) return r;
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: input is NULL");
     if (x->ndim != 3 || x->shape[1] != p->seq_len || x->shape[2] != p->dim)
-        return vit__fail(VIT_ERR_SHAPE, "sdsa_classifier: input has shape %s, expected (B, %d, %d): %d patches of %d values", vit_tensor_shape_str(x, s, sizeof s),
-                         (int)p->seq_len, (int)p->dim, (int)p->seq_len, (int)p->dim);
+        return vit__fail(
+            VIT_ERR_SHAPE, "sdsa_classifier: input has shape %s, expected (B, %d, %d): %d patches of %d values",
+            vit_tensor_shape_str(x, s, sizeof s), (int)p->seq_len, (int)p->dim, (int)p->seq_len, (int)p->dim);
     B = x->shape[0]; N = p->seq_len; C = p->dim;
     if ((r = vit__fits((double)B * N * (N > C ? N : C), B, "sdsa_classifier")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 2, B, p->num_classes, 1, 1)) != VIT_OK) return r;
@@ -5135,7 +5374,8 @@ typedef struct vit__sdsa_classifier_naming {
     const vit__sdsa_naming *attn_names;
 } vit__sdsa_classifier_naming;
 
-static const vit__sdsa_classifier_naming vit__sdsa_classifier_names[] = {{"default", "attn.", "fc", &vit__sdsa_names[0]}};
+static const vit__sdsa_classifier_naming vit__sdsa_classifier_names[] = {
+    {"default", "attn.", "fc", &vit__sdsa_names[0]}};
 
 static const vit__key vit__sdsa_classifier_keys[] = {
     VIT__INT("n_embd", 1, 1 << 20, sdsa_classifier.dim), VIT__INT("seq_len", 1, 1 << 20, sdsa_classifier.seq_len),
@@ -5145,7 +5385,8 @@ static vit_result vit__sdsa_classifier_check(vit_model *m, vit__ld *L) {
     const char *src = vit__ld_src(L);
     const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
     if ((double)p->dim * p->seq_len > (double)(1 << 24))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", src, (double)p->dim * p->seq_len);
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: n_embd * seq_len = %.0f features is more than vit.h supports", src,
+                         (double)p->dim * p->seq_len);
     return VIT_OK;
 }
 
@@ -5155,23 +5396,28 @@ static vit_result vit__sdsa_classifier_bind(vit__ld *L, vit_model *m, const void
     vit_sdsa_classifier_weights *w = &m->sdsa_classifier_w;
     char why[96];
     vit_result r;
-    snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len, (int)p->num_classes);
+    snprintf(why, sizeof why, "n_embd=%d, seq_len=%d, num_classes=%d", (int)p->dim, (int)p->seq_len,
+             (int)p->num_classes);
     if ((r = vit__sdsa_bind_w(L, &w->attn, nm->attn, nm->attn_names, p->dim, why)) != VIT_OK) return r;
     return vit__bind_linear(L, &w->fc_w, &w->fc_b, "", nm->fc, p->num_classes, p->dim * p->seq_len, why);
 }
 
-static vit_result vit__sdsa_classifier_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
-                                           vit_tensor *out) {
+static vit_result vit__sdsa_classifier_run(const vit_model *m, vit_arena *a, const vit_tensor *x,
+                                           const vit_forward_opts *o, vit_tensor *out) {
     return vit_sdsa_classifier_forward(a, &m->sdsa_classifier, &m->sdsa_classifier_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__sdsa_classifier_describe(const vit_model *m, vit__buf *b) {
     const vit_sdsa_classifier_params *p = &m->sdsa_classifier;
-    vit__bprintf(b, "  %d patches of %d values -> one-head self-attention, ReLU, flatten, linear -> %d classes\n  input (B, %d, %d)\n",
-                 (int)p->seq_len, (int)p->dim, (int)p->num_classes, (int)p->seq_len, (int)p->dim);
+    vit__bprintf(
+        b,
+        "  %d patches of %d values -> one-head self-attention, ReLU, flatten, linear -> %d classes\n  input (B, %d, "
+        "%d)\n",
+        (int)p->seq_len, (int)p->dim, (int)p->num_classes, (int)p->seq_len, (int)p->dim);
 }
 
-static vit_result vit__sdsa_classifier_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+static vit_result vit__sdsa_classifier_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim,
+                                             int32_t *shape) {
     (void)n; (void)w;
     return vit__shape(ndim, shape, 3, B, m->sdsa_classifier.seq_len, m->sdsa_classifier.dim, 1);
 }
@@ -5193,8 +5439,8 @@ static vit_result vit__sdsa_classifier_input(const vit_model *m, int32_t B, int3
    sr_ln.bias (ratio > 1), transform.conv.weight (NH, NH, 1, 1),
    transform.conv.bias (transform). */
 
-VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w, const vit_tensor *x,
-                                   vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w,
+                                   const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, q, k, v, vt, o, src, wt, s2, st;
     vit_result r;
     int32_t B, N, Nk, C, NH, dk, dv, R, H = 0, W = 0, Ho = 0, Wo = 0, i;
@@ -5205,9 +5451,9 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "emsa: NULL argument");
     C = p->dim; NH = p->heads; dk = p->d_k; dv = p->d_v; R = p->ratio;
     tr = p->transform && NH > 1;
-    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) ||
-        !w->v_b.data || !vit__has_w(&w->o_w) || !w->o_b.data || (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) ||
-        (tr && !w->tr_w.data))
+    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) ||
+        !w->k_b.data || !vit__has_w(&w->v_w) || !w->v_b.data || !vit__has_w(&w->o_w) || !w->o_b.data ||
+        (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) || (tr && !w->tr_w.data))
         return vit__fail(VIT_ERR_ARG, "emsa: params or weights not set");
     if (R > 65536) return vit__fail(VIT_ERR_ARG, "emsa: ratio %d is larger than 65536", (int)R);
     if ((r = vit__need3(x, "emsa", C)) != VIT_OK) return r;
@@ -5215,9 +5461,12 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if (R > 1) {
         H = p->height; W = p->width;
         if (H < 1 || W < 1 || (double)H * W != (double)N)
-            return vit__fail(VIT_ERR_SHAPE, "emsa: %d tokens are not the %dx%d grid that ratio %d needs (N must equal H*W)", (int)N, (int)H, (int)W, (int)R);
+            return vit__fail(VIT_ERR_SHAPE,
+                             "emsa: %d tokens are not the %dx%d grid that ratio %d needs (N must equal H*W)", (int)N,
+                             (int)H, (int)W, (int)R);
         if (H + 2 * (R / 2) < R + 1 || W + 2 * (R / 2) < R + 1)
-            return vit__fail(VIT_ERR_SHAPE, "emsa: the %dx%d grid is smaller than the %dx%d reduction kernel", (int)H, (int)W, (int)R + 1, (int)R + 1);
+            return vit__fail(VIT_ERR_SHAPE, "emsa: the %dx%d grid is smaller than the %dx%d reduction kernel", (int)H,
+                             (int)W, (int)R + 1, (int)R + 1);
         Ho = (H + 2 * (R / 2) - (R + 1)) / R + 1;
         Wo = (W + 2 * (R / 2) - (R + 1)) / R + 1;
         Nk = Ho * Wo;
@@ -5230,15 +5479,21 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if (attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if (!attn && (r = vit__tensor4(a, &att, 4, B, NH, N, Nk)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &q, 3, B, N, NH * dk, 1)) != VIT_OK || (r = vit__tensor4(a, &k, 3, B, Nk, NH * dk, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &v, 3, B, Nk, NH * dv, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 4, B, NH, dv, Nk)) != VIT_OK ||
+    if ((r = vit__tensor4(a, &q, 3, B, N, NH * dk, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &k, 3, B, Nk, NH * dk, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &v, 3, B, Nk, NH * dv, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &vt, 4, B, NH, dv, Nk)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 3, B, N, NH * dv, 1)) != VIT_OK)
         return r;
-    if (R > 1 && ((r = vit__tensor4(a, &src, 3, B, Nk, C, 1)) != VIT_OK || (r = vit__tensor4(a, &wt, 2, (R + 1) * (R + 1), C, 1, 1)) != VIT_OK))
+    if (R > 1 && ((r = vit__tensor4(a, &src, 3, B, Nk, C, 1)) != VIT_OK ||
+                  (r = vit__tensor4(a, &wt, 2, (R + 1) * (R + 1), C, 1, 1)) != VIT_OK))
         return r;
     /* st: mean, var, scale, shift of each (batch, head) map */
-    if (tr && ((r = vit__tensor4(a, &s2, 4, B, NH, N, Nk)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * NH, 1, 1)) != VIT_OK)) return r;
-    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * N, C), &w->k_w, B * Nk, C), &w->v_w, B * Nk, C);
+    if (tr && ((r = vit__tensor4(a, &s2, 4, B, NH, N, Nk)) != VIT_OK ||
+               (r = vit__tensor4(a, &st, 2, 4, B * NH, 1, 1)) != VIT_OK))
+        return r;
+    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * N, C), &w->k_w, B * Nk, C), &w->v_w,
+                            B * Nk, C);
     if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->o_w, B * N, NH * dv), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         const float *kv = x->data;
@@ -5251,7 +5506,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         }
         vit__dense(k.data, kv, &w->k_w, w->k_b.data, B * Nk, C, NH * dk, xs);
         vit__dense(v.data, kv, &w->v_w, w->v_b.data, B * Nk, C, NH * dv, xs);
-        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, B, NH, N, Nk, dk, NH * dk, NH * dk, 1.0f / sqrtf((float)dk));
+        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, B, NH, N, Nk, dk, NH * dk, NH * dk,
+                     1.0f / sqrtf((float)dk));
         if (tr) {
             float *mean = st.data, *var = mean + B * NH, *sc = var + B * NH, *sh = sc + B * NH;
             vit_k_conv1x1(att.data, s2.data, w->tr_w.data, w->tr_b.data, B, NH, NH, N * Nk); /* mixes the heads */
@@ -5276,12 +5532,18 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
 
 /* The loader's hooks. */
 typedef struct vit__emsa_naming { const char *naming, *q, *k, *v, *o, *sr, *ln, *tr; } vit__emsa_naming;
-static const vit__emsa_naming vit__emsa_names[] = {{"default", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
+static const vit__emsa_naming vit__emsa_names[] = {
+    {"default", "fc_q", "fc_k", "fc_v", "fc_o", "sr_conv", "sr_ln", "transform.conv"}};
 
-static const vit__key vit__emsa_keys[] = {
-    VIT__INT("d_model", 1, 1 << 20, emsa.dim), VIT__INT("d_k", 1, 1 << 20, emsa.d_k), VIT__INT("d_v", 1, 1 << 20, emsa.d_v),
-    VIT__INT("h", 1, 65536, emsa.heads), VIT__INT("H", 1, 1 << 20, emsa.height), VIT__INT("W", 1, 1 << 20, emsa.width),
-    VIT__INT("ratio", 0, 1024, emsa.ratio), VIT__INT("apply_transform", 0, 1, emsa.transform), VIT__KEYS_END};
+static const vit__key vit__emsa_keys[] = {VIT__INT("d_model", 1, 1 << 20, emsa.dim),
+                                          VIT__INT("d_k", 1, 1 << 20, emsa.d_k),
+                                          VIT__INT("d_v", 1, 1 << 20, emsa.d_v),
+                                          VIT__INT("h", 1, 65536, emsa.heads),
+                                          VIT__INT("H", 1, 1 << 20, emsa.height),
+                                          VIT__INT("W", 1, 1 << 20, emsa.width),
+                                          VIT__INT("ratio", 0, 1024, emsa.ratio),
+                                          VIT__INT("apply_transform", 0, 1, emsa.transform),
+                                          VIT__KEYS_END};
 
 static vit_result vit__emsa_check(vit_model *m, vit__ld *L) {
     const vit_emsa_params *p = &m->emsa;
@@ -5297,8 +5559,8 @@ static vit_result vit__emsa_bind(vit__ld *L, vit_model *m, const void *names) {
     int32_t C = p->dim, NH = p->heads, R = p->ratio;
     char why[160], n[256];
     vit_result r;
-    snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k, (int)p->d_v, (int)NH,
-             (int)R, (int)p->transform);
+    snprintf(why, sizeof why, "d_model=%d, d_k=%d, d_v=%d, h=%d, ratio=%d, apply_transform=%d", (int)C, (int)p->d_k,
+             (int)p->d_v, (int)NH, (int)R, (int)p->transform);
     if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, NH * p->d_k, C, why)) != VIT_OK ||
         (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, NH * p->d_k, C, why)) != VIT_OK ||
         (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, NH * p->d_v, C, why)) != VIT_OK ||
@@ -5320,7 +5582,8 @@ static vit_result vit__emsa_bind(vit__ld *L, vit_model *m, const void *names) {
     return VIT_OK;
 }
 
-static vit_result vit__emsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__emsa_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                vit_tensor *out) {
     return vit_emsa_forward(a, &m->emsa, &m->emsa_w, x, out, o ? o->attn : NULL);
 }
 
@@ -5329,7 +5592,9 @@ static void vit__emsa_describe(const vit_model *m, vit__buf *b) {
     vit__bprintf(b, "  %d heads, d_k %d, d_v %d", (int)p->heads, (int)p->d_k, (int)p->d_v);
     if (p->ratio > 1) vit__bprintf(b, ", keys and values from the grid shrunk %d times", (int)p->ratio);
     if (p->transform && p->heads > 1) vit__bprintf(b, ", heads mixed before the softmax, InstanceNorm after");
-    if (p->ratio > 1) vit__bprintf(b, "\n  input (B, %d, %d): a %dx%d grid\n", (int)(p->height * p->width), (int)p->dim, (int)p->height, (int)p->width);
+    if (p->ratio > 1)
+        vit__bprintf(b, "\n  input (B, %d, %d): a %dx%d grid\n", (int)(p->height * p->width), (int)p->dim,
+                     (int)p->height, (int)p->width);
     else vit__bprintf(b, "\n  input (B, N, %d)\n", (int)p->dim);
 }
 
@@ -5353,17 +5618,21 @@ static vit_result vit__emsa_input(const vit_model *m, int32_t B, int32_t n, int3
    when C/G is 3 (its one-channel cweight then broadcasts over a two-channel
    half), an accident of its split that is refused here. */
 
-VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w, const vit_tensor *x,
-                                      vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p, const vit_shuffle_weights *w,
+                                      const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, cg, sg, pre, st;
     vit_result r;
     int32_t B, C, G, Ch, HW, q, c, bi;
     size_t mark;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "shuffle: NULL argument");
     C = p->channels; G = p->groups;
-    if (C < 1 || G < 1 || !w->cweight.data || !w->cbias.data || !w->sweight.data || !w->sbias.data || !w->gn_w.data || !w->gn_b.data)
+    if (C < 1 || G < 1 || !w->cweight.data || !w->cbias.data || !w->sweight.data || !w->sbias.data || !w->gn_w.data ||
+        !w->gn_b.data)
         return vit__fail(VIT_ERR_ARG, "shuffle: params or weights not set");
-    if (C % (2 * G)) return vit__fail(VIT_ERR_ARG, "shuffle: %d channels do not split into %d groups of two equal halves (C %% 2G != 0)", (int)C, (int)G);
+    if (C % (2 * G))
+        return vit__fail(VIT_ERR_ARG,
+                         "shuffle: %d channels do not split into %d groups of two equal halves (C %% 2G != 0)", (int)C,
+                         (int)G);
     if ((r = vit__need4(x, "shuffle", C, 0)) != VIT_OK) return r;
     B = x->shape[0]; Ch = C / (2 * G);
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "shuffle")) != VIT_OK) return r;
@@ -5375,7 +5644,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     if (!attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
     if (!attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
     /* pre: the gated halves before the shuffle; st: mean, var, scale, shift per channel of a group */
-    if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK) return r;
+    if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
         float *mean = st.data, *var = mean + Ch, *sc = var + Ch, *sh = sc + Ch;
         for (q = 0; q < B * G; q++) {
@@ -5402,8 +5672,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
         /* channel_shuffle(out, 2): channel i*C/2 + j goes to 2j + i */
         for (bi = 0; bi < B; bi++)
             for (c = 0; c < C; c++)
-                memcpy(y.data + ((size_t)bi * C + (size_t)(c % (C / 2)) * 2 + c / (C / 2)) * HW, pre.data + ((size_t)bi * C + c) * HW,
-                       (size_t)HW * sizeof(float));
+                memcpy(y.data + ((size_t)bi * C + (size_t)(c % (C / 2)) * 2 + c / (C / 2)) * HW,
+                       pre.data + ((size_t)bi * C + c) * HW, (size_t)HW * sizeof(float));
     }
     vit_arena_rewind(a, mark);
     if (attn) attn[0] = cg;
@@ -5421,7 +5691,8 @@ static const vit__key vit__shuffle_keys[] = {
 
 static vit_result vit__shuffle_check(vit_model *m, vit__ld *L) {
     if (m->shuffle.channels % (2 * m->shuffle.groups))
-        return vit__fail(VIT_ERR_FORMAT, "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)",
+        return vit__fail(VIT_ERR_FORMAT,
+                         "%s: channel %d is not a multiple of 2 * G = %d (each group splits into two equal halves)",
                          vit__ld_src(L), (int)m->shuffle.channels, (int)(2 * m->shuffle.groups));
     return VIT_OK;
 }
@@ -5433,22 +5704,29 @@ static vit_result vit__shuffle_bind(vit__ld *L, vit_model *m, const void *names)
     char why[64];
     vit_result r;
     snprintf(why, sizeof why, "channel=%d, G=%d", (int)m->shuffle.channels, (int)m->shuffle.groups);
-    if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
-        (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK || (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
+    if ((r = vit__bind(L, &w->cweight, nm->cw, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
+        (r = vit__bind(L, &w->cbias, nm->cb, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
+        (r = vit__bind(L, &w->sweight, nm->sw, 4, 1, Ch, 1, 1, why)) != VIT_OK ||
+        (r = vit__bind(L, &w->sbias, nm->sb, 4, 1, Ch, 1, 1, why)) != VIT_OK)
         return r;
     return vit__bind_ln(L, &w->gn_w, &w->gn_b, "", nm->gn, Ch, why);
 }
 
-static vit_result vit__shuffle_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__shuffle_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                   vit_tensor *out) {
     return vit_shuffle_forward(a, &m->shuffle, &m->shuffle_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__shuffle_describe(const vit_model *m, vit__buf *b) {
-    vit__bprintf(b, "  %d groups, each half channel-gated and half spatially gated, then a channel shuffle\n  input (B, %d, H, W)\n",
-                 (int)m->shuffle.groups, (int)m->shuffle.channels);
+    vit__bprintf(
+        b,
+        "  %d groups, each half channel-gated and half spatially gated, then a channel shuffle\n  input (B, %d, H, "
+        "W)\n",
+        (int)m->shuffle.groups, (int)m->shuffle.channels);
 }
 
-static vit_result vit__shuffle_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+static vit_result vit__shuffle_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim,
+                                     int32_t *shape) {
     return vit__shape(ndim, shape, 4, B, m->shuffle.channels, n, w);
 }
 
@@ -5477,18 +5755,21 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     if (C % G) return vit__fail(VIT_ERR_SHAPE, "sge: %d channels do not split into %d groups", (int)C, (int)G);
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "sge")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3]; Cg = C / G;
-    if (HW < 2) return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
+    if (HW < 2)
+        return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if (!attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     /* st: mean, var, scale, shift of each group's map */
-    if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
         float *mean = st.data, *var = mean + B * G, *sc = var + B * G, *sh = sc + B * G;
         vit_k_rowstats(avg.data, NULL, x->data, B * C, HW); /* avg_pool */
         for (q = 0; q < B * G; q++) /* (x * avg).sum(dim=1): a 1x1 conv with the group's means as weights */
-            vit_k_conv1x1(t.data + (size_t)q * HW, x->data + (size_t)q * Cg * HW, avg.data + (size_t)q * Cg, NULL, 1, Cg, 1, HW);
+            vit_k_conv1x1(t.data + (size_t)q * HW, x->data + (size_t)q * Cg * HW, avg.data + (size_t)q * Cg, NULL, 1,
+                          Cg, 1, HW);
         vit_k_rowstats(mean, var, t.data, B * G, HW);
         for (q = 0; q < B * G; q++) { sc[q] = 1.0f; sh[q] = -mean[q]; }
         vit_k_rowaffine(t.data, t.data, sc, sh, B * G, HW); /* t - t.mean() */
@@ -5529,13 +5810,17 @@ static vit_result vit__sge_bind(vit__ld *L, vit_model *m, const void *names) {
     return vit__bind(L, &m->sge_w.bias, nm->b, 4, 1, G, 1, 1, why);
 }
 
-static vit_result vit__sge_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__sge_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                               vit_tensor *out) {
     return vit_sge_forward(a, &m->sge, &m->sge_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__sge_describe(const vit_model *m, vit__buf *b) {
-    vit__bprintf(b, "  %d groups, each gated by its normalised similarity to its mean\n  input (B, C, H, W), C a multiple of %d, H*W >= 2\n",
-                 (int)m->sge.groups, (int)m->sge.groups);
+    vit__bprintf(
+        b,
+        "  %d groups, each gated by its normalised similarity to its mean\n  input (B, C, H, W), C a multiple of "
+        "%d, H*W >= 2\n",
+        (int)m->sge.groups, (int)m->sge.groups);
 }
 
 static vit_result vit__sge_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
@@ -5569,13 +5854,15 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     if (p->variant != VIT_AFT_FULL && p->variant != VIT_AFT_SIMPLE && p->variant != VIT_AFT_LOCAL)
         return vit__fail(VIT_ERR_ARG, "aft: variant %d is not full, simple or local", (int)p->variant);
     simple = p->variant == VIT_AFT_SIMPLE;
-    if (D < 1 || HD < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) || !w->v_b.data ||
-        !vit__has_w(&w->proj_w) || !w->proj_b.data || (!simple && (M < 1 || !w->wbias.data)))
+    if (D < 1 || HD < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data ||
+        !vit__has_w(&w->v_w) || !w->v_b.data || !vit__has_w(&w->proj_w) || !w->proj_b.data ||
+        (!simple && (M < 1 || !w->wbias.data)))
         return vit__fail(VIT_ERR_ARG, "aft: params or weights not set");
     if ((r = vit__need3(x, "aft", D)) != VIT_OK) return r;
     B = x->shape[0]; T = x->shape[1];
     if (!simple && T > M)
-        return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M, (int)M);
+        return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M,
+                         (int)M);
     if ((r = vit__fits((double)B * T * (D > HD ? D : HD), B, "aft")) != VIT_OK ||
         (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, 1, "aft")) != VIT_OK) ||
         (attn && !simple && (r = vit__fits((double)B * HD * T * T, B, "aft weights")) != VIT_OK))
@@ -5587,7 +5874,8 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         (r = vit__tensor4(a, &v, 3, B, T, HD, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 3, B, T, HD, 1)) != VIT_OK)
         return r;
     if (!simple && (r = vit__tensor4(a, &scr, 1, T * T + 4 * T * HD + HD, 1, 1, 1)) != VIT_OK) return r;
-    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * T, D), &w->k_w, B * T, D), &w->v_w, B * T, D);
+    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * T, D), &w->k_w, B * T, D), &w->v_w,
+                            B * T, D);
     if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->proj_w, B * T, HD), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * T, D, HD, xs);
@@ -5609,15 +5897,17 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
 typedef struct vit__aft_naming { const char *naming, *q, *k, *v, *proj, *wbias; } vit__aft_naming;
 static const vit__aft_naming vit__aft_names[] = {{"default", "to_q", "to_k", "to_v", "project", "wbias"}};
 
-static const vit__key vit__aft_keys[] = {
-    VIT__ENUM("variant", "full,simple,local", aft.variant), VIT__INT("dim", 1, 1 << 20, aft.dim),
-    VIT__INT("hidden_dim", 1, 1 << 20, aft.hidden_dim), VIT__INT("max_seqlen", 0, 1 << 15, aft.max_seqlen), VIT__KEYS_END};
+static const vit__key vit__aft_keys[] = {VIT__ENUM("variant", "full,simple,local", aft.variant),
+                                         VIT__INT("dim", 1, 1 << 20, aft.dim),
+                                         VIT__INT("hidden_dim", 1, 1 << 20, aft.hidden_dim),
+                                         VIT__INT("max_seqlen", 0, 1 << 15, aft.max_seqlen), VIT__KEYS_END};
 
 /* max_seqlen 0 only for AFT-simple (no position bias); s only for local. */
 static vit_result vit__aft_check(vit_model *m, vit__ld *L) {
     static const vit__key s_key[] = {VIT__INT("s", 0, INT32_MAX, aft.s), VIT__KEYS_END};
     if (m->aft.variant != VIT_AFT_SIMPLE && m->aft.max_seqlen < 1)
-        return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'max_seqlen' = \"0\" is not an integer in 1..%d", vit__ld_src(L), 1 << 15);
+        return vit__fail(VIT_ERR_FORMAT, "%s: metadata 'max_seqlen' = \"0\" is not an integer in 1..%d", vit__ld_src(L),
+                         1 << 15);
     return m->aft.variant == VIT_AFT_LOCAL ? vit__read_keys(L, s_key, m) : VIT_OK;
 }
 
@@ -5627,23 +5917,29 @@ static vit_result vit__aft_bind(vit__ld *L, vit_model *m, const void *names) {
     vit_aft_weights *w = &m->aft_w;
     char why[96];
     vit_result r;
-    snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim, (int)p->max_seqlen);
+    snprintf(why, sizeof why, "dim=%d, hidden_dim=%d, max_seqlen=%d", (int)p->dim, (int)p->hidden_dim,
+             (int)p->max_seqlen);
     if ((r = vit__bind_linear(L, &w->q_w, &w->q_b, "", nm->q, p->hidden_dim, p->dim, why)) != VIT_OK ||
         (r = vit__bind_linear(L, &w->k_w, &w->k_b, "", nm->k, p->hidden_dim, p->dim, why)) != VIT_OK ||
         (r = vit__bind_linear(L, &w->v_w, &w->v_b, "", nm->v, p->hidden_dim, p->dim, why)) != VIT_OK ||
         (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, p->dim, p->hidden_dim, why)) != VIT_OK)
         return r;
-    if (p->variant != VIT_AFT_SIMPLE) return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
+    if (p->variant != VIT_AFT_SIMPLE)
+        return vit__bind(L, &w->wbias, nm->wbias, 2, p->max_seqlen, p->max_seqlen, 0, 0, why);
     return VIT_OK;
 }
 
-static vit_result vit__aft_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__aft_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                               vit_tensor *out) {
     return vit_aft_forward(a, &m->aft, &m->aft_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__aft_describe(const vit_model *m, vit__buf *b) {
     const vit_aft_params *p = &m->aft;
-    vit__bprintf(b, "  AFT-%s, dim %d, hidden %d", p->variant == VIT_AFT_FULL ? "full" : p->variant == VIT_AFT_SIMPLE ? "simple" : "local",
+    vit__bprintf(b, "  AFT-%s, dim %d, hidden %d",
+                 p->variant == VIT_AFT_FULL     ? "full"
+                 : p->variant == VIT_AFT_SIMPLE ? "simple"
+                                                : "local",
                  (int)p->dim, (int)p->hidden_dim);
     if (p->variant == VIT_AFT_LOCAL) vit__bprintf(b, ", window s %d", (int)p->s);
     if (p->variant == VIT_AFT_SIMPLE) vit__bprintf(b, "\n  input (B, T, %d)\n", (int)p->dim);
@@ -5669,8 +5965,8 @@ static vit_result vit__aft_input(const vit_model *m, int32_t B, int32_t n, int32
    C), v.bias (qkv_bias), attn.weight (NH*K^4, C), attn.bias, proj.weight (C,
    C), proj.bias. */
 
-VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w, const vit_tensor *x,
-                                      vit_tensor *out, vit_tensor *attn) {
+VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p, const vit_outlook_weights *w,
+                                      const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
     vit_tensor y, att, vv, pool, lg, f;
     vit_result r;
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
@@ -5678,22 +5974,30 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     void *xs;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
-    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !vit__has_w(&w->v_w) || (p->qkv_bias && !w->v_b.data) || !vit__has_w(&w->attn_w) ||
-        !w->attn_b.data || !vit__has_w(&w->proj_w) || !w->proj_b.data)
-        return vit__fail(VIT_ERR_ARG, "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
+    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !vit__has_w(&w->v_w) ||
+        (p->qkv_bias && !w->v_b.data) || !vit__has_w(&w->attn_w) || !w->attn_b.data || !vit__has_w(&w->proj_w) ||
+        !w->proj_b.data)
+        return vit__fail(VIT_ERR_ARG,
+                         "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
     if (C % NH) return vit__fail(VIT_ERR_ARG, "outlook: dim %d is not a multiple of num_heads %d", (int)C, (int)NH);
     if ((r = vit__need4(x, "outlook", C, 1)) != VIT_OK) return r;
     B = x->shape[0]; H = x->shape[1]; W = x->shape[2];
     KK = K * K; A = NH * KK * KK;
     if ((double)H + 2.0 * P < K || (double)W + 2.0 * P < K)
-        return vit__fail(VIT_ERR_SHAPE, "outlook: a %dx%d input with padding %d has no %dx%d window", (int)H, (int)W, (int)P, (int)K, (int)K);
+        return vit__fail(VIT_ERR_SHAPE, "outlook: a %dx%d input with padding %d has no %dx%d window", (int)H, (int)W,
+                         (int)P, (int)K, (int)K);
     h = (H - 1) / S + 1; wd = (W - 1) / S + 1;
     Lh = (H + 2 * P - K) / S + 1; Lw = (W + 2 * P - K) / S + 1; L = Lh * Lw;
     if ((double)Lh * Lw != (double)h * wd)
-        return vit__fail(VIT_ERR_SHAPE, "outlook: unfold gives %dx%d windows on a %dx%d input but the pooled grid is %dx%d (kernel_size %d, padding %d, "
-                         "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1", (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd,
-                         (int)K, (int)P, (int)S);
-    if ((r = vit__fits((double)B * H * W * C, B, "outlook")) != VIT_OK || (r = vit__fits((double)B * L * A, B, "outlook attention")) != VIT_OK) return r;
+        return vit__fail(
+            VIT_ERR_SHAPE,
+            "outlook: unfold gives %dx%d windows on a %dx%d input but the pooled grid is %dx%d (kernel_size %d, "
+            "padding %d, "
+            "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1",
+            (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd, (int)K, (int)P, (int)S);
+    if ((r = vit__fits((double)B * H * W * C, B, "outlook")) != VIT_OK ||
+        (r = vit__fits((double)B * L * A, B, "outlook attention")) != VIT_OK)
+        return r;
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 4, B, NH, L, KK * KK)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -5702,7 +6006,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         (r = vit__tensor4(a, &lg, 3, B, L, A, 1)) != VIT_OK)
         return r;
     if (S > 1 && (r = vit__tensor4(a, &pool, 4, B, h, wd, C)) != VIT_OK) return r;
-    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->v_w, B * H * W, C), &w->attn_w, B * L, C), &w->proj_w, B * H * W, C);
+    xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->v_w, B * H * W, C), &w->attn_w, B * L, C),
+                            &w->proj_w, B * H * W, C);
     if ((r = vit__scratch(a, xb, &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         vit__dense(vv.data, x->data, &w->v_w, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C, xs);
@@ -5721,17 +6026,23 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
 typedef struct vit__outlook_naming { const char *naming, *v, *attn, *proj; } vit__outlook_naming;
 static const vit__outlook_naming vit__outlook_names[] = {{"default", "v", "attn", "proj"}};
 
-static const vit__key vit__outlook_keys[] = {
-    VIT__INT("dim", 1, 1 << 20, outlook.dim), VIT__INT("num_heads", 1, 65536, outlook.heads),
-    VIT__INT("kernel_size", 1, 64, outlook.kernel_size), VIT__INT("padding", 0, 64, outlook.padding), VIT__INT("stride", 1, 64, outlook.stride),
-    VIT__INT("qkv_bias", 0, 1, outlook.qkv_bias), VIT__REAL("scale", -1e30, 1e30, outlook.scale), VIT__KEYS_END};
+static const vit__key vit__outlook_keys[] = {VIT__INT("dim", 1, 1 << 20, outlook.dim),
+                                             VIT__INT("num_heads", 1, 65536, outlook.heads),
+                                             VIT__INT("kernel_size", 1, 64, outlook.kernel_size),
+                                             VIT__INT("padding", 0, 64, outlook.padding),
+                                             VIT__INT("stride", 1, 64, outlook.stride),
+                                             VIT__INT("qkv_bias", 0, 1, outlook.qkv_bias),
+                                             VIT__REAL("scale", -1e30, 1e30, outlook.scale),
+                                             VIT__KEYS_END};
 
 static vit_result vit__outlook_check(vit_model *m, vit__ld *L) {
     const vit_outlook_params *p = &m->outlook;
     if (p->dim % p->heads)
-        return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", vit__ld_src(L), (int)p->dim, (int)p->heads);
+        return vit__fail(VIT_ERR_FORMAT, "%s: dim %d is not a multiple of num_heads %d", vit__ld_src(L), (int)p->dim,
+                         (int)p->heads);
     if ((double)p->heads * p->kernel_size * p->kernel_size * p->kernel_size * p->kernel_size > (double)(1 << 24))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports", vit__ld_src(L));
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: num_heads * kernel_size^4 is more than vit.h supports",
+                         vit__ld_src(L));
     return VIT_OK;
 }
 
@@ -5742,7 +6053,8 @@ static vit_result vit__outlook_bind(vit__ld *L, vit_model *m, const void *names)
     int32_t C = p->dim, KK = p->kernel_size * p->kernel_size;
     char why[96], n[256];
     vit_result r;
-    snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads, (int)p->kernel_size, (int)p->qkv_bias);
+    snprintf(why, sizeof why, "dim=%d, num_heads=%d, kernel_size=%d, qkv_bias=%d", (int)C, (int)p->heads,
+             (int)p->kernel_size, (int)p->qkv_bias);
     snprintf(n, sizeof n, "%s.weight", nm->v);
     if ((r = vit__bind_dense(L, &w->v_w, n, C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s.bias", nm->v);
@@ -5751,17 +6063,20 @@ static vit_result vit__outlook_bind(vit__ld *L, vit_model *m, const void *names)
     return vit__bind_linear(L, &w->proj_w, &w->proj_b, "", nm->proj, C, C, why);
 }
 
-static vit_result vit__outlook_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__outlook_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                                   vit_tensor *out) {
     return vit_outlook_forward(a, &m->outlook, &m->outlook_w, x, out, o ? o->attn : NULL);
 }
 
 static void vit__outlook_describe(const vit_model *m, vit__buf *b) {
     const vit_outlook_params *p = &m->outlook;
-    vit__bprintf(b, "  %d heads, %dx%d windows, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n", (int)p->heads, (int)p->kernel_size,
-                 (int)p->kernel_size, (int)p->padding, (int)p->stride, (double)p->scale, p->qkv_bias ? ", v with bias" : "", (int)p->dim);
+    vit__bprintf(b, "  %d heads, %dx%d windows, padding %d, stride %d, scale %g%s\n  input (B, H, W, %d)\n",
+                 (int)p->heads, (int)p->kernel_size, (int)p->kernel_size, (int)p->padding, (int)p->stride,
+                 (double)p->scale, p->qkv_bias ? ", v with bias" : "", (int)p->dim);
 }
 
-static vit_result vit__outlook_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape) {
+static vit_result vit__outlook_input(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim,
+                                     int32_t *shape) {
     return vit__shape(ndim, shape, 4, B, n, w, m->outlook.dim);
 }
 
@@ -5856,14 +6171,21 @@ static int vit__json_str(vit__json *j, const char **out) {
                 if (q - j->p < 4) return 0;
                 for (i = 0; i < 4; i++) {
                     char h = *j->p++;
-                    v = v * 16 + (unsigned)(h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : 99);
+                    v = v * 16 + (unsigned)(h >= '0' && h <= '9'   ? h - '0'
+                                            : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                                            : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                                                   : 99);
                     if (v > 0xffff) return 0;
                 }
                 if (v == 0) return 0; /* would truncate the name */
                 /* \uXXXX (6 bytes) decodes to at most 3, so dst cannot overflow. */
                 if (v < 0x80) dst[n++] = (char)v;
-                else if (v < 0x800) { dst[n++] = (char)(0xc0 | (v >> 6)); dst[n++] = (char)(0x80 | (v & 63)); }
-                else { dst[n++] = (char)(0xe0 | (v >> 12)); dst[n++] = (char)(0x80 | ((v >> 6) & 63)); dst[n++] = (char)(0x80 | (v & 63)); }
+                else if (v < 0x800) { dst[n++] = (char)(0xc0 | (v >> 6)); dst[n++] = (char)(0x80 | (v & 63));
+                } else {
+                    dst[n++] = (char)(0xe0 | (v >> 12));
+                    dst[n++] = (char)(0x80 | ((v >> 6) & 63));
+                    dst[n++] = (char)(0x80 | (v & 63));
+                }
                 break;
             }
             default: return 0;
@@ -5920,7 +6242,8 @@ static int vit__json_skip(vit__json *j, int depth) {
         return vit__json_eat(j, close);
     }
     s = j->p;
-    while (j->p < j->end && (*j->p == '+' || *j->p == '-' || *j->p == '.' || (*j->p >= '0' && *j->p <= '9') || (*j->p >= 'a' && *j->p <= 'z') || *j->p == 'E'))
+    while (j->p < j->end && (*j->p == '+' || *j->p == '-' || *j->p == '.' || (*j->p >= '0' && *j->p <= '9') ||
+                             (*j->p >= 'a' && *j->p <= 'z') || *j->p == 'E'))
         j->p++;
     return j->p > s;
 }
@@ -5931,7 +6254,8 @@ static int vit__json_num(vit__json *j, double *v) {
     size_t n = 0;
     vit__json_ws(j);
     while (j->p < j->end && n < sizeof buf - 1 &&
-           (*j->p == '-' || *j->p == '+' || *j->p == '.' || *j->p == 'e' || *j->p == 'E' || (*j->p >= '0' && *j->p <= '9')))
+           (*j->p == '-' || *j->p == '+' || *j->p == '.' || *j->p == 'e' || *j->p == 'E' ||
+            (*j->p >= '0' && *j->p <= '9')))
         buf[n++] = *j->p++;
     buf[n] = 0;
     if (!n) return 0;
@@ -5975,8 +6299,10 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
             const char *k, *d;
             uint64_t v;
             size_t mark = vit_arena_mark(&st->tmp); /* keys and dtype are not kept */
-            if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
-            if ((!strcmp(k, "dtype") && have_dtype) || (!strcmp(k, "shape") && have_shape) || (!strcmp(k, "data_offsets") && have_off))
+            if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
+                return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+            if ((!strcmp(k, "dtype") && have_dtype) || (!strcmp(k, "shape") && have_shape) ||
+                (!strcmp(k, "data_offsets") && have_off))
                 return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': key '%s' appears twice", st->src, name, k);
             if (!strcmp(k, "dtype")) {
                 if (!vit__json_str(j, &d) || (e->dtype = vit__dtype(d, &e->esize)) < 0)
@@ -5984,14 +6310,16 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
                 snprintf(e->dtype_name, sizeof e->dtype_name, "%s", d);
                 have_dtype = 1;
             } else if (!strcmp(k, "shape")) {
-                if (!vit__json_eat(j, '[')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': shape is not a list", st->src, name);
+                if (!vit__json_eat(j, '['))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': shape is not a list", st->src, name);
                 if (!vit__json_eat(j, ']')) {
                     do {
                         if (e->ndim >= 8 || !vit__json_uint(j, &v) || v > INT32_MAX)
                             return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad shape", st->src, name);
                         e->shape[e->ndim++] = (int64_t)v;
                     } while (vit__json_eat(j, ','));
-                    if (!vit__json_eat(j, ']')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad shape", st->src, name);
+                    if (!vit__json_eat(j, ']'))
+                        return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad shape", st->src, name);
                 }
                 have_shape = 1;
             } else if (!strcmp(k, "data_offsets")) {
@@ -5999,7 +6327,8 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
                     !vit__json_uint(j, &e->end) || !vit__json_eat(j, ']'))
                     return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad data_offsets", st->src, name);
                 have_off = 1;
-            } else if (!vit__json_skip(j, 0)) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
+            } else if (!vit__json_skip(j, 0))
+                return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
             vit_arena_rewind(&st->tmp, mark);
         } while (vit__json_eat(j, ','));
         if (!vit__json_eat(j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
@@ -6023,7 +6352,9 @@ static int vit__name_cmp(const void *a, const void *b) {
     return VIT__NAME_CMP((*(vit__entry *const *)a)->name, (*(vit__entry *const *)b)->name);
 }
 
-static int vit__key_cmp(const void *a, const void *b) { return VIT__NAME_CMP(((const vit__kv *)a)->k, ((const vit__kv *)b)->k); }
+static int vit__key_cmp(const void *a, const void *b) {
+    return VIT__NAME_CMP(((const vit__kv *)a)->k, ((const vit__kv *)b)->k);
+}
 
 /* The tensor called `name`, or NULL: a binary search of st->by_name. */
 static vit__entry *vit__entry_find(const vit__st *st, const char *name) {
@@ -6047,11 +6378,15 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     int have_meta = 0;
     /* 8 bytes of header length, then the JSON header, which must start with '{' */
     if (size < 10 || buf[8] != '{')
-        return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (no JSON header after its first 8 bytes)", st->src);
+        return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (no JSON header after its first 8 bytes)",
+                         st->src);
     for (k = 7; k >= 0; k--) hlen = hlen << 8 | buf[k];
-    if (hlen > ((uint64_t)1 << 30)) return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (its first 8 bytes give a header length past 1 GiB)", st->src);
+    if (hlen > ((uint64_t)1 << 30))
+        return vit__fail(VIT_ERR_FORMAT,
+                         "%s: not a safetensors file (its first 8 bytes give a header length past 1 GiB)", st->src);
     if (hlen < 2 || hlen > size - 8)
-        return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes does not fit in the %zu-byte file (truncated?)", st->src, (unsigned long long)hlen, size);
+        return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes does not fit in the %zu-byte file (truncated?)",
+                         st->src, (unsigned long long)hlen, size);
     st->data = buf + 8 + hlen;
     st->data_size = size - 8 - hlen;
     st->cap = (int)(hlen / 24) + 1;
@@ -6075,23 +6410,29 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
         do {
             const char *name;
             if (!vit__json_str(&j, &name) || !vit__json_eat(&j, ':'))
-                return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src, (long)(j.p - (const char *)buf));
+                return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src,
+                                 (long)(j.p - (const char *)buf));
             if (!strcmp(name, "__metadata__")) {
                 /* Python's json would merge a second one, key by key */
-                if (have_meta++) return vit__fail(VIT_ERR_FORMAT, "%s: the header has two __metadata__ objects", st->src);
-                if (!vit__json_eat(&j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ is not an object", st->src);
+                if (have_meta++)
+                    return vit__fail(VIT_ERR_FORMAT, "%s: the header has two __metadata__ objects", st->src);
+                if (!vit__json_eat(&j, '{'))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ is not an object", st->src);
                 if (!vit__json_eat(&j, '}')) {
                     do {
-                        if (st->nmeta >= st->capmeta || !vit__json_str(&j, &st->mk[st->nmeta]) || !vit__json_eat(&j, ':') ||
-                            !vit__json_str(&j, &st->mv[st->nmeta]))
+                        if (st->nmeta >= st->capmeta || !vit__json_str(&j, &st->mk[st->nmeta]) ||
+                            !vit__json_eat(&j, ':') || !vit__json_str(&j, &st->mv[st->nmeta]))
                             return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ must map strings to strings", st->src);
                         st->nmeta++;
                     } while (vit__json_eat(&j, ','));
-                    if (!vit__json_eat(&j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in __metadata__", st->src);
+                    if (!vit__json_eat(&j, '}'))
+                        return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in __metadata__", st->src);
                 }
             } else if ((r = vit__st_entry(&j, name)) != VIT_OK) return r;
         } while (vit__json_eat(&j, ','));
-        if (!vit__json_eat(&j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src, (long)(j.p - (const char *)buf));
+        if (!vit__json_eat(&j, '}'))
+            return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src,
+                             (long)(j.p - (const char *)buf));
     }
     vit__json_ws(&j);
     if (j.p != j.end) return vit__fail(VIT_ERR_FORMAT, "%s: trailing bytes after the JSON header", st->src);
@@ -6107,14 +6448,17 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
         if (!vit__mul_ok(numel, (size_t)e->esize, &bytes))
             return vit__fail(VIT_ERR_OVERFLOW, "%s: tensor '%s': byte size overflows", st->src, e->name);
         if (e->end < e->begin)
-            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu,%llu] end before they begin", st->src, e->name,
-                             (unsigned long long)e->begin, (unsigned long long)e->end);
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu,%llu] end before they begin", st->src,
+                             e->name, (unsigned long long)e->begin, (unsigned long long)e->end);
         if (e->end - e->begin != (uint64_t)bytes)
-            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu,%llu] hold %llu bytes, its shape needs %zu", st->src, e->name,
-                             (unsigned long long)e->begin, (unsigned long long)e->end, (unsigned long long)(e->end - e->begin), bytes);
+            return vit__fail(VIT_ERR_FORMAT,
+                             "%s: tensor '%s': data_offsets [%llu,%llu] hold %llu bytes, its shape needs %zu", st->src,
+                             e->name, (unsigned long long)e->begin, (unsigned long long)e->end,
+                             (unsigned long long)(e->end - e->begin), bytes);
         if (e->end > st->data_size)
-            return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s' ends at byte %llu of a %llu-byte data section (truncated file?)", st->src, e->name,
-                             (unsigned long long)e->end, (unsigned long long)st->data_size);
+            return vit__fail(VIT_ERR_FORMAT,
+                             "%s: tensor '%s' ends at byte %llu of a %llu-byte data section (truncated file?)", st->src,
+                             e->name, (unsigned long long)e->end, (unsigned long long)st->data_size);
     }
     if (st->n > 1) qsort(st->e, (size_t)st->n, sizeof(vit__entry), vit__entry_cmp);
     /* Indexes by name and key, for O(log n) lookups; duplicates, which
@@ -6123,7 +6467,8 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     if (st->n > 1) qsort(st->by_name, (size_t)st->n, sizeof(vit__entry *), vit__name_cmp);
     for (k = 1; k < st->n; k++)
         if (!VIT__NAME_CMP(st->by_name[k]->name, st->by_name[k - 1]->name))
-            return vit__fail(VIT_ERR_FORMAT, "%s: tensor name '%s' appears twice in the header", st->src, st->by_name[k]->name);
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensor name '%s' appears twice in the header", st->src,
+                             st->by_name[k]->name);
     for (k = 0; k < st->nmeta; k++) { st->meta_by_key[k].k = st->mk[k]; st->meta_by_key[k].v = st->mv[k]; }
     if (st->nmeta > 1) qsort(st->meta_by_key, (size_t)st->nmeta, sizeof(vit__kv), vit__key_cmp);
     for (k = 1; k < st->nmeta; k++)
@@ -6131,7 +6476,8 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
             return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ has the key '%s' twice", st->src, st->meta_by_key[k].k);
     for (k = 1; k < st->n; k++)
         if (st->e[k].begin < st->e[k - 1].end)
-            return vit__fail(VIT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap", st->src, st->e[k - 1].name, st->e[k].name);
+            return vit__fail(VIT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap", st->src, st->e[k - 1].name,
+                             st->e[k].name);
     return VIT_OK;
 }
 
@@ -6201,7 +6547,8 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
     size_t u = 0;
     int i;
     u += (size_t)snprintf(buf, n, "[");
-    for (i = 0; i < ndim && u < n; i++) u += (size_t)snprintf(buf + u, n - u, i ? ",%lld" : "%lld", (long long)shape[i]);
+    for (i = 0; i < ndim && u < n; i++)
+        u += (size_t)snprintf(buf + u, n - u, i ? ",%lld" : "%lld", (long long)shape[i]);
     if (u < n) snprintf(buf + u, n - u, "]");
 }
 
@@ -6260,11 +6607,14 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
         if (!vit_arena_counting(a))
             for (i = 0; i < (size_t)rows; i++)
                 if (!(scale[i] > 0.0f && scale[i] < 3.4e38f))
-                    return vit__fail(VIT_ERR_FORMAT, "%s: scale tensor '%s' holds %g at row %d; scales must be finite and > 0", st->src, sn,
-                                     (double)scale[i], (int)i);
+                    return vit__fail(VIT_ERR_FORMAT,
+                                     "%s: scale tensor '%s' holds %g at row %d; scales must be finite and > 0", st->src,
+                                     sn, (double)scale[i], (int)i);
         if (L->dense && dst->shape[1] > 65536)
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)",
-                             st->src, e->name, (int)dst->shape[1]);
+            return vit__fail(
+                VIT_ERR_UNSUPPORTED,
+                "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
+                e->name, (int)dst->shape[1]);
     }
     if (L->dense) {
         dst->dtype = e->dtype == VIT__I8 ? VIT_DTYPE_I8 : VIT_DTYPE_BF16;
@@ -6290,7 +6640,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
 /* Binds tensor `name`, which must have exactly the given PyTorch shape, to
    dst: in place for aligned F32, else converted into the weights arena
    (see vit__bind_low for BF16 and I8). */
-static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3, const char *why) {
+static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2,
+                            int64_t d3, const char *why) {
     vit__st *st = &L->st;
     vit__entry *e = NULL;
     int64_t want[4];
@@ -6299,7 +6650,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     char *nm;
     int i;
     want[0] = d0; want[1] = d1; want[2] = d2; want[3] = d3;
-    if (!(e = vit__entry_find(st, name))) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
+    if (!(e = vit__entry_find(st, name)))
+        return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
     for (i = 0; i < ndim && e->ndim == ndim; i++)
         if (e->shape[i] != want[i]) break;
     if (e->ndim != ndim || i != ndim) {
@@ -6309,7 +6661,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
         return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s (%s)", st->src, name, got, exp, why);
     }
     if (e->dtype == VIT__OTHER)
-        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16, BF16 and I8", st->src, name, e->dtype_name);
+        return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16, BF16 and I8", st->src,
+                         name, e->dtype_name);
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -6323,8 +6676,10 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (vit_arena_counting(&L->m->arena) && !L->allow_nonfinite) {
         size_t k = vit__first_nonfinite(src, numel, e->dtype);
         if (k < numel)
-            return vit__fail(VIT_ERR_NONFINITE, "%s: tensor '%s' holds a NaN or Inf (element %zu); vit.h refuses non-finite weights "
-                                                "(vit_load_opts.allow_nonfinite = 1 loads them)", st->src, name, k);
+            return vit__fail(VIT_ERR_NONFINITE,
+                             "%s: tensor '%s' holds a NaN or Inf (element %zu); vit.h refuses non-finite weights "
+                             "(vit_load_opts.allow_nonfinite = 1 loads them)",
+                             st->src, name, k);
     }
     if (e->dtype == VIT__I8 || (L->dense && e->dtype == VIT__BF16)) return vit__bind_low(L, dst, e, src);
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
@@ -6341,7 +6696,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
 
 /* A dense layer's weight bound as the file holds it: F32 and F16 as
    vit__bind binds them, BF16 and I8 kept (in place when aligned). */
-static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in, const char *why) {
+static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in,
+                                  const char *why) {
     vit_result r;
     L->dense = 1;
     r = vit__bind(L, dst, name, 2, out, in, 0, 0, why);
@@ -6349,7 +6705,8 @@ static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name,
     return r;
 }
 
-static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out, int32_t in, const char *why) {
+static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
+                                   int32_t out, int32_t in, const char *why) {
     char n[256];
     vit_result r;
     snprintf(n, sizeof n, "%s%s.weight", prefix, name);
@@ -6358,7 +6715,8 @@ static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, con
     return vit__bind(L, b, n, 1, out, 0, 0, 0, why);
 }
 
-static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t C, const char *why) {
+static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
+                               int32_t C, const char *why) {
     char n[256];
     vit_result r;
     snprintf(n, sizeof n, "%s%s.weight", prefix, name);
@@ -6367,8 +6725,8 @@ static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const c
     return vit__bind(L, b, n, 1, C, 0, 0, 0, why);
 }
 
-static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name, int32_t out,
-                                       int32_t in, int bias, const char *why) {
+static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
+                                       int32_t out, int32_t in, int bias, const char *why) {
     char n[256];
     if (bias) return vit__bind_linear(L, w, b, prefix, name, out, in, why);
     memset(b, 0, sizeof *b);
@@ -6406,7 +6764,8 @@ static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t c
 static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from) {
     size_t cols = vit_tensor_numel(dst) / (size_t)dst->shape[0], k, es = dst->dtype == VIT_DTYPE_BF16 ? 2 : 1;
     if (dst->dtype == src->dtype && dst->dtype != VIT_DTYPE_F32) {
-        memcpy((unsigned char *)(uintptr_t)dst->q + (size_t)to * cols * es, (const unsigned char *)src->q + (size_t)from * cols * es, cols * es);
+        memcpy((unsigned char *)(uintptr_t)dst->q + (size_t)to * cols * es,
+               (const unsigned char *)src->q + (size_t)from * cols * es, cols * es);
         if (dst->scale) ((float *)(uintptr_t)dst->scale)[to] = src->scale[from];
         return;
     }
@@ -6451,7 +6810,8 @@ typedef struct vit__cfg {
     const char *labels_key;     /* "id2label" or "label_names" */
     vit__label_desc *desc;      /* n_desc of timm's label_descriptions, in cap slots */
     int32_t n_desc;
-    char mean[64], std[64], crop[32]; /* timm's pretrained_cfg (or transformers' image_mean, image_std), as text: "0.5,0.5,0.5" */
+    char mean[64], std[64],
+        crop[32]; /* timm's pretrained_cfg (or transformers' image_mean, image_std), as text: "0.5,0.5,0.5" */
     char interp[16], crop_mode[16];   /* timm's pretrained_cfg interpolation and crop_mode */
     /* transformers' preprocessor_config.json: resample (PIL's filter
        number; -1 absent), size {height, width} or {shortest_edge},
@@ -6490,7 +6850,8 @@ static vit_result vit__cfg_nums(vit__cfg *c, vit__json *j, const char *key, char
             return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a number or a list of up to 3 numbers", c->st.src, key);
         k++;
     } while (list && vit__json_eat(j, ','));
-    if (list && !vit__json_eat(j, ']')) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a list of numbers", c->st.src, key);
+    if (list && !vit__json_eat(j, ']'))
+        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a list of numbers", c->st.src, key);
     return VIT_OK;
 }
 
@@ -6500,29 +6861,38 @@ static vit_result vit__cfg_labels(vit__cfg *c, vit__json *j, const char *key) {
     int32_t n = 0, top = -1, obj;
     if (vit__json_word(j, "null")) return VIT_OK;
     obj = vit__json_eat(j, '{');
-    if (!obj && !vit__json_eat(j, '[')) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not an object or a list", c->st.src, key);
+    if (!obj && !vit__json_eat(j, '['))
+        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not an object or a list", c->st.src, key);
     memset(c->labels, 0, (size_t)c->cap * sizeof(char *));
     if (!vit__json_eat(j, obj ? '}' : ']')) {
         do {
             const char *k = NULL, *v, *q;
             int32_t id = n;
             if (obj) {
-                if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, key);
+                if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, key);
                 for (id = 0, q = k; *q >= '0' && *q <= '9' && q - k < 9; q++) id = id * 10 + (*q - '0');
-                if (*q || q == k) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' key \"%s\" is not a class index", c->st.src, key, k);
+                if (*q || q == k)
+                    return vit__fail(VIT_ERR_FORMAT, "%s: '%s' key \"%s\" is not a class index", c->st.src, key, k);
             }
-            if (!vit__json_str(j, &v)) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' entry %ld is not a string", c->st.src, key, (long)id);
+            if (!vit__json_str(j, &v))
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' entry %ld is not a string", c->st.src, key, (long)id);
             if (id >= c->cap)
-                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' key \"%s\" is out of range: classes 0..n-1 need one name each", c->st.src, key, k);
-            if (c->labels[id]) return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names class %ld twice", c->st.src, key, (long)id);
+                return vit__fail(VIT_ERR_FORMAT,
+                                 "%s: '%s' key \"%s\" is out of range: classes 0..n-1 need one name each", c->st.src,
+                                 key, k);
+            if (c->labels[id])
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names class %ld twice", c->st.src, key, (long)id);
             c->labels[id] = v;
             n++;
             if (id > top) top = id;
         } while (vit__json_eat(j, ','));
-        if (!vit__json_eat(j, obj ? '}' : ']')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, key);
+        if (!vit__json_eat(j, obj ? '}' : ']'))
+            return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, key);
     }
     if (top + 1 != n)
-        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' has %ld names for classes up to %ld; classes 0..n-1 need one each", c->st.src, key, (long)n, (long)top);
+        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' has %ld names for classes up to %ld; classes 0..n-1 need one each",
+                         c->st.src, key, (long)n, (long)top);
     c->n_labels = n;
     c->labels_key = key;
     return VIT_OK;
@@ -6532,7 +6902,8 @@ static vit_result vit__cfg_labels(vit__cfg *c, vit__json *j, const char *key) {
 static vit_result vit__cfg_desc(vit__cfg *c, vit__json *j) {
     c->n_desc = 0;
     if (vit__json_word(j, "null")) return VIT_OK;
-    if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: 'label_descriptions' is not an object", c->st.src);
+    if (!vit__json_eat(j, '{'))
+        return vit__fail(VIT_ERR_FORMAT, "%s: 'label_descriptions' is not an object", c->st.src);
     if (vit__json_eat(j, '}')) return VIT_OK;
     do {
         vit__label_desc *d = &c->desc[c->n_desc];
@@ -6540,7 +6911,8 @@ static vit_result vit__cfg_desc(vit__cfg *c, vit__json *j) {
             return vit__fail(VIT_ERR_FORMAT, "%s: 'label_descriptions' must map strings to strings", c->st.src);
         c->n_desc++;
     } while (vit__json_eat(j, ','));
-    return vit__json_eat(j, '}') ? VIT_OK : vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in 'label_descriptions'", c->st.src);
+    return vit__json_eat(j, '}') ? VIT_OK
+                                 : vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in 'label_descriptions'", c->st.src);
 }
 
 static int vit__desc_cmp(const void *a, const void *b) {
@@ -6553,12 +6925,14 @@ static int vit__desc_cmp(const void *a, const void *b) {
    skipped. */
 static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     vit_result r = VIT_OK;
-    if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: %s is not a JSON object", c->st.src, level ? "a section" : "the file");
+    if (!vit__json_eat(j, '{'))
+        return vit__fail(VIT_ERR_FORMAT, "%s: %s is not a JSON object", c->st.src, level ? "a section" : "the file");
     if (vit__json_eat(j, '}')) return VIT_OK;
     do {
         const char *k, *s;
         int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
-        if (!vit__json_str(j, &k) || !vit__json_eat(j, ':')) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
+        if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
+            return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
         if (sizes && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
         else if (sizes && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
         else if (sizes && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
@@ -6568,7 +6942,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         else if (sizes && !strcmp(k, "num_channels")) r = vit__cfg_int(c, j, k, 64, &c->channels);
         else if (sizes && !strcmp(k, "layer_norm_eps")) {
             if (!vit__json_num(j, &c->ln_eps) || !(c->ln_eps > 0.0 && c->ln_eps < 1.0) || (float)c->ln_eps == 0.0f)
-                return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1) that a float32 holds", c->st.src);
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'layer_norm_eps' is not a number in (0, 1) that a float32 holds",
+                                 c->st.src);
         } else if (sizes && !strcmp(k, "hidden_act")) r = vit__cfg_str(c, j, k, &c->act);
         else if (level == 0 && !strcmp(k, "id2label")) r = vit__cfg_labels(c, j, "id2label");
         else if (level == 0 && !strcmp(k, "label_names")) r = vit__cfg_labels(c, j, "label_names");
@@ -6583,7 +6958,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             }
             if (!ok) return vit__fail(VIT_ERR_FORMAT, "%s: 'architectures' is not a list of strings", c->st.src);
         } else if (level == 0 && !strcmp(k, "model_args")) r = vit__cfg_object(c, j, 1);
-        else if (level == 0 && !strcmp(k, "vision_config")) r = vit__cfg_object(c, j, 3); /* a CLIPModel's or SiglipModel's */
+        else if (level == 0 && !strcmp(k, "vision_config"))
+            r = vit__cfg_object(c, j, 3); /* a CLIPModel's or SiglipModel's */
         else if (level == 1 && !strcmp(k, "act_layer")) r = vit__cfg_str(c, j, k, &c->act);
         else if (level == 0 && !strcmp(k, "pretrained_cfg")) {
             c->pcfg = 1;
@@ -6622,7 +6998,10 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             if (j->p < j->end && *j->p == '{') r = vit__cfg_object(c, j, k[0] == 's' ? 4 : 5);
             else r = vit__cfg_int(c, j, k, 8192, one);
         } else if (level >= 4 && (!strcmp(k, "height") || !strcmp(k, "width") || !strcmp(k, "shortest_edge"))) {
-            int32_t *dst = level == 5 ? &c->crop_size : k[0] == 'h' ? &c->size_h : k[0] == 'w' ? &c->size_w : &c->size_short;
+            int32_t *dst = level == 5    ? &c->crop_size
+                           : k[0] == 'h' ? &c->size_h
+                           : k[0] == 'w' ? &c->size_w
+                                         : &c->size_short;
             r = vit__cfg_int(c, j, k, 8192, dst);
         }
         else if (level == 1 && !strcmp(k, "img_size")) {
@@ -6633,14 +7012,16 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
                 n++;
                 if (!list || !vit__json_eat(j, ',')) break;
             }
-            if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) || (n == 2 && v[1] != v[0]))
+            if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) ||
+                (n == 2 && v[1] != v[0]))
                 return vit__fail(VIT_ERR_FORMAT, "%s: 'img_size' is not a square size (N or [N, N])", c->st.src);
             c->image = (int32_t)v[0];
         }
         else if (!vit__json_skip(j, level + 1)) return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in '%s'", c->st.src, k);
         if (r != VIT_OK) return r;
     } while (vit__json_eat(j, ','));
-    return vit__json_eat(j, '}') ? VIT_OK : vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (',' or '}' was expected)", c->st.src);
+    return vit__json_eat(j, '}') ? VIT_OK
+                                 : vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (',' or '}' was expected)", c->st.src);
 }
 
 /* Parses config.json text (n bytes) into c; c->st.src must be set. The
@@ -6651,11 +7032,14 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     int32_t i;
     c->fc_norm = -1;
     c->center_crop = -1;
-    if (n > ((size_t)16 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
+    if (n > ((size_t)16 << 20))
+        return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
        length + VIT_ALIGN; a list or object has at most n/2 + 1 entries. */
     c->cap = (int32_t)(n / 2) + 1;
-    if ((r = vit_arena_init_alloc(&c->st.tmp, n * 32 + (size_t)c->cap * (sizeof(char *) + sizeof(vit__label_desc)) + 4096)) != VIT_OK) return r;
+    if ((r = vit_arena_init_alloc(&c->st.tmp, n * 32 + (size_t)c->cap * (sizeof(char *) + sizeof(vit__label_desc)) +
+                                                  4096)) != VIT_OK)
+        return r;
     c->labels = (const char **)vit_arena_alloc(&c->st.tmp, (size_t)c->cap * sizeof(char *));
     c->desc = (vit__label_desc *)vit_arena_alloc(&c->st.tmp, (size_t)c->cap * sizeof(vit__label_desc));
     if (!c->labels || !c->desc) return VIT_ERR_OOM;
@@ -6684,15 +7068,18 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
    comma-separated (','): a '\r' at the end of a name is dropped, and a
    final separator ends the last name. The names live in arena a, made here
    (the caller frees it, on failure too). */
-static vit_result vit__labels_parse(vit_arena *a, const char *src, const char *text, size_t n, char sep, const char ***out, int32_t *count) {
+static vit_result vit__labels_parse(vit_arena *a, const char *src, const char *text, size_t n, char sep,
+                                    const char ***out, int32_t *count) {
     size_t i, lines = 0;
     const char **lab;
     char *buf, *p;
     vit_result r;
-    if (n > ((size_t)64 << 20)) return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a labels file", src, n);
+    if (n > ((size_t)64 << 20))
+        return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a labels file", src, n);
     for (i = 0; i < n; i++) {
         if (text[i] == sep) lines++;
-        else if (text[i] == 0) return vit__fail(VIT_ERR_FORMAT, "%s: line %zu holds a NUL byte (not a text file?)", src, lines + 1);
+        else if (text[i] == 0)
+            return vit__fail(VIT_ERR_FORMAT, "%s: line %zu holds a NUL byte (not a text file?)", src, lines + 1);
     }
     if (n && text[n - 1] != sep) lines++;
     if (!lines) return vit__fail(VIT_ERR_FORMAT, "%s: no labels (the file is empty)", src);
@@ -6725,7 +7112,8 @@ static vit_result vit__file_size(const char *path, size_t *size) {
     if (stat(path, &sb) != 0) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
     if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
     if (!VIT__IS_REG(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is not a regular file", path);
-    if ((unsigned long long)sb.st_size > (size_t)-1) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: too large for this machine's address space", path);
+    if ((unsigned long long)sb.st_size > (size_t)-1)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: too large for this machine's address space", path);
     *size = (size_t)sb.st_size;
     return VIT_OK;
 #else
@@ -6751,7 +7139,9 @@ static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf,
     FILE *f;
     memset(buf, 0, sizeof *buf);
     if ((r = vit__file_size(path, &n)) != VIT_OK) return r;
-    if (n > limit) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %zu bytes is more than the %zu vit.h reads from such a file", path, n, limit);
+    if (n > limit)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %zu bytes is more than the %zu vit.h reads from such a file", path,
+                         n, limit);
     if (!(f = fopen(path, "rb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
     if ((r = vit_arena_init_alloc(buf, n + 1)) != VIT_OK) {
         fclose(f);
@@ -6777,7 +7167,9 @@ static vit_result vit__read_file(const char *path, size_t limit, vit_arena *buf,
    the defaults each library uses where a checkpoint says nothing. */
 
 /* The prefix tokens before the patches: class, distillation, registers. */
-static int32_t vit__prefix(const vit_config *c) { return (c->class_token ? 1 : 0) + (c->dist_token ? 1 : 0) + c->reg_tokens; }
+static int32_t vit__prefix(const vit_config *c) {
+    return (c->class_token ? 1 : 0) + (c->dist_token ? 1 : 0) + c->reg_tokens;
+}
 
 /* How a naming reads a checkpoint without vit.h metadata: */
 enum {
@@ -6813,66 +7205,255 @@ typedef struct vit__vit_naming {
 
 #define VIT__HF_CLIP_BLOCK &vit__block_names[6]
 static const vit__vit_naming vit__vit_names[] = {
-    {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1, NULL, NULL, 0}, NULL,
-     "encoder.layers.encoder_layer_%d.", &vit__block_names[0], "encoder.ln", NULL, NULL, 0, "heads.pre_logits", 1, "heads.head", NULL, NULL, 0,
-     "conv_proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
-    {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre", "blocks.%d.",
-     &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
-     "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM},
+    {"torchvision",
+     {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1, NULL, NULL, 0},
+     NULL,
+     "encoder.layers.encoder_layer_%d.",
+     &vit__block_names[0],
+     "encoder.ln",
+     NULL,
+     NULL,
+     0,
+     "heads.pre_logits",
+     1,
+     "heads.head",
+     NULL,
+     NULL,
+     0,
+     "conv_proj.weight",
+     "",
+     "VisionTransformer",
+     "VisionTransformer",
+     1e-6f,
+     VIT_ACT_GELU,
+     VIT__POOL_FIXED,
+     VIT_POS_TORCHVISION},
+    {"timm",
+     {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0},
+     "norm_pre",
+     "blocks.%d.",
+     &vit__block_names[3],
+     "norm",
+     "fc_norm",
+     "attn_pool.",
+     0,
+     NULL,
+     0,
+     "head",
+     "head_dist",
+     NULL,
+     0,
+     "patch_embed.proj.weight",
+     "",
+     "VisionTransformer",
+     "VisionTransformer",
+     1e-6f,
+     VIT_ACT_GELU,
+     VIT__POOL_TIMM,
+     VIT_POS_TIMM},
     /* transformers' Dinov2WithRegistersModel: Dinov2Model's names, and it
        resizes its position embedding with antialiasing */
-    {"hf_dinov2_reg", {"hf_dinov2_reg", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
-                   "embeddings.register_tokens", 0},
-     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
-     "embeddings.register_tokens", "", "Dinov2WithRegistersModel", "Dinov2WithRegistersModel", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TIMM},
+    {"hf_dinov2_reg",
+     {"hf_dinov2_reg", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
+      "embeddings.position_embeddings", 1, NULL, "embeddings.register_tokens", 0},
+     NULL,
+     "encoder.layer.%d.",
+     &vit__block_names[5],
+     "layernorm",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     0,
+     "classifier",
+     NULL,
+     "embeddings.mask_token",
+     0,
+     "embeddings.register_tokens",
+     "",
+     "Dinov2WithRegistersModel",
+     "Dinov2WithRegistersModel",
+     1e-6f,
+     VIT_ACT_GELU,
+     VIT__POOL_FIXED,
+     VIT_POS_TIMM},
     /* transformers' Dinov2Model, probed before its ViT, whose names it
        shares in part; its mask token only serves masked training */
-    {"hf_dinov2", {"hf_dinov2", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1, NULL,
-                   "embeddings.register_tokens", 0},
-     NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
-     "encoder.layer.0.norm1.weight", "", "Dinov2Model", "Dinov2Model", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF},
-    {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings", 1,
-                      NULL, NULL, 0},
-     NULL, "encoder.layer.%d.", &vit__block_names[4], "layernorm", NULL, NULL, 0, "pooler.dense", 0, "classifier", NULL, NULL, 0,
-     "embeddings.patch_embeddings.projection.weight", "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_FIXED,
+    {"hf_dinov2",
+     {"hf_dinov2", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings",
+      1, NULL, "embeddings.register_tokens", 0},
+     NULL,
+     "encoder.layer.%d.",
+     &vit__block_names[5],
+     "layernorm",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     0,
+     "classifier",
+     NULL,
+     "embeddings.mask_token",
+     0,
+     "encoder.layer.0.norm1.weight",
+     "",
+     "Dinov2Model",
+     "Dinov2Model",
+     1e-6f,
+     VIT_ACT_GELU,
+     VIT__POOL_FIXED,
      VIT_POS_HF},
-    {"patchify", {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1, NULL, NULL, 0}, NULL, "encoder.%d.",
-     &vit__block_names[1], "ln", NULL, NULL, 0, NULL, 0, "final", NULL, NULL, 0,
-     NULL, "", NULL, NULL, 1e-5f, VIT_ACT_RELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
-    {"einops", {"einops", "0.projection.0", "0.cls_token", "0.positions", 0, NULL, NULL, 0}, NULL, "1.%d.", &vit__block_names[2], "2.1",
-     NULL, NULL, 0, NULL, 0, "2.2", NULL, NULL, 0,
-     NULL, "", NULL, NULL, 1e-5f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+    {"transformers",
+     {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
+      "embeddings.position_embeddings", 1, NULL, NULL, 0},
+     NULL,
+     "encoder.layer.%d.",
+     &vit__block_names[4],
+     "layernorm",
+     NULL,
+     NULL,
+     0,
+     "pooler.dense",
+     0,
+     "classifier",
+     NULL,
+     NULL,
+     0,
+     "embeddings.patch_embeddings.projection.weight",
+     "vit.",
+     "ViTModel",
+     "ViTForImageClassification",
+     1e-12f,
+     VIT_ACT_GELU,
+     VIT__POOL_FIXED,
+     VIT_POS_HF},
+    {"patchify",
+     {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1, NULL, NULL, 0},
+     NULL,
+     "encoder.%d.",
+     &vit__block_names[1],
+     "ln",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     0,
+     "final",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     "",
+     NULL,
+     NULL,
+     1e-5f,
+     VIT_ACT_RELU,
+     VIT__POOL_FIXED,
+     VIT_POS_TORCHVISION},
+    {"einops",
+     {"einops", "0.projection.0", "0.cls_token", "0.positions", 0, NULL, NULL, 0},
+     NULL,
+     "1.%d.",
+     &vit__block_names[2],
+     "2.1",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     0,
+     "2.2",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     "",
+     NULL,
+     NULL,
+     1e-5f,
+     VIT_ACT_GELU,
+     VIT__POOL_FIXED,
+     VIT_POS_TORCHVISION},
     /* CLIPVisionModel, or a CLIPModel's image tower and visual_projection
        (its head, no bias): post_layernorm normalises the pooled class
        token only */
-    {"hf_clip", {"hf_clip", "vision_model.embeddings.patch_embedding", "vision_model.embeddings.class_embedding",
-                 "vision_model.embeddings.position_embedding.weight", 0, NULL, NULL, 1},
-     "vision_model.pre_layrnorm", "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, NULL, 0,
-     NULL, 0, "visual_projection", NULL, "text_model.;text_projection.;logit_scale", 1,
-     "vision_model.pre_layrnorm.weight", "", "CLIPVisionModel", "CLIPVisionModel", 1e-5f, VIT_ACT_QUICK_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+    {"hf_clip",
+     {"hf_clip", "vision_model.embeddings.patch_embedding", "vision_model.embeddings.class_embedding",
+      "vision_model.embeddings.position_embedding.weight", 0, NULL, NULL, 1},
+     "vision_model.pre_layrnorm",
+     "vision_model.encoder.layers.%d.",
+     VIT__HF_CLIP_BLOCK,
+     "vision_model.post_layernorm",
+     NULL,
+     NULL,
+     0,
+     NULL,
+     0,
+     "visual_projection",
+     NULL,
+     "text_model.;text_projection.;logit_scale",
+     1,
+     "vision_model.pre_layrnorm.weight",
+     "",
+     "CLIPVisionModel",
+     "CLIPVisionModel",
+     1e-5f,
+     VIT_ACT_QUICK_GELU,
+     VIT__POOL_FIXED,
+     VIT_POS_HF},
     /* SiglipVisionModel, or a SiglipModel's image tower: post_layernorm on
        every token, then the attention-pooling head */
-    {"hf_siglip", {"hf_siglip", "vision_model.embeddings.patch_embedding", NULL, "vision_model.embeddings.position_embedding.weight", 0, NULL,
-                   NULL, 0},
-     NULL, "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, "vision_model.head.", 1, NULL, 0,
-     NULL, NULL, "text_model.;logit_scale;logit_bias", 0,
-     "vision_model.head.probe", "", "SiglipVisionModel", "SiglipVisionModel", 1e-6f, VIT_ACT_GELU_TANH, VIT__POOL_FIXED, VIT_POS_HF}};
+    {"hf_siglip",
+     {"hf_siglip", "vision_model.embeddings.patch_embedding", NULL, "vision_model.embeddings.position_embedding.weight",
+      0, NULL, NULL, 0},
+     NULL,
+     "vision_model.encoder.layers.%d.",
+     VIT__HF_CLIP_BLOCK,
+     "vision_model.post_layernorm",
+     NULL,
+     "vision_model.head.",
+     1,
+     NULL,
+     0,
+     NULL,
+     NULL,
+     "text_model.;logit_scale;logit_bias",
+     0,
+     "vision_model.head.probe",
+     "",
+     "SiglipVisionModel",
+     "SiglipVisionModel",
+     1e-6f,
+     VIT_ACT_GELU_TANH,
+     VIT__POOL_FIXED,
+     VIT_POS_HF}};
 
 static const vit__key vit__vit_keys[] = {
-    VIT__INT("image_size", 1, 8192, cfg.image_size), VIT__INT("patch_size", 1, 8192, cfg.patch_size),
-    VIT__INT("in_channels", 1, 64, cfg.in_channels), VIT__INT("hidden_dim", 1, 65536, cfg.dim), VIT__INT("num_layers", 1, 1024, cfg.depth),
-    VIT__INT("num_heads", 1, 65536, cfg.heads), VIT__INT("mlp_dim", 1, 1 << 20, cfg.mlp_dim),
-    VIT__INT("num_classes", 0, 1 << 24, cfg.num_classes), VIT__INT("representation_size", 0, 1 << 20, cfg.representation_size),
-    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, cfg.ln_eps), NULL, NULL, 0, 0}, VIT__ENUM("act", VIT__ACT_WORDS, cfg.act),
+    VIT__INT("image_size", 1, 8192, cfg.image_size),
+    VIT__INT("patch_size", 1, 8192, cfg.patch_size),
+    VIT__INT("in_channels", 1, 64, cfg.in_channels),
+    VIT__INT("hidden_dim", 1, 65536, cfg.dim),
+    VIT__INT("num_layers", 1, 1024, cfg.depth),
+    VIT__INT("num_heads", 1, 65536, cfg.heads),
+    VIT__INT("mlp_dim", 1, 1 << 20, cfg.mlp_dim),
+    VIT__INT("num_classes", 0, 1 << 24, cfg.num_classes),
+    VIT__INT("representation_size", 0, 1 << 20, cfg.representation_size),
+    {"ln_eps", 'p', 0.0, 1.0, offsetof(vit_model, cfg.ln_eps), NULL, NULL, 0, 0},
+    VIT__ENUM("act", VIT__ACT_WORDS, cfg.act),
     /* avg: timm's global_pool='avg' with fc_norm (LayerNorm after the pool) */
     VIT__ENUM("pool", "cls,mean,avg,map", cfg.pool),
     {"scale_after_softmax", 'i', 0, 1, offsetof(vit_model, cfg.scale_after_softmax), NULL, "attn_quirk", 0, 0},
     /* what the ViT families add; files without them are classic ViTs */
-    VIT__INT_OPT("norm_tokens", 0, 1, 0, cfg.norm_tokens), VIT__INT_OPT("class_token", 0, 1, 1, cfg.class_token),
-    VIT__INT_OPT("dist_token", 0, 1, 0, cfg.dist_token), VIT__INT_OPT("reg_tokens", 0, 64, 0, cfg.reg_tokens),
-    VIT__INT_OPT("pos_prefix", -1, 66, -1, cfg.pos_prefix), VIT__INT_OPT("patch_bias", 0, 1, 1, cfg.patch_bias),
-    VIT__INT_OPT("qkv_bias", 0, 1, 1, cfg.qkv_bias), VIT__INT_OPT("pre_norm", 0, 1, 0, cfg.pre_norm),
-    VIT__INT_OPT("layer_scale", 0, 1, 0, cfg.layer_scale), VIT__INT_OPT("qk_norm", 0, 1, 0, cfg.qk_norm), VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
+    VIT__INT_OPT("norm_tokens", 0, 1, 0, cfg.norm_tokens),
+    VIT__INT_OPT("class_token", 0, 1, 1, cfg.class_token),
+    VIT__INT_OPT("dist_token", 0, 1, 0, cfg.dist_token),
+    VIT__INT_OPT("reg_tokens", 0, 64, 0, cfg.reg_tokens),
+    VIT__INT_OPT("pos_prefix", -1, 66, -1, cfg.pos_prefix),
+    VIT__INT_OPT("patch_bias", 0, 1, 1, cfg.patch_bias),
+    VIT__INT_OPT("qkv_bias", 0, 1, 1, cfg.qkv_bias),
+    VIT__INT_OPT("pre_norm", 0, 1, 0, cfg.pre_norm),
+    VIT__INT_OPT("layer_scale", 0, 1, 0, cfg.layer_scale),
+    VIT__INT_OPT("qk_norm", 0, 1, 0, cfg.qk_norm),
+    VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
     VIT__KEYS_END};
 
 /* Checks a ViT's config and derives its patch and block params from it;
@@ -6881,19 +7462,24 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
     vit_config *c = &m->cfg;
     int32_t G, P = vit__prefix(c);
     if (c->image_size % c->patch_size)
-        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", L->st.src, (int)c->image_size, (int)c->patch_size);
+        return vit__fail(VIT_ERR_FORMAT, "%s: image_size %d is not a multiple of patch_size %d", L->st.src,
+                         (int)c->image_size, (int)c->patch_size);
     if (c->dim % c->heads)
-        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", L->st.src, (int)c->dim, (int)c->heads);
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden_dim %d is not a multiple of num_heads %d", L->st.src, (int)c->dim,
+                         (int)c->heads);
     if ((c->pool == VIT_POOL_CLS && !c->class_token) || (c->dist_token && (!c->class_token || c->pool != VIT_POOL_CLS)))
-        return vit__fail(VIT_ERR_FORMAT, "%s: pool %s and %s class token%s do not go together", L->st.src, c->pool == VIT_POOL_CLS ? "cls" : "other",
-                         c->class_token ? "a" : "no", c->dist_token ? " and a distillation token" : "");
+        return vit__fail(VIT_ERR_FORMAT, "%s: pool %s and %s class token%s do not go together", L->st.src,
+                         c->pool == VIT_POOL_CLS ? "cls" : "other", c->class_token ? "a" : "no",
+                         c->dist_token ? " and a distillation token" : "");
     if (c->pos_prefix < 0) c->pos_prefix = P; /* timm's default: the position embedding covers the prefix */
     if (c->pos_prefix > P)
-        return vit__fail(VIT_ERR_FORMAT, "%s: pos_prefix %d is more than the %d prefix tokens", L->st.src, (int)c->pos_prefix, (int)P);
+        return vit__fail(VIT_ERR_FORMAT, "%s: pos_prefix %d is more than the %d prefix tokens", L->st.src,
+                         (int)c->pos_prefix, (int)P);
     if (c->pool == VIT_POOL_MAP) c->norm_tokens = 1;
     G = c->image_size / c->patch_size;
     if (G * G + P > 16384)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src, (int)(G * G + P));
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src,
+                         (int)(G * G + P));
     m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
     m->patch.dim = c->dim; m->patch.class_token = c->class_token; m->patch.pos_embed = 1;
     m->patch.dist_token = c->dist_token; m->patch.reg_tokens = c->reg_tokens; m->patch.pos_prefix = c->pos_prefix;
@@ -6905,8 +7491,8 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
 
 /* The attention pool's weights under prefix; in_proj: q, k and v as one
    nn.MultiheadAttention (rows q, k, v), else q and kv apart. */
-static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const char *prefix, const vit__vit_naming *nm, const vit_config *c,
-                                 const char *why) {
+static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const char *prefix, const vit__vit_naming *nm,
+                                 const vit_config *c, const char *why) {
     int32_t C = c->dim;
     char n[256];
     vit_result r;
@@ -6944,14 +7530,18 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     int32_t feat = c->representation_size ? c->representation_size : c->dim, l;
     char why[160], pre[128], fmt[64], n[256];
     vit_result r;
-    snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim, (int)c->patch_size,
-             (int)c->image_size, (int)c->in_channels);
+    snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim,
+             (int)c->patch_size, (int)c->image_size, (int)c->in_channels);
     if ((r = vit__patch_bind_w(L, &m->patch_w, L->pfx, &nm->patch, &m->patch, c->patch_bias, why)) != VIT_OK) return r;
-    if (c->pre_norm && (!nm->pre_norm || (r = vit__bind_ln(L, &m->pre_norm_w, &m->pre_norm_b, L->pfx, nm->pre_norm, c->dim, why)) != VIT_OK))
-        return nm->pre_norm ? r : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no LayerNorm before the blocks", L->st.src, nm->naming);
+    if (c->pre_norm && (!nm->pre_norm || (r = vit__bind_ln(L, &m->pre_norm_w, &m->pre_norm_b, L->pfx, nm->pre_norm,
+                                                           c->dim, why)) != VIT_OK))
+        return nm->pre_norm ? r
+                            : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no LayerNorm before the blocks", L->st.src,
+                                        nm->naming);
 
     /* blocks: the table is fake memory while counting, so each binds into a copy */
-    if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights)))) return VIT_ERR_OOM;
+    if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights))))
+        return VIT_ERR_OOM;
     snprintf(why, sizeof why, "hidden_dim=%d, num_heads=%d, mlp_dim=%d", (int)c->dim, (int)c->heads, (int)c->mlp_dim);
     snprintf(fmt, sizeof fmt, "%s%s", L->pfx, nm->block_fmt);
     for (l = 0; l < c->depth; l++) {
@@ -6962,21 +7552,29 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     }
 
     /* final LayerNorm, attention pool, pre-logits, heads */
-    if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK) return r;
+    if ((r = vit__bind_ln(L, &m->norm_w, &m->norm_b, L->pfx, L->norm ? L->norm : nm->norm, c->dim, why)) != VIT_OK)
+        return r;
     snprintf(pre, sizeof pre, "%s%s", L->pfx, nm->pool ? nm->pool : "");
     if (c->pool == VIT_POOL_MAP && (r = vit__pool_bind(L, &m->pool_w, pre, nm, c, why)) != VIT_OK) return r;
     if (c->representation_size) {
         if (!nm->pre) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no pre_logits layer", L->st.src, nm->naming);
         snprintf(why, sizeof why, "representation_size=%d", (int)c->representation_size);
-        if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) != VIT_OK) return r;
+        if ((r = vit__bind_linear(L, &m->pre_w, &m->pre_b, L->pfx, nm->pre, c->representation_size, c->dim, why)) !=
+            VIT_OK)
+            return r;
     }
     if (c->num_classes) {
         snprintf(why, sizeof why, "num_classes=%d", (int)c->num_classes);
         snprintf(n, sizeof n, "%s.bias", nm->head);
-        if ((r = vit__bind_linear_opt(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, vit__has(L, n), why)) != VIT_OK) return r;
+        if ((r = vit__bind_linear_opt(L, &m->head_w, &m->head_b, "", nm->head, c->num_classes, feat, vit__has(L, n),
+                                      why)) != VIT_OK)
+            return r;
         if (c->dist_token &&
-            (!nm->head_dist || (r = vit__bind_linear(L, &m->head_dist_w, &m->head_dist_b, "", nm->head_dist, c->num_classes, c->dim, why)) != VIT_OK))
-            return nm->head_dist ? r : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no distillation head", L->st.src, nm->naming);
+            (!nm->head_dist || (r = vit__bind_linear(L, &m->head_dist_w, &m->head_dist_b, "", nm->head_dist,
+                                                     c->num_classes, c->dim, why)) != VIT_OK))
+            return nm->head_dist
+                       ? r
+                       : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no distillation head", L->st.src, nm->naming);
     }
     return VIT_OK;
 }
@@ -6984,7 +7582,8 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
 /* Attention pooling (VIT_POOL_MAP) of the Np patch tokens x (B, Np, C)
    into pooled (B, C): the probe's query against every token's key and
    value, per head, the projection, then z + MLP(LayerNorm(z)). */
-static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *x, float *pooled, int32_t B, int32_t Np) {
+static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *x, float *pooled, int32_t B,
+                                 int32_t Np) {
     const vit_config *c = &m->cfg;
     const vit_attn_pool_weights *w = &m->pool_w;
     int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
@@ -6995,11 +7594,16 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     vit_result r;
     void *xs;
     if ((r = vit__fits((double)B * Np * 2 * C, B, "attention pool")) != VIT_OK) return r;
-    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, 1, C), &w->kv_w, B * Np, C), &w->proj_w, B, C),
-                          &xs)) != VIT_OK)
+    if ((r = vit__scratch(
+             a,
+             vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, 1, C), &w->kv_w, B * Np, C),
+                                &w->proj_w, B, C),
+             &xs)) != VIT_OK)
         return r;
-    if ((r = vit__tensor4(a, &q, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &kv, 3, B, Np, 2 * C, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &sc, 3, B, NH, Np, 1)) != VIT_OK || (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
+    if ((r = vit__tensor4(a, &q, 2, B, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &kv, 3, B, Np, 2 * C, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &sc, 3, B, NH, Np, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
         return r;
     lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
@@ -7030,7 +7634,8 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
    of the patch tokens, or attention pooling; the final LayerNorm before
    the pool on every token (norm_tokens) or after it on the pooled vector
    (LayerNorm is per token, so for a token pool the two agree). */
-static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, float *pooled, float *dist, int32_t B, int32_t T) {
+static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, float *pooled, float *dist, int32_t B,
+                                int32_t T) {
     const vit_config *c = &m->cfg;
     int32_t C = c->dim, P = vit__prefix(c), first = c->pool == VIT_POOL_MEAN ? 0 : P, bi, l, i;
     if (c->pool == VIT_POOL_MAP) {
@@ -7041,7 +7646,8 @@ static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, fl
         if (!vit_arena_counting(a)) {
             vit_k_layernorm(tok, tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
             for (bi = 0; bi < B; bi++)
-                memcpy(patches.data + (size_t)bi * (T - P) * C, tok + ((size_t)bi * T + P) * C, (size_t)(T - P) * C * sizeof(float));
+                memcpy(patches.data + (size_t)bi * (T - P) * C, tok + ((size_t)bi * T + P) * C,
+                       (size_t)(T - P) * C * sizeof(float));
         }
         r = vit__attn_pool(m, a, patches.data, pooled, B, T - P);
         vit_arena_rewind(a, mark);
@@ -7068,12 +7674,14 @@ static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, fl
     return VIT_OK;
 }
 
-static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out) {
+static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                               vit_tensor *out) {
     const vit_config *c = &m->cfg;
     int32_t B, C = c->dim, G = c->image_size / c->patch_size, T = G * G + vit__prefix(c), l, i;
     /* No head: the representation (transformers' pooler output) if there
        is a pre-logits layer, else the features. */
-    int tokens = o && o->tokens, features = !tokens && ((o && o->features) || (c->num_classes == 0 && c->representation_size == 0));
+    int tokens = o && o->tokens,
+        features = !tokens && ((o && o->features) || (c->num_classes == 0 && c->representation_size == 0));
     int32_t width = features ? C : c->num_classes ? c->num_classes : c->representation_size;
     vit_tensor y, tok, nxt, pooled, dist, pre, swap;
     vit_tensor *att = o ? o->attn : NULL;
@@ -7082,8 +7690,9 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     void *xs;
     char s[64];
     if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
-        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)", vit_tensor_shape_str(x, s, sizeof s),
-                         (int)c->in_channels, (int)c->image_size, (int)c->image_size);
+        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)",
+                         vit_tensor_shape_str(x, s, sizeof s), (int)c->in_channels, (int)c->image_size,
+                         (int)c->image_size);
     B = x->shape[0];
     if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit")) != VIT_OK ||
         (att && (r = vit__fits((double)B * c->heads * T * T, B, "vit attention")) != VIT_OK))
@@ -7107,14 +7716,17 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
 
     /* L x (LN -> MHSA -> residual -> LN -> MLP -> residual) */
     for (l = 0; l < c->depth; l++) {
-        if ((r = vit__block_core(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) != VIT_OK) return r;
+        if ((r = vit__block_core(a, &m->block, &m->blocks[l], tok.data, nxt.data, att ? att[l].data : NULL, B, T)) !=
+            VIT_OK)
+            return r;
         swap = tok; tok = nxt; nxt = swap;
     }
 
     /* every token, after the final LayerNorm where the trunk has it */
     if (tokens) {
         if (!vit_arena_counting(a)) {
-            if (!((const vit__vit_naming *)vit__naming_of(m))->raw_tokens && (c->pool == VIT_POOL_CLS || c->pool == VIT_POOL_MAP || c->norm_tokens))
+            if (!((const vit__vit_naming *)vit__naming_of(m))->raw_tokens &&
+                (c->pool == VIT_POOL_CLS || c->pool == VIT_POOL_MAP || c->norm_tokens))
                 vit_k_layernorm(y.data, tok.data, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
             else
                 memcpy(y.data, tok.data, (size_t)B * T * C * sizeof(float));
@@ -7125,7 +7737,9 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     }
 
     /* pool */
-    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dist, 2, B, C, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &pooled, 2, B, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dist, 2, B, C, 1, 1)) != VIT_OK)
+        return r;
     if ((r = vit__vit_pool(m, a, tok.data, pooled.data, dist.data, B, T)) != VIT_OK) return r;
 
     /* DeiT: the features are the two tokens' mean, the logits the two
@@ -7136,7 +7750,9 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
         if (!vit_arena_counting(a) && features)
             for (i = 0; i < B * C; i++) pooled.data[i] = (pooled.data[i] + dist.data[i]) / 2.0f;
         else if (!features && c->num_classes) {
-            if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &m->head_w, B, C), &m->head_dist_w, B, C), &xs)) != VIT_OK) return r;
+            if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &m->head_w, B, C), &m->head_dist_w, B, C),
+                                  &xs)) != VIT_OK)
+                return r;
             if (!vit_arena_counting(a)) {
                 vit__dense(y.data, pooled.data, &m->head_w, m->head_b.data, B, C, c->num_classes, xs);
                 vit__dense(y2.data, dist.data, &m->head_dist_w, m->head_dist_b.data, B, C, c->num_classes, xs);
@@ -7158,7 +7774,9 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
         }
         pooled = pre;
     }
-    if (!features && c->num_classes && (r = vit__scratch(a, vit__dense_scratch(0, &m->head_w, B, pooled.shape[1]), &xs)) != VIT_OK) return r;
+    if (!features && c->num_classes &&
+        (r = vit__scratch(a, vit__dense_scratch(0, &m->head_w, B, pooled.shape[1]), &xs)) != VIT_OK)
+        return r;
     if (!vit_arena_counting(a)) {
         if (features || !c->num_classes) memcpy(y.data, pooled.data, (size_t)B * width * sizeof(float));
         else vit__dense(y.data, pooled.data, &m->head_w, m->head_b.data, B, pooled.shape[1], c->num_classes, xs);
@@ -7173,13 +7791,15 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
 static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
     char saved[sizeof vit__err];
     vit_preprocess p;
-    int own = vit_model_meta(m, "input_mean") || vit_model_meta(m, "input_resize") || vit_model_meta(m, "input_crop_pct");
+    int own =
+        vit_model_meta(m, "input_mean") || vit_model_meta(m, "input_resize") || vit_model_meta(m, "input_crop_pct");
     memcpy(saved, vit__err, sizeof saved);
     if (vit_model_preprocess(m, &p) != VIT_OK) vit__bprintf(b, "  images: none (%s)\n", vit__err);
     else {
         int32_t c, C = m->cfg.in_channels < 3 ? m->cfg.in_channels : 3;
-        vit__bprintf(b, "  images: resize %s %d, %s, crop %d%s, mean", p.squash ? "both sides to" : "the short side to", (int)p.resize,
-                     p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", (int)p.crop, p.crop_floor ? " (offset rounded down)" : "");
+        vit__bprintf(b, "  images: resize %s %d, %s, crop %d%s, mean", p.squash ? "both sides to" : "the short side to",
+                     (int)p.resize, p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", (int)p.crop,
+                     p.crop_floor ? " (offset rounded down)" : "");
         for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.mean[c]);
         vit__bprintf(b, ", std");
         for (c = 0; c < C; c++) vit__bprintf(b, " %g", (double)p.std[c]);
@@ -7188,20 +7808,42 @@ static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
     memcpy(vit__err, saved, sizeof saved);
 }
 
+/* The family a ViT's structure belongs to, from the pieces only that family
+   has: a file says what it holds, not where it came from. */
+static const char *vit__vit_family(const vit_config *c) {
+    if (c->dist_token) return "DeiT distilled (a distillation token and head)";
+    if (c->pool == VIT_POOL_MAP) return "SigLIP (an attention-pool head)";
+    if (c->pre_norm) return c->act == VIT_ACT_QUICK_GELU ? "CLIP, OpenAI's (LayerNorm before the blocks, QuickGELU)"
+                                                         : "CLIP (LayerNorm before the blocks)";
+    if (c->glu) return "DINOv2-giant (SwiGLU)";
+    if (c->layer_scale && c->reg_tokens) return "DINOv2 with registers (layer scale, register tokens)";
+    if (c->layer_scale && c->patch_size == 14) return "DINOv2 (layer scale, patch 14)";
+    if (c->layer_scale) return "DeiT III (layer scale)";
+    if (c->qk_norm) return "ViT with qk-norm";
+    if (!c->class_token) return "ViT without a class token (average pooling)";
+    return "ViT (torchvision, timm, transformers, DeiT)";
+}
+
 static void vit__vit_describe(const vit_model *m, vit__buf *b) {
-    static const char *const pools[] = {"class token", "mean of all tokens", "mean of the patch tokens", "attention pooling"};
+    static const char *const pools[] = {"class token", "mean of all tokens", "mean of the patch tokens",
+                                        "attention pooling"};
     const vit_config *c = &m->cfg;
     int32_t G = c->image_size / c->patch_size, P = vit__prefix(c);
-    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches", (int)c->image_size, (int)c->image_size, (int)c->in_channels,
-                 (int)c->patch_size, (int)(G * G + P), (int)(G * G));
-    if (P) vit__bprintf(b, " after %d prefix tokens:%s%s", (int)P, c->class_token ? " class" : "", c->dist_token ? " distillation" : "");
+    vit__bprintf(b, "  family: %s\n", vit__vit_family(c));
+    vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches", (int)c->image_size,
+                 (int)c->image_size, (int)c->in_channels, (int)c->patch_size, (int)(G * G + P), (int)(G * G));
+    if (P)
+        vit__bprintf(b, " after %d prefix tokens:%s%s", (int)P, c->class_token ? " class" : "",
+                     c->dist_token ? " distillation" : "");
     if (c->reg_tokens) vit__bprintf(b, " %d registers", (int)c->reg_tokens);
-    vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s), LayerNorm eps %g%s%s%s%s\n", (int)c->depth, (int)c->dim, (int)c->heads,
-                 (int)c->mlp_dim, vit__act_name(c->act), c->glu ? ", gated" : "", (double)c->ln_eps,
-                 c->scale_after_softmax ? ", attention scaled after the softmax" : "", c->layer_scale ? ", layer scale" : "",
-                 c->qk_norm ? ", qk-norm" : "", c->pre_norm ? ", LayerNorm before the blocks" : "");
+    vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s), LayerNorm eps %g%s%s%s%s\n", (int)c->depth,
+                 (int)c->dim, (int)c->heads, (int)c->mlp_dim, vit__act_name(c->act), c->glu ? ", gated" : "",
+                 (double)c->ln_eps, c->scale_after_softmax ? ", attention scaled after the softmax" : "",
+                 c->layer_scale ? ", layer scale" : "", c->qk_norm ? ", qk-norm" : "",
+                 c->pre_norm ? ", LayerNorm before the blocks" : "");
     vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
-                 c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes, (int)c->representation_size);
+                 c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes,
+                 (int)c->representation_size);
     vit__bprintf(b, "  input (B, %d, %d, %d)\n", (int)c->in_channels, (int)c->image_size, (int)c->image_size);
     vit__vit_describe_pp(m, b);
 }
@@ -7222,16 +7864,24 @@ typedef struct vit__kind_def {
     int n_names;                           /* rows */
     vit_result (*check)(vit_model *m, vit__ld *L);
     vit_result (*bind)(vit__ld *L, vit_model *m, const void *names);
-    vit_result (*run)(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o, vit_tensor *out);
+    vit_result (*run)(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
+                      vit_tensor *out);
     void (*describe)(const vit_model *m, vit__buf *b);
     vit_result (*input)(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t *shape);
 } vit__kind_def;
 
 static const vit__kind_def vit__kinds[] = {
-#define VIT__KIND_DEF(e, name, str, fields)                                                                                           \
-    {str, vit__##name##_keys, vit__##name##_names, sizeof vit__##name##_names[0],                                                     \
-     (int)(sizeof vit__##name##_names / sizeof vit__##name##_names[0]), vit__##name##_check, vit__##name##_bind, vit__##name##_run, \
-     vit__##name##_describe, vit__##name##_input},
+#define VIT__KIND_DEF(e, name, str, fields) \
+    {str, \
+     vit__##name##_keys, \
+     vit__##name##_names, \
+     sizeof vit__##name##_names[0], \
+     (int)(sizeof vit__##name##_names / sizeof vit__##name##_names[0]), \
+     vit__##name##_check, \
+     vit__##name##_bind, \
+     vit__##name##_run, \
+     vit__##name##_describe, \
+     vit__##name##_input},
     VIT_KINDS(VIT__KIND_DEF)
 #undef VIT__KIND_DEF
 };
@@ -7241,21 +7891,37 @@ typedef char vit__kinds_match_the_enum[sizeof vit__kinds / sizeof vit__kinds[0] 
 /* Strings files written before vit.h 0.2 use, named after the tutorials
    the modules came from; read as the names that say what they are. */
 static const struct { const char *old, *now; } vit__kind_alias[] = {{"seed002_classifier", "sdsa_classifier"}};
-static const struct { const char *kind, *old, *now; } vit__naming_alias[] = {
-    {"vit", "seed001", "patchify"}, {"vit", "seed004", "einops"}, {"encoder_block", "seed001", "patchify"},
-    {"encoder_block", "seed004", "einops"}, {"mha", "seed000", "proj_qkv"}, {"mha", "seed004", "einops"}, {"mlp", "seed001", "seq_layers"},
-    {"mlp", "seed002", "seq_mlp"}, {"mlp", "seed004", "einops"}, {"patch_embed", "seed000", "conv_proj"},
-    {"patch_embed", "seed001", "conv_proj"}, {"patch_embed", "seed004", "einops"}, {"sdpa", "seed000", "default"},
-    {"se", "seed000", "torchvision"}, {"sdsa", "seed002", "default"}, {"sdsa_classifier", "seed002", "default"},
-    {"emsa", "seed003", "default"}, {"shuffle", "seed003", "default"}, {"sge", "seed003", "default"}, {"aft", "seed003", "default"},
-    {"outlook", "seed003", "default"}};
+static const struct { const char *kind, *old, *now;
+} vit__naming_alias[] = {{"vit", "seed001", "patchify"},
+                         {"vit", "seed004", "einops"},
+                         {"encoder_block", "seed001", "patchify"},
+                         {"encoder_block", "seed004", "einops"},
+                         {"mha", "seed000", "proj_qkv"},
+                         {"mha", "seed004", "einops"},
+                         {"mlp", "seed001", "seq_layers"},
+                         {"mlp", "seed002", "seq_mlp"},
+                         {"mlp", "seed004", "einops"},
+                         {"patch_embed", "seed000", "conv_proj"},
+                         {"patch_embed", "seed001", "conv_proj"},
+                         {"patch_embed", "seed004", "einops"},
+                         {"sdpa", "seed000", "default"},
+                         {"se", "seed000", "torchvision"},
+                         {"sdsa", "seed002", "default"},
+                         {"sdsa_classifier", "seed002", "default"},
+                         {"emsa", "seed003", "default"},
+                         {"shuffle", "seed003", "default"},
+                         {"sge", "seed003", "default"},
+                         {"aft", "seed003", "default"},
+                         {"outlook", "seed003", "default"}};
 
 VITDEF const char *vit_kind_name(vit_kind k) {
     return (int)k >= 0 && (int)k < VIT_KIND_COUNT ? vit__kinds[k].name : "unknown";
 }
 
 /* Row i of a kind's naming table. */
-static const void *vit__naming_row(const vit__kind_def *d, int i) { return (const char *)d->names + (size_t)i * d->names_size; }
+static const void *vit__naming_row(const vit__kind_def *d, int i) {
+    return (const char *)d->names + (size_t)i * d->names_size;
+}
 
 static const void *vit__naming_of(const vit_model *m) {
     const vit__kind_def *d = &vit__kinds[m->kind];
@@ -7274,22 +7940,26 @@ static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
         else memcpy(dst, &i, sizeof i);
         return VIT_OK;
     }
-    if (!s) return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src, k->key);
+    if (!s)
+        return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src,
+                         k->key);
     if (k->type == 'i') {
         long v = strtol(s, &end, 10);
         int32_t i = (int32_t)v;
         if (end == s || *end || v < k->lo || v > k->hi)
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %.0f..%.0f", L->st.src, name, s, k->lo, k->hi);
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %.0f..%.0f", L->st.src,
+                             name, s, k->lo, k->hi);
         memcpy(dst, &i, sizeof i);
     } else if (k->type == 'f' || k->type == 'p') {
         double v = strtod(s, &end);
         float f = (float)v;
         int open = k->type == 'p';
         if (end == s || *end || !(open ? v > k->lo && v < k->hi : v >= k->lo && v <= k->hi))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in %s%g, %g%s", L->st.src, name, s, open ? "(" : "[", k->lo,
-                             k->hi, open ? ")" : "]");
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in %s%g, %g%s", L->st.src,
+                             name, s, open ? "(" : "[", k->lo, k->hi, open ? ")" : "]");
         if ((v != 0.0 && f == 0.0f) || isinf(f))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is %s as a float", L->st.src, name, s, f == 0.0f ? "0" : "infinite");
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is %s as a float", L->st.src, name, s,
+                             f == 0.0f ? "0" : "infinite");
         memcpy(dst, &f, sizeof f);
     } else {
         /* 'e': the word's index in words */
@@ -7300,7 +7970,9 @@ static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
             if (len == n && !memcmp(w, s, n)) break;
             w += len + (w[len] == ',');
         }
-        if (!*w) return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not one of %s", L->st.src, name, s, k->words);
+        if (!*w)
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not one of %s", L->st.src, name, s,
+                             k->words);
         memcpy(dst, &i, sizeof i);
     }
     return VIT_OK;
@@ -7326,18 +7998,22 @@ static vit_result vit__read_config(vit__ld *L) {
         if (!strcmp(kind, vit__kind_alias[i].old)) kind = vit__kind_alias[i].now;
     for (k = 0; kind && k < VIT_KIND_COUNT && !d; k++)
         if (!strcmp(kind, vit__kinds[k].name)) d = &vit__kinds[k];
-    if (!d) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", L->st.src, kind ? kind : "(none)");
+    if (!d)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: kind '%s' is not one vit.h runs", L->st.src, kind ? kind : "(none)");
     m->kind = (vit_kind)(d - vit__kinds);
     for (i = 0; naming && i < sizeof vit__naming_alias / sizeof vit__naming_alias[0]; i++)
-        if (!strcmp(kind, vit__naming_alias[i].kind) && !strcmp(naming, vit__naming_alias[i].old)) naming = vit__naming_alias[i].now;
+        if (!strcmp(kind, vit__naming_alias[i].kind) && !strcmp(naming, vit__naming_alias[i].old))
+            naming = vit__naming_alias[i].now;
     /* no naming: the kind's first */
     if (!naming) naming = *(const char *const *)d->names;
     if (!vit__find_naming(d->names, d->names_size, (size_t)d->n_names, naming)) {
         char known[256];
         size_t u = 0;
         for (k = 0; k < d->n_names && u < sizeof known; k++)
-            u += (size_t)snprintf(known + u, sizeof known - u, "%s%s", k ? ", " : "", *(const char *const *)vit__naming_row(d, k));
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown %s naming '%s' (vit.h reads %s)", L->st.src, d->name, naming, known);
+            u += (size_t)snprintf(known + u, sizeof known - u, "%s%s", k ? ", " : "",
+                                  *(const char *const *)vit__naming_row(d, k));
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: unknown %s naming '%s' (vit.h reads %s)", L->st.src, d->name, naming,
+                         known);
     }
     snprintf(m->naming, sizeof m->naming, "%s", naming);
     if ((r = vit__read_keys(L, d->keys, m)) != VIT_OK) return r;
@@ -7369,7 +8045,8 @@ static vit_result vit__bind_meta(vit__ld *L) {
     if (!meta) return VIT_ERR_OOM;
     for (i = 0; i < 2 * n; i++) {
         int32_t k = i / 2;
-        const char *src = k < L->st.nmeta ? (i % 2 ? L->st.mv[k] : L->st.mk[k]) : (i % 2 ? L->xv[k - L->st.nmeta] : L->xk[k - L->st.nmeta]);
+        const char *src = k < L->st.nmeta ? (i % 2 ? L->st.mv[k] : L->st.mk[k])
+                                          : (i % 2 ? L->xv[k - L->st.nmeta] : L->xk[k - L->st.nmeta]);
         if ((r = vit__keep_str(L, src, &s)) != VIT_OK) return r;
         if (!counting) meta[i] = s;
     }
@@ -7427,7 +8104,8 @@ static vit_result vit__infer_2d(vit__ld *L, const char *name, const char *what, 
     if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", L->st.src, name, what);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
     if (e->ndim != 2 || e->shape[0] < 1 || e->shape[0] > (1 << 24) || e->shape[1] < 1)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected a (out, in) matrix (%s)", L->st.src, name, got, what);
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected a (out, in) matrix (%s)", L->st.src,
+                         name, got, what);
     *rows = (int32_t)e->shape[0];
     if (cols) *cols = (int32_t)e->shape[1];
     return VIT_OK;
@@ -7435,7 +8113,8 @@ static vit_result vit__infer_2d(vit__ld *L, const char *name, const char *what, 
 
 /* The config.json to read: opts' text or path, else the one beside `path`
    (missing is fine). c->st.src is set when there is one. */
-static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name, size_t name_size) {
+static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path,
+                                char *name, size_t name_size) {
     const char *text = NULL;
     size_t n = 0;
     (void)text_arena; /* unused under VIT_NO_STDIO */
@@ -7450,7 +8129,8 @@ static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_lo
         if ((r = vit__read_file(o->config_path, (size_t)16 << 20, text_arena, &n)) != VIT_OK) return r;
         text = (const char *)text_arena->base;
 #else
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: config_path needs file I/O (built with VIT_NO_STDIO)", o->config_path);
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: config_path needs file I/O (built with VIT_NO_STDIO)",
+                         o->config_path);
 #endif
     } else if (path && !(o && o->no_config_search)) {
 #ifndef VIT_NO_STDIO
@@ -7481,9 +8161,11 @@ static const struct { int32_t dim, heads; } vit__std_heads[] = {
 /* An activation's name in a config.json (transformers' hidden_act, timm's
    act_layer) as a vit_act; -1 when vit.h has none. */
 static int vit__act_of(const char *s) {
-    static const struct { const char *name; vit_act act; } t[] = {
-        {"gelu", VIT_ACT_GELU}, {"relu", VIT_ACT_RELU}, {"gelu_tanh", VIT_ACT_GELU_TANH}, {"gelu_pytorch_tanh", VIT_ACT_GELU_TANH},
-        {"gelu_new", VIT_ACT_GELU_TANH}, {"quick_gelu", VIT_ACT_QUICK_GELU}, {"silu", VIT_ACT_SILU}, {"swish", VIT_ACT_SILU}};
+    static const struct { const char *name; vit_act act;
+    } t[] = {{"gelu", VIT_ACT_GELU},           {"relu", VIT_ACT_RELU},
+             {"gelu_tanh", VIT_ACT_GELU_TANH}, {"gelu_pytorch_tanh", VIT_ACT_GELU_TANH},
+             {"gelu_new", VIT_ACT_GELU_TANH},  {"quick_gelu", VIT_ACT_QUICK_GELU},
+             {"silu", VIT_ACT_SILU},           {"swish", VIT_ACT_SILU}};
     size_t i;
     for (i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(s, t[i].name)) return (int)t[i].act;
@@ -7534,11 +8216,15 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
             variant = nm->variant;
     }
     if (!e) {
-        if (!st->n) return vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata and no tensors; hint: export with tools/export.py", src);
-        return vit__fail(VIT_ERR_MISSING,
-                         "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
-                         "patch_embed.*, transformers [vit.]embeddings.*, Dinov2Model, CLIPVisionModel, SiglipVisionModel); hint: "
-                         "export with tools/export.py", src, st->e[0].name);
+        if (!st->n)
+            return vit__fail(VIT_ERR_MISSING, "%s: no vit.h metadata and no tensors; hint: export with tools/export.py",
+                             src);
+        return vit__fail(
+            VIT_ERR_MISSING,
+            "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
+            "patch_embed.*, transformers [vit.]embeddings.*, Dinov2Model, CLIPVisionModel, SiglipVisionModel); hint: "
+            "export with tools/export.py",
+            src, st->e[0].name);
     }
     m->kind = VIT_KIND_VIT;
     snprintf(m->naming, sizeof m->naming, "%s", nm->naming);
@@ -7549,9 +8235,10 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     e = vit__entry_find(st, n);
     if (!e) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the patch embedding)", src, n);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
-    if (e->ndim != 4 || e->shape[2] != e->shape[3] || e->shape[0] < 1 || e->shape[0] > 65536 || e->shape[1] < 1 || e->shape[1] > 64 ||
-        e->shape[2] < 1 || e->shape[2] > 8192)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected (hidden, in_channels, P, P)", src, e->name, got);
+    if (e->ndim != 4 || e->shape[2] != e->shape[3] || e->shape[0] < 1 || e->shape[0] > 65536 || e->shape[1] < 1 ||
+        e->shape[1] > 64 || e->shape[2] < 1 || e->shape[2] > 8192)
+        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected (hidden, in_channels, P, P)", src,
+                         e->name, got);
     c->dim = (int32_t)e->shape[0];
     c->in_channels = (int32_t)e->shape[1];
     c->patch_size = (int32_t)e->shape[2];
@@ -7565,7 +8252,9 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     c->dist_token = nm->patch.dist && vit__has(L, n);
     snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.reg ? nm->patch.reg : "");
     if (nm->patch.reg && vit__infer_shape(L, n, 3, d)) {
-        if (d[1] < 1 || d[1] > 64) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': %lld register tokens, vit.h takes 1..64", src, n, (long long)d[1]);
+        if (d[1] < 1 || d[1] > 64)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': %lld register tokens, vit.h takes 1..64", src, n,
+                             (long long)d[1]);
         c->reg_tokens = (int32_t)d[1];
     }
     P = vit__prefix(c);
@@ -7575,12 +8264,16 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
        timm's default, none with its no_embed_class, the class token alone
        in transformers' DINOv2 with registers) */
     snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.pos);
-    if (!(e = vit__entry_find(st, n))) return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
+    if (!(e = vit__entry_find(st, n)))
+        return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
     vit__shape_text(got, sizeof got, e->ndim, e->shape);
     T = (int32_t)(e->ndim == 3 ? e->shape[1] : e->ndim == 2 ? e->shape[0] : 0);
-    if (e->ndim != 3 - !nm->patch.pos3d || (e->ndim == 3 && e->shape[0] != 1) || e->shape[e->ndim - 1] != c->dim || T < 1 || T > 16384)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has shape %s, expected %s with 1 <= T <= 16384 (hidden size %d from the patch embedding)",
-                         src, n, got, nm->patch.pos3d ? "[1,T,C]" : "[T,C]", (int)c->dim);
+    if (e->ndim != 3 - !nm->patch.pos3d || (e->ndim == 3 && e->shape[0] != 1) || e->shape[e->ndim - 1] != c->dim ||
+        T < 1 || T > 16384)
+        return vit__fail(
+            VIT_ERR_SHAPE,
+            "%s: tensor '%s' has shape %s, expected %s with 1 <= T <= 16384 (hidden size %d from the patch embedding)",
+            src, n, got, nm->patch.pos3d ? "[1,T,C]" : "[T,C]", (int)c->dim);
     {
         /* config.json's image size settles it; else the first that fits */
         int32_t tries[3], nt = 0, j;
@@ -7589,14 +8282,19 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         if (P > 0) tries[nt++] = 0;
         for (j = 0, k = -1; j < nt && k < 0; j++) {
             for (G = 1; G * G < T - tries[j]; G++) {}
-            if (T - tries[j] >= 1 && G * G == T - tries[j] && (!cj->image || G * c->patch_size == cj->image)) k = tries[j];
+            if (T - tries[j] >= 1 && G * G == T - tries[j] && (!cj->image || G * c->patch_size == cj->image))
+                k = tries[j];
         }
     }
     if (k < 0)
-        return vit__fail(VIT_ERR_SHAPE, "%s: tensor '%s' has %d positions; vit.h needs a square grid of G*G patches after %d, 1 or 0 of the "
-                         "%d prefix tokens", src, n, (int)T, (int)P, (int)P);
+        return vit__fail(
+            VIT_ERR_SHAPE,
+            "%s: tensor '%s' has %d positions; vit.h needs a square grid of G*G patches after %d, 1 or 0 of the "
+            "%d prefix tokens",
+            src, n, (int)T, (int)P, (int)P);
     c->pos_prefix = k;
-    if ((int64_t)G * c->patch_size > 8192) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
+    if ((int64_t)G * c->patch_size > 8192)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
     c->image_size = G * c->patch_size;
     snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre_norm ? nm->pre_norm : "");
     c->pre_norm = nm->pre_norm && vit__has(L, n);
@@ -7622,11 +8320,15 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if ((r = vit__infer_2d(L, n, "the MLP's first linear", &H1, NULL)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->fc2);
     if ((r = vit__infer_2d(L, n, "the MLP's second linear", &i, &c->mlp_dim)) != VIT_OK) return r;
-    if (c->mlp_dim > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': an MLP of %d is more than vit.h supports", src, n, (int)c->mlp_dim);
+    if (c->mlp_dim > (1 << 20))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': an MLP of %d is more than vit.h supports", src, n,
+                         (int)c->mlp_dim);
     c->glu = H1 == 2 * c->mlp_dim;
     if (!c->glu && H1 != c->mlp_dim)
-        return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src, (int)c->mlp_dim, (int)H1);
-    if (bn->mha_names->layout == VIT__QKV_SEPARATE) snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, bn->mha_names->q);
+        return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src,
+                         (int)c->mlp_dim, (int)H1);
+    if (bn->mha_names->layout == VIT__QKV_SEPARATE)
+        snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, bn->mha_names->q);
     else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->b);
     c->qkv_bias = vit__has(L, n);
     snprintf(n, sizeof n, "%s%s", pre, bn->ls1 ? bn->ls1 : "");
@@ -7637,22 +8339,26 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     /* head (classes, C or R) and torchvision's pre_logits or transformers'
        pooler (R, C); a ViTModel's pooler is its output: no head then */
     snprintf(n, sizeof n, "%s.weight", nm->head ? nm->head : "");
-    if (nm->head && vit__entry_find(st, n) && (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK) return r;
+    if (nm->head && vit__entry_find(st, n) &&
+        (r = vit__infer_2d(L, n, "the classifier", &c->num_classes, &feat)) != VIT_OK)
+        return r;
     snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre ? nm->pre : "");
     if (nm->pre && vit__entry_find(st, n) && (nm->pre_with_head || !c->num_classes) &&
         (r = vit__infer_2d(L, n, "the pre-logits layer", &c->representation_size, NULL)) != VIT_OK)
         return r;
-    if (c->representation_size > (1 << 20)) return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
+    if (c->representation_size > (1 << 20))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
 
     /* config.json's sizes must be the weights' */
     if (cj->st.src) {
-        const struct { const char *key; int32_t said, found; } chk[] = {
-            {"hidden_size", cj->hidden, c->dim}, {"num_hidden_layers", cj->layers, c->depth}, {"intermediate_size", cj->mlp, c->mlp_dim},
-            {"image_size", cj->image, c->image_size}, {"patch_size", cj->patch, c->patch_size}, {"num_channels", cj->channels, c->in_channels}};
+        const struct { const char *key; int32_t said, found;
+        } chk[] = {{"hidden_size", cj->hidden, c->dim},        {"num_hidden_layers", cj->layers, c->depth},
+                   {"intermediate_size", cj->mlp, c->mlp_dim}, {"image_size", cj->image, c->image_size},
+                   {"patch_size", cj->patch, c->patch_size},   {"num_channels", cj->channels, c->in_channels}};
         for (i = 0; i < (int32_t)(sizeof chk / sizeof chk[0]); i++)
             if (chk[i].said && chk[i].said != chk[i].found)
-                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but %s's weights have %d", cj->st.src, chk[i].key, (int)chk[i].said, src,
-                                 (int)chk[i].found);
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but %s's weights have %d", cj->st.src, chk[i].key,
+                                 (int)chk[i].said, src, (int)chk[i].found);
     }
 
     /* heads: the caller's, config.json's, or the standard size's */
@@ -7666,20 +8372,25 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         for (i = 0; i < (int32_t)(sizeof vit__std_heads / sizeof vit__std_heads[0]); i++)
             if (vit__std_heads[i].dim == c->dim) break;
         if (i == (int32_t)(sizeof vit__std_heads / sizeof vit__std_heads[0]))
-            return vit__fail(VIT_ERR_MISSING, "%s: cannot tell the number of attention heads of a ViT of hidden size %d; give it "
-                             "(vit_load_opts.heads, vit --heads N) or a config.json with num_attention_heads", src, (int)c->dim);
+            return vit__fail(VIT_ERR_MISSING,
+                             "%s: cannot tell the number of attention heads of a ViT of hidden size %d; give it "
+                             "(vit_load_opts.heads, vit --heads N) or a config.json with num_attention_heads",
+                             src, (int)c->dim);
         c->heads = vit__std_heads[i].heads;
         heads_from = "the standard for its hidden size";
     }
     if (c->dim % c->heads)
-        return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim, (int)c->heads, heads_from);
+        return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim,
+                         (int)c->heads, heads_from);
 
     /* LayerNorm eps and activation: config.json's, else what timm's
        architecture name implies, else the library's default (SiLU for a
        gated MLP) */
     c->ln_eps = nm->ln_eps;
     c->act = c->glu ? VIT_ACT_SILU : nm->act;
-    for (i = 0; cj->arch && nm->pool_rule == VIT__POOL_TIMM && i < (int32_t)(sizeof vit__timm_arch / sizeof vit__timm_arch[0]); i++)
+    for (i = 0;
+         cj->arch && nm->pool_rule == VIT__POOL_TIMM && i < (int32_t)(sizeof vit__timm_arch / sizeof vit__timm_arch[0]);
+         i++)
         if (strstr(cj->arch, vit__timm_arch[i].part)) {
             c->ln_eps = vit__timm_arch[i].ln_eps;
             if (vit__timm_arch[i].act >= 0) c->act = (vit_act)vit__timm_arch[i].act;
@@ -7689,8 +8400,10 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (cj->act && !c->glu) { /* a gated MLP is SwiGLU whatever the config's activation */
         int a = vit__act_of(cj->act);
         if (a < 0)
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: activation '%s' is not supported (vit.h has gelu, gelu_tanh, quick_gelu, silu and relu)",
-                             cj->st.src, cj->act);
+            return vit__fail(
+                VIT_ERR_UNSUPPORTED,
+                "%s: activation '%s' is not supported (vit.h has gelu, gelu_tanh, quick_gelu, silu and relu)",
+                cj->st.src, cj->act);
         c->act = (vit_act)a;
     }
 
@@ -7705,7 +8418,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         pool_name = "attention pooling";
     }
     if (cj->pool && nm->pool_rule != VIT__POOL_TIMM)
-        return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src, m->naming);
+        return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src,
+                         m->naming);
     if (nm->pool_rule == VIT__POOL_TIMM && c->pool != VIT_POOL_MAP) {
         int fc;
         snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->norm_alt);
@@ -7713,14 +8427,16 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         const char *gp = cj->pool ? cj->pool : fc || !c->class_token ? "avg" : "token";
         L->norm = fc ? nm->norm_alt : NULL;
         if (!strcmp(gp, "map"))
-            return vit__fail(VIT_ERR_MISSING, "%s: global_pool 'map', but the file has no tensor '%s%slatent' (the attention pool)",
+            return vit__fail(VIT_ERR_MISSING,
+                             "%s: global_pool 'map', but the file has no tensor '%s%slatent' (the attention pool)",
                              cj->st.src ? cj->st.src : src, L->pfx, nm->pool);
         if (!strcmp(gp, "avg")) {
             c->pool = VIT_POOL_AVG;
             c->norm_tokens = !fc;
             pool_name = fc ? "mean of the patch tokens, then fc_norm" : "norm, then the mean of the patch tokens";
         } else if (strcmp(gp, "token"))
-            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: global_pool '%s' is not supported (vit.h pools with 'token', 'avg' or 'map')",
+            return vit__fail(VIT_ERR_UNSUPPORTED,
+                             "%s: global_pool '%s' is not supported (vit.h pools with 'token', 'avg' or 'map')",
                              cj->st.src ? cj->st.src : src, gp);
         else c->pool = VIT_POOL_CLS;
     }
@@ -7728,9 +8444,10 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
 
     if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
     s = cj->arch && strcmp(cj->arch, variant) ? cj->arch : NULL;
-    snprintf(L->inferred, sizeof L->inferred, "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s%s, pool: %s", m->naming,
-             variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, vit__act_name(c->act), c->glu ? " (gated)" : "",
-             pool_name);
+    snprintf(L->inferred, sizeof L->inferred,
+             "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s%s, pool: %s", m->naming,
+             variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, vit__act_name(c->act),
+             c->glu ? " (gated)" : "", pool_name);
     return VIT_OK;
 }
 
@@ -7749,13 +8466,19 @@ static void vit__note(vit__ld *L, const char *fmt, ...) {
 
 /* A hint for a checkpoint tensor vit.h has no place for. */
 static const char *vit__unsupported_hint(const char *name) {
-    static const struct { const char *part, *hint; } t[] = {
-        {".ls1.", "layer scale (timm's init_values)"}, {".ls2.", "layer scale (timm's init_values)"},
-        {"reg_token", "register tokens"}, {"norm_pre", "a LayerNorm before the blocks (timm's pre_norm)"},
-        {"attn_pool", "attention pooling (timm's global_pool='map')"}, {"q_norm", "qk_norm"}, {"k_norm", "qk_norm"},
-        {"dist_token", "a distillation token (DeiT)"}, {"head_dist", "a distillation head (DeiT)"},
-        {"mask_token", "a mask token (masked image modelling)"}, {"patch_embed.norm", "a LayerNorm in the patch embedding"},
-        {"pooler.", "a pooler beside a classifier"}};
+    static const struct { const char *part, *hint;
+    } t[] = {{".ls1.", "layer scale (timm's init_values)"},
+             {".ls2.", "layer scale (timm's init_values)"},
+             {"reg_token", "register tokens"},
+             {"norm_pre", "a LayerNorm before the blocks (timm's pre_norm)"},
+             {"attn_pool", "attention pooling (timm's global_pool='map')"},
+             {"q_norm", "qk_norm"},
+             {"k_norm", "qk_norm"},
+             {"dist_token", "a distillation token (DeiT)"},
+             {"head_dist", "a distillation head (DeiT)"},
+             {"mask_token", "a mask token (masked image modelling)"},
+             {"patch_embed.norm", "a LayerNorm in the patch embedding"},
+             {"pooler.", "a pooler beside a classifier"}};
     static VIT__TLS char buf[96];
     size_t i;
     for (i = 0; i < sizeof t / sizeof t[0]; i++)
@@ -7768,7 +8491,8 @@ static const char *vit__unsupported_hint(const char *name) {
 
 /* Class names: opts' (a file or text), else config.json's, else the
    file's "labels" metadata when it names every class. */
-static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o, vit_arena *text, vit_arena *names) {
+static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_load_opts *o, vit_arena *text,
+                                      vit_arena *names) {
     vit_model *m = L->m;
     int32_t classes = m->kind == VIT_KIND_VIT ? m->cfg.num_classes : 0;
     const char *src = "labels", *buf = NULL, *meta;
@@ -7788,24 +8512,27 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
             return vit__fail(VIT_ERR_UNSUPPORTED, "%s: labels_path needs file I/O (built with VIT_NO_STDIO)", src);
 #endif
         }
-        if (!classes) return vit__fail(VIT_ERR_ARG, "%s: class labels given, but %s is not a ViT classifier", src, L->st.src);
+        if (!classes)
+            return vit__fail(VIT_ERR_ARG, "%s: class labels given, but %s is not a ViT classifier", src, L->st.src);
         if ((r = vit__labels_parse(names, src, buf, n, '\n', &L->labels, &L->n_labels)) != VIT_OK) return r;
         if (L->n_labels != classes)
-            return vit__fail(VIT_ERR_FORMAT, "%s: %d labels (lines) for the %d classes of %s", src, (int)L->n_labels, (int)classes, L->st.src);
+            return vit__fail(VIT_ERR_FORMAT, "%s: %d labels (lines) for the %d classes of %s", src, (int)L->n_labels,
+                             (int)classes, L->st.src);
         vit__note(L, "; labels from %s", src);
         return VIT_OK;
     }
     if (cj->st.src && cj->n_labels && classes) {
         if (cj->n_labels != classes)
-            return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names %d classes, %s's classifier has %d", cj->st.src, cj->labels_key, (int)cj->n_labels,
-                             L->st.src, (int)classes);
+            return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names %d classes, %s's classifier has %d", cj->st.src,
+                             cj->labels_key, (int)cj->n_labels, L->st.src, (int)classes);
         L->labels = cj->labels;
         L->n_labels = cj->n_labels;
         vit__note(L, "; labels from %s (%s)", cj->st.src, cj->labels_key);
         return VIT_OK;
     }
     meta = vit__meta(&L->st, "labels");
-    if (meta && classes && vit__labels_parse(names, "labels", meta, strlen(meta), ',', &L->labels, &L->n_labels) == VIT_OK &&
+    if (meta && classes &&
+        vit__labels_parse(names, "labels", meta, strlen(meta), ',', &L->labels, &L->n_labels) == VIT_OK &&
         L->n_labels != classes) {
         L->labels = NULL; /* a list that does not name every class is only metadata */
         L->n_labels = 0;
@@ -7816,7 +8543,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
 
 /* transformers' preprocessor_config.json beside the model file, if there
    is one (none from memory, or with no_config_search). */
-static vit_result vit__pp_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name, size_t name_size) {
+static vit_result vit__pp_load(vit__cfg *c, vit_arena *text_arena, const vit_load_opts *o, const char *path, char *name,
+                               size_t name_size) {
     c->center_crop = -1;
     c->resample = -1;
 #ifndef VIT_NO_STDIO
@@ -7854,14 +8582,19 @@ static void vit__input_meta(vit__ld *L, const vit__cfg *cj, const vit__cfg *pp) 
     if (mean[0]) { L->xk[L->nx] = "input_mean"; L->xv[L->nx++] = mean; }
     if (std[0]) { L->xk[L->nx] = "input_std"; L->xv[L->nx++] = std; }
     if (cj->crop[0] || cj->pcfg) { L->xk[L->nx] = "input_crop_pct"; L->xv[L->nx++] = cj->crop[0] ? cj->crop : "0.875"; }
-    if (cj->interp[0] || cj->pcfg) { L->xk[L->nx] = "input_interpolation"; L->xv[L->nx++] = cj->interp[0] ? cj->interp : "bicubic"; }
-    else if (pp->pp) {
+    if (cj->interp[0] || cj->pcfg) {
+        L->xk[L->nx] = "input_interpolation";
+        L->xv[L->nx++] = cj->interp[0] ? cj->interp : "bicubic";
+    } else if (pp->pp) {
         /* transformers' processors default to bilinear (ViT's) when silent */
         L->xk[L->nx] = "input_interpolation";
         L->xv[L->nx++] = pil[pp->resample >= 0 && pp->resample <= 5 ? pp->resample : 2];
     }
-    if (cj->crop_mode[0]) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = cj->crop_mode; }
-    else if (pp->size_h || pp->size_w) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = "squash"; } /* size {height, width}: SigLIP, ViT */
+    if (cj->crop_mode[0]) { L->xk[L->nx] = "input_crop_mode"; L->xv[L->nx++] = cj->crop_mode;
+    } else if (pp->size_h || pp->size_w) {
+        L->xk[L->nx] = "input_crop_mode";
+        L->xv[L->nx++] = "squash";
+    } /* size {height, width}: SigLIP, ViT */
     if (!pp->pp) return;
     if (pp->size_h || pp->size_w) {
         if (pp->size_h == pp->size_w) snprintf(L->xbuf[0], sizeof L->xbuf[0], "%d", (int)pp->size_h);
@@ -7887,7 +8620,8 @@ static int vit__ignored(const vit_model *m, const char *name) {
     return 0;
 }
 
-static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src, const vit_load_opts *o, const char *path) {
+static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size, const char *src,
+                            const vit_load_opts *o, const char *path) {
     vit__ld L;
     vit__cfg cj, pp;
     vit_arena cfg_text, pp_text, lab_text, lab_names;
@@ -7923,12 +8657,15 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
             snprintf(n, sizeof n, "%s%s.weight", L.pfx, nm->norm_alt ? nm->norm_alt : "");
             if (nm->norm_alt && vit__entry_find(&L.st, n)) L.norm = nm->norm_alt;
             if (o && o->heads > 0 && o->heads != m->cfg.heads) {
-                r = vit__fail(VIT_ERR_ARG, "%s: its metadata says num_heads=%d, the caller %d", src, (int)m->cfg.heads, (int)o->heads);
+                r = vit__fail(VIT_ERR_ARG, "%s: its metadata says num_heads=%d, the caller %d", src, (int)m->cfg.heads,
+                              (int)o->heads);
                 goto done;
             }
         }
     } else {
-        if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK || (r = vit__infer(&L, &cj, o)) != VIT_OK) goto done;
+        if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK ||
+            (r = vit__infer(&L, &cj, o)) != VIT_OK)
+            goto done;
         /* timm's preprocessing, for programs that read vit_model_meta */
         if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
         vit__input_meta(&L, &cj, &pp);
@@ -7939,8 +8676,8 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     if ((r = vit__bind_all(&L)) != VIT_OK) goto done;
     for (i = 0; i < L.st.n; i++)
         if (!L.st.e[i].used && !vit__ignored(m, L.st.e[i].name)) {
-            r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'%s", src, L.st.e[i].name,
-                          vit_kind_name(m->kind), m->naming, vit__unsupported_hint(L.st.e[i].name));
+            r = vit__fail(VIT_ERR_FORMAT, "%s: unexpected tensor '%s' for a %s model with naming '%s'%s", src,
+                          L.st.e[i].name, vit_kind_name(m->kind), m->naming, vit__unsupported_hint(L.st.e[i].name));
             goto done;
         }
     if ((r = vit_arena_init_alloc(&m->arena, m->arena.peak ? m->arena.peak : 1)) != VIT_OK) goto done;
@@ -8020,8 +8757,10 @@ VITDEF void vit_model_free(vit_model *m) {
 
 /* ---- model: forward ---- */
 
-static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
-    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
+static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts,
+                                vit_tensor *out) {
+    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT)
+        return vit__fail(VIT_ERR_ARG, "model: unknown kind %d", (int)m->kind);
     return vit__kinds[m->kind].run(m, act, x, opts, out);
 }
 
@@ -8030,26 +8769,33 @@ static vit_result vit__dispatch(const vit_model *m, vit_arena *act, const vit_te
    and an input of 1..VIT_MAX_DIMS positive dimensions. */
 static vit_result vit__check_call(const vit_model *m, const vit_tensor *x, const char *who) {
     int32_t i;
-    if (!m->arena.base) return vit__fail(VIT_ERR_ARG, "%s: the model is not loaded (zeroed by a failed load or vit_model_free)", who);
-    if (x->ndim < 1 || x->ndim > VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "%s: input has %d dimensions (1 to %d)", who, (int)x->ndim, VIT_MAX_DIMS);
+    if (!m->arena.base)
+        return vit__fail(VIT_ERR_ARG, "%s: the model is not loaded (zeroed by a failed load or vit_model_free)", who);
+    if (x->ndim < 1 || x->ndim > VIT_MAX_DIMS)
+        return vit__fail(VIT_ERR_SHAPE, "%s: input has %d dimensions (1 to %d)", who, (int)x->ndim, VIT_MAX_DIMS);
     for (i = 0; i < x->ndim; i++)
-        if (x->shape[i] < 1) return vit__fail(VIT_ERR_SHAPE, "%s: input dimension %d is %d", who, (int)i, (int)x->shape[i]);
+        if (x->shape[i] < 1)
+            return vit__fail(VIT_ERR_SHAPE, "%s: input dimension %d is %d", who, (int)i, (int)x->shape[i]);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x, const vit_forward_opts *opts, vit_tensor *out) {
+VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vit_tensor *x,
+                                    const vit_forward_opts *opts, vit_tensor *out) {
     size_t i, n, mark;
     vit_result r;
     vit_tensor y;
     if (!m || !act || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "vit_model_forward: NULL argument");
     if (vit_arena_counting(act))
-        return vit__fail(VIT_ERR_ARG, "vit_model_forward: act is a counting arena (no buffer); size one with vit_model_memory, then allocate it");
+        return vit__fail(
+            VIT_ERR_ARG,
+            "vit_model_forward: act is a counting arena (no buffer); size one with vit_model_memory, then allocate it");
     if ((r = vit__check_call(m, x, "vit_model_forward")) != VIT_OK) return r;
     n = vit_tensor_numel(x);
     if (!vit__all_finite(x->data, n))
         for (i = 0; i < n; i++)
             if (!isfinite(x->data[i]))
-                return vit__fail(VIT_ERR_NONFINITE, "vit_model_forward: input element %zu is %s", i, isnan(x->data[i]) ? "NaN" : "infinite");
+                return vit__fail(VIT_ERR_NONFINITE, "vit_model_forward: input element %zu is %s", i,
+                                 isnan(x->data[i]) ? "NaN" : "infinite");
     /* On failure the arena is rewound and *out is untouched. */
     mark = vit_arena_mark(act);
     r = vit__dispatch(m, act, x, opts, &y);
@@ -8061,7 +8807,8 @@ VITDEF vit_result vit_model_forward(const vit_model *m, vit_arena *act, const vi
     return VIT_OK;
 }
 
-VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts, size_t *act_bytes) {
+VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, const vit_forward_opts *opts,
+                                   size_t *act_bytes) {
     vit_arena counter;
     vit_tensor probe, y, maps[1024]; /* depth <= 1024, checked at load */
     vit_forward_opts o;
@@ -8080,12 +8827,17 @@ VITDEF vit_result vit_model_memory(const vit_model *m, const vit_tensor *x, cons
     return VIT_OK;
 }
 
-VITDEF int32_t vit_model_prefix_tokens(const vit_model *m) { return m && m->kind == VIT_KIND_VIT ? vit__prefix(&m->cfg) : 0; }
+VITDEF int32_t vit_model_prefix_tokens(const vit_model *m) {
+    return m && m->kind == VIT_KIND_VIT ? vit__prefix(&m->cfg) : 0;
+}
 
-VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim, int32_t shape[VIT_MAX_DIMS]) {
+VITDEF vit_result vit_model_input_shape(const vit_model *m, int32_t B, int32_t n, int32_t w, int32_t *ndim,
+                                        int32_t shape[VIT_MAX_DIMS]) {
     if (!m || !ndim || !shape) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: NULL argument");
-    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: unknown kind %d", (int)m->kind);
-    if (B < 1 || n < 1 || w < 1) return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: B %d, n %d, w %d must be >= 1", (int)B, (int)n, (int)w);
+    if ((int)m->kind < 0 || (int)m->kind >= VIT_KIND_COUNT)
+        return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: unknown kind %d", (int)m->kind);
+    if (B < 1 || n < 1 || w < 1)
+        return vit__fail(VIT_ERR_ARG, "vit_model_input_shape: B %d, n %d, w %d must be >= 1", (int)B, (int)n, (int)w);
     return vit__kinds[m->kind].input(m, B, n, w, ndim, shape);
 }
 
@@ -8102,10 +8854,11 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
     d = &vit__kinds[m->kind];
     vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
     if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
-        vit__bprintf(&b, "  dense layers kept in %s: %lld of the weights%s; the rest F32\n",
-                     m->n_kept[VIT_DTYPE_I8] ? (m->n_kept[VIT_DTYPE_BF16] ? "BF16 and I8" : "I8") : "BF16",
-                     (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
-                     m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
+        vit__bprintf(
+            &b, "  dense layers kept in %s: %lld of the weights%s; the rest F32\n",
+            m->n_kept[VIT_DTYPE_I8] ? (m->n_kept[VIT_DTYPE_BF16] ? "BF16 and I8" : "I8") : "BF16",
+            (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
+            m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
     if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
     /* every hyperparameter under its metadata key */
     if (d->keys->key) vit__bprintf(&b, " ");
@@ -8129,8 +8882,8 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
     if (d->keys->key) vit__bprintf(&b, "\n");
     d->describe(m, &b);
     if (m->n_labels)
-        vit__bprintf(&b, "  labels: %s, %s, ... %s\n", vit_model_label(m, 0), m->n_labels > 1 ? vit_model_label(m, 1) : "",
-                     vit_model_label(m, m->n_labels - 1));
+        vit__bprintf(&b, "  labels: %s, %s, ... %s\n", vit_model_label(m, 0),
+                     m->n_labels > 1 ? vit_model_label(m, 1) : "", vit_model_label(m, m->n_labels - 1));
     return b.len;
 }
 /* ---- maps: attention maps and rollout ---- */
@@ -8151,8 +8904,10 @@ static vit_result vit__check_att(const vit_tensor *att, int32_t b, const char *w
     char s[64];
     if (!att || !att->data) return vit__fail(VIT_ERR_ARG, "%s: no attention tensor (forward with opts.attn set)", who);
     if (att->ndim != 4 || att->shape[2] != att->shape[3] || att->shape[2] < 2)
-        return vit__fail(VIT_ERR_SHAPE, "%s: attention has shape %s, expected (B, NH, T, T)", who, vit_tensor_shape_str(att, s, sizeof s));
-    if (b < 0 || b >= att->shape[0]) return vit__fail(VIT_ERR_ARG, "%s: batch item %d outside 0..%d", who, (int)b, (int)att->shape[0] - 1);
+        return vit__fail(VIT_ERR_SHAPE, "%s: attention has shape %s, expected (B, NH, T, T)", who,
+                         vit_tensor_shape_str(att, s, sizeof s));
+    if (b < 0 || b >= att->shape[0])
+        return vit__fail(VIT_ERR_ARG, "%s: batch item %d outside 0..%d", who, (int)b, (int)att->shape[0] - 1);
     return VIT_OK;
 }
 
@@ -8194,7 +8949,8 @@ static int vit__ranked_cmp(const void *a, const void *b) {
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b, const vit_rollout_params *p, float *out) {
+VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b,
+                                  const vit_rollout_params *p, float *out) {
     int32_t NH, T, l, i, j, k, drop = 0;
     size_t mark, hs;
     float *A, *R, *Rn, *sums, mx, *swap;
@@ -8207,7 +8963,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     for (l = 0; l < depth; l++) {
         if ((r = vit__check_att(&att[l], b, "vit_map_rollout")) != VIT_OK) return r;
         if (memcmp(att[l].shape, att[0].shape, sizeof att[0].shape))
-            return vit__fail(VIT_ERR_SHAPE, "vit_map_rollout: layer %d's attention differs in shape from layer 0's", (int)l);
+            return vit__fail(VIT_ERR_SHAPE, "vit_map_rollout: layer %d's attention differs in shape from layer 0's",
+                             (int)l);
     }
     NH = att[0].shape[1]; T = att[0].shape[2];
     hs = (size_t)T * T;
@@ -8335,19 +9092,28 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     float *pos, *w;
     size_t bytes;
     vit_result r;
-    if (!m || !m->arena.base) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: the model is not loaded (zeroed by a failed load or vit_model_free)");
+    if (!m || !m->arena.base)
+        return vit__fail(
+            VIT_ERR_ARG,
+            "vit_model_set_image_size: the model is not loaded (zeroed by a failed load or vit_model_free)");
     if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: not a ViT");
-    if (how < VIT_POS_AUTO || how > VIT_POS_HF) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
+    if (how < VIT_POS_AUTO || how > VIT_POS_HF)
+        return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
         how = ((const vit__vit_naming *)vit__naming_of(m))->resize;
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
-    if (image_size > 8192) return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is more than 8192, the largest image size vit.h takes", (int)image_size);
+    if (image_size > 8192)
+        return vit__fail(VIT_ERR_ARG,
+                         "vit_model_set_image_size: %d is more than 8192, the largest image size vit.h takes",
+                         (int)image_size);
     if (image_size < P || image_size % P)
-        return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d", (int)image_size, (int)P);
+        return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: %d is not a positive multiple of the patch size %d",
+                         (int)image_size, (int)P);
     G2 = image_size / P;
     pp = m->cfg.pos_prefix;
     T2 = G2 * G2 + pp;
-    if (T2 > 16384) return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
+    if (T2 > 16384)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
@@ -8372,7 +9138,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
                 float acc = 0.0f;
                 for (i = 0; i < cnt[y]; i++) {
                     float row = 0.0f;
-                    for (j = 0; j < cnt[x]; j++) row += wx[j] * m->patch_w.pos.data[(size_t)(pp + iy[i] * G + ix[j]) * C + c];
+                    for (j = 0; j < cnt[x]; j++)
+                        row += wx[j] * m->patch_w.pos.data[(size_t)(pp + iy[i] * G + ix[j]) * C + c];
                     acc += wy[i] * row;
                 }
                 pos[(size_t)(pp + y * G2 + x) * C + c] = acc;
@@ -8432,7 +9199,9 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
     if (stat(path, &sb) == 0 && !VIT__IS_REG(sb.st_mode)) {
         if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
         if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-        return vit__write_close(f, n, part, len, &err) ? VIT_OK : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
+        return vit__write_close(f, n, part, len, &err)
+                   ? VIT_OK
+                   : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
     }
 #endif
     if (strlen(path) > 4096) return vit__fail(VIT_ERR_IO, "%s: path too long", path);
@@ -8525,7 +9294,8 @@ static vit_result vit__npy_shape(const char **p, const char *end, vit__npy *h) {
         for (d = *p; *p < end && **p >= '0' && **p <= '9'; (*p)++)
             if ((v = v * 10 + (**p - '0')) > INT32_MAX)
                 return vit__fail(VIT_ERR_SHAPE, "npy: a dimension in the shape is larger than %d", INT32_MAX);
-        if (*p == d || (*d == '0' && *p - d > 1)) /* no digits, or a leading zero */ return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' is not a tuple of integers");
+        if (*p == d || (*d == '0' && *p - d > 1)) /* no digits, or a leading zero */
+            return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' is not a tuple of integers");
         if (v == 0) return vit__fail(VIT_ERR_SHAPE, "npy: a zero dimension in the shape (an empty array)");
         if (h->ndim >= VIT_MAX_DIMS) return vit__fail(VIT_ERR_SHAPE, "npy: more than %d dimensions", VIT_MAX_DIMS);
         h->shape[h->ndim++] = (int32_t)v;
@@ -8534,7 +9304,9 @@ static vit_result vit__npy_shape(const char **p, const char *end, vit__npy *h) {
         else if (*p >= end || **p != ')') return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' is not a tuple of integers");
     }
     (*p)++;
-    if (h->ndim == 1 && !commas) return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' (%d) is an integer, not a tuple (numpy writes (%d,))", (int)h->shape[0], (int)h->shape[0]);
+    if (h->ndim == 1 && !commas)
+        return vit__fail(VIT_ERR_FORMAT, "npy: 'shape' (%d) is an integer, not a tuple (numpy writes (%d,))",
+                         (int)h->shape[0], (int)h->shape[0]);
     return VIT_OK;
 }
 
@@ -8547,11 +9319,17 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
     vit_result r;
     memset(h, 0, sizeof *h);
     if (avail < 10 || memcmp(b, "\x93NUMPY", 6)) return vit__fail(VIT_ERR_FORMAT, "npy: not a .npy file (bad magic)");
-    if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10; }
-    else if ((b[6] == 2 || b[6] == 3) && avail >= 12) { hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24; off = 12; }
-    else return vit__fail(VIT_ERR_FORMAT, "npy: unsupported version %d.%d", b[6], b[7]);
-    if (hlen > VIT__NPY_MAX_HEADER) return vit__fail(VIT_ERR_FORMAT, "npy: a header of %zu bytes; numpy reads at most %d", hlen, VIT__NPY_MAX_HEADER);
-    if (hlen > avail - off) return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
+    if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10;
+    } else if ((b[6] == 2 || b[6] == 3) && avail >= 12) {
+        hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+        off = 12;
+    } else
+        return vit__fail(VIT_ERR_FORMAT, "npy: unsupported version %d.%d", b[6], b[7]);
+    if (hlen > VIT__NPY_MAX_HEADER)
+        return vit__fail(VIT_ERR_FORMAT, "npy: a header of %zu bytes; numpy reads at most %d", hlen,
+                         VIT__NPY_MAX_HEADER);
+    if (hlen > avail - off)
+        return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
     p = (const char *)b + off;
     end = p + hlen;
     vit__npy_ws(&p, end);
@@ -8561,40 +9339,56 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
         char key[32], val[32];
         vit__npy_ws(&p, end);
         if (p < end && *p == '}') break;
-        if (!vit__npy_str(&p, end, key, sizeof key)) return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no key at byte %zu)", (size_t)(p - (const char *)b));
+        if (!vit__npy_str(&p, end, key, sizeof key))
+            return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no key at byte %zu)",
+                             (size_t)(p - (const char *)b));
         for (k = 0; k < 3 && strcmp(key, keys[k]); k++) {}
-        if (k == 3) return vit__fail(VIT_ERR_FORMAT, "npy: key '%s' in the header; numpy writes descr, fortran_order and shape", key);
+        if (k == 3)
+            return vit__fail(VIT_ERR_FORMAT, "npy: key '%s' in the header; numpy writes descr, fortran_order and shape",
+                             key);
         if (seen & 1 << k) return vit__fail(VIT_ERR_FORMAT, "npy: key '%s' appears twice in the header", key);
         seen |= 1 << k;
         vit__npy_ws(&p, end);
-        if (p >= end || *p++ != ':') return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ':' after '%s')", key);
+        if (p >= end || *p++ != ':')
+            return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ':' after '%s')", key);
         vit__npy_ws(&p, end);
         if (k == 0) {
-            if (!vit__npy_str(&p, end, val, sizeof val)) return vit__fail(VIT_ERR_FORMAT, "npy: 'descr' is not a string");
+            if (!vit__npy_str(&p, end, val, sizeof val))
+                return vit__fail(VIT_ERR_FORMAT, "npy: 'descr' is not a string");
             if (!strcmp(val, "<f4")) h->esize = 4;
             else if (!strcmp(val, "<f8")) h->esize = 8;
             else return vit__fail(VIT_ERR_DTYPE, "npy: dtype '%s' is not float32 ('<f4') or float64 ('<f8')", val);
         } else if (k == 1) {
-            int t = (size_t)(end - p) >= 4 && !memcmp(p, "True", 4), f = (size_t)(end - p) >= 5 && !memcmp(p, "False", 5);
+            int t = (size_t)(end - p) >= 4 && !memcmp(p, "True", 4),
+                f = (size_t)(end - p) >= 5 && !memcmp(p, "False", 5);
             p += t ? 4 : f ? 5 : 0;
-            if ((!t && !f) || (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')))
+            if ((!t && !f) || (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                           (*p >= '0' && *p <= '9') || *p == '_')))
                 return vit__fail(VIT_ERR_FORMAT, "npy: 'fortran_order' is not True or False");
             if (t) return vit__fail(VIT_ERR_FORMAT, "npy: only C-order arrays are supported (fortran_order is True)");
         } else if ((r = vit__npy_shape(&p, end, h)) != VIT_OK) return r;
         vit__npy_ws(&p, end);
         if (p < end && *p == ',') p++;
-        else if (p >= end || *p != '}') return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ',' or '}' after '%s')", key);
+        else if (p >= end || *p != '}')
+            return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ',' or '}' after '%s')", key);
     }
     for (p++; p < end; p++)
-        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') return vit__fail(VIT_ERR_FORMAT, "npy: bytes after the header's dict");
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+            return vit__fail(VIT_ERR_FORMAT, "npy: bytes after the header's dict");
     for (k = 0; k < 3; k++)
-        if (!(seen & 1 << k)) return vit__fail(VIT_ERR_FORMAT, "npy: the header has no '%s'", k == 0 ? "descr" : k == 1 ? "fortran_order" : "shape");
+        if (!(seen & 1 << k))
+            return vit__fail(VIT_ERR_FORMAT, "npy: the header has no '%s'",
+                             k == 0   ? "descr"
+                             : k == 1 ? "fortran_order"
+                                      : "shape");
     if (h->ndim == 0) h->shape[h->ndim++] = 1; /* a scalar */
     for (h->numel = 1, k = 0; k < h->ndim; k++)
-        if (!vit__mul_ok(h->numel, (size_t)h->shape[k], &h->numel)) return vit__fail(VIT_ERR_OVERFLOW, "npy: element count overflows");
+        if (!vit__mul_ok(h->numel, (size_t)h->shape[k], &h->numel))
+            return vit__fail(VIT_ERR_OVERFLOW, "npy: element count overflows");
     h->off = off + hlen;
     if (h->numel > (size - h->off) / (size_t)h->esize)
-        return vit__fail(VIT_ERR_FORMAT, "npy: shape needs %zu values, the file holds %zu (truncated?)", h->numel, (size - h->off) / (size_t)h->esize);
+        return vit__fail(VIT_ERR_FORMAT, "npy: shape needs %zu values, the file holds %zu (truncated?)", h->numel,
+                         (size - h->off) / (size_t)h->esize);
     return VIT_OK;
 }
 
@@ -8647,7 +9441,8 @@ VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
     if (!(f = fopen(path, "rb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
     got = fread(head, 1, size < sizeof head ? size : sizeof head, f);
     mark = vit_arena_mark(a);
-    if ((r = vit__npy_header(head, got, size, &h)) != VIT_OK || (r = vit_tensor_init(a, &out, h.ndim, h.shape)) != VIT_OK) {
+    if ((r = vit__npy_header(head, got, size, &h)) != VIT_OK ||
+        (r = vit_tensor_init(a, &out, h.ndim, h.shape)) != VIT_OK) {
         fclose(f);
         return vit__in_file(path, r);
     }
@@ -8664,7 +9459,8 @@ VITDEF vit_result vit_npy_load(vit_arena *a, const char *path, vit_tensor *t) {
         if (done != h.numel) {
             fclose(f);
             vit_arena_rewind(a, mark);
-            return vit__fail(VIT_ERR_IO, "%s: short read (%zu of %zu values; did the file change?)", path, done, h.numel);
+            return vit__fail(VIT_ERR_IO, "%s: short read (%zu of %zu values; did the file change?)", path, done,
+                             h.numel);
         }
     }
     fclose(f);
@@ -8679,9 +9475,11 @@ VITDEF vit_result vit_npy_save(const char *path, const vit_tensor *t) {
     size_t n, hl, len[3];
     int32_t i;
     if (!path || !t || !t->data) return vit__fail(VIT_ERR_ARG, "npy: NULL argument");
-    if (t->ndim < 1 || t->ndim > VIT_MAX_DIMS) return vit__fail(VIT_ERR_ARG, "npy: tensor has %d dimensions", (int)t->ndim);
+    if (t->ndim < 1 || t->ndim > VIT_MAX_DIMS)
+        return vit__fail(VIT_ERR_ARG, "npy: tensor has %d dimensions", (int)t->ndim);
     n = (size_t)snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
-    for (i = 0; i < t->ndim; i++) n += (size_t)snprintf(h + n, sizeof h - n, "%d,%s", (int)t->shape[i], i + 1 < t->ndim ? " " : "");
+    for (i = 0; i < t->ndim; i++)
+        n += (size_t)snprintf(h + n, sizeof h - n, "%d,%s", (int)t->shape[i], i + 1 < t->ndim ? " " : "");
     n += (size_t)snprintf(h + n, sizeof h - n, "), }");
     /* Pad with spaces so that data starts on a 64-byte boundary. */
     hl = (10 + n + 1 + 63) / 64 * 64 - 10;
@@ -8769,8 +9567,12 @@ typedef struct vit__img_info {
     int32_t pnm_channels; /* PNM: 1 (P5) or 3 (P6) */
 } vit__img_info;
 
-static uint32_t vit__be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
-static uint32_t vit__le32(const unsigned char *p) { return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0]; }
+static uint32_t vit__be32(const unsigned char *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static uint32_t vit__le32(const unsigned char *p) {
+    return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
 static uint32_t vit__le16(const unsigned char *p) { return (uint32_t)p[1] << 8 | p[0]; }
 
 /* CRC-32 as PNG chunks use it: the table, then the CRC of n bytes. */
@@ -8802,33 +9604,43 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         char t[5];
         const unsigned char *d;
         int k;
-        if (n - i < 12) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: the file ends inside the chunk at byte %zu", i);
+        if (n - i < 12)
+            return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: the file ends inside the chunk at byte %zu", i);
         len = vit__be32(b + i);
         for (k = 0; k < 4; k++) {
             unsigned char c = b[i + 4 + k];
-            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: no chunk type at byte %zu", i + 4);
+            if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')))
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: no chunk type at byte %zu", i + 4);
             t[k] = (char)c;
         }
         t[4] = 0;
         if (len > n - i - 12)
-            return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: chunk '%s' at byte %zu holds %lu bytes, the file ends %zu bytes later", t, i,
-                             (unsigned long)len, n - i - 12);
+            return vit__fail(
+                VIT_ERR_FORMAT,
+                "image: truncated PNG: chunk '%s' at byte %zu holds %lu bytes, the file ends %zu bytes later", t, i,
+                (unsigned long)len, n - i - 12);
         d = b + i + 8;
         if (vit__crc32(crc, b + i + 4, (size_t)len + 4) != vit__be32(d + len))
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: chunk '%s' at byte %zu fails its CRC", t, i);
         if (chunks++ == 0) {
             static const unsigned char depths[7] = {1 | 2 | 4 | 8 | 16, 0, 8 | 16, 1 | 2 | 4 | 8, 8 | 16, 0, 8 | 16};
-            if (strcmp(t, "IHDR") || len != 13) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: the first chunk is not a 13-byte IHDR");
+            if (strcmp(t, "IHDR") || len != 13)
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: the first chunk is not a 13-byte IHDR");
             w = vit__be32(d); h = vit__be32(d + 4); depth = d[8]; type = d[9];
             if (w == 0 || h == 0 || w > (1u << 24) || h > (1u << 24))
                 return vit__fail(w && h && w <= INT32_MAX && h <= INT32_MAX ? VIT_ERR_UNSUPPORTED : VIT_ERR_FORMAT,
-                                 "image: PNG of %lux%lu pixels; vit.h reads 1 to 16777216 a side", (unsigned long)w, (unsigned long)h);
+                                 "image: PNG of %lux%lu pixels; vit.h reads 1 to 16777216 a side", (unsigned long)w,
+                                 (unsigned long)h);
             if (type > 6 || depth > 16 || !(depths[type] & depth) || d[10] || d[11] || d[12] > 1)
-                return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: IHDR has colour type %u, bit depth %u, methods %u %u %u", (unsigned)type,
-                                 (unsigned)depth, d[10], d[11], d[12]);
-        } else if (!strcmp(t, "IHDR")) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a second IHDR at byte %zu", i);
+                return vit__fail(VIT_ERR_FORMAT,
+                                 "image: corrupt PNG: IHDR has colour type %u, bit depth %u, methods %u %u %u",
+                                 (unsigned)type, (unsigned)depth, d[10], d[11], d[12]);
+        } else if (!strcmp(t, "IHDR"))
+            return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a second IHDR at byte %zu", i);
         if (!strcmp(t, "PLTE")) {
-            if (plte || len % 3 || len == 0 || len > 768) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a second PLTE, or one of %lu bytes", (unsigned long)len);
+            if (plte || len % 3 || len == 0 || len > 768)
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a second PLTE, or one of %lu bytes",
+                                 (unsigned long)len);
             plte = 1;
             if (len < 768) { info->plte_at = i; info->plte_len = len; }
         }
@@ -8836,7 +9648,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
             /* stb_image 2.27 offsets a NULL buffer when the first is empty
                (UBSan; found by fuzz/fuzz_image.c) */
             if (first_idat && len == 0)
-                return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNG whose first IDAT chunk is empty (stb_image 2.27 cannot read it safely)");
+                return vit__fail(VIT_ERR_UNSUPPORTED,
+                                 "image: PNG whose first IDAT chunk is empty (stb_image 2.27 cannot read it safely)");
             first_idat = 0;
             idat += len;
         }
@@ -8844,12 +9657,16 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         i += (size_t)len + 12;
     }
     if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: no IEND chunk");
-    if (type == 3 && !plte) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a palette image without a PLTE chunk");
+    if (type == 3 && !plte)
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a palette image without a PLTE chunk");
     ch = type == 2 ? 3 : type == 4 ? 2 : type == 6 ? 4 : 1;
     /* The pixel bits, ignoring filter bytes and interlacing (which only add). */
     if ((double)idat * 1032.0 < (double)h * ceil((double)w * ch * depth / 8.0))
-        return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: %zu bytes of IDAT data cannot hold %lux%lu pixels (deflate packs at most 1032 bytes in one)",
-                         idat, (unsigned long)w, (unsigned long)h);
+        return vit__fail(
+            VIT_ERR_FORMAT,
+            "image: corrupt PNG: %zu bytes of IDAT data cannot hold %lux%lu pixels (deflate packs at most 1032 "
+            "bytes in one)",
+            idat, (unsigned long)w, (unsigned long)h);
     if (type != 3) info->plte_at = 0;
     return VIT_OK;
 }
@@ -8881,12 +9698,18 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
         if (m == 0xd9) break;
         if (m == 0x00 || m == 0x01 || (m >= 0xd0 && m <= 0xd8))
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: marker 0xFF%02X out of place at byte %zu", m, at);
-        if (n - i < 2) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside segment 0xFF%02X at byte %zu", m, at);
+        if (n - i < 2)
+            return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside segment 0xFF%02X at byte %zu",
+                             m, at);
         len = (size_t)b[i] << 8 | b[i + 1];
-        if (len < 2) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: segment 0xFF%02X at byte %zu has length %zu", m, at, len);
+        if (len < 2)
+            return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: segment 0xFF%02X at byte %zu has length %zu", m, at,
+                             len);
         if (len > n - i)
-            return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: segment 0xFF%02X at byte %zu holds %zu bytes, the file ends %zu bytes later", m, at, len,
-                             n - i);
+            return vit__fail(
+                VIT_ERR_FORMAT,
+                "image: truncated JPEG: segment 0xFF%02X at byte %zu holds %zu bytes, the file ends %zu bytes later", m,
+                at, len, n - i);
         s = b + i + 2;
         len -= 2;
         i += 2 + len;
@@ -8897,7 +9720,10 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             if (s[0] != 8) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %d-bit JPEG; vit.h reads 8-bit JPEG", s[0]);
             Y = (uint32_t)s[1] << 8 | s[2];
             X = (uint32_t)s[3] << 8 | s[4];
-            if (!X || !Y) return vit__fail(VIT_ERR_UNSUPPORTED, "image: JPEG of %lux%lu pixels (a height given later is not read)", (unsigned long)X, (unsigned long)Y);
+            if (!X || !Y)
+                return vit__fail(VIT_ERR_UNSUPPORTED,
+                                 "image: JPEG of %lux%lu pixels (a height given later is not read)", (unsigned long)X,
+                                 (unsigned long)Y);
             prog = m == 0xc2;
             nc = s[5];
             for (k = 0; k < nc; k++) {
@@ -8911,8 +9737,11 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                 if (comp[k].v > vmax) vmax = comp[k].v;
             }
         } else if ((m >= 0xc3 && m <= 0xcf) && m != 0xc4 && m != 0xc8 && m != 0xcc) {
-            return vit__fail(VIT_ERR_UNSUPPORTED, "image: JPEG coded with SOF%u (lossless, hierarchical or arithmetic); vit.h reads baseline and progressive JPEG",
-                             m - 0xc0);
+            return vit__fail(
+                VIT_ERR_UNSUPPORTED,
+                "image: JPEG coded with SOF%u (lossless, hierarchical or arithmetic); vit.h reads baseline and "
+                "progressive JPEG",
+                m - 0xc0);
         } else if (m == 0xc4) { /* DHT: (class and id, 16 counts, symbols) ... */
             size_t p = 0;
             while (p < len) {
@@ -8921,8 +9750,11 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                     return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: Huffman table segment at byte %zu", at);
                 for (k = 1; k <= 16; k++) total += s[p + k];
                 /* stb_image 2.27 writes past its size table beyond 256 codes */
-                if (total > 256) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a Huffman table with %u codes (256 at most)", total);
-                if (len - p - 17 < total) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: Huffman table segment at byte %zu", at);
+                if (total > 256)
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a Huffman table with %u codes (256 at most)",
+                                     total);
+                if (len - p - 17 < total)
+                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: Huffman table segment at byte %zu", at);
                 hdef |= 1 << ((s[p] >> 4) * 4 + (s[p] & 15));
                 p += 17 + total;
             }
@@ -8942,26 +9774,40 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             double blocks = 0.0;
             size_t j;
             if (!nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a scan before the frame header");
-            if (ns < 1 || ns > nc || len != 4 + 2 * (size_t)ns) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan header at byte %zu", at);
+            if (ns < 1 || ns > nc || len != 4 + 2 * (size_t)ns)
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan header at byte %zu", at);
             ss = s[1 + 2 * ns];
             ah = s[3 + 2 * ns] >> 4;
             scans++;
             for (k = 0; k < ns; k++) {
                 int id = s[1 + 2 * k], td = s[2 + 2 * k] >> 4, ta = s[2 + 2 * k] & 15, c;
                 for (c = 0; c < nc && comp[c].id != id; c++) {}
-                if (c == nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d names component %d, which the frame lacks", scans, id);
+                if (c == nc)
+                    return vit__fail(VIT_ERR_FORMAT,
+                                     "image: corrupt JPEG: scan %d names component %d, which the frame lacks", scans,
+                                     id);
                 idx[k] = c;
                 if (!(qdef & 1 << comp[c].tq))
-                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: component %d uses quantisation table %d, which no DQT segment defines", id,
-                                     comp[c].tq);
+                    return vit__fail(
+                        VIT_ERR_FORMAT,
+                        "image: corrupt JPEG: component %d uses quantisation table %d, which no DQT segment defines",
+                        id, comp[c].tq);
                 if ((!prog || (ss == 0 && ah == 0)) && (td > 3 || !(hdef & 1 << td)))
-                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d uses DC Huffman table %d, which no DHT segment defines", scans, td);
+                    return vit__fail(
+                        VIT_ERR_FORMAT,
+                        "image: corrupt JPEG: scan %d uses DC Huffman table %d, which no DHT segment defines", scans,
+                        td);
                 if ((!prog || ss > 0) && (ta > 3 || !(hdef & 1 << (4 + ta))))
-                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d uses AC Huffman table %d, which no DHT segment defines", scans, ta);
+                    return vit__fail(
+                        VIT_ERR_FORMAT,
+                        "image: corrupt JPEG: scan %d uses AC Huffman table %d, which no DHT segment defines", scans,
+                        ta);
                 /* stb_image zeroes a block's coefficients in its first DC
                    scan; a scan before that reads them uninitialised */
                 if (prog && !(ss == 0 && ah == 0) && !(coded & 1 << c))
-                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d comes before the DC scan of component %d", scans, id);
+                    return vit__fail(VIT_ERR_FORMAT,
+                                     "image: corrupt JPEG: scan %d comes before the DC scan of component %d", scans,
+                                     id);
             }
             /* Blocks whose DC coefficients the scan codes (baseline: all of
                them): at least 2 bits each in a baseline scan, 1 in a
@@ -8969,7 +9815,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             if (!prog || (ss == 0 && ah == 0)) {
                 if (ns == 1) {
                     const int c = idx[0];
-                    blocks = ceil(ceil((double)X * comp[c].h / hmax) / 8.0) * ceil(ceil((double)Y * comp[c].v / vmax) / 8.0);
+                    blocks =
+                        ceil(ceil((double)X * comp[c].h / hmax) / 8.0) * ceil(ceil((double)Y * comp[c].v / vmax) / 8.0);
                 } else {
                     for (k = 0; k < ns; k++) blocks += (double)comp[idx[k]].h * comp[idx[k]].v;
                     blocks *= ceil(X / (8.0 * hmax)) * ceil(Y / (8.0 * vmax));
@@ -8980,8 +9827,10 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                 if (b[j] == 0xff && j + 1 < n && b[j + 1] != 0 && (b[j + 1] < 0xd0 || b[j + 1] > 0xd7)) break;
             if (j >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside scan %d", scans);
             if ((double)(j - i) * 8.0 < blocks * (prog ? 1.0 : 2.0))
-                return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: scan %d holds %zu bytes, too few for its %.0f blocks of %lux%lu pixels", scans, j - i,
-                                 blocks, (unsigned long)X, (unsigned long)Y);
+                return vit__fail(
+                    VIT_ERR_FORMAT,
+                    "image: corrupt JPEG: scan %d holds %zu bytes, too few for its %.0f blocks of %lux%lu pixels",
+                    scans, j - i, blocks, (unsigned long)X, (unsigned long)Y);
             i = j;
         } else if (!((m >= 0xe0 && m <= 0xef) || m == 0xfe)) { /* not APPn or COM */
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: unknown marker 0xFF%02X at byte %zu", m, at);
@@ -8989,7 +9838,10 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
     }
     if (!nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: no frame header");
     for (k = 0; k < nc; k++)
-        if (!(coded & 1 << k)) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: component %d is in no scan that codes its DC coefficients", comp[k].id);
+        if (!(coded & 1 << k))
+            return vit__fail(VIT_ERR_FORMAT,
+                             "image: corrupt JPEG: component %d is in no scan that codes its DC coefficients",
+                             comp[k].id);
     return VIT_OK;
 }
 
@@ -9004,7 +9856,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
     off = vit__le32(b + 10);
     hsz = vit__le32(b + 14);
     if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with a %lu-byte header; vit.h reads 12, 40, 56, 108 and 124", (unsigned long)hsz);
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with a %lu-byte header; vit.h reads 12, 40, 56, 108 and 124",
+                         (unsigned long)hsz);
     if (n < 14 + (size_t)hsz) return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: the file ends inside its header");
     if (hsz == 12) {
         w = vit__le16(b + 18); h = vit__le16(b + 20);
@@ -9017,34 +9870,46 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
         comp = vit__le32(b + 30);
     }
     if (h < 0) h = -h; /* rows stored top-down */
-    if (w < 1 || h < 1) return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: %lldx%lld pixels", (long long)w, (long long)h);
-    if (w > (1 << 24) || h > (1 << 24)) return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP of %lldx%lld pixels; vit.h reads up to 16777216 a side", (long long)w, (long long)h);
+    if (w < 1 || h < 1)
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: %lldx%lld pixels", (long long)w, (long long)h);
+    if (w > (1 << 24) || h > (1 << 24))
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP of %lldx%lld pixels; vit.h reads up to 16777216 a side",
+                         (long long)w, (long long)h);
     if (bpp != 1 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with %lu bits per pixel; vit.h reads 1, 4, 8, 16, 24 and 32", (unsigned long)bpp);
-    if (comp == 1 || comp == 2) return vit__fail(VIT_ERR_UNSUPPORTED, "image: run-length coded BMP; vit.h reads uncompressed BMP");
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with %lu bits per pixel; vit.h reads 1, 4, 8, 16, 24 and 32",
+                         (unsigned long)bpp);
+    if (comp == 1 || comp == 2)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: run-length coded BMP; vit.h reads uncompressed BMP");
     if (comp != 0 && !(comp == 3 && (bpp == 16 || bpp == 32)))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with compression %lu; vit.h reads uncompressed BMP", (unsigned long)comp);
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with compression %lu; vit.h reads uncompressed BMP",
+                         (unsigned long)comp);
     if (bpp < 16) {
-        if (hsz == 12) return vit__fail(VIT_ERR_UNSUPPORTED, "image: OS/2 1.x BMP with a palette (stb_image 2.27 misreads its palette)");
+        if (hsz == 12)
+            return vit__fail(VIT_ERR_UNSUPPORTED,
+                             "image: OS/2 1.x BMP with a palette (stb_image 2.27 misreads its palette)");
         psize = off >= 14 + hsz ? (off - 14 - hsz) / 4 : 0; /* as stb_image counts the colours */
-        if (psize < 1 || psize > 256) return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu leaves room for %lu colours",
-                                                       (unsigned long)off, (unsigned long)psize);
+        if (psize < 1 || psize > 256)
+            return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu leaves room for %lu colours",
+                             (unsigned long)off, (unsigned long)psize);
     } else if (off < 14 + hsz) {
-        return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu, inside the header", (unsigned long)off);
+        return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu, inside the header",
+                         (unsigned long)off);
     }
     row = ((uint64_t)w * bpp + 31) / 32 * 4;
     need = row * (uint64_t)h;
     if (off > n || need > n - off)
-        return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: %lldx%lld pixels need %llu bytes from byte %lu, the file has %zu", (long long)w, (long long)h,
-                         (unsigned long long)need, (unsigned long)off, n);
+        return vit__fail(VIT_ERR_FORMAT,
+                         "image: truncated BMP: %lldx%lld pixels need %llu bytes from byte %lu, the file has %zu",
+                         (long long)w, (long long)h, (unsigned long long)need, (unsigned long)off, n);
     if (bpp < 16)
         for (y = 0; y < (uint32_t)h; y++)
             for (x = 0; x < (uint32_t)w; x++) {
                 uint32_t bit = x * bpp, v = b[off + y * row + bit / 8];
                 v = (v >> (8 - bpp - bit % 8)) & ((1u << bpp) - 1);
                 if (v >= psize)
-                    return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel (%lu, %lu) is colour %lu of a %lu-colour palette", (unsigned long)x,
-                                     (unsigned long)y, (unsigned long)v, (unsigned long)psize);
+                    return vit__fail(VIT_ERR_FORMAT,
+                                     "image: corrupt BMP: pixel (%lu, %lu) is colour %lu of a %lu-colour palette",
+                                     (unsigned long)x, (unsigned long)y, (unsigned long)v, (unsigned long)psize);
             }
     return VIT_OK;
 }
@@ -9068,25 +9933,33 @@ static vit_result vit__pnm_check(const unsigned char *b, size_t n, vit__img_info
             while (i < n && c != '\n' && c != '\r') c = b[i++];
         }
         for (v[k] = 0; c >= '0' && c <= '9'; digits++) {
-            if (v[k] > (INT_MAX - (c - '0')) / 10) return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNM: a header number beyond %d", INT_MAX);
+            if (v[k] > (INT_MAX - (c - '0')) / 10)
+                return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNM: a header number beyond %d", INT_MAX);
             v[k] = v[k] * 10 + (c - '0');
             if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNM: the file ends inside its header");
             c = b[i++];
         }
-        if (!digits) return vit__fail(VIT_ERR_FORMAT, "image: %s PNM: no %s in the header", i >= n ? "truncated" : "corrupt", k == 0 ? "width" : k == 1 ? "height" : "max value");
+        if (!digits)
+            return vit__fail(VIT_ERR_FORMAT, "image: %s PNM: no %s in the header", i >= n ? "truncated" : "corrupt",
+                             k == 0   ? "width"
+                             : k == 1 ? "height"
+                                      : "max value");
     }
     if (v[2] > 255 && v[2] <= 65535)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
     if (v[0] < 1 || v[1] < 1 || v[2] < 1 || v[2] > 65535)
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNM: %ldx%ld pixels, max value %ld", v[0], v[1], v[2]);
     if (v[0] > (1 << 24) || v[1] > (1 << 24))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNM of %ldx%ld pixels; vit.h reads up to 16777216 a side", v[0], v[1]);
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNM of %ldx%ld pixels; vit.h reads up to 16777216 a side", v[0],
+                         v[1]);
     info->pnm_max = (int32_t)v[2];
     info->pnm_channels = b[1] == '6' ? 3 : 1;
     /* i is past the one delimiter after the max value: the samples start there. */
     if ((double)v[0] * v[1] * info->pnm_channels > (double)(n - i))
-        return vit__fail(VIT_ERR_FORMAT, "image: truncated %s: %ldx%ld pixels need %.0f bytes, the file holds %zu after its header", b[1] == '6' ? "PPM" : "PGM",
-                         v[0], v[1], (double)v[0] * v[1] * info->pnm_channels, n - i);
+        return vit__fail(VIT_ERR_FORMAT,
+                         "image: truncated %s: %ldx%ld pixels need %.0f bytes, the file holds %zu after its header",
+                         b[1] == '6' ? "PPM" : "PGM", v[0], v[1], (double)v[0] * v[1] * info->pnm_channels, n - i);
     return VIT_OK;
 }
 
@@ -9099,9 +9972,13 @@ static vit_result vit__image_check(const unsigned char *b, size_t n, vit__img_in
     if (n >= 8 && !memcmp(b, png, 8)) { info->format = "PNG"; return vit__png_check(b, n, info); }
     if (i > 0 && i < n && b[i] == 0xd8) { info->format = "JPEG"; return vit__jpeg_check(b, n); }
     if (n >= 2 && b[0] == 'B' && b[1] == 'M') { info->format = "BMP"; return vit__bmp_check(b, n); }
-    if (n >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6')) { info->format = "PNM"; return vit__pnm_check(b, n, info); }
+    if (n >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '6')) {
+        info->format = "PNM";
+        return vit__pnm_check(b, n, info);
+    }
     if (n >= 4 && !memcmp(b, "GIF8", 4))
-        return vit__fail(VIT_ERR_UNSUPPORTED, "image: a GIF; vit.h reads PNG, JPEG, BMP and binary PPM/PGM (convert it first)");
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "image: a GIF; vit.h reads PNG, JPEG, BMP and binary PPM/PGM (convert it first)");
     return vit__fail(VIT_ERR_FORMAT, "image: not a PNG, JPEG, BMP or binary PPM/PGM file, the formats vit.h reads");
 }
 
@@ -9123,12 +10000,16 @@ static vit_result vit__png_full_palette(const unsigned char *b, size_t n, const 
     for (k = info->plte_len; k < 768; k++) p[8 + k] = (unsigned char)(k / 3);
     vit__crc_table(crc);
     k = vit__crc32(crc, p + 4, 772);
-    p[776] = (unsigned char)(k >> 24); p[777] = (unsigned char)(k >> 16); p[778] = (unsigned char)(k >> 8); p[779] = (unsigned char)k;
+    p[776] = (unsigned char)(k >> 24);
+    p[777] = (unsigned char)(k >> 16);
+    p[778] = (unsigned char)(k >> 8);
+    p[779] = (unsigned char)k;
     memcpy(p + 780, b + rest, n - rest);
     return VIT_OK;
 }
 
-VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels, vit_tensor *img) {
+VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t size, int32_t channels,
+                                        vit_tensor *img) {
     const unsigned char *src = (const unsigned char *)data;
     int w, h, n, c, i, sc;
     unsigned char *px;
@@ -9137,8 +10018,11 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
     vit_tensor t;
     vit_result r;
     if (!a || !data || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
-    if (channels != 1 && channels != 3) return vit__fail(VIT_ERR_ARG, "image: %d channels asked for; an image loads as 1 (grey) or 3 (RGB)", (int)channels);
-    if (size > INT_MAX) return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is more than the %d vit.h decodes", size, INT_MAX);
+    if (channels != 1 && channels != 3)
+        return vit__fail(VIT_ERR_ARG, "image: %d channels asked for; an image loads as 1 (grey) or 3 (RGB)",
+                         (int)channels);
+    if (size > INT_MAX)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is more than the %d vit.h decodes", size, INT_MAX);
     if ((r = vit__image_check(src, size, &info)) != VIT_OK) return r;
     memset(&copy, 0, sizeof copy);
     if (info.plte_at) {
@@ -9180,7 +10064,9 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
     vit_result r;
     size_t len;
     if (!a || !path || !img) return vit__fail(VIT_ERR_ARG, "image: NULL argument");
-    if (channels != 1 && channels != 3) return vit__fail(VIT_ERR_ARG, "image: %d channels asked for; an image loads as 1 (grey) or 3 (RGB)", (int)channels);
+    if (channels != 1 && channels != 3)
+        return vit__fail(VIT_ERR_ARG, "image: %d channels asked for; an image loads as 1 (grey) or 3 (RGB)",
+                         (int)channels);
     if ((r = vit__read_file(path, INT_MAX, &tmp, &len)) != VIT_OK) return r;
     r = vit_image_load_memory(a, tmp.base, len, channels, img);
     vit_arena_free(&tmp);
@@ -9194,7 +10080,8 @@ VITDEF vit_result vit_image_load(vit_arena *a, const char *path, int32_t channel
    cubic), stretched by the downscale factor, as PIL's ImagingResample
    computes it. */
 static void vit__aa_window(int32_t in, int32_t out, int32_t o, int cubic, int32_t *lo, int32_t *hi) {
-    double scale = (double)in / out, support = (scale > 1.0 ? scale : 1.0) * (cubic ? 2.0 : 1.0), center = (o + 0.5) * scale;
+    double scale = (double)in / out, support = (scale > 1.0 ? scale : 1.0) * (cubic ? 2.0 : 1.0),
+           center = (o + 0.5) * scale;
     int32_t kmax = (int32_t)ceil(support) * 2 + 1;
     *lo = (int32_t)(center - support + 0.5);
     *hi = (int32_t)(center + support + 0.5);
@@ -9215,8 +10102,8 @@ static double vit__aa_filter(double t, int cubic) {
    of an axis resized from `in` to `out`, as PIL's ImagingResample and
    torch's antialias=True compute them. Sample o reads in-pixels first[o]
    .. first[o]+count[o]-1. */
-static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int cubic, int32_t **first, int32_t **count,
-                              float **w) {
+static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0, int32_t n, int cubic, int32_t **first,
+                              int32_t **count, float **w) {
     double scale = (double)in / out, fs = scale > 1.0 ? scale : 1.0;
     int32_t kmax = (int32_t)ceil(fs * (cubic ? 2.0 : 1.0)) * 2 + 1, o, x;
     size_t wn;
@@ -9237,7 +10124,8 @@ static int32_t vit__aa_coeffs(vit_arena *a, int32_t in, int32_t out, int32_t o0,
         /* The taps sum in double, as PIL's do; only the normalised weight
            is rounded to float. */
         for (x = 0; x < hi - lo; x++) total += vit__aa_filter((x + lo - center + 0.5) / fs, cubic);
-        for (x = 0; x < hi - lo; x++) wo[x] = (float)(total != 0.0 ? vit__aa_filter((x + lo - center + 0.5) / fs, cubic) / total : 0.0);
+        for (x = 0; x < hi - lo; x++)
+            wo[x] = (float)(total != 0.0 ? vit__aa_filter((x + lo - center + 0.5) / fs, cubic) / total : 0.0);
         (*first)[o] = lo;
         (*count)[o] = hi - lo;
     }
@@ -9265,7 +10153,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     char s[64];
     if (!a || !img || !img->data || !out) return vit__fail(VIT_ERR_ARG, "preprocess: NULL argument");
     if (img->ndim != 3 || img->shape[0] < 1 || img->shape[0] > 3 || img->shape[1] < 1 || img->shape[2] < 1)
-        return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W) with C = 1, 2 or 3", vit_tensor_shape_str(img, s, sizeof s));
+        return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W) with C = 1, 2 or 3",
+                         vit_tensor_shape_str(img, s, sizeof s));
     C = img->shape[0]; H = img->shape[1]; W = img->shape[2];
     rs = p && p->resize ? p->resize : 256;
     cs = p && p->crop ? p->crop : 224;
@@ -9278,22 +10167,32 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         mean[c] = mean_given || std_given ? p->mean[c] : imagenet_mean[c];
         stdv[c] = std_given ? p->std[c] : imagenet_std[c];
         if (!(stdv[c] > 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: std[%d] is not positive", c);
-        if (!(mean[c] - mean[c] == 0.0f) && c < C) return vit__fail(VIT_ERR_ARG, "preprocess: mean[%d] is not finite", c);
+        if (!(mean[c] - mean[c] == 0.0f) && c < C)
+            return vit__fail(VIT_ERR_ARG, "preprocess: mean[%d] is not finite", c);
     }
-    if (rs < 1 || cs < 1 || cs > rs) return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
+    if (rs < 1 || cs < 1 || cs > rs)
+        return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
     if (p && ((unsigned)p->resample > VIT_RESAMPLE_BICUBIC || (unsigned)p->squash > 1 || (unsigned)p->crop_floor > 1))
-        return vit__fail(VIT_ERR_ARG, "preprocess: resample %d, squash %d, crop_floor %d: each 0 or 1", (int)p->resample, (int)p->squash, (int)p->crop_floor);
-    if (rs > VIT__MAX_SIDE) return vit__fail(VIT_ERR_ARG, "preprocess: resize %d is beyond %d, the longest side vit.h resizes to", (int)rs, VIT__MAX_SIDE);
+        return vit__fail(VIT_ERR_ARG, "preprocess: resample %d, squash %d, crop_floor %d: each 0 or 1",
+                         (int)p->resample, (int)p->squash, (int)p->crop_floor);
+    if (rs > VIT__MAX_SIDE)
+        return vit__fail(VIT_ERR_ARG, "preprocess: resize %d is beyond %d, the longest side vit.h resizes to", (int)rs,
+                         VIT__MAX_SIDE);
     /* torchvision: the short side becomes rs, the long side int(rs * long
        / short); squash: both become rs */
     long_side = p && p->squash ? (double)rs : (double)rs * (H <= W ? W : H) / (H <= W ? H : W);
     if (long_side >= VIT__MAX_SIDE + 1.0)
-        return vit__fail(VIT_ERR_SHAPE, "preprocess: a %dx%d image resized to a short side of %d would be %.0f pixels long; vit.h resizes to at most %d a side",
-                         (int)W, (int)H, (int)rs, floor(long_side), VIT__MAX_SIDE);
+        return vit__fail(
+            VIT_ERR_SHAPE,
+            "preprocess: a %dx%d image resized to a short side of %d would be %.0f pixels long; vit.h resizes to at "
+            "most %d a side",
+            (int)W, (int)H, (int)rs, floor(long_side), VIT__MAX_SIDE);
     if (p && p->squash) nh = nw = rs;
     else if (H <= W) { nh = rs; nw = (int32_t)long_side; }
     else { nw = rs; nh = (int32_t)long_side; }
-    if (nw < cs || nh < cs) return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W, (int)H, (int)nw, (int)nh, (int)cs);
+    if (nw < cs || nh < cs)
+        return vit__fail(VIT_ERR_SHAPE, "preprocess: %dx%d image resizes to %dx%d, smaller than the %d crop", (int)W,
+                         (int)H, (int)nw, (int)nh, (int)cs);
     top = p && p->crop_floor ? (nh - cs) / 2 : vit__round_half_even(nh - cs);
     left = p && p->crop_floor ? (nw - cs) / 2 : vit__round_half_even(nw - cs);
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
@@ -9318,13 +10217,17 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                     float acc = 0.0f;
                     for (k = 0; k < cx[x]; k++) acc += wx[(size_t)x * kx + k] * src[k];
                     /* PIL clips each pass to the pixel range; the cubic overshoots it */
-                    tmp.data[((size_t)c * th + y) * cs + x] = cubic ? (acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc) : acc;
+                    tmp.data[((size_t)c * th + y) * cs + x] = cubic ? (acc < 0.0f   ? 0.0f
+                                                                       : acc > 1.0f ? 1.0f
+                                                                                    : acc)
+                                                                    : acc;
                 }
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
                     float acc = 0.0f;
-                    for (k = 0; k < cy[y]; k++) acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * th + fy[y] - y0 + k) * cs + x];
+                    for (k = 0; k < cy[y]; k++)
+                        acc += wy[(size_t)y * ky + k] * tmp.data[((size_t)c * th + fy[y] - y0 + k) * cs + x];
                     if (cubic) acc = acc < 0.0f ? 0.0f : acc > 1.0f ? 1.0f : acc;
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
@@ -9358,23 +10261,31 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     int32_t C, n, c;
     if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
     memset(p, 0, sizeof *p);
-    if (m->kind != VIT_KIND_VIT) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: a %s model does not take images", vit_kind_name(m->kind));
+    if (m->kind != VIT_KIND_VIT)
+        return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: a %s model does not take images", vit_kind_name(m->kind));
     C = m->cfg.in_channels;
     mean = vit_model_meta(m, "input_mean");
     std = vit_model_meta(m, "input_std");
     memcpy(p->mean, imagenet_mean, sizeof p->mean);
     memcpy(p->std, imagenet_std, sizeof p->std);
     /* one without the other is a file half written: ImageNet's other half would be a guess */
-    if (!mean != !std) return vit__fail(VIT_ERR_FORMAT, "metadata has %s without %s", mean ? "input_mean" : "input_std", mean ? "input_std" : "input_mean");
+    if (!mean != !std)
+        return vit__fail(VIT_ERR_FORMAT, "metadata has %s without %s", mean ? "input_mean" : "input_std",
+                         mean ? "input_std" : "input_mean");
     for (c = 0; c < 2; c++) {
         const char *t = c ? std : mean;
         float *dst = c ? p->std : p->mean;
         int32_t k;
         if (!t) continue;
         n = vit__floats(t, v, 3);
-        if (n != 1 && n != C) return vit__fail(VIT_ERR_FORMAT, "metadata %s '%s' is not 1 or %d numbers", c ? "input_std" : "input_mean", t, (int)C);
+        if (n != 1 && n != C)
+            return vit__fail(VIT_ERR_FORMAT, "metadata %s '%s' is not 1 or %d numbers", c ? "input_std" : "input_mean",
+                             t, (int)C);
         for (k = 0; k < 3; k++) dst[k] = v[n == 1 ? 0 : k < n ? k : 0];
-        if (c) for (k = 0; k < n; k++) if (!(v[k] > 0.0f)) return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
+        if (c)
+            for (k = 0; k < n; k++)
+                if (!(v[k] > 0.0f))
+                    return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
     }
     p->crop = m->cfg.image_size;
     if ((s = vit_model_meta(m, "input_crop"))) {
@@ -9384,7 +10295,9 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     }
     if ((s = vit_model_meta(m, "input_resize"))) {
         n = vit__floats(s, v, 2);
-        if (n == 2 && v[0] != v[1]) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_resize '%s': vit_image_preprocess resizes to squares only", s);
+        if (n == 2 && v[0] != v[1])
+            return vit__fail(VIT_ERR_UNSUPPORTED,
+                             "metadata input_resize '%s': vit_image_preprocess resizes to squares only", s);
         if (n < 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
             return vit__fail(VIT_ERR_FORMAT, "metadata input_resize '%s' is not a size in 1..65536", s);
         p->resize = (int32_t)v[0];
@@ -9396,18 +10309,25 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
         d = strtod(s, NULL);
         p->resize = (int32_t)floor(p->crop / d);
     } else p->resize = mean ? p->crop : (int32_t)((int64_t)p->crop * 256 / 224);
-    if (p->resize < p->crop) return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize, (int)p->crop);
+    if (p->resize < p->crop)
+        return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize,
+                         (int)p->crop);
     if ((s = vit_model_meta(m, "input_interpolation"))) {
         if (!strcmp(s, "bicubic")) p->resample = VIT_RESAMPLE_BICUBIC;
-        else if (strcmp(s, "bilinear")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_interpolation '%s': vit_image_preprocess has bilinear and bicubic", s);
+        else if (strcmp(s, "bilinear"))
+            return vit__fail(VIT_ERR_UNSUPPORTED,
+                             "metadata input_interpolation '%s': vit_image_preprocess has bilinear and bicubic", s);
     }
     if ((s = vit_model_meta(m, "input_crop_mode"))) {
         if (!strcmp(s, "squash")) p->squash = 1;
-        else if (strcmp(s, "center")) return vit__fail(VIT_ERR_UNSUPPORTED, "metadata input_crop_mode '%s': vit_image_preprocess has center and squash", s);
+        else if (strcmp(s, "center"))
+            return vit__fail(VIT_ERR_UNSUPPORTED,
+                             "metadata input_crop_mode '%s': vit_image_preprocess has center and squash", s);
     }
     if ((s = vit_model_meta(m, "input_crop_offset"))) {
         if (!strcmp(s, "floor")) p->crop_floor = 1;
-        else if (strcmp(s, "round")) return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_offset '%s' is not round or floor", s);
+        else if (strcmp(s, "round"))
+            return vit__fail(VIT_ERR_FORMAT, "metadata input_crop_offset '%s' is not round or floor", s);
     }
     return VIT_OK;
 }
@@ -9416,9 +10336,9 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
 
 /* Viridis (matplotlib's, CC0) sampled every 16th of its 256 entries. */
 static const unsigned char vit__viridis[17][3] = {
-    {68, 1, 84}, {72, 24, 106}, {71, 45, 123}, {66, 64, 134}, {59, 82, 139}, {51, 99, 141}, {44, 114, 142}, {38, 130, 142},
-    {33, 145, 140}, {31, 160, 136}, {40, 174, 128}, {63, 188, 115}, {94, 201, 98}, {132, 212, 75}, {173, 220, 48}, {216, 226, 25},
-    {253, 231, 37}};
+    {68, 1, 84},    {72, 24, 106},  {71, 45, 123},  {66, 64, 134},  {59, 82, 139},  {51, 99, 141},
+    {44, 114, 142}, {38, 130, 142}, {33, 145, 140}, {31, 160, 136}, {40, 174, 128}, {63, 188, 115},
+    {94, 201, 98},  {132, 212, 75}, {173, 220, 48}, {216, 226, 25}, {253, 231, 37}};
 
 VITDEF void vit_colormap(float v, unsigned char rgb[3]) {
     float f;
@@ -9429,7 +10349,8 @@ VITDEF void vit_colormap(float v, unsigned char rgb[3]) {
     i = (int)f;
     if (i > 15) i = 15;
     f -= (float)i;
-    for (c = 0; c < 3; c++) rgb[c] = (unsigned char)(vit__viridis[i][c] + f * (vit__viridis[i + 1][c] - vit__viridis[i][c]) + 0.5f);
+    for (c = 0; c < 3; c++)
+        rgb[c] = (unsigned char)(vit__viridis[i][c] + f * (vit__viridis[i + 1][c] - vit__viridis[i][c]) + 0.5f);
 }
 
 #if !defined(VIT_NO_STDIO) && !defined(VIT_NO_PNG)
@@ -9472,8 +10393,8 @@ static float vit__bilinear(const float *src, int32_t h, int32_t w, float y, floa
 
 /* One cell: map (gh, gw) min-max normalised and upsampled to (ch, cw),
    blended over image (or alone), written into rgb rows of `stride` bytes. */
-static void vit__paint(unsigned char *rgb, size_t stride, int32_t ch, int32_t cw, const vit_tensor *image, const float *map,
-                       int32_t gh, int32_t gw, float alpha) {
+static void vit__paint(unsigned char *rgb, size_t stride, int32_t ch, int32_t cw, const vit_tensor *image,
+                       const float *map, int32_t gh, int32_t gw, float alpha) {
     float lo = map[0], hi = map[0];
     int32_t i, y, x, c;
     for (i = 1; i < gh * gw; i++) {
@@ -9489,8 +10410,8 @@ static void vit__paint(unsigned char *rgb, size_t stride, int32_t ch, int32_t cw
                 float out = col[c];
                 if (image) {
                     int32_t C = image->shape[0], H = image->shape[1], W = image->shape[2];
-                    float iv = vit__bilinear(image->data + (size_t)(C == 3 ? c : 0) * H * W, H, W, (y + 0.5f) * H / ch - 0.5f,
-                                             (x + 0.5f) * W / cw - 0.5f);
+                    float iv = vit__bilinear(image->data + (size_t)(C == 3 ? c : 0) * H * W, H, W,
+                                             (y + 0.5f) * H / ch - 0.5f, (x + 0.5f) * W / cw - 0.5f);
                     iv = iv < 0.0f ? 0.0f : iv > 1.0f ? 1.0f : iv;
                     out = (1.0f - alpha) * iv * 255.0f + alpha * col[c];
                 }
@@ -9502,7 +10423,8 @@ static void vit__paint(unsigned char *rgb, size_t stride, int32_t ch, int32_t cw
 static vit_result vit__check_image(const vit_tensor *image, const char *who) {
     char s[64];
     if (image && (!image->data || image->ndim != 3 || (image->shape[0] != 1 && image->shape[0] != 3)))
-        return vit__fail(VIT_ERR_SHAPE, "%s: image has shape %s, expected (1 or 3, H, W)", who, image->data ? vit_tensor_shape_str(image, s, sizeof s) : "NULL");
+        return vit__fail(VIT_ERR_SHAPE, "%s: image has shape %s, expected (1 or 3, H, W)", who,
+                         image->data ? vit_tensor_shape_str(image, s, sizeof s) : "NULL");
     return VIT_OK;
 }
 
@@ -9523,36 +10445,40 @@ static vit_result vit__write_png(const char *path, const unsigned char *rgb, int
     return o.r;
 }
 
-VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh, int32_t gw,
-                               int32_t cols, int32_t cell, float alpha) {
+VITDEF vit_result vit_png_grid(const char *path, const vit_tensor *image, const float *maps, int32_t n, int32_t gh,
+                               int32_t gw, int32_t cols, int32_t cell, float alpha) {
     int32_t rows, W, H, i;
     size_t bytes;
     vit_arena buf;
     vit_result r;
-    if (!path || !maps || n < 1 || gh < 1 || gw < 1 || cols < 1 || cell < 1 || cell > 4096 || !(alpha >= 0.0f && alpha <= 1.0f))
+    if (!path || !maps || n < 1 || gh < 1 || gw < 1 || cols < 1 || cell < 1 || cell > 4096 ||
+        !(alpha >= 0.0f && alpha <= 1.0f))
         return vit__fail(VIT_ERR_ARG, "vit_png_grid: bad argument");
     if ((r = vit__check_image(image, "vit_png_grid")) != VIT_OK) return r;
     if (cols > n) cols = n;
     rows = (n + cols - 1) / cols;
     W = cols * cell + (cols - 1) * 2;
     H = rows * cell + (rows - 1) * 2;
-    if ((double)W * H * 3 > (double)INT_MAX) return vit__fail(VIT_ERR_OVERFLOW, "vit_png_grid: %dx%d pixels is too large", (int)W, (int)H);
+    if ((double)W * H * 3 > (double)INT_MAX)
+        return vit__fail(VIT_ERR_OVERFLOW, "vit_png_grid: %dx%d pixels is too large", (int)W, (int)H);
     bytes = (size_t)W * H * 3;
     if ((r = vit_arena_init_alloc(&buf, bytes)) != VIT_OK) return r;
     memset(buf.base, 255, bytes);
     for (i = 0; i < n; i++)
-        vit__paint(buf.base + (size_t)(i / cols) * (cell + 2) * W * 3 + (size_t)(i % cols) * (cell + 2) * 3, (size_t)W * 3, cell, cell, image,
-                   maps + (size_t)i * gh * gw, gh, gw, alpha);
+        vit__paint(buf.base + (size_t)(i / cols) * (cell + 2) * W * 3 + (size_t)(i % cols) * (cell + 2) * 3,
+                   (size_t)W * 3, cell, cell, image, maps + (size_t)i * gh * gw, gh, gw, alpha);
     r = vit__write_png(path, buf.base, W, H);
     vit_arena_free(&buf);
     return r;
 }
 
-VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, const float *map, int32_t gh, int32_t gw, float alpha) {
+VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, const float *map, int32_t gh, int32_t gw,
+                                  float alpha) {
     vit_arena buf;
     vit_result r;
     int32_t H, W;
-    if (!path || !image || !map || gh < 1 || gw < 1 || !(alpha >= 0.0f && alpha <= 1.0f)) return vit__fail(VIT_ERR_ARG, "vit_png_overlay: bad argument");
+    if (!path || !image || !map || gh < 1 || gw < 1 || !(alpha >= 0.0f && alpha <= 1.0f))
+        return vit__fail(VIT_ERR_ARG, "vit_png_overlay: bad argument");
     if ((r = vit__check_image(image, "vit_png_overlay")) != VIT_OK) return r;
     H = image->shape[1]; W = image->shape[2];
     if ((r = vit_arena_init_alloc(&buf, (size_t)W * H * 3)) != VIT_OK) return r;
@@ -9565,7 +10491,8 @@ VITDEF vit_result vit_png_overlay(const char *path, const vit_tensor *image, con
 VITDEF vit_result vit_png_heatmap(const char *path, const float *map, int32_t gh, int32_t gw, int32_t scale) {
     vit_arena buf;
     vit_result r;
-    if (!path || !map || gh < 1 || gw < 1 || scale < 1 || (double)gh * gw * scale * scale > 1e8) return vit__fail(VIT_ERR_ARG, "vit_png_heatmap: bad argument");
+    if (!path || !map || gh < 1 || gw < 1 || scale < 1 || (double)gh * gw * scale * scale > 1e8)
+        return vit__fail(VIT_ERR_ARG, "vit_png_heatmap: bad argument");
     if ((r = vit_arena_init_alloc(&buf, (size_t)gh * gw * scale * scale * 3)) != VIT_OK) return r;
     vit__paint(buf.base, (size_t)gw * scale * 3, gh * scale, gw * scale, NULL, map, gh, gw, 1.0f);
     r = vit__write_png(path, buf.base, gw * scale, gh * scale);

@@ -37,7 +37,17 @@ static float *urandv(size_t n) {
 }
 
 /* var = the best of `reps` timings of stmt, in seconds. */
-#define TIME_BEST(var, reps, stmt) do { int r_; (var) = 1e30; for (r_ = 0; r_ < (reps); r_++) { double t0_ = now(), t_; stmt; t_ = now() - t0_; if (t_ < (var)) (var) = t_; } } while (0)
+#define TIME_BEST(var, reps, stmt)                                                                                     \
+    do {                                                                                                               \
+        int r_;                                                                                                        \
+        (var) = 1e30;                                                                                                  \
+        for (r_ = 0; r_ < (reps); r_++) {                                                                              \
+            double t0_ = now(), t_;                                                                                    \
+            stmt;                                                                                                      \
+            t_ = now() - t0_;                                                                                          \
+            if (t_ < (var)) (var) = t_;                                                                                \
+        }                                                                                                              \
+    } while (0)
 
 #ifndef VIT_NO_SIMD
 /* 16 independent FMA chains per iteration: enough to fill two FMA ports of
@@ -45,8 +55,10 @@ static float *urandv(size_t n) {
    width. */
 static double fma_peak(void) {
     vit__vf m = vit__v_set1(0.999999f), c = vit__v_set1(1e-7f);
-    vit__vf a0 = vit__v_set1(0.f), a1 = vit__v_set1(1.f), a2 = vit__v_set1(2.f), a3 = vit__v_set1(3.f), a4 = vit__v_set1(4.f), a5 = vit__v_set1(5.f);
-    vit__vf a6 = vit__v_set1(6.f), a7 = vit__v_set1(7.f), a8 = vit__v_set1(8.f), a9 = vit__v_set1(9.f), a10 = vit__v_set1(10.f), a11 = vit__v_set1(11.f);
+    vit__vf a0 = vit__v_set1(0.f), a1 = vit__v_set1(1.f), a2 = vit__v_set1(2.f), a3 = vit__v_set1(3.f),
+            a4 = vit__v_set1(4.f), a5 = vit__v_set1(5.f);
+    vit__vf a6 = vit__v_set1(6.f), a7 = vit__v_set1(7.f), a8 = vit__v_set1(8.f), a9 = vit__v_set1(9.f),
+            a10 = vit__v_set1(10.f), a11 = vit__v_set1(11.f);
     long i, iters = 20000000;
     double t, best = 1e30;
     int rep;
@@ -55,13 +67,17 @@ static double fma_peak(void) {
         for (i = 0; i < iters; i++) {
             a0 = vit__v_fma(a0, m, c); a1 = vit__v_fma(a1, m, c); a2 = vit__v_fma(a2, m, c); a3 = vit__v_fma(a3, m, c);
             a4 = vit__v_fma(a4, m, c); a5 = vit__v_fma(a5, m, c); a6 = vit__v_fma(a6, m, c); a7 = vit__v_fma(a7, m, c);
-            a8 = vit__v_fma(a8, m, c); a9 = vit__v_fma(a9, m, c); a10 = vit__v_fma(a10, m, c); a11 = vit__v_fma(a11, m, c);
+            a8 = vit__v_fma(a8, m, c);
+            a9 = vit__v_fma(a9, m, c);
+            a10 = vit__v_fma(a10, m, c);
+            a11 = vit__v_fma(a11, m, c);
         }
         t = now() - t;
         if (t < best) best = t;
     }
     /* Keep the chains alive. */
-    a0 = vit__v_add(vit__v_add(vit__v_add(a0, a1), vit__v_add(a2, a3)), vit__v_add(vit__v_add(a4, a5), vit__v_add(a6, a7)));
+    a0 = vit__v_add(vit__v_add(vit__v_add(a0, a1), vit__v_add(a2, a3)),
+                    vit__v_add(vit__v_add(a4, a5), vit__v_add(a6, a7)));
     a0 = vit__v_add(a0, vit__v_add(vit__v_add(a8, a9), vit__v_add(a10, a11)));
     if (vit__v_hsum(a0) == 12345.0f) printf(" ");
     return 2.0 * VIT__VW * 12.0 * (double)iters / best / 1e9;
@@ -73,8 +89,10 @@ static double fma_peak(void) {
    One vdpbf16ps is 2 VIT__VW products and sums, one vpdpbusd 4 VIT__VW: in
    GFLOP/s (GOP/s for int8) counting a multiply and an add as two. */
 static double dot_peak(int wt) {
-    vit__vf f0 = vit__v_zero(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0, f6 = f0, f7 = f0, f8 = f0, f9 = f0, f10 = f0, f11 = f0;
-    vit__vi i0 = vit__vi_zero(), i1 = i0, i2 = i0, i3 = i0, i4 = i0, i5 = i0, i6 = i0, i7 = i0, i8 = i0, i9 = i0, i10 = i0, i11 = i0;
+    vit__vf f0 = vit__v_zero(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0, f6 = f0, f7 = f0, f8 = f0, f9 = f0,
+            f10 = f0, f11 = f0;
+    vit__vi i0 = vit__vi_zero(), i1 = i0, i2 = i0, i3 = i0, i4 = i0, i5 = i0, i6 = i0, i7 = i0, i8 = i0, i9 = i0,
+            i10 = i0, i11 = i0;
     vit__vi a = vit__vi_set1(0x3f803f80), b = vit__vi_set1(0x01010101);
     long i, iters = 20000000;
     double t, best = 1e30;
@@ -87,17 +105,35 @@ static double dot_peak(int wt) {
         if (wt == VIT_DTYPE_BF16) {
 #if VIT__DOT_BF16
             for (i = 0; i < iters; i++) {
-                f0 = vit__v_dpbf16(f0, a, a); f1 = vit__v_dpbf16(f1, a, a); f2 = vit__v_dpbf16(f2, a, a); f3 = vit__v_dpbf16(f3, a, a);
-                f4 = vit__v_dpbf16(f4, a, a); f5 = vit__v_dpbf16(f5, a, a); f6 = vit__v_dpbf16(f6, a, a); f7 = vit__v_dpbf16(f7, a, a);
-                f8 = vit__v_dpbf16(f8, a, a); f9 = vit__v_dpbf16(f9, a, a); f10 = vit__v_dpbf16(f10, a, a); f11 = vit__v_dpbf16(f11, a, a);
+                f0 = vit__v_dpbf16(f0, a, a);
+                f1 = vit__v_dpbf16(f1, a, a);
+                f2 = vit__v_dpbf16(f2, a, a);
+                f3 = vit__v_dpbf16(f3, a, a);
+                f4 = vit__v_dpbf16(f4, a, a);
+                f5 = vit__v_dpbf16(f5, a, a);
+                f6 = vit__v_dpbf16(f6, a, a);
+                f7 = vit__v_dpbf16(f7, a, a);
+                f8 = vit__v_dpbf16(f8, a, a);
+                f9 = vit__v_dpbf16(f9, a, a);
+                f10 = vit__v_dpbf16(f10, a, a);
+                f11 = vit__v_dpbf16(f11, a, a);
             }
 #endif
         } else {
 #if VIT__DOT_I8
             for (i = 0; i < iters; i++) {
-                i0 = vit__vi_dot4(i0, b, b); i1 = vit__vi_dot4(i1, b, b); i2 = vit__vi_dot4(i2, b, b); i3 = vit__vi_dot4(i3, b, b);
-                i4 = vit__vi_dot4(i4, b, b); i5 = vit__vi_dot4(i5, b, b); i6 = vit__vi_dot4(i6, b, b); i7 = vit__vi_dot4(i7, b, b);
-                i8 = vit__vi_dot4(i8, b, b); i9 = vit__vi_dot4(i9, b, b); i10 = vit__vi_dot4(i10, b, b); i11 = vit__vi_dot4(i11, b, b);
+                i0 = vit__vi_dot4(i0, b, b);
+                i1 = vit__vi_dot4(i1, b, b);
+                i2 = vit__vi_dot4(i2, b, b);
+                i3 = vit__vi_dot4(i3, b, b);
+                i4 = vit__vi_dot4(i4, b, b);
+                i5 = vit__vi_dot4(i5, b, b);
+                i6 = vit__vi_dot4(i6, b, b);
+                i7 = vit__vi_dot4(i7, b, b);
+                i8 = vit__vi_dot4(i8, b, b);
+                i9 = vit__vi_dot4(i9, b, b);
+                i10 = vit__vi_dot4(i10, b, b);
+                i11 = vit__vi_dot4(i11, b, b);
             }
 #endif
         }
@@ -105,9 +141,11 @@ static double dot_peak(int wt) {
         if (t < best) best = t;
     }
     /* Keep the chains alive. */
-    f0 = vit__v_add(vit__v_add(vit__v_add(f0, f1), vit__v_add(f2, f3)), vit__v_add(vit__v_add(f4, f5), vit__v_add(f6, f7)));
+    f0 = vit__v_add(vit__v_add(vit__v_add(f0, f1), vit__v_add(f2, f3)),
+                    vit__v_add(vit__v_add(f4, f5), vit__v_add(f6, f7)));
     vit__v_store(sink, vit__v_add(f0, vit__v_add(vit__v_add(f8, f9), vit__v_add(f10, f11))));
-    i0 = vit__vi_add(vit__vi_add(vit__vi_add(i0, i1), vit__vi_add(i2, i3)), vit__vi_add(vit__vi_add(i4, i5), vit__vi_add(i6, i7)));
+    i0 = vit__vi_add(vit__vi_add(vit__vi_add(i0, i1), vit__vi_add(i2, i3)),
+                     vit__vi_add(vit__vi_add(i4, i5), vit__vi_add(i6, i7)));
     vit__vi_store(isink, vit__vi_add(i0, vit__vi_add(vit__vi_add(i8, i9), vit__vi_add(i10, i11))));
     if (sink[0] == 12345.0f || isink[0] == 12345) printf(" ");
     return (wt == VIT_DTYPE_BF16 ? 4.0 : 8.0) * VIT__VW * 12.0 * (double)iters / best / 1e9;
@@ -144,8 +182,11 @@ static void bench_matmul_q(int wt, int M, int K, int N, double peak) {
         if (!check_close(label, y1, y2, (size_t)M * N, wt == VIT_DTYPE_BF16 ? 1e-5 * K : 1e-6, 1e-5)) exit(1);
     }
     TIME_BEST(tf, 5, vit__dense(y1, x, &t, b, M, K, N, xs));
-    printf("%-30s fast %7.1f G%s/s (%5.1f%% of %s peak)\n", label, flop / tf / 1e9, wt == VIT_DTYPE_BF16 ? "FLOP" : "OP",
-           100.0 * flop / tf / 1e9 / peak, (wt == VIT_DTYPE_BF16 ? VIT__DOT_BF16 : VIT__DOT_I8) ? (wt == VIT_DTYPE_BF16 ? "the vdpbf16ps" : "the vpdpbusd") : "the FMA");
+    printf("%-30s fast %7.1f G%s/s (%5.1f%% of %s peak)\n", label, flop / tf / 1e9,
+           wt == VIT_DTYPE_BF16 ? "FLOP" : "OP", 100.0 * flop / tf / 1e9 / peak,
+           (wt == VIT_DTYPE_BF16 ? VIT__DOT_BF16 : VIT__DOT_I8)
+               ? (wt == VIT_DTYPE_BF16 ? "the vdpbf16ps" : "the vpdpbusd")
+               : "the FMA");
     free(x); free(w); free(b); free(ws); free(y1); free(y2); free(wq); free(xs);
 }
 
@@ -213,11 +254,14 @@ static void time_pair(kcase_fn fast, kcase_fn ref, kcase *c, double *tf, double 
    att (tolerances as in tests/test_kernels*.c). blas, when set, times
    OpenBLAS doing the same products. */
 static void bench_case(const char *label, kcase_fn fast, kcase_fn ref, kcase *c, size_t nout, double atol, double rtol,
-                       size_t natt, double att_atol, double att_rtol, double flop, double bytes, double peak, kcase_fn blas) {
+                       size_t natt, double att_atol, double att_rtol, double flop, double bytes, double peak,
+                       kcase_fn blas) {
     double tf, tr;
     fast(c);
     ref(c);
-    if (!check_close(label, c->y, c->y2, nout, atol, rtol) || (natt && !check_close(label, c->att, c->att2, natt, att_atol, att_rtol))) exit(1);
+    if (!check_close(label, c->y, c->y2, nout, atol, rtol) ||
+        (natt && !check_close(label, c->att, c->att2, natt, att_atol, att_rtol)))
+        exit(1);
     time_pair(fast, ref, c, &tf, &tr);
     if (flop > 0)
         printf("%-36s fast %7.1f GFLOP/s (%5.1f%% of peak)  ref %6.2f GFLOP/s  fast x%.1f", label, flop / tf / 1e9,
@@ -295,13 +339,21 @@ static void r_rowaffine(kcase *c) { vit_k_rowaffine_ref(c->y2, c->x, c->w, c->b,
 static void f_conv1x1(kcase *c) { vit_k_conv1x1(c->y, c->x, c->w, c->b, c->B, c->C, c->K, c->M); }
 static void r_conv1x1(kcase *c) { vit_k_conv1x1_ref(c->y2, c->x, c->w, c->b, c->B, c->C, c->K, c->M); }
 /* dwconv: x (B, H, W, C), w (C, 1, K, K), stride S */
-static void f_dwconv(kcase *c) { vit_k_dwconv(c->y, c->scr, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad); }
-static void r_dwconv(kcase *c) { vit_k_dwconv_ref(c->y2, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad); }
+static void f_dwconv(kcase *c) {
+    vit_k_dwconv(c->y, c->scr, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad);
+}
+static void r_dwconv(kcase *c) {
+    vit_k_dwconv_ref(c->y2, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad);
+}
 static void f_avgpool(kcase *c) { vit_k_avgpool(c->y, c->x, c->B, c->H, c->W, c->C, c->S); }
 static void r_avgpool(kcase *c) { vit_k_avgpool_ref(c->y2, c->x, c->B, c->H, c->W, c->C, c->S); }
 /* scores / attend: q = x (B, M, ld), k = x2 (B, N, ld), v = x3 (B, N, ld2), p = w (B, NH, M, N) */
-static void f_scores(kcase *c) { vit_k_scores(c->y, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale); }
-static void r_scores(kcase *c) { vit_k_scores_ref(c->y2, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale); }
+static void f_scores(kcase *c) {
+    vit_k_scores(c->y, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale);
+}
+static void r_scores(kcase *c) {
+    vit_k_scores_ref(c->y2, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale);
+}
 static void f_attend(kcase *c) { vit_k_attend(c->y, c->scr, c->w, c->x3, c->B, c->NH, c->M, c->N, c->HS, c->ld2); }
 static void r_attend(kcase *c) { vit_k_attend_ref(c->y2, c->w, c->x3, c->B, c->NH, c->M, c->N, c->HS, c->ld2); }
 /* aft: q, k, v = x, x2, x3 (B, N=T, C=D), w (M, M) with window S;
@@ -317,31 +369,39 @@ static vit_outlook_params outlook_params(const kcase *c) {
     p.dim = c->C; p.heads = c->NH; p.kernel_size = c->K; p.padding = c->pad; p.stride = c->S; p.scale = c->scale;
     return p;
 }
-static void f_outlook(kcase *c) { vit_outlook_params p = outlook_params(c); vit_k_outlook(c->y, c->att, c->x, c->x2, c->B, c->H, c->W, &p); }
-static void r_outlook(kcase *c) { vit_outlook_params p = outlook_params(c); vit_k_outlook_ref(c->y2, c->att2, c->x, c->x2, c->B, c->H, c->W, &p); }
+static void f_outlook(kcase *c) {
+    vit_outlook_params p = outlook_params(c);
+    vit_k_outlook(c->y, c->att, c->x, c->x2, c->B, c->H, c->W, &p);
+}
+static void r_outlook(kcase *c) {
+    vit_outlook_params p = outlook_params(c);
+    vit_k_outlook_ref(c->y2, c->att2, c->x, c->x2, c->B, c->H, c->W, &p);
+}
 
 #ifdef BENCH_OPENBLAS
 /* The same products through cblas_sgemm, one call per image or head. */
 static void b_conv1x1(kcase *c) {
     int bi;
     for (bi = 0; bi < c->B; bi++)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->K, c->M, c->C, 1.0f, c->w, c->C, c->x + (size_t)bi * c->C * c->M, c->M,
-                    0.0f, c->aux + (size_t)bi * c->K * c->M, c->M);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->K, c->M, c->C, 1.0f, c->w, c->C,
+                    c->x + (size_t)bi * c->C * c->M, c->M, 0.0f, c->aux + (size_t)bi * c->K * c->M, c->M);
 }
 static void b_scores(kcase *c) {
     int t;
     for (t = 0; t < c->B * c->NH; t++) {
         int bi = t / c->NH, h = t % c->NH;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->M, c->N, c->HS, c->scale, c->x + (size_t)bi * c->M * c->ld + h * c->HS, c->ld,
-                    c->x2 + (size_t)bi * c->N * c->ld + h * c->HS, c->ld, 0.0f, c->aux + (size_t)t * c->M * c->N, c->N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c->M, c->N, c->HS, c->scale,
+                    c->x + (size_t)bi * c->M * c->ld + h * c->HS, c->ld, c->x2 + (size_t)bi * c->N * c->ld + h * c->HS,
+                    c->ld, 0.0f, c->aux + (size_t)t * c->M * c->N, c->N);
     }
 }
 static void b_attend(kcase *c) {
     int t, C = c->NH * c->HS;
     for (t = 0; t < c->B * c->NH; t++) {
         int bi = t / c->NH, h = t % c->NH;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->M, c->HS, c->N, 1.0f, c->w + (size_t)t * c->M * c->N, c->N,
-                    c->x3 + (size_t)bi * c->N * c->ld2 + h * c->HS, c->ld2, 0.0f, c->aux + (size_t)bi * c->M * C + h * c->HS, C);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c->M, c->HS, c->N, 1.0f, c->w + (size_t)t * c->M * c->N,
+                    c->N, c->x3 + (size_t)bi * c->N * c->ld2 + h * c->HS, c->ld2, 0.0f,
+                    c->aux + (size_t)bi * c->M * C + h * c->HS, C);
     }
 }
 #else
@@ -376,10 +436,14 @@ static void bench_rowwise(double peak) {
 
 static void bench_unary(double peak) {
     /* n: ViT-B/16's MLP hidden layer (197 x 3072), an SE/SGE gate map (512 x 7 x 7), ViT-B's pre-logits (768) */
-    static const struct { const char *name; kcase_fn f, r; int n; double atol, rtol; } u[] = {
-        {"gelu", f_gelu, r_gelu, 197 * 3072, 1e-6, 1e-6}, {"relu", f_relu, r_relu, 197 * 3072, 0.0, 0.0},
-        {"sigmoid", f_sigmoid, r_sigmoid, 512 * 49, 1e-7, 1e-6}, {"sigmoid", f_sigmoid, r_sigmoid, 8 * 512 * 49, 1e-7, 1e-6},
-        {"tanh", f_tanh, r_tanh, 8 * 768, 2e-7, 1e-6}, {"add", f_add, r_add, 197 * 768, 0.0, 0.0}, {"mul", f_mul, r_mul, 512 * 49, 0.0, 0.0}};
+    static const struct { const char *name; kcase_fn f, r; int n; double atol, rtol;
+    } u[] = {{"gelu", f_gelu, r_gelu, 197 * 3072, 1e-6, 1e-6},
+             {"relu", f_relu, r_relu, 197 * 3072, 0.0, 0.0},
+             {"sigmoid", f_sigmoid, r_sigmoid, 512 * 49, 1e-7, 1e-6},
+             {"sigmoid", f_sigmoid, r_sigmoid, 8 * 512 * 49, 1e-7, 1e-6},
+             {"tanh", f_tanh, r_tanh, 8 * 768, 2e-7, 1e-6},
+             {"add", f_add, r_add, 197 * 768, 0.0, 0.0},
+             {"mul", f_mul, r_mul, 512 * 49, 0.0, 0.0}};
     int i;
     char label[96];
     for (i = 0; i < (int)(sizeof u / sizeof u[0]); i++) {
@@ -389,7 +453,8 @@ static void bench_unary(double peak) {
         for (j = 0; j < (size_t)n; j++) c->x[j] *= 8.0f; /* [-4, 4): both tails of gelu, sigmoid, tanh */
         c->N = n;
         snprintf(label, sizeof label, "%s n=%d", u[i].name, n);
-        bench_case(label, u[i].f, u[i].r, c, (size_t)n, u[i].atol, u[i].rtol, 0, 0, 0, 0, (two ? 12.0 : 8.0) * n, peak, NULL);
+        bench_case(label, u[i].f, u[i].r, c, (size_t)n, u[i].atol, u[i].rtol, 0, 0, 0, 0, (two ? 12.0 : 8.0) * n, peak,
+                   NULL);
         kcase_free(c);
     }
 }
@@ -403,7 +468,8 @@ static void bench_vit_kernels(double peak) {
         c = kcase_new((size_t)B * C * H * H, 0, 0, (size_t)D * K, (size_t)D, (size_t)B * N * D, 0, (size_t)B * N * K);
         c->B = B; c->C = C; c->H = c->W = H; c->S = P; c->K = D;
         snprintf(label, sizeof label, "patch_conv 3x224x224 P=16 D=768");
-        bench_case(label, f_patch, r_patch, c, (size_t)B * N * D, 1e-5, 1e-5, 0, 0, 0, 2.0 * B * N * D * K, 0, peak, NULL);
+        bench_case(label, f_patch, r_patch, c, (size_t)B * N * D, 1e-5, 1e-5, 0, 0, 0, 2.0 * B * N * D * K, 0, peak,
+                   NULL);
         kcase_free(c);
     }
     /* attention: ViT-B/16 (197 tokens, 12 heads of 64), seed 002's one head of 49 over 16 patches */
@@ -412,11 +478,18 @@ static void bench_vit_kernels(double peak) {
         int i;
         for (i = 0; i < 3; i++) {
             int B = cfg[i][0], N = cfg[i][1], NH = cfg[i][2], HS = cfg[i][3], C = NH * HS;
-            c = kcase_new((size_t)B * N * 3 * C, 0, 0, 0, 0, (size_t)B * N * C, (size_t)B * NH * N * N, (size_t)B * C * N);
-            c->B = B; c->N = N; c->NH = NH; c->HS = HS; c->ld = 3 * C; c->scale = 1.0f / sqrtf((float)HS); c->post = 1.0f;
+            c = kcase_new((size_t)B * N * 3 * C, 0, 0, 0, 0, (size_t)B * N * C, (size_t)B * NH * N * N,
+                          (size_t)B * C * N);
+            c->B = B;
+            c->N = N;
+            c->NH = NH;
+            c->HS = HS;
+            c->ld = 3 * C;
+            c->scale = 1.0f / sqrtf((float)HS);
+            c->post = 1.0f;
             snprintf(label, sizeof label, "attention B=%d N=%d NH=%d HS=%d", B, N, NH, HS);
-            bench_case(label, f_attention, r_attention, c, (size_t)B * N * C, 1e-6, 1e-5, (size_t)B * NH * N * N, 1e-7, 1e-5,
-                       4.0 * B * NH * N * N * HS, 0, peak, NULL);
+            bench_case(label, f_attention, r_attention, c, (size_t)B * N * C, 1e-6, 1e-5, (size_t)B * NH * N * N, 1e-7,
+                       1e-5, 4.0 * B * NH * N * N * HS, 0, peak, NULL);
             kcase_free(c);
         }
     }
@@ -432,7 +505,8 @@ static void bench_seed_kernels(double peak) {
         c = kcase_new((size_t)M * N, 0, 0, (size_t)M, (size_t)M, (size_t)M * N, (size_t)M, 0);
         c->M = M; c->N = N;
         snprintf(label, sizeof label, "rowstats %dx%d", M, N);
-        bench_case(label, f_rowstats, r_rowstats, c, (size_t)M, 1e-6, 1e-5, (size_t)M, 1e-5, 1e-4, 0, 4.0 * M * N, peak, NULL);
+        bench_case(label, f_rowstats, r_rowstats, c, (size_t)M, 1e-6, 1e-5, (size_t)M, 1e-5, 1e-4, 0, 4.0 * M * N, peak,
+                   NULL);
         snprintf(label, sizeof label, "rowaffine %dx%d", M, N);
         bench_case(label, f_rowaffine, r_rowaffine, c, (size_t)M * N, 1e-6, 1e-6, 0, 0, 0, 0, 8.0 * M * N, peak, NULL);
         kcase_free(c);
@@ -442,23 +516,29 @@ static void bench_seed_kernels(double peak) {
         static const int cfg[][4] = {{1, 8, 8, 49 * 16}, {8, 8, 8, 49 * 49}, {1, 64, 1, 49}};
         for (i = 0; i < 3; i++) {
             int B = cfg[i][0], Ci = cfg[i][1], Co = cfg[i][2], HW = cfg[i][3];
-            c = kcase_new((size_t)B * Ci * HW, 0, 0, (size_t)Co * Ci, (size_t)Co, (size_t)B * Co * HW, 0, (size_t)B * Co * HW);
+            c = kcase_new((size_t)B * Ci * HW, 0, 0, (size_t)Co * Ci, (size_t)Co, (size_t)B * Co * HW, 0,
+                          (size_t)B * Co * HW);
             c->B = B; c->C = Ci; c->K = Co; c->M = HW;
             snprintf(label, sizeof label, "conv1x1 B=%d %d->%d HW=%d", B, Ci, Co, HW);
-            bench_case(label, f_conv1x1, r_conv1x1, c, (size_t)B * Co * HW, 1e-6 * Ci, 1e-5, 0, 0, 0, 2.0 * B * Co * Ci * HW, 0, peak, b_conv1x1);
+            bench_case(label, f_conv1x1, r_conv1x1, c, (size_t)B * Co * HW, 1e-6 * Ci, 1e-5, 0, 0, 0,
+                       2.0 * B * Co * Ci * HW, 0, peak, b_conv1x1);
             kcase_free(c);
         }
     }
-    /* dwconv: EMSA ratio 2 on 7x7x512 (kernel 3, stride 2, pad 1); ResT stage 1, ratio 8 on 56x56x64 (kernel 9, stride 8, pad 4) */
+    /* dwconv: EMSA ratio 2 on 7x7x512 (kernel 3, stride 2, pad 1); ResT stage 1, ratio 8 on
+       56x56x64 (kernel 9, stride 8, pad 4) */
     {
         static const int cfg[][7] = {{1, 7, 7, 512, 3, 2, 1}, {8, 7, 7, 512, 3, 2, 1}, {1, 56, 56, 64, 9, 8, 4}};
         for (i = 0; i < 3; i++) {
-            int B = cfg[i][0], H = cfg[i][1], W = cfg[i][2], C = cfg[i][3], K = cfg[i][4], st = cfg[i][5], pad = cfg[i][6];
+            int B = cfg[i][0], H = cfg[i][1], W = cfg[i][2], C = cfg[i][3], K = cfg[i][4], st = cfg[i][5],
+                pad = cfg[i][6];
             int Ho = (H + 2 * pad - K) / st + 1, Wo = (W + 2 * pad - K) / st + 1;
-            c = kcase_new((size_t)B * H * W * C, 0, 0, (size_t)C * K * K, (size_t)C, (size_t)B * Ho * Wo * C, 0, (size_t)K * K * C);
+            c = kcase_new((size_t)B * H * W * C, 0, 0, (size_t)C * K * K, (size_t)C, (size_t)B * Ho * Wo * C, 0,
+                          (size_t)K * K * C);
             c->B = B; c->H = H; c->W = W; c->C = C; c->K = K; c->S = st; c->pad = pad;
             snprintf(label, sizeof label, "dwconv B=%d %dx%dx%d K=%d s=%d", B, H, W, C, K, st);
-            bench_case(label, f_dwconv, r_dwconv, c, (size_t)B * Ho * Wo * C, 1e-6 * K * K, 1e-5, 0, 0, 0, 2.0 * B * Ho * Wo * C * K * K, 0, peak, NULL);
+            bench_case(label, f_dwconv, r_dwconv, c, (size_t)B * Ho * Wo * C, 1e-6 * K * K, 1e-5, 0, 0, 0,
+                       2.0 * B * Ho * Wo * C * K * K, 0, peak, NULL);
             kcase_free(c);
         }
     }
@@ -468,7 +548,8 @@ static void bench_seed_kernels(double peak) {
         c = kcase_new((size_t)B * H * H * C, 0, 0, 0, 0, (size_t)B * Ho * Ho * C, 0, 0);
         c->B = B; c->H = c->W = H; c->C = C; c->S = S;
         snprintf(label, sizeof label, "avgpool B=%d 28x28x192 S=2", B);
-        bench_case(label, f_avgpool, r_avgpool, c, (size_t)B * Ho * Ho * C, 1e-6, 1e-6, 0, 0, 0, 0, 4.0 * B * H * H * C * 1.25, peak, NULL);
+        bench_case(label, f_avgpool, r_avgpool, c, (size_t)B * Ho * Ho * C, 1e-6, 1e-6, 0, 0, 0, 0,
+                   4.0 * B * H * H * C * 1.25, peak, NULL);
         kcase_free(c);
     }
     /* scores, attend: EMSA on 7x7 tokens, 8 heads of 64, keys from 7x7 (ratio 1) or 4x4 (ratio 2) */
@@ -484,7 +565,8 @@ static void bench_seed_kernels(double peak) {
             snprintf(label, sizeof label, "scores B=%d NH=%d %dx%d HS=%d", B, NH, Nq, Nk, HS);
             bench_case(label, f_scores, r_scores, c, np, 1e-6 * HS, 1e-5, 0, 0, 0, 2.0 * np * HS, 0, peak, b_scores);
             snprintf(label, sizeof label, "attend B=%d NH=%d %dx%d HS=%d", B, NH, Nq, Nk, HS);
-            bench_case(label, f_attend, r_attend, c, (size_t)B * Nq * ld, 1e-6, 1e-5, 0, 0, 0, 2.0 * np * HS, 0, peak, b_attend);
+            bench_case(label, f_attend, r_attend, c, (size_t)B * Nq * ld, 1e-6, 1e-5, 0, 0, 0, 2.0 * np * HS, 0, peak,
+                       b_attend);
             kcase_free(c);
         }
     }
@@ -514,12 +596,21 @@ static void bench_seed_kernels(double peak) {
     {
         static const int cfg[][2] = {{1, 1}, {1, 2}, {8, 1}};
         for (i = 0; i < 3; i++) {
-            int B = cfg[i][0], st = cfg[i][1], H = 28, C = 192, NH = 6, K = 3, KK = 9, L = ((H + 2 - K) / st + 1) * ((H + 2 - K) / st + 1);
+            int B = cfg[i][0], st = cfg[i][1], H = 28, C = 192, NH = 6, K = 3, KK = 9,
+                L = ((H + 2 - K) / st + 1) * ((H + 2 - K) / st + 1);
             size_t na = (size_t)B * NH * L * KK * KK, ny = (size_t)B * H * H * C;
             c = kcase_new(na, ny, 0, 0, 0, ny, na, 0);
-            c->B = B; c->H = c->W = H; c->C = C; c->NH = NH; c->K = K; c->pad = 1; c->S = st; c->scale = 1.0f / sqrtf(32.0f);
+            c->B = B;
+            c->H = c->W = H;
+            c->C = C;
+            c->NH = NH;
+            c->K = K;
+            c->pad = 1;
+            c->S = st;
+            c->scale = 1.0f / sqrtf(32.0f);
             snprintf(label, sizeof label, "outlook B=%d 28x28x192 NH=6 K=3 s=%d", B, st);
-            bench_case(label, f_outlook, r_outlook, c, ny, 1e-6, 1e-5, na, 1e-7, 1e-5, 2.0 * B * L * KK * KK * C, 0, peak, NULL);
+            bench_case(label, f_outlook, r_outlook, c, ny, 1e-6, 1e-5, na, 1e-7, 1e-5, 2.0 * B * L * KK * KK * C, 0,
+                       peak, NULL);
             kcase_free(c);
         }
     }
@@ -556,7 +647,9 @@ static void bench_linear(int M, int K, int N, double peak) {
 #ifdef BENCH_OPENBLAS
     {
         double tb;
-        TIME_BEST(tb, 5, for (i = 0; i < n; i++) cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 0.0f, y2, N));
+        TIME_BEST(tb, 5,
+                  for (i = 0; i < n; i++)
+                      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, N, K, 1.0f, x, K, w, K, 0.0f, y2, N));
         tb /= n;
         printf("  openblas %7.1f GFLOP/s (vit.h/openblas %.2f)", flop / tb / 1e9, tb / tf);
     }

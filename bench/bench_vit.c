@@ -41,7 +41,10 @@ int main(int argc, char **argv) {
     struct rusage ru;
     vit_result r;
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input IN.npy] [--output OUT.npy] [--json]\n");
+        fprintf(
+            stderr,
+            "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input "
+            "IN.npy] [--output OUT.npy] [--json]\n");
         return 2;
     }
     for (i = 2; i < argc; i++) {
@@ -87,7 +90,10 @@ int main(int argc, char **argv) {
             ndim = 4; shape[1] = p->in_channels; shape[2] = shape[3] = p->image_size;
         } else {
             ndim = 3; shape[1] = tokens;
-            shape[2] = m.kind == VIT_KIND_MHA ? m.mha.dim : m.kind == VIT_KIND_MLP ? m.mlp.in_dim : m.kind == VIT_KIND_BLOCK ? m.block.dim : 64;
+            shape[2] = m.kind == VIT_KIND_MHA     ? m.mha.dim
+                       : m.kind == VIT_KIND_MLP   ? m.mlp.in_dim
+                       : m.kind == VIT_KIND_BLOCK ? m.block.dim
+                                                  : 64;
         }
         vit_arena_init(&in, NULL, 0);
         vit_tensor_init(&in, &x, ndim, shape);
@@ -119,11 +125,13 @@ int main(int argc, char **argv) {
     qsort(times, (size_t)reps, sizeof(double), cmp);
     getrusage(RUSAGE_SELF, &ru);
     if (json)
-        printf("{\"impl\": \"vit.h\", \"load_s\": %.6f, \"median_s\": %.9f, \"min_s\": %.9f, \"peak_rss_mb\": %.1f, \"act_mb\": %.1f, \"batch\": %d, \"threads\": %d, \"reps\": %d}\n",
-               load, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads, reps);
+        printf(
+            "{\"impl\": \"vit.h\", \"load_s\": %.6f, \"median_s\": %.9f, \"min_s\": %.9f, \"peak_rss_mb\": %.1f, "
+            "\"act_mb\": %.1f, \"batch\": %d, \"threads\": %d, \"reps\": %d}\n",
+            load, times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0, B, threads, reps);
     else
-        printf("vit.h: load %.3f s, forward median %.4f s, min %.4f s, peak RSS %.1f MB (activations %.1f MB)\n", load, times[reps / 2],
-               times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0);
+        printf("vit.h: load %.3f s, forward median %.4f s, min %.4f s, peak RSS %.1f MB (activations %.1f MB)\n", load,
+               times[reps / 2], times[0], ru.ru_maxrss / 1024.0, bytes / 1048576.0);
     free(times);
     vit_arena_free(&act);
     vit_arena_free(&in);

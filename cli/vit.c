@@ -3,7 +3,8 @@
      vit info        MODEL [LOAD]
      vit run         MODEL INPUT.npy OUTPUT.npy [--features | --tokens] [--threads N] [LOAD]
      vit classify    MODEL IMAGE... [--top K] [PREP] [--threads N] [LOAD]
-     vit maps        MODEL IMAGE... --out DIR [--layer L] [--fusion mean|max|min] [--discard R] [PREP] [--threads N] [LOAD]
+     vit maps        MODEL IMAGE... --out DIR [--layer L] [--fusion mean|max|min] [--discard R] [PREP]
+                    [--threads N] [LOAD]
      vit input-shape MODEL [B [N [W]]] [LOAD]
      vit version          (also --version; --help anywhere prints the usage)
    LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
@@ -66,10 +67,14 @@ typedef struct cli_command {
 
 static const cli_command cli_commands[] = {
     {"info", C_INFO, 1, 1, "MODEL", "what the file holds: kind, sizes, labels, how its config was found"},
-    {"run", C_RUN, 3, 3, "MODEL INPUT.npy OUTPUT.npy", "the model on a float32 .npy, the output saved as .npy (any kind)"},
-    {"classify", C_CLASSIFY, 2, CLI_MAX_POS, "MODEL IMAGE...", "the top classes of each image, with the model's labels"},
-    {"maps", C_MAPS, 2, CLI_MAX_POS, "MODEL IMAGE...", "attention PNGs of each image: every head, the heads fused, rollout"},
-    {"input-shape", C_SHAPE, 1, 4, "MODEL [B [N [W]]]", "the input shape for B items (N tokens or height, W width where the kind leaves them free)"},
+    {"run", C_RUN, 3, 3, "MODEL INPUT.npy OUTPUT.npy",
+     "the model on a float32 .npy, the output saved as .npy (any kind)"},
+    {"classify", C_CLASSIFY, 2, CLI_MAX_POS, "MODEL IMAGE...",
+     "the top classes of each image, with the model's labels"},
+    {"maps", C_MAPS, 2, CLI_MAX_POS, "MODEL IMAGE...",
+     "attention PNGs of each image: every head, the heads fused, rollout"},
+    {"input-shape", C_SHAPE, 1, 4, "MODEL [B [N [W]]]",
+     "the input shape for B items (N tokens or height, W width where the kind leaves them free)"},
     {"version", 0, 0, 0, "", "the version of vit.h"},
 };
 #define CLI_N_COMMANDS (int)(sizeof cli_commands / sizeof cli_commands[0])
@@ -78,22 +83,27 @@ enum { T_FLAG, T_INT, T_REAL, T_LIST, T_TEXT, T_CHOICE };
 
 /* id, name, type, commands, bounds (T_INT: lo..hi; T_REAL: [lo, hi)),
    value (T_CHOICE: the choices, |-separated), help. */
-#define CLI_OPTIONS(X)                                                                                                      \
-    X(HEADS, "--heads", T_INT, C_LOAD, 1, 65536, "N", "attention heads of a checkpoint without vit.h metadata")             \
-    X(CONFIG, "--config", T_TEXT, C_LOAD, 0, 0, "FILE", "its timm or transformers config.json (default: the one beside it)") \
-    X(LABELS, "--labels", T_TEXT, C_LOAD, 0, 0, "FILE", "class names, one a line")                                         \
-    X(IMAGE_SIZE, "--image-size", T_INT, C_LOAD, 1, 8192, "N", "run a ViT at N x N pixels, its position embedding resized") \
-    X(FEATURES, "--features", T_FLAG, C_RUN, 0, 0, "", "a ViT's pre-head representation instead of its logits")             \
-    X(TOKENS, "--tokens", T_FLAG, C_RUN, 0, 0, "", "a ViT's every token after the final norm, (B, T, C)")                  \
-    X(THREADS, "--threads", T_INT, C_RUN | C_IMAGE, 1, VIT_MAX_THREADS, "N", "threads (default: OMP_NUM_THREADS, else one per core)") \
-    X(TOP, "--top", T_INT, C_CLASSIFY, 1, INT_MAX, "K", "how many classes to print (default 5)")                          \
-    X(MEAN, "--mean", T_LIST, C_IMAGE, 0, 0, "M", "per-channel mean: one number, or one per channel (A,B,C)")               \
-    X(STD, "--std", T_LIST, C_IMAGE, 0, 0, "S", "per-channel std, positive: one number, or one per channel")               \
-    X(RESIZE, "--resize", T_INT, C_IMAGE, 1, 65536, "N", "short side before the centre crop, at least the model's size")     \
-    X(OUT, "--out", T_TEXT, C_MAPS, 0, 0, "DIR", "folder for the PNGs (made if missing)")                                 \
-    X(LAYER, "--layer", T_INT, C_MAPS, 0, 65535, "L", "the layer whose heads are drawn (default: the last)")              \
-    X(FUSION, "--fusion", T_CHOICE, C_MAPS, 0, 0, "mean|max|min", "how heads are fused (default mean)")                   \
-    X(DISCARD, "--discard", T_REAL, C_MAPS, 0, 1, "R", "rollout: fraction of the lowest weights dropped, in [0, 1) (default 0.9)")
+#define CLI_OPTIONS(X)                                                                                                 \
+    X(HEADS, "--heads", T_INT, C_LOAD, 1, 65536, "N", "attention heads of a checkpoint without vit.h metadata")        \
+    X(CONFIG, "--config", T_TEXT, C_LOAD, 0, 0, "FILE",                                                                \
+      "its timm or transformers config.json (default: the one beside it)")                                             \
+    X(LABELS, "--labels", T_TEXT, C_LOAD, 0, 0, "FILE", "class names, one a line")                                     \
+    X(IMAGE_SIZE, "--image-size", T_INT, C_LOAD, 1, 8192, "N",                                                         \
+      "run a ViT at N x N pixels, its position embedding resized")                                                     \
+    X(FEATURES, "--features", T_FLAG, C_RUN, 0, 0, "", "a ViT's pre-head representation instead of its logits")        \
+    X(TOKENS, "--tokens", T_FLAG, C_RUN, 0, 0, "", "a ViT's every token after the final norm, (B, T, C)")              \
+    X(THREADS, "--threads", T_INT, C_RUN | C_IMAGE, 1, VIT_MAX_THREADS, "N",                                           \
+      "threads (default: OMP_NUM_THREADS, else one per core)")                                                         \
+    X(TOP, "--top", T_INT, C_CLASSIFY, 1, INT_MAX, "K", "how many classes to print (default 5)")                       \
+    X(MEAN, "--mean", T_LIST, C_IMAGE, 0, 0, "M", "per-channel mean: one number, or one per channel (A,B,C)")          \
+    X(STD, "--std", T_LIST, C_IMAGE, 0, 0, "S", "per-channel std, positive: one number, or one per channel")           \
+    X(RESIZE, "--resize", T_INT, C_IMAGE, 1, 65536, "N",                                                               \
+      "short side before the centre crop, at least the model's size")                                                  \
+    X(OUT, "--out", T_TEXT, C_MAPS, 0, 0, "DIR", "folder for the PNGs (made if missing)")                              \
+    X(LAYER, "--layer", T_INT, C_MAPS, 0, 65535, "L", "the layer whose heads are drawn (default: the last)")           \
+    X(FUSION, "--fusion", T_CHOICE, C_MAPS, 0, 0, "mean|max|min", "how heads are fused (default mean)")                \
+    X(DISCARD, "--discard", T_REAL, C_MAPS, 0, 1, "R",                                                                 \
+      "rollout: fraction of the lowest weights dropped, in [0, 1) (default 0.9)")
 
 #define CLI_ENUM(id, name, type, cmds, lo, hi, value, help) O_##id,
 enum { CLI_OPTIONS(CLI_ENUM) O_COUNT };
@@ -155,7 +165,8 @@ static const char *cli_options_of(const cli_command *cmd, char *buf, size_t n) {
     size_t len = 0;
     buf[0] = 0;
     for (o = 0; o < O_COUNT && len < n; o++)
-        if (cli_options[o].cmds & cmd->bit) len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", cli_options[o].name);
+        if (cli_options[o].cmds & cmd->bit)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", cli_options[o].name);
     return buf;
 }
 
@@ -193,7 +204,8 @@ static int cli_value(cli_args *a, int o, const char *v) {
     case T_REAL: {
         double d = strtod(v, &end);
         if (end == v || *end || !isfinite(d)) return cli_fail(a, "%s '%s': not a number", op->name, v);
-        if (d < op->lo || d >= op->hi) return cli_fail(a, "%s %s: out of range, %s must be in [%g, %g)", op->name, v, op->value, op->lo, op->hi);
+        if (d < op->lo || d >= op->hi)
+            return cli_fail(a, "%s %s: out of range, %s must be in [%g, %g)", op->name, v, op->value, op->lo, op->hi);
         a->real[o] = d;
         return CLI_OK;
     }
@@ -201,7 +213,8 @@ static int cli_value(cli_args *a, int o, const char *v) {
         if (!cli_list(v, a->list[o], &a->nlist[o]))
             return cli_fail(a, "%s '%s': expected 1 to 3 numbers separated by commas (one per channel)", op->name, v);
         for (i = 0; o == O_STD && i < a->nlist[o]; i++)
-            if (!(a->list[o][i] > 0.0f)) return cli_fail(a, "%s %s: a standard deviation must be positive", op->name, v);
+            if (!(a->list[o][i] > 0.0f))
+                return cli_fail(a, "%s %s: a standard deviation must be positive", op->name, v);
         return CLI_OK;
     case T_CHOICE: {
         const char *c = op->value;
@@ -235,7 +248,8 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
     for (c = 0; c < CLI_N_COMMANDS; c++)
         if (!strcmp(argv[1], cli_commands[c].name)) a->cmd = &cli_commands[c];
     if (!a->cmd) {
-        if (argv[1][0] == '-') return cli_fail(a, "expected a command before '%s' (info, run, classify, maps or version)", argv[1]);
+        if (argv[1][0] == '-')
+            return cli_fail(a, "expected a command before '%s' (info, run, classify, maps or version)", argv[1]);
         return cli_fail(a, "unknown command '%s' (info, run, classify, maps or version)", argv[1]);
     }
     if (!a->cmd->bit && argc > 2) return cli_fail(a, "unexpected argument '%s' (version takes none)", argv[2]);
@@ -243,8 +257,10 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
         const char *arg = argv[i], *eq, *value;
         size_t len;
         if (options_done || arg[0] != '-' || !arg[1]) {
-            if (a->npos == CLI_MAX_POS) return cli_fail(a, "too many images at '%s' (at most %d)", arg, CLI_MAX_POS - 1);
-            if (a->npos == a->cmd->max_pos) return cli_fail(a, "unexpected argument '%s' (%s takes %s)", arg, a->cmd->name, a->cmd->args);
+            if (a->npos == CLI_MAX_POS)
+                return cli_fail(a, "too many images at '%s' (at most %d)", arg, CLI_MAX_POS - 1);
+            if (a->npos == a->cmd->max_pos)
+                return cli_fail(a, "unexpected argument '%s' (%s takes %s)", arg, a->cmd->name, a->cmd->args);
             a->pos[a->npos++] = arg;
             continue;
         }
@@ -257,9 +273,11 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
         for (o = 0; o < O_COUNT; o++)
             if (strlen(cli_options[o].name) == len && !strncmp(cli_options[o].name, arg, len)) break;
         if (o == O_COUNT)
-            return cli_fail(a, "unknown option '%.*s' (%s takes %s)", (int)len, arg, a->cmd->name, cli_options_of(a->cmd, list, sizeof list));
+            return cli_fail(a, "unknown option '%.*s' (%s takes %s)", (int)len, arg, a->cmd->name,
+                            cli_options_of(a->cmd, list, sizeof list));
         if (!(cli_options[o].cmds & a->cmd->bit))
-            return cli_fail(a, "%s is not an option of %s (it is for %s)", cli_options[o].name, a->cmd->name, cli_takers(o, list, sizeof list));
+            return cli_fail(a, "%s is not an option of %s (it is for %s)", cli_options[o].name, a->cmd->name,
+                            cli_takers(o, list, sizeof list));
         if (a->given[o]) return cli_fail(a, "%s given twice", cli_options[o].name);
         a->given[o] = 1;
         if (cli_options[o].type == T_FLAG) {
@@ -268,8 +286,9 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
         }
         if (eq) value = eq + 1;
         else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) value = argv[++i];
-        else return cli_fail(a, "%s needs a value (%s)%s%s", cli_options[o].name, cli_options[o].value, i + 1 < argc ? ", got the option " : "",
-                             i + 1 < argc ? argv[i + 1] : "");
+        else
+            return cli_fail(a, "%s needs a value (%s)%s%s", cli_options[o].name, cli_options[o].value,
+                            i + 1 < argc ? ", got the option " : "", i + 1 < argc ? argv[i + 1] : "");
         if (cli_value(a, o, value) != CLI_OK) return CLI_ERROR;
     }
     if (a->npos < a->cmd->min_pos) {
@@ -290,7 +309,11 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
         errno = 0;
         v = strtol(a->pos[i], &end, 10);
         if (end == a->pos[i] || *end || errno == ERANGE || v < 1 || v > INT32_MAX)
-            return cli_fail(a, "%s '%s': not a size in 1..%ld", i == 1 ? "B" : i == 2 ? "N" : "W", a->pos[i], (long)INT32_MAX);
+            return cli_fail(a, "%s '%s': not a size in 1..%ld",
+                            i == 1   ? "B"
+                            : i == 2 ? "N"
+                                     : "W",
+                            a->pos[i], (long)INT32_MAX);
         a->num_pos[i] = v;
     }
     return CLI_OK;
@@ -310,7 +333,8 @@ static int cli_printable(const unsigned char *p) {
         if ((p[i] & 0xc0) != 0x80) return 0;
         cp = cp << 6 | (p[i] & 0x3fu);
     }
-    if (!n || (n == 2 && cp < 0xa0) || (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+    if (!n || (n == 2 && cp < 0xa0) || (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
         return 0;
     return n;
 }
@@ -355,22 +379,27 @@ static void cli_usage(FILE *f) {
     fprintf(f, "vit.h %s: run Vision Transformers and attention modules.\n\nusage:\n", vit_version());
     for (c = 0; c < CLI_N_COMMANDS; c++) {
         char line[512];
-        size_t len = (size_t)snprintf(line, sizeof line, "  vit %s%s%s", cli_commands[c].name, *cli_commands[c].args ? " " : "", cli_commands[c].args);
+        size_t len = (size_t)snprintf(line, sizeof line, "  vit %s%s%s", cli_commands[c].name,
+                                      *cli_commands[c].args ? " " : "", cli_commands[c].args);
         for (o = 0; o < O_COUNT; o++) /* maps' --out is not optional */
             if ((cli_options[o].cmds & cli_commands[c].bit) && cli_options[o].cmds != C_LOAD && len < sizeof line)
-                len += (size_t)snprintf(line + len, sizeof line - len, o == O_OUT ? " %s%s%s" : " [%s%s%s]", cli_options[o].name,
-                                        cli_options[o].type == T_FLAG ? "" : " ", cli_options[o].value);
+                len += (size_t)snprintf(line + len, sizeof line - len, o == O_OUT ? " %s%s%s" : " [%s%s%s]",
+                                        cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
+                                        cli_options[o].value);
         if (cli_commands[c].bit) snprintf(line + len, len < sizeof line ? sizeof line - len : 0, " [LOAD]");
         fprintf(f, "%s\n      %s\n", line, cli_commands[c].help);
     }
     fprintf(f, "\noptions:\n");
     for (o = 0; o < O_COUNT; o++) {
         char name[64], takers[128];
-        snprintf(name, sizeof name, "%s%s%s", cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ", cli_options[o].value);
-        fprintf(f, "  %-22s %s (%s)\n", name, cli_options[o].help, cli_options[o].cmds == C_LOAD ? "LOAD: every command" : cli_takers(o, takers, sizeof takers));
+        snprintf(name, sizeof name, "%s%s%s", cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
+                 cli_options[o].value);
+        fprintf(f, "  %-22s %s (%s)\n", name, cli_options[o].help,
+                cli_options[o].cmds == C_LOAD ? "LOAD: every command" : cli_takers(o, takers, sizeof takers));
     }
-    fprintf(f, "\nMODEL: a .safetensors file from tools/export.py, or a timm, transformers or torchvision ViT checkpoint.\n"
-               "IMAGE: PNG, JPEG, BMP, GIF, TGA, PSD or PNM. Usage errors exit 2, failures 1.\n");
+    fprintf(
+        f, "\nMODEL: a .safetensors file from tools/export.py, or a timm, transformers or torchvision ViT checkpoint.\n"
+           "IMAGE: PNG, JPEG, BMP, GIF, TGA, PSD or PNM. Usage errors exit 2, failures 1.\n");
 }
 
 static int fail(vit_result r) {
@@ -442,7 +471,8 @@ static void unload_model(vit_model *m) {
 static void warn_untrained(const vit_model *m, const char *path) {
     const char *why = vit_model_meta(m, "untrained");
     if (why)
-        fprintf(stderr, "vit: WARNING: %s holds untrained weights (%s): its predictions mean nothing\n", esc(path), esc(why));
+        fprintf(stderr, "vit: WARNING: %s holds untrained weights (%s): its predictions mean nothing\n", esc(path),
+                esc(why));
 }
 
 /* vit_model_describe's text, each line escaped. */
@@ -477,7 +507,8 @@ static int set_threads(const cli_args *a) {
     if (!a->given[O_THREADS]) return 0;
     if (vit_set_threads((int)a->num[O_THREADS]) != VIT_OK) return fail(VIT_ERR_ARG);
     if (vit_get_threads() != (int)a->num[O_THREADS])
-        fprintf(stderr, "vit: note: --threads %ld, but this build has no threads (VIT_NO_THREADS): 1 thread\n", a->num[O_THREADS]);
+        fprintf(stderr, "vit: note: --threads %ld, but this build has no threads (VIT_NO_THREADS): 1 thread\n",
+                a->num[O_THREADS]);
     return 0;
 }
 
@@ -518,8 +549,9 @@ static int cmd_input_shape(const cli_args *a) {
     int32_t shape[VIT_MAX_DIMS], ndim, i;
     vit_result r = load_model(&m, a);
     if (r != VIT_OK) return fail(r);
-    r = vit_model_input_shape(&m, (int32_t)(a->npos > 1 ? a->num_pos[1] : 1), (int32_t)(a->npos > 2 ? a->num_pos[2] : 16),
-                              (int32_t)(a->npos > 3 ? a->num_pos[3] : 16), &ndim, shape);
+    r = vit_model_input_shape(&m, (int32_t)(a->npos > 1 ? a->num_pos[1] : 1),
+                              (int32_t)(a->npos > 2 ? a->num_pos[2] : 16), (int32_t)(a->npos > 3 ? a->num_pos[3] : 16),
+                              &ndim, shape);
     unload_model(&m);
     if (r != VIT_OK) return fail(r);
     for (i = 0; i < ndim; i++) printf(i ? " %d" : "%d", (int)shape[i]);
@@ -536,8 +568,8 @@ static int channel_option(const cli_args *a, const vit_model *m, int o, float v[
     int C = m->cfg.in_channels, n = a->nlist[o], c;
     if (!a->given[o]) return 0;
     if (n != 1 && n != C)
-        return usage_fail(a, "%s %s: %d numbers for a model with %d channel%s (give 1 for every channel, or %d)", cli_options[o].name, a->text[o], n, C,
-                          C == 1 ? "" : "s", C);
+        return usage_fail(a, "%s %s: %d numbers for a model with %d channel%s (give 1 for every channel, or %d)",
+                          cli_options[o].name, a->text[o], n, C, C == 1 ? "" : "s", C);
     for (c = 0; c < 3; c++) v[c] = a->list[o][n == 1 ? 0 : c < n ? c : 0];
     return 0;
 }
@@ -563,7 +595,9 @@ static int preprocess_for(const cli_args *a, vit_model *m, vit_preprocess *pp) {
     }
     if (channel_option(a, m, O_MEAN, pp->mean) || channel_option(a, m, O_STD, pp->std)) return 2;
     if (a->given[O_RESIZE]) {
-        if (a->num[O_RESIZE] < pp->crop) return usage_fail(a, "--resize %ld: smaller than the model's %d-pixel crop", a->num[O_RESIZE], (int)pp->crop);
+        if (a->num[O_RESIZE] < pp->crop)
+            return usage_fail(a, "--resize %ld: smaller than the model's %d-pixel crop", a->num[O_RESIZE],
+                              (int)pp->crop);
         pp->resize = (int32_t)a->num[O_RESIZE];
     }
     return 0;
@@ -584,8 +618,9 @@ static vit_preprocess display_crop(const vit_preprocess *pp) {
    and preprocesses it (and the display crop, with show) and sizes the
    forward (keeping attention in att when given), then a real one runs.
    `extra` bytes stay free after the forward for the caller. */
-static vit_result forward_image(const vit_model *m, const char *path, const vit_preprocess *pp, const vit_preprocess *show, size_t extra,
-                                vit_tensor *att, vit_arena *a, vit_tensor *crop, vit_tensor *out) {
+static vit_result forward_image(const vit_model *m, const char *path, const vit_preprocess *pp,
+                                const vit_preprocess *show, size_t extra, vit_tensor *att, vit_arena *a,
+                                vit_tensor *crop, vit_tensor *out) {
     vit_arena count;
     vit_tensor img, x;
     vit_forward_opts opts;
@@ -594,15 +629,19 @@ static vit_result forward_image(const vit_model *m, const char *path, const vit_
     memset(&opts, 0, sizeof opts);
     opts.attn = att;
     vit_arena_init(&count, NULL, 0);
-    if ((r = vit_image_load(&count, path, m->cfg.in_channels, &img)) != VIT_OK || (r = vit_image_preprocess(&count, &img, pp, &x)) != VIT_OK ||
-        (show && (r = vit_image_preprocess(&count, &img, show, crop)) != VIT_OK) || (r = vit_model_memory(m, &x, &opts, &fwd)) != VIT_OK)
+    if ((r = vit_image_load(&count, path, m->cfg.in_channels, &img)) != VIT_OK ||
+        (r = vit_image_preprocess(&count, &img, pp, &x)) != VIT_OK ||
+        (show && (r = vit_image_preprocess(&count, &img, show, crop)) != VIT_OK) ||
+        (r = vit_model_memory(m, &x, &opts, &fwd)) != VIT_OK)
         return r;
     /* Saturating: a sum past SIZE_MAX is a malloc that fails with vit.h's message. */
     total = count.peak + fwd < fwd ? SIZE_MAX : count.peak + fwd;
     total = total + extra + 4 * VIT_ALIGN < total ? SIZE_MAX : total + extra + 4 * VIT_ALIGN;
     if ((r = vit_arena_init_alloc(a, total)) != VIT_OK) return r;
-    if ((r = vit_image_load(a, path, m->cfg.in_channels, &img)) != VIT_OK || (r = vit_image_preprocess(a, &img, pp, &x)) != VIT_OK ||
-        (show && (r = vit_image_preprocess(a, &img, show, crop)) != VIT_OK) || (r = vit_model_forward(m, a, &x, &opts, out)) != VIT_OK)
+    if ((r = vit_image_load(a, path, m->cfg.in_channels, &img)) != VIT_OK ||
+        (r = vit_image_preprocess(a, &img, pp, &x)) != VIT_OK ||
+        (show && (r = vit_image_preprocess(a, &img, show, crop)) != VIT_OK) ||
+        (r = vit_model_forward(m, a, &x, &opts, out)) != VIT_OK)
         vit_arena_free(a);
     return r;
 }
@@ -635,7 +674,9 @@ static int image_command_setup(const cli_args *a, vit_model *m, vit_preprocess *
     if (set_threads(a)) return 1;
     if ((r = (int)load_model(m, a)) != VIT_OK) return fail((vit_result)r);
     if (m->kind != VIT_KIND_VIT || (need_head && m->cfg.num_classes < 1) || (!need_head && !m->cfg.class_token)) {
-        if (m->kind != VIT_KIND_VIT) usage_fail(a, "%s holds a module (kind %s), not a ViT%s", a->pos[0], vit_kind_name(m->kind), need_head ? " classifier" : "");
+        if (m->kind != VIT_KIND_VIT)
+            usage_fail(a, "%s holds a module (kind %s), not a ViT%s", a->pos[0], vit_kind_name(m->kind),
+                       need_head ? " classifier" : "");
         else if (need_head) usage_fail(a, "%s is a ViT without a head, not a classifier", a->pos[0]);
         else usage_fail(a, "%s is a ViT without a class token: the maps are the class token's attention", a->pos[0]);
         unload_model(m);
@@ -746,11 +787,13 @@ static int cmd_maps(const cli_args *a) {
     rp.explain_compat = 0;
     G = m.cfg.image_size / m.cfg.patch_size;
     NH = m.cfg.heads;
-    skip = vit_model_prefix_tokens(&m) - 1; /* registers, a distillation token: between the class token and the patches */
+    skip =
+        vit_model_prefix_tokens(&m) - 1; /* registers, a distillation token: between the class token and the patches */
     T = G * G + skip + 1;                   /* tokens */
     /* After the forward: one map per head, a row, then vit_map_rollout's
        scratch (three T x T matrices, T sums, a ranking of T x T entries). */
-    extra = ((size_t)NH * G * G + (size_t)T) * sizeof(float) + (size_t)T * T * (3 * sizeof(float) + 8) + (size_t)T * sizeof(float) + 8 * VIT_ALIGN;
+    extra = ((size_t)NH * G * G + (size_t)T) * sizeof(float) + (size_t)T * T * (3 * sizeof(float) + 8) +
+            (size_t)T * sizeof(float) + 8 * VIT_ALIGN;
     for (i = 1; i < a->npos; i++) {
         vit_arena act;
         vit_tensor crop, logits;
@@ -763,26 +806,30 @@ static int cmd_maps(const cli_args *a) {
             continue;
         }
         top_classes(&logits, 1, &best, &prob);
-        if (vit_model_label(&m, best)) printf("%s: %s (class %d, %.2f%%)\n", esc(a->pos[i]), vit_model_label(&m, best), best, 100.0f * prob);
+        if (vit_model_label(&m, best))
+            printf("%s: %s (class %d, %.2f%%)\n", esc(a->pos[i]), vit_model_label(&m, best), best, 100.0f * prob);
         else printf("%s: class %d (%.2f%%)\n", esc(a->pos[i]), best, 100.0f * prob);
         crop = vit_tensor_view(&crop, 0); /* (C, S, S) */
         stem(a->pos[i], name, sizeof name);
         maps = (float *)vit_arena_alloc(&act, (size_t)NH * G * G * sizeof(float));
-        row = (float *)vit_arena_alloc(&act, (size_t)T * sizeof(float)); /* the class token's row, then the patches' part of it */
+        row = (float *)vit_arena_alloc(
+            &act, (size_t)T * sizeof(float)); /* the class token's row, then the patches' part of it */
         r = maps && row ? VIT_OK : VIT_ERR_OOM;
         for (j = 0; r == VIT_OK && j < NH; j++)
-            if ((r = vit_map_cls(&att[layer], 0, j, VIT_FUSE_MEAN, row)) == VIT_OK) memcpy(maps + (size_t)j * G * G, row + skip, (size_t)G * G * sizeof(float));
+            if ((r = vit_map_cls(&att[layer], 0, j, VIT_FUSE_MEAN, row)) == VIT_OK)
+                memcpy(maps + (size_t)j * G * G, row + skip, (size_t)G * G * sizeof(float));
         snprintf(path, sizeof path, "%s/%s_heads.png", a->text[O_OUT], name);
         if (r == VIT_OK && (r = vit_png_grid(path, &crop, maps, NH, G, G, NH < 6 ? NH : 6, 160, 0.6f)) == VIT_OK)
             printf("  %s: the class token's attention in each of the %d heads of layer %d\n", esc(path), NH, layer);
         snprintf(path, sizeof path, "%s/%s_fused.png", a->text[O_OUT], name);
-        if (r == VIT_OK && (r = vit_map_cls(&att[layer], 0, -1, rp.fusion, row)) == VIT_OK && (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
+        if (r == VIT_OK && (r = vit_map_cls(&att[layer], 0, -1, rp.fusion, row)) == VIT_OK &&
+            (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
             printf("  %s: layer %d's heads fused by %s\n", esc(path), layer, fusion_names[rp.fusion]);
         snprintf(path, sizeof path, "%s/%s_rollout.png", a->text[O_OUT], name);
         if (r == VIT_OK && (r = vit_map_rollout(&act, att, m.cfg.depth, 0, &rp, row)) == VIT_OK &&
             (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
-            printf("  %s: rollout through %d layers, %s fusion, %.2f discarded\n", esc(path), (int)m.cfg.depth, fusion_names[rp.fusion],
-                   (double)rp.discard_ratio);
+            printf("  %s: rollout through %d layers, %s fusion, %.2f discarded\n", esc(path), (int)m.cfg.depth,
+                   fusion_names[rp.fusion], (double)rp.discard_ratio);
         if (r != VIT_OK) status = fail(r);
         vit_arena_free(&act);
     }

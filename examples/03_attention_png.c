@@ -44,7 +44,9 @@ int main(int argc, char **argv) {
     }
     /* a crop other than the model's size (transformers' DINOv2) means the
        position embedding resized to it */
-    if (!check(vit_model_preprocess(&m, &pp)) || (pp.crop != m.cfg.image_size && !check(vit_model_set_image_size(&m, pp.crop)))) return 1;
+    if (!check(vit_model_preprocess(&m, &pp)) ||
+        (pp.crop != m.cfg.image_size && !check(vit_model_set_image_size(&m, pp.crop))))
+        return 1;
     if (layer < 0 || layer >= m.cfg.depth) layer = m.cfg.depth - 1;
     G = m.cfg.image_size / m.cfg.patch_size;
     NH = m.cfg.heads;

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *labels[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+static const char *labels[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                 "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 
 static unsigned char *read_idx(const char *dir, const char *name, size_t want) {
     char path[1024];
@@ -38,7 +39,8 @@ static void fill(const vit_model *m, const unsigned char *px, float mean, float 
         for (i = 0; i < 784; i++) dst[i] = (px[i] / 255.0f - mean) / stdv;
     else /* row-major 4x4 grid of 7x7 patches, as the seed's unfold */
         for (p = 0; p < 16; p++)
-            for (i = 0; i < 49; i++) dst[p * 49 + i] = (px[(p / 4 * 7 + i / 7) * 28 + p % 4 * 7 + i % 7] / 255.0f - mean) / stdv;
+            for (i = 0; i < 49; i++)
+                dst[p * 49 + i] = (px[(p / 4 * 7 + i / 7) * 28 + p % 4 * 7 + i % 7] / 255.0f - mean) / stdv;
 }
 
 int main(int argc, char **argv) {
@@ -110,7 +112,8 @@ int main(int argc, char **argv) {
                 int k;
                 for (k = 0; k < 784; k++) img.data[k] = images[(size_t)i * 784 + k] / 255.0f;
                 vit_map_rollout(&a, att, m.cfg.depth, i, &rp, maps);
-                for (h = 0; h < NH; h++) vit_map_cls(&att[m.cfg.depth - 1], i, h, VIT_FUSE_MEAN, maps + (size_t)(h + 1) * G * G);
+                for (h = 0; h < NH; h++)
+                    vit_map_cls(&att[m.cfg.depth - 1], i, h, VIT_FUSE_MEAN, maps + (size_t)(h + 1) * G * G);
                 snprintf(path, sizeof path, "%s/fashion_%d.png", out, i);
                 if (vit_png_grid(path, &img, maps, NH + 1, G, G, NH + 1, 168, 0.55f) != VIT_OK) {
                     fprintf(stderr, "04_fashion: %s\n", vit_last_error());
@@ -124,7 +127,10 @@ int main(int argc, char **argv) {
     if (eval) printf("accuracy on %d test images: %.2f%%\n", n, 100.0 * correct / n);
     if (preds_path) {
         preds.shape[0] = n;
-        if (vit_npy_save(preds_path, &preds) != VIT_OK) { fprintf(stderr, "04_fashion: %s\n", vit_last_error()); return 1; }
+        if (vit_npy_save(preds_path, &preds) != VIT_OK) {
+            fprintf(stderr, "04_fashion: %s\n", vit_last_error());
+            return 1;
+        }
     }
     free(images - 16);
     free(truth - 8);

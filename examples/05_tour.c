@@ -51,7 +51,8 @@ int main(int argc, char **argv) {
     for (yy = 0; yy < S; yy++)
         for (x = 0; x < S; x++) {
             float *f = feat.data, gr = 0, gx, gy;
-            for (c = 0; c < 3; c++) gr += rgb.data[(c * S + yy) * S + x] / 3, f[(c * S + yy) * S + x] = rgb.data[(c * S + yy) * S + x];
+            for (c = 0; c < 3; c++)
+                gr += rgb.data[(c * S + yy) * S + x] / 3, f[(c * S + yy) * S + x] = rgb.data[(c * S + yy) * S + x];
             f[(3 * S + yy) * S + x] = gr;
             gx = x + 1 < S ? (rgb.data[yy * S + x + 1] - rgb.data[yy * S + x]) * 4 : 0;
             gy = yy + 1 < S ? (rgb.data[(yy + 1) * S + x] - rgb.data[yy * S + x]) * 4 : 0;
@@ -61,7 +62,10 @@ int main(int argc, char **argv) {
     {   /* Squeeze-excitation: one gate per channel. */
         vit_se_params p = {C, 2};
         vit_se_weights w;
-        w.fc1_w = rnd(4, 2, C, 1, 1, 1); w.fc1_b = rnd(1, 2, 1, 1, 1, 0.1f); w.fc2_w = rnd(4, C, 2, 1, 1, 1); w.fc2_b = rnd(1, C, 1, 1, 1, 0.1f);
+        w.fc1_w = rnd(4, 2, C, 1, 1, 1);
+        w.fc1_b = rnd(1, 2, 1, 1, 1, 0.1f);
+        w.fc2_w = rnd(4, C, 2, 1, 1, 1);
+        w.fc2_b = rnd(1, C, 1, 1, 1, 0.1f);
         if (!ok(vit_se_forward(&A, &p, &w, &feat, &y, &gates), "se")) return 1;
         printf("squeeze-excitation channel gates:");
         for (c = 0; c < C; c++) printf(" %.2f", gates.data[c]);
@@ -72,16 +76,23 @@ int main(int argc, char **argv) {
         vit_sge_weights w;
         w.weight = rnd(4, 1, 4, 1, 1, 2); w.bias = rnd(4, 1, 4, 1, 1, 0.5f);
         snprintf(path, sizeof path, "%s/tour_sge.png", argv[2]);
-        if (!ok(vit_sge_forward(&A, &p, &w, &feat, &y, &gates), "sge") || !ok(vit_png_grid(path, &rgb, gates.data, 4, S, S, 4, 128, 0.6f), path)) return 1;
+        if (!ok(vit_sge_forward(&A, &p, &w, &feat, &y, &gates), "sge") ||
+            !ok(vit_png_grid(path, &rgb, gates.data, 4, S, S, 4, 128, 0.6f), path))
+            return 1;
         printf("%s: SGE's 4 spatial gates\n", path);
     }
     {   /* Shuffle attention: gates of the channel and spatial halves. */
         vit_shuffle_params p = {C, 2};
         vit_shuffle_weights w;
-        w.cweight = rnd(4, 1, 2, 1, 1, 1); w.cbias = rnd(4, 1, 2, 1, 1, 1); w.sweight = rnd(4, 1, 2, 1, 1, 2); w.sbias = rnd(4, 1, 2, 1, 1, 1);
+        w.cweight = rnd(4, 1, 2, 1, 1, 1);
+        w.cbias = rnd(4, 1, 2, 1, 1, 1);
+        w.sweight = rnd(4, 1, 2, 1, 1, 2);
+        w.sbias = rnd(4, 1, 2, 1, 1, 1);
         w.gn_w = rnd(1, 2, 1, 1, 1, 1); w.gn_b = rnd(1, 2, 1, 1, 1, 0.2f);
         snprintf(path, sizeof path, "%s/tour_shuffle.png", argv[2]);
-        if (!ok(vit_shuffle_forward(&A, &p, &w, &feat, &y, gs), "shuffle") || !ok(vit_png_grid(path, &rgb, gs[1].data, C / 2, S, S, 4, 128, 0.6f), path)) return 1;
+        if (!ok(vit_shuffle_forward(&A, &p, &w, &feat, &y, gs), "shuffle") ||
+            !ok(vit_png_grid(path, &rgb, gs[1].data, C / 2, S, S, 4, 128, 0.6f), path))
+            return 1;
         printf("%s: ShuffleAttention's %d spatial gates\n", path, C / 2);
     }
     /* Tokens for the sequence modules: the features average-pooled to G x G, (1, G*G, C). */
@@ -89,15 +100,26 @@ int main(int argc, char **argv) {
     vit_tensor_init(&A, &tok, 3, shape);
     memset(tok.data, 0, vit_tensor_numel(&tok) * sizeof(float));
     for (c = 0; c < C; c++)
-        for (i = 0; i < S * S; i++) tok.data[((i / S) / (S / G) * G + (i % S) / (S / G)) * C + c] += feat.data[c * S * S + i] / ((S / G) * (S / G));
+        for (i = 0; i < S * S; i++)
+            tok.data[((i / S) / (S / G) * G + (i % S) / (S / G)) * C + c] +=
+                feat.data[c * S * S + i] / ((S / G) * (S / G));
     {   /* EMSA with 2x2-reduced keys: where the centre token looks. */
         vit_emsa_params p = {C, 4, 4, 2, G, G, 2, 1};
         vit_emsa_weights w;
         float map[(G / 2) * (G / 2)];
         memset(&w, 0, sizeof w);
-        w.q_w = rnd(2, 8, C, 1, 1, 1); w.q_b = rnd(1, 8, 1, 1, 1, 0.1f); w.k_w = rnd(2, 8, C, 1, 1, 1); w.k_b = rnd(1, 8, 1, 1, 1, 0.1f);
-        w.v_w = rnd(2, 8, C, 1, 1, 1); w.v_b = rnd(1, 8, 1, 1, 1, 0.1f); w.o_w = rnd(2, C, 8, 1, 1, 1); w.o_b = rnd(1, C, 1, 1, 1, 0.1f);
-        w.sr_w = rnd(4, C, 1, 3, 3, 0.5f); w.sr_b = rnd(1, C, 1, 1, 1, 0.1f); w.ln_w = rnd(1, C, 1, 1, 1, 1); w.ln_b = rnd(1, C, 1, 1, 1, 0.1f);
+        w.q_w = rnd(2, 8, C, 1, 1, 1);
+        w.q_b = rnd(1, 8, 1, 1, 1, 0.1f);
+        w.k_w = rnd(2, 8, C, 1, 1, 1);
+        w.k_b = rnd(1, 8, 1, 1, 1, 0.1f);
+        w.v_w = rnd(2, 8, C, 1, 1, 1);
+        w.v_b = rnd(1, 8, 1, 1, 1, 0.1f);
+        w.o_w = rnd(2, C, 8, 1, 1, 1);
+        w.o_b = rnd(1, C, 1, 1, 1, 0.1f);
+        w.sr_w = rnd(4, C, 1, 3, 3, 0.5f);
+        w.sr_b = rnd(1, C, 1, 1, 1, 0.1f);
+        w.ln_w = rnd(1, C, 1, 1, 1, 1);
+        w.ln_b = rnd(1, C, 1, 1, 1, 0.1f);
         w.tr_w = rnd(4, 2, 2, 1, 1, 1); w.tr_b = rnd(1, 2, 1, 1, 1, 0.1f);
         if (!ok(vit_emsa_forward(&A, &p, &w, &tok, &y, &att), "emsa")) return 1;
         for (i = 0; i < (G / 2) * (G / 2); i++) /* head 0, query = the centre token */
@@ -111,8 +133,14 @@ int main(int argc, char **argv) {
         vit_aft_weights w;
         float map[G * G];
         memset(&w, 0, sizeof w);
-        w.q_w = rnd(2, 8, C, 1, 1, 1); w.q_b = rnd(1, 8, 1, 1, 1, 0.1f); w.k_w = rnd(2, 8, C, 1, 1, 2); w.k_b = rnd(1, 8, 1, 1, 1, 0.1f);
-        w.v_w = rnd(2, 8, C, 1, 1, 1); w.v_b = rnd(1, 8, 1, 1, 1, 0.1f); w.proj_w = rnd(2, C, 8, 1, 1, 1); w.proj_b = rnd(1, C, 1, 1, 1, 0.1f);
+        w.q_w = rnd(2, 8, C, 1, 1, 1);
+        w.q_b = rnd(1, 8, 1, 1, 1, 0.1f);
+        w.k_w = rnd(2, 8, C, 1, 1, 2);
+        w.k_b = rnd(1, 8, 1, 1, 1, 0.1f);
+        w.v_w = rnd(2, 8, C, 1, 1, 1);
+        w.v_b = rnd(1, 8, 1, 1, 1, 0.1f);
+        w.proj_w = rnd(2, C, 8, 1, 1, 1);
+        w.proj_b = rnd(1, C, 1, 1, 1, 0.1f);
         if (!ok(vit_aft_forward(&A, &p, &w, &tok, &y, &att), "aft")) return 1;
         for (i = 0; i < G * G; i++) {
             map[i] = 0;

@@ -19,7 +19,8 @@
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static const int32_t sizes[8][2] = {{40, 32}, {256, 224}, {1, 1}, {2000000000, 224}, {16777216, 16777216}, {64, 64}, {40, 40}, {33, 7}};
+    static const int32_t sizes[8][2] = {{40, 32}, {256, 224}, {1, 1}, {2000000000, 224}, {16777216, 16777216},
+                                        {64, 64}, {40, 40},   {33, 7}};
     static vit_arena a; /* made once: a fresh 64 MB a run would cost more than the run */
     vit_arena count;
     vit_tensor img, x;

@@ -255,6 +255,13 @@ manners() {
   echo "threads API with and without threads; the file's warnings kept; AVX builds silent"
 }
 step header-manners manners
+# The layout's one hard rule (.clang-format): no line over 120 columns in C.
+columns() {
+  co_long=$(awk 'length > 120 { print FILENAME ":" FNR ": " length " columns" }' vit.h cli/*.c tests/*.c examples/*.c examples/web/*.c bench/*.c fuzz/*.c 2>/dev/null)
+  [ -z "$co_long" ] || { echo "$co_long"; return 1; }
+  echo "every line of the C sources within 120 columns"
+}
+step columns columns
 
 # PyTorch is the ground truth: the committed fixtures must be what the
 # tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must

@@ -36,8 +36,8 @@ static void expect_err(vit_result got, vit_result want, const char *needle, cons
         return;
     }
     failed++;
-    printf("FAIL %s: got %s \"%s\", want %s containing \"%s\"\n", what, vit_result_string(got), msg, vit_result_string(want),
-           needle ? needle : "");
+    printf("FAIL %s: got %s \"%s\", want %s containing \"%s\"\n", what, vit_result_string(got), msg,
+           vit_result_string(want), needle ? needle : "");
 }
 
 static void expect_true(int ok, const char *what) {
@@ -59,7 +59,8 @@ static size_t build(const char *meta, const spec *t, int n, long data_bytes) {
     len += (size_t)snprintf(h + len, sizeof h - len, "{");
     if (meta) len += (size_t)snprintf(h + len, sizeof h - len, "\"__metadata__\":{%s}", meta);
     for (k = 0; k < n; k++)
-        len += (size_t)snprintf(h + len, sizeof h - len, "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%ld,%ld]}",
+        len += (size_t)snprintf(h + len, sizeof h - len,
+                                "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%ld,%ld]}",
                                 (meta || k) ? "," : "", t[k].name, t[k].dtype, t[k].shape, t[k].begin, t[k].end);
     len += (size_t)snprintf(h + len, sizeof h - len, "}");
     while ((8 + len) % 8) h[len++] = ' ';
@@ -69,7 +70,9 @@ static size_t build(const char *meta, const spec *t, int n, long data_bytes) {
     return 8 + len + (size_t)data_bytes;
 }
 
-#define MLP_META "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"3\",\"hidden_dim\":\"4\",\"out_dim\":\"2\",\"act\":\"relu\""
+#define MLP_META \
+    "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"3\",\"hidden_dim\":\"4\"," \
+    "\"out_dim\":\"2\",\"act\":\"relu\""
 /* layers.0.weight [4,3] = 48 bytes, .bias [4] = 16, layers.2.weight [2,4] = 32, .bias [2] = 8 */
 static const spec mlp_ok[] = {{"layers.0.weight", "F32", "4,3", 0, 48}, {"layers.0.bias", "F32", "4", 48, 64},
                               {"layers.2.weight", "F32", "2,4", 64, 96}, {"layers.2.bias", "F32", "2", 96, 104}};
@@ -91,8 +94,16 @@ static void test_headers(void) {
     t[4].name = "extra.weight"; t[4].dtype = "F32"; t[4].shape = "1"; t[4].begin = 104; t[4].end = 108;
     expect_err(load(build(MLP_META, t, 5, 108)), VIT_ERR_FORMAT, "extra.weight", "extra tensor");
     memcpy(t, mlp_ok, sizeof mlp_ok);
-    t[0].shape = "4,5"; t[0].end = 80; t[1].begin = 80; t[1].end = 96; t[2].begin = 96; t[2].end = 128; t[3].begin = 128; t[3].end = 136;
-    expect_err(load(build(MLP_META, t, 4, 136)), VIT_ERR_SHAPE, "'layers.0.weight' has shape [4,5], expected [4,3]", "wrong shape");
+    t[0].shape = "4,5";
+    t[0].end = 80;
+    t[1].begin = 80;
+    t[1].end = 96;
+    t[2].begin = 96;
+    t[2].end = 128;
+    t[3].begin = 128;
+    t[3].end = 136;
+    expect_err(load(build(MLP_META, t, 4, 136)), VIT_ERR_SHAPE, "'layers.0.weight' has shape [4,5], expected [4,3]",
+               "wrong shape");
     memcpy(t, mlp_ok, sizeof mlp_ok);
     t[1].dtype = "I32";
     expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_DTYPE, "layers.0.bias", "integer dtype");
@@ -113,15 +124,29 @@ static void test_headers(void) {
     expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_SHAPE, "[0,3]", "zero dimension");
     memcpy(t, mlp_ok, sizeof mlp_ok);
     expect_err(load(build(NULL, t, 4, 104)), VIT_ERR_MISSING, "tools/export.py", "no metadata");
-    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"3\",\"out_dim\":\"2\",\"act\":\"relu\"", t, 4, 104)),
-               VIT_ERR_MISSING, "hidden_dim", "metadata key missing");
-    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"x3\",\"hidden_dim\":\"4\",\"out_dim\":\"2\",\"act\":\"relu\"", t, 4, 104)),
-               VIT_ERR_FORMAT, "in_dim", "metadata not an integer");
-    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"resnet\"", t, 4, 104)), VIT_ERR_UNSUPPORTED, "resnet", "unknown kind");
-    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"vit\",\"naming\":\"torchvision\",\"image_size\":\"8192\",\"patch_size\":\"1\","
-                          "\"in_channels\":\"3\",\"hidden_dim\":\"8\",\"num_layers\":\"1\",\"num_heads\":\"1\",\"mlp_dim\":\"8\",\"num_classes\":\"1\","
-                          "\"representation_size\":\"0\",\"ln_eps\":\"1e-6\",\"act\":\"gelu\",\"pool\":\"cls\",\"attn_quirk\":\"0\"", t, 4, 104)),
-               VIT_ERR_UNSUPPORTED, "tokens", "too many tokens");
+    expect_err(
+        load(build(
+            "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"3\",\"out_dim\":\"2\","
+            "\"act\":\"relu\"",
+            t, 4, 104)),
+        VIT_ERR_MISSING, "hidden_dim", "metadata key missing");
+    expect_err(
+        load(build(
+            "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"x3\","
+            "\"hidden_dim\":\"4\",\"out_dim\":\"2\",\"act\":\"relu\"",
+            t, 4, 104)),
+        VIT_ERR_FORMAT, "in_dim", "metadata not an integer");
+    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"resnet\"", t, 4, 104)), VIT_ERR_UNSUPPORTED, "resnet",
+               "unknown kind");
+    expect_err(
+        load(build(
+            "\"format\":\"vit.h\",\"kind\":\"vit\",\"naming\":\"torchvision\",\"image_size\":\"8192\","
+            "\"patch_size\":\"1\","
+            "\"in_channels\":\"3\",\"hidden_dim\":\"8\",\"num_layers\":\"1\",\"num_heads\":\"1\","
+            "\"mlp_dim\":\"8\",\"num_classes\":\"1\","
+            "\"representation_size\":\"0\",\"ln_eps\":\"1e-6\",\"act\":\"gelu\",\"pool\":\"cls\",\"attn_quirk\":\"0\"",
+            t, 4, 104)),
+        VIT_ERR_UNSUPPORTED, "tokens", "too many tokens");
     /* Raw header damage. */
     n = build(MLP_META, t, 4, 104);
     file[8] = '[';
@@ -152,25 +177,31 @@ static void test_headers(void) {
 static void test_duplicates(void) {
     spec t[4];
     memcpy(t, mlp_ok, sizeof mlp_ok);
-    expect_err(load(build(MLP_META ",\"act\":\"gelu\"", t, 4, 104)), VIT_ERR_FORMAT, "__metadata__ has the key 'act' twice", "duplicate metadata key");
-    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"mlp\"},\"__metadata__\":{\"naming\":\"seed001\"", t, 4, 104)), VIT_ERR_FORMAT,
-               "two __metadata__ objects", "two __metadata__ objects");
+    expect_err(load(build(MLP_META ",\"act\":\"gelu\"", t, 4, 104)), VIT_ERR_FORMAT,
+               "__metadata__ has the key 'act' twice", "duplicate metadata key");
+    expect_err(
+        load(build("\"format\":\"vit.h\",\"kind\":\"mlp\"},\"__metadata__\":{\"naming\":\"seed001\"", t, 4, 104)),
+        VIT_ERR_FORMAT, "two __metadata__ objects", "two __metadata__ objects");
     t[1].shape = "4],\"shape\":[4";
-    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "tensor 'layers.0.bias': key 'shape' appears twice", "duplicate shape");
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "tensor 'layers.0.bias': key 'shape' appears twice",
+               "duplicate shape");
     memcpy(t, mlp_ok, sizeof mlp_ok);
     t[1].dtype = "F32\",\"dtype\":\"F16";
     expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "key 'dtype' appears twice", "duplicate dtype");
     memcpy(t, mlp_ok, sizeof mlp_ok);
     t[3].name = "layers.2.weight"; t[3].shape = "2";
-    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "tensor name 'layers.2.weight' appears twice", "duplicate tensor name");
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "tensor name 'layers.2.weight' appears twice",
+               "duplicate tensor name");
     memcpy(t, mlp_ok, sizeof mlp_ok);
     t[3].begin = 104; t[3].end = 96;
-    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "data_offsets [104,96] end before they begin", "data_offsets backwards");
+    expect_err(load(build(MLP_META, t, 4, 104)), VIT_ERR_FORMAT, "data_offsets [104,96] end before they begin",
+               "data_offsets backwards");
     {
         /* A JPEG given as a model. */
         static const unsigned char jpeg[] = "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00";
         vit_model m;
-        expect_err(vit_model_load_memory(&m, jpeg, sizeof jpeg - 1), VIT_ERR_FORMAT, "not a safetensors file", "a JPEG as the model");
+        expect_err(vit_model_load_memory(&m, jpeg, sizeof jpeg - 1), VIT_ERR_FORMAT, "not a safetensors file",
+                   "a JPEG as the model");
     }
 }
 
@@ -178,27 +209,38 @@ static void test_duplicates(void) {
    layers with LayerNorm epsilon ln_eps, then `decoys` zero-size tensors at
    data offset 0: in a malloc'd buffer (*n bytes). */
 static unsigned char *build_vit(int depth, int decoys, size_t *n, const char *ln_eps) {
-    static const char *const block[12] = {"ln_1.weight", "ln_1.bias", "self_attention.in_proj_weight", "self_attention.in_proj_bias",
-                                          "self_attention.out_proj.weight", "self_attention.out_proj.bias", "ln_2.weight", "ln_2.bias",
-                                          "mlp.0.weight", "mlp.0.bias", "mlp.3.weight", "mlp.3.bias"};
+    static const char *const block[12] = {"ln_1.weight",
+                                          "ln_1.bias",
+                                          "self_attention.in_proj_weight",
+                                          "self_attention.in_proj_bias",
+                                          "self_attention.out_proj.weight",
+                                          "self_attention.out_proj.bias",
+                                          "ln_2.weight",
+                                          "ln_2.bias",
+                                          "mlp.0.weight",
+                                          "mlp.0.bias",
+                                          "mlp.3.weight",
+                                          "mlp.3.bias"};
     static const char *const bshape[12] = {"4", "4", "12,4", "12", "4,4", "4", "4", "4", "4,4", "4", "4,4", "4"};
     static const int bsize[12] = {4, 4, 48, 12, 16, 4, 4, 4, 16, 4, 16, 4};
     size_t cap = 4096 + (size_t)depth * 12 * 140 + (size_t)decoys * 80, len = 0, data = 0, i;
     char *h = (char *)malloc(cap);
     unsigned char *out;
     int l, k;
-#define ADD(name, shape, count)                                                                                                     \
-    do {                                                                                                                            \
-        len += (size_t)snprintf(h + len, cap - len, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}", name, \
-                                shape, data, data + (size_t)(count) * 4);                                                           \
-        data += (size_t)(count) * 4;                                                                                                \
+#define ADD(name, shape, count)                                                                                        \
+    do {                                                                                                               \
+        len += (size_t)snprintf(h + len, cap - len,                                                                    \
+                                ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}", name, shape,  \
+                                data, data + (size_t)(count)*4);                                                       \
+        data += (size_t)(count)*4;                                                                                     \
     } while (0)
-    len += (size_t)snprintf(h + len, cap - len,
-                            "{\"__metadata__\":{\"format\":\"vit.h\",\"kind\":\"vit\",\"naming\":\"torchvision\",\"image_size\":\"4\","
-                            "\"patch_size\":\"4\",\"in_channels\":\"1\",\"hidden_dim\":\"4\",\"num_layers\":\"%d\",\"num_heads\":\"1\","
-                            "\"mlp_dim\":\"4\",\"num_classes\":\"2\",\"representation_size\":\"0\",\"ln_eps\":\"%s\",\"act\":\"gelu\","
-                            "\"pool\":\"cls\",\"attn_quirk\":\"0\"}",
-                            depth, ln_eps);
+    len += (size_t)snprintf(
+        h + len, cap - len,
+        "{\"__metadata__\":{\"format\":\"vit.h\",\"kind\":\"vit\",\"naming\":\"torchvision\",\"image_size\":\"4\","
+        "\"patch_size\":\"4\",\"in_channels\":\"1\",\"hidden_dim\":\"4\",\"num_layers\":\"%d\",\"num_heads\":\"1\","
+        "\"mlp_dim\":\"4\",\"num_classes\":\"2\",\"representation_size\":\"0\",\"ln_eps\":\"%s\",\"act\":\"gelu\","
+        "\"pool\":\"cls\",\"attn_quirk\":\"0\"}",
+        depth, ln_eps);
     ADD("conv_proj.weight", "4,1,4,4", 64);
     ADD("conv_proj.bias", "4", 4);
     ADD("class_token", "1,1,4", 4);
@@ -214,7 +256,8 @@ static unsigned char *build_vit(int depth, int decoys, size_t *n, const char *ln
     ADD("heads.head.weight", "2,4", 8);
     ADD("heads.head.bias", "2", 2);
     for (k = 0; k < decoys; k++) /* at offset 0: first in the data order */
-        len += (size_t)snprintf(h + len, cap - len, ",\"decoy.%06d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}", k);
+        len += (size_t)snprintf(h + len, cap - len,
+                                ",\"decoy.%06d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}", k);
 #undef ADD
     h[len++] = '}';
     while ((8 + len) % 8) h[len++] = ' ';
@@ -243,7 +286,8 @@ static void test_decoys(void) {
     f = build_vit(depth, decoys, &n, "1e-6");
     name_cmps = 0;
     expect_err(vit_model_load_memory(&m, f, n), VIT_ERR_FORMAT, "unexpected tensor 'decoy.000000'", "decoys refused");
-    snprintf(label, sizeof label, "%d tensors: %llu name comparisons, at most 4 n log2 n = %.0f", tensors, name_cmps, bound);
+    snprintf(label, sizeof label, "%d tensors: %llu name comparisons, at most 4 n log2 n = %.0f", tensors, name_cmps,
+             bound);
     expect_err((double)name_cmps <= bound ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, label);
     printf("  %s\n", label);
     free(f);
@@ -267,7 +311,8 @@ static void test_nonfinite(const char *fixtures) {
     o.allow_nonfinite = 1;
     expect_err(vit_model_load_memory_ex(&m, file, n, &o), VIT_OK, NULL, "F32 NaN weight allowed");
     if (m.arena.base) {
-        expect_err(m.mlp_w.fc1_b.data[1] != m.mlp_w.fc1_b.data[1] ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "the NaN loaded as asked");
+        expect_err(m.mlp_w.fc1_b.data[1] != m.mlp_w.fc1_b.data[1] ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                   "the NaN loaded as asked");
         vit_model_free(&m);
     }
     n = build(MLP_META, half, 4, 52);
@@ -290,8 +335,8 @@ static void test_nonfinite(const char *fixtures) {
     memset(&o, 0, sizeof o);
     o.config_text = "{\"layer_norm_eps\": 1e-50}";
     o.config_size = strlen(o.config_text);
-    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_FORMAT, "'layer_norm_eps' is not a number in (0, 1) that a float32 holds",
-               "config.json layer_norm_eps 1e-50");
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_FORMAT,
+               "'layer_norm_eps' is not a number in (0, 1) that a float32 holds", "config.json layer_norm_eps 1e-50");
 }
 
 /* F16 and BF16 are widened on load. */
@@ -314,7 +359,8 @@ static void test_half(void) {
         passed++;
     else {
         failed++;
-        printf("FAIL half conversion: %g %g %g %g\n", m.mlp_w.fc1_w.data[5], m.mlp_w.fc1_b.data[0], m.mlp_w.fc1_b.data[1], m.mlp_w.fc2_b.data[0]);
+        printf("FAIL half conversion: %g %g %g %g\n", m.mlp_w.fc1_w.data[5], m.mlp_w.fc1_b.data[0],
+               m.mlp_w.fc1_b.data[1], m.mlp_w.fc2_b.data[0]);
     }
     vit_model_free(&m);
 }
@@ -324,16 +370,27 @@ static void test_half(void) {
 static void test_low(void) {
     static const spec bf[] = {{"layers.0.weight", "BF16", "4,3", 0, 24}, {"layers.0.bias", "BF16", "4", 24, 32},
                               {"layers.2.weight", "F32", "2,4", 32, 64}, {"layers.2.bias", "F32", "2", 64, 72}};
-    static const spec i8[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.weight_scale", "F32", "4", 12, 28},
-                              {"layers.0.bias", "F32", "4", 28, 44}, {"layers.2.weight", "F32", "2,4", 44, 76}, {"layers.2.bias", "F32", "2", 76, 84}};
+    static const spec i8[] = {{"layers.0.weight", "I8", "4,3", 0, 12},
+                              {"layers.0.weight_scale", "F32", "4", 12, 28},
+                              {"layers.0.bias", "F32", "4", 28, 44},
+                              {"layers.2.weight", "F32", "2,4", 44, 76},
+                              {"layers.2.bias", "F32", "2", 76, 84}};
     static const spec noscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.bias", "F32", "4", 12, 28},
                                    {"layers.2.weight", "F32", "2,4", 28, 60}, {"layers.2.bias", "F32", "2", 60, 68}};
-    static const spec badscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.weight_scale", "F16", "4", 12, 20},
-                                    {"layers.0.bias", "F32", "4", 20, 36}, {"layers.2.weight", "F32", "2,4", 36, 68}, {"layers.2.bias", "F32", "2", 68, 76}};
-    static const spec shortscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12}, {"layers.0.weight_scale", "F32", "3", 12, 24},
-                                      {"layers.0.bias", "F32", "4", 24, 40}, {"layers.2.weight", "F32", "2,4", 40, 72}, {"layers.2.bias", "F32", "2", 72, 80}};
-    static const spec wide[] = {{"layers.0.weight", "I8", "1,65537", 0, 65537}, {"layers.0.weight_scale", "F32", "1", 65540, 65544},
-                                {"layers.0.bias", "F32", "1", 65544, 65548}, {"layers.2.weight", "F32", "1,1", 65548, 65552},
+    static const spec badscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12},
+                                    {"layers.0.weight_scale", "F16", "4", 12, 20},
+                                    {"layers.0.bias", "F32", "4", 20, 36},
+                                    {"layers.2.weight", "F32", "2,4", 36, 68},
+                                    {"layers.2.bias", "F32", "2", 68, 76}};
+    static const spec shortscale[] = {{"layers.0.weight", "I8", "4,3", 0, 12},
+                                      {"layers.0.weight_scale", "F32", "3", 12, 24},
+                                      {"layers.0.bias", "F32", "4", 24, 40},
+                                      {"layers.2.weight", "F32", "2,4", 40, 72},
+                                      {"layers.2.bias", "F32", "2", 72, 80}};
+    static const spec wide[] = {{"layers.0.weight", "I8", "1,65537", 0, 65537},
+                                {"layers.0.weight_scale", "F32", "1", 65540, 65544},
+                                {"layers.0.bias", "F32", "1", 65544, 65548},
+                                {"layers.2.weight", "F32", "1,1", 65548, 65552},
                                 {"layers.2.bias", "F32", "1", 65552, 65556}};
     vit_model m;
     size_t n = build(MLP_META, bf, 4, 72), hl = n - 72;
@@ -343,8 +400,9 @@ static void test_low(void) {
         printf("FAIL bf16 load: %s\n", vit_last_error());
     } else {
         vit_tensor *w = &m.mlp_w.fc1_w;
-        expect_true(w->dtype == VIT_DTYPE_BF16 && !w->data && w->q == file + hl && m.mlp_w.fc1_b.dtype == VIT_DTYPE_F32 &&
-                        m.mlp_w.fc1_b.data[1] == 0.25f && m.n_kept[VIT_DTYPE_BF16] == 12,
+        expect_true(w->dtype == VIT_DTYPE_BF16 && !w->data && w->q == file + hl &&
+                        m.mlp_w.fc1_b.dtype == VIT_DTYPE_F32 && m.mlp_w.fc1_b.data[1] == 0.25f &&
+                        m.n_kept[VIT_DTYPE_BF16] == 12,
                     "a BF16 dense weight stays BF16 in place, its bias is widened");
         vit_model_free(&m);
     }
@@ -355,20 +413,25 @@ static void test_low(void) {
         printf("FAIL i8 load: %s\n", vit_last_error());
     } else {
         vit_tensor *w = &m.mlp_w.fc1_w;
-        expect_true(w->dtype == VIT_DTYPE_I8 && !w->data && w->q == file + hl && w->scale == (const float *)(const void *)(file + hl + 12) &&
-                        m.n_kept[VIT_DTYPE_I8] == 12,
+        expect_true(w->dtype == VIT_DTYPE_I8 && !w->data && w->q == file + hl &&
+                        w->scale == (const float *)(const void *)(file + hl + 12) && m.n_kept[VIT_DTYPE_I8] == 12,
                     "an I8 dense weight and its scales stay in place");
         vit_model_free(&m);
     }
-    expect_err(load(build(MLP_META, noscale, 4, 68)), VIT_ERR_MISSING, "no scale tensor 'layers.0.weight_scale'", "I8 without scales");
+    expect_err(load(build(MLP_META, noscale, 4, 68)), VIT_ERR_MISSING, "no scale tensor 'layers.0.weight_scale'",
+               "I8 without scales");
     expect_err(load(build(MLP_META, badscale, 5, 76)), VIT_ERR_FORMAT, "must be F32 of shape [4]", "F16 scales");
-    expect_err(load(build(MLP_META, shortscale, 5, 80)), VIT_ERR_FORMAT, "must be F32 of shape [4]", "3 scales for 4 rows");
+    expect_err(load(build(MLP_META, shortscale, 5, 80)), VIT_ERR_FORMAT, "must be F32 of shape [4]",
+               "3 scales for 4 rows");
     n = build(MLP_META, i8, 5, 84);
     memcpy(file + n - 84 + 12 + 8, &zero, 4);
     expect_err(load(n), VIT_ERR_FORMAT, "finite and > 0", "a zero scale");
-    expect_err(load(build("\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"65537\",\"hidden_dim\":\"1\","
-                          "\"out_dim\":\"1\",\"act\":\"relu\"", wide, 5, 65556)),
-               VIT_ERR_UNSUPPORTED, "at most 65536", "an I8 layer of 65537 inputs");
+    expect_err(
+        load(build(
+            "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"65537\",\"hidden_dim\":\"1\","
+            "\"out_dim\":\"1\",\"act\":\"relu\"",
+            wide, 5, 65556)),
+        VIT_ERR_UNSUPPORTED, "at most 65536", "an I8 layer of 65537 inputs");
 }
 
 /* Inputs: wrong shape, NaN, Inf, an arena too small; *out stays untouched. */
@@ -389,7 +452,8 @@ static void test_inputs(void) {
     vit_tensor_init(&act, &x, 3, bad);
     memset(x.data, 0, vit_tensor_numel(&x) * sizeof(float));
     y = sentinel;
-    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_SHAPE, "expected last dimension 3", "wrong input shape");
+    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_SHAPE, "expected last dimension 3",
+               "wrong input shape");
     expect_err(memcmp(&y, &sentinel, sizeof y) ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "out untouched on error");
     vit_tensor_init(&act, &x, 3, s3);
     memset(x.data, 0, vit_tensor_numel(&x) * sizeof(float));
@@ -400,18 +464,22 @@ static void test_inputs(void) {
     x.data[7] = 1.0f;
     /* The check runs whole vectors, then a scalar tail: a culprit in either. */
     x.data[12] = INFINITY;
-    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "element 12 is infinite", "Inf input in a vector");
+    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "element 12 is infinite",
+               "Inf input in a vector");
     x.data[12] = 0.0f;
     x.data[29] = NAN;
-    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "element 29 is NaN", "NaN input in the tail");
+    expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_ERR_NONFINITE, "element 29 is NaN",
+               "NaN input in the tail");
     x.data[29] = 0.0f;
     vit_arena_init(&small, tiny, sizeof tiny);
     expect_err(vit_model_forward(&m, &small, &x, NULL, &y), VIT_ERR_OOM, "needed", "activation arena too small");
     expect_err(small.used == 0 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "arena rewound after a failure");
     expect_err(vit_model_memory(&m, &x, NULL, &bytes), VIT_OK, NULL, "memory query");
     expect_err(vit_model_forward(&m, &act, &x, NULL, &y), VIT_OK, NULL, "valid forward");
-    expect_err(y.ndim == 3 && y.shape[2] == 2 && y.data[0] == 0.25f * 0.25f * 4 + 0.25f /* x row 0 is zero */ ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
-               "forward value");
+    expect_err(
+        y.ndim == 3 && y.shape[2] == 2 && y.data[0] == 0.25f * 0.25f * 4 + 0.25f /* x row 0 is zero */ ? VIT_OK
+                                                                                                       : VIT_ERR_ARG,
+        VIT_OK, NULL, "forward value");
     expect_err(vit_model_forward(&m, &act, NULL, NULL, &y), VIT_ERR_ARG, NULL, "NULL input");
     {
         /* A counting arena has no memory to run in; a rank-5 input has no
@@ -419,17 +487,22 @@ static void test_inputs(void) {
         vit_arena count;
         vit_tensor x5 = x, v;
         vit_arena_init(&count, NULL, 0);
-        expect_err(vit_model_forward(&m, &count, &x, NULL, &y), VIT_ERR_ARG, "counting arena", "forward on a counting arena");
+        expect_err(vit_model_forward(&m, &count, &x, NULL, &y), VIT_ERR_ARG, "counting arena",
+                   "forward on a counting arena");
         x5.ndim = 5;
-        expect_err(vit_model_memory(&m, &x5, NULL, &bytes), VIT_ERR_SHAPE, "input has 5 dimensions", "memory of a rank-5 input");
-        expect_err(vit_model_forward(&m, &act, &x5, NULL, &y), VIT_ERR_SHAPE, "input has 5 dimensions", "forward of a rank-5 input");
+        expect_err(vit_model_memory(&m, &x5, NULL, &bytes), VIT_ERR_SHAPE, "input has 5 dimensions",
+                   "memory of a rank-5 input");
+        expect_err(vit_model_forward(&m, &act, &x5, NULL, &y), VIT_ERR_SHAPE, "input has 5 dimensions",
+                   "forward of a rank-5 input");
         v = vit_tensor_view(&x, 2);
-        expect_err(v.data == NULL && v.ndim == 0 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "view past the outermost dimension is empty");
+        expect_err(v.data == NULL && v.ndim == 0 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                   "view past the outermost dimension is empty");
         v = vit_tensor_view(&x, -1);
-        expect_err(v.data == NULL && vit_model_forward(&m, &act, &v, NULL, &y) == VIT_ERR_ARG ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
-                   "view at -1 is empty and refused");
+        expect_err(v.data == NULL && vit_model_forward(&m, &act, &v, NULL, &y) == VIT_ERR_ARG ? VIT_OK : VIT_ERR_ARG,
+                   VIT_OK, NULL, "view at -1 is empty and refused");
         v = vit_tensor_view(&x, 1);
-        expect_err(v.data == x.data + 15 && v.ndim == 2 && v.shape[0] == 5 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "view 1");
+        expect_err(v.data == x.data + 15 && v.ndim == 2 && v.shape[0] == 5 ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                   "view 1");
     }
     vit_model_free(&m);
     {
@@ -440,7 +513,8 @@ static void test_inputs(void) {
         for (k = 0; k < 2; k++) {
             if (k) expect_err(vit_model_load_memory(&z, file, 4), VIT_ERR_FORMAT, NULL, "a failed load");
             else memcpy(&z, &m, sizeof z); /* freed above */
-            expect_err(vit_model_forward(&z, &act, &x, NULL, &y), VIT_ERR_ARG, "not loaded", "forward on a zeroed model");
+            expect_err(vit_model_forward(&z, &act, &x, NULL, &y), VIT_ERR_ARG, "not loaded",
+                       "forward on a zeroed model");
             expect_err(vit_model_memory(&z, &x, NULL, &bytes), VIT_ERR_ARG, "not loaded", "memory of a zeroed model");
             expect_err(vit_model_set_image_size(&z, 32), VIT_ERR_ARG, "not loaded", "set_image_size on a zeroed model");
         }
@@ -463,7 +537,8 @@ static void test_messages(const char *fixtures) {
     vit_arena_init(&a, buf, sizeof buf);
     a.size = 256;
     vit_arena_alloc(&a, 100);
-    expect_err(vit_arena_alloc(&a, 150) ? VIT_OK : VIT_ERR_OOM, VIT_ERR_OOM, "needed 150 bytes, 128 available", "arena-full message counts alignment");
+    expect_err(vit_arena_alloc(&a, 150) ? VIT_OK : VIT_ERR_OOM, VIT_ERR_OOM, "needed 150 bytes, 128 available",
+               "arena-full message counts alignment");
     /* SDPA takes any C: it does not ask for (B, N, 0). */
     memset(&sp, 0, sizeof sp);
     memset(&x, 0, sizeof x);
@@ -472,23 +547,28 @@ static void test_messages(const char *fixtures) {
     expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_SHAPE, "expected (B, N, C)", "SDPA shape message");
     /* Too large an input: a smaller batch is the hint only when B > 1. */
     x.ndim = 3; x.shape[0] = 1; x.shape[1] = 50000; x.shape[2] = 1;
-    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_OVERFLOW, "the input is too large even alone", "B = 1: no smaller batch");
-    expect_err(strstr(vit_last_error(), "batch") ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "B = 1: the message does not say batch");
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_OVERFLOW, "the input is too large even alone",
+               "B = 1: no smaller batch");
+    expect_err(strstr(vit_last_error(), "batch") ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL,
+               "B = 1: the message does not say batch");
     x.shape[0] = 2;
-    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_OVERFLOW, "use a smaller batch", "B = 2: a smaller batch");
+    expect_err(vit_sdpa_forward(&count, &sp, &x, &y, NULL), VIT_ERR_OVERFLOW, "use a smaller batch",
+               "B = 2: a smaller batch");
     /* An id2label key past any class count, as given. */
     snprintf(path, sizeof path, "%s/naming/hf_cls/model.safetensors", fixtures);
     memset(&o, 0, sizeof o);
     o.config_text = "{\"id2label\": {\"0\": \"a\", \"999999999\": \"b\"}}";
     o.config_size = strlen(o.config_text);
-    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_FORMAT, "'id2label' key \"999999999\" is out of range", "id2label key out of range");
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_FORMAT, "'id2label' key \"999999999\" is out of range",
+               "id2label key out of range");
     /* A 2-channel model asks for a 2-channel image: the caller's mistake,
        said before the file is read, not blamed on the image. */
     snprintf(path, sizeof path, "%s/maps/tiny.png", fixtures);
     vit_arena_init(&count, NULL, 0);
-    expect_err(vit_image_load(&count, path, 2, &x), VIT_ERR_ARG, "image: 2 channels asked for; an image loads as 1 (grey) or 3 (RGB)",
-               "2 channels asked of an image");
-    expect_err(strstr(vit_last_error(), path) ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL, "the message does not blame the file");
+    expect_err(vit_image_load(&count, path, 2, &x), VIT_ERR_ARG,
+               "image: 2 channels asked for; an image loads as 1 (grey) or 3 (RGB)", "2 channels asked of an image");
+    expect_err(strstr(vit_last_error(), path) ? VIT_ERR_ARG : VIT_OK, VIT_OK, NULL,
+               "the message does not blame the file");
 }
 
 /* Where `s` starts in the npy header (the test edits it in place). */
@@ -545,17 +625,21 @@ static size_t npy_file(unsigned char *buf, const char *dict, size_t values) {
 
 /* Headers numpy refuses are refused; the shape is read whole. */
 static void test_npy_strict(const char *tmp_dir) {
-    static const struct { const char *dict; vit_result r; const char *msg; } bad[] = {
+    static const struct { const char *dict; vit_result r; const char *msg;
+    } bad[] = {
         {"'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), ", VIT_ERR_FORMAT, "not a Python dict"},
         {"{'descr': '<f4junk', 'fortran_order': False, 'shape': (2, 3), }", VIT_ERR_DTYPE, "dtype '<f4junk'"},
         {"{'descr': '<f4', 'fortran_order': Falsey, 'shape': (2, 3), }", VIT_ERR_FORMAT, "not True or False"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (12345678901, 3), }", VIT_ERR_SHAPE, "larger than 2147483647"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (12345678901, 3), }", VIT_ERR_SHAPE,
+         "larger than 2147483647"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", VIT_ERR_FORMAT, "(6) is an integer, not a tuple"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (02, 3), }", VIT_ERR_FORMAT, "not a tuple of integers"},
-        {"{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", VIT_ERR_FORMAT, "'descr' appears twice"},
+        {"{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", VIT_ERR_FORMAT,
+         "'descr' appears twice"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", VIT_ERR_FORMAT, "key 'x'"},
         {"{'descr': '<f4', 'shape': (2, 3), }", VIT_ERR_FORMAT, "has no 'fortran_order'"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } junk", VIT_ERR_FORMAT, "bytes after the header's dict"}};
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } junk", VIT_ERR_FORMAT,
+         "bytes after the header's dict"}};
     static const struct { const char *dict; int ndim, d0, d1; } good[] = {
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 2, 2, 3},
         {"{\"descr\":\"<f4\",\"shape\":(6,),\"fortran_order\":False}", 1, 6, 1},
@@ -576,28 +660,32 @@ static void test_npy_strict(const char *tmp_dir) {
     for (i = 0; i < (int)(sizeof good / sizeof good[0]); i++) {
         n = npy_file(buf, good[i].dict, 6);
         snprintf(label, sizeof label, "npy header read: %s", good[i].dict);
-        expect_err(vit_npy_load_memory(&a, buf, n, &t) == VIT_OK && t.ndim == good[i].ndim && t.shape[0] == good[i].d0 && t.shape[1] == good[i].d1 &&
-                           t.data[0] == 0.5f
+        expect_err(vit_npy_load_memory(&a, buf, n, &t) == VIT_OK && t.ndim == good[i].ndim &&
+                           t.shape[0] == good[i].d0 && t.shape[1] == good[i].d1 && t.data[0] == 0.5f
                        ? VIT_OK
                        : VIT_ERR_ARG,
                    VIT_OK, NULL, label);
     }
     /* numpy's header limit: a version-2 header of 20000 bytes */
     memcpy(buf, "\x93NUMPY\x02\x00\x20\x4e\x00\x00", 12);
-    expect_err(vit_npy_load_memory(&a, buf, sizeof buf, &t), VIT_ERR_FORMAT, "numpy reads at most 10000", "npy header over 10000 bytes");
+    expect_err(vit_npy_load_memory(&a, buf, sizeof buf, &t), VIT_ERR_FORMAT, "numpy reads at most 10000",
+               "npy header over 10000 bytes");
     /* From a file: the header alone with a counting arena; a header whose
        data the file does not hold is refused before anything is read. */
     snprintf(path, sizeof path, "%s/strict.npy", tmp_dir);
     n = npy_file(buf, "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 32, 32), }", 3 * 32 * 32);
     if ((f = fopen(path, "wb"))) { fwrite(buf, 1, n, f); fclose(f); }
     vit_arena_init(&count, NULL, 0);
-    expect_err(vit_npy_load(&count, path, &t) == VIT_OK && t.ndim == 4 && t.shape[1] == 3 && t.shape[3] == 32 && count.used == 3 * 32 * 32 * 4
+    expect_err(vit_npy_load(&count, path, &t) == VIT_OK && t.ndim == 4 && t.shape[1] == 3 && t.shape[3] == 32 &&
+                       count.used == 3 * 32 * 32 * 4
                    ? VIT_OK
                    : VIT_ERR_ARG,
                VIT_OK, NULL, "npy shape from the header alone (counting arena)");
-    expect_err(vit_npy_load(&a, path, &t), VIT_ERR_OOM, "needed 12288 bytes", "npy too big for the arena: refused before reading");
+    expect_err(vit_npy_load(&a, path, &t), VIT_ERR_OOM, "needed 12288 bytes",
+               "npy too big for the arena: refused before reading");
     if ((f = fopen(path, "wb"))) { fwrite(buf, 1, n - 4, f); fclose(f); }
-    expect_err(vit_npy_load(&count, path, &t), VIT_ERR_FORMAT, "shape needs 3072 values, the file holds 3071", "npy file shorter than its header says");
+    expect_err(vit_npy_load(&count, path, &t), VIT_ERR_FORMAT, "shape needs 3072 values, the file holds 3071",
+               "npy file shorter than its header says");
     remove(path);
     vit_arena_free(&a);
 }
@@ -687,14 +775,16 @@ static void failed_writes(const char *dir, const char *why, void (*how)(void), v
     undo();
     expect_err(npy_holds(npy, good, 8) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL, "the previous .npy is intact");
     if ((f = fopen(png, "rb"))) { na = fread(after, 1, sizeof after, f); fclose(f); }
-    expect_err(nb && na == nb && !memcmp(before, after, nb) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL, "the previous PNG is intact");
+    expect_err(nb && na == nb && !memcmp(before, after, nb) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL,
+               "the previous PNG is intact");
     for (k = 0; k < 2; k++) {
         snprintf(tmp, sizeof tmp, "%s.%ld-0.tmp", k ? png : npy, (long)getpid());
         expect_err(file_exists(tmp) ? VIT_ERR_IO : VIT_OK, VIT_OK, NULL, "no temporary file left");
     }
     /* Over a good file, a save replaces it whole. */
     t.shape[0] = 7;
-    expect_err(vit_npy_save(npy, &t) == VIT_OK && npy_holds(npy, good, 7) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL, "a save replaces the file");
+    expect_err(vit_npy_save(npy, &t) == VIT_OK && npy_holds(npy, good, 7) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL,
+               "a save replaces the file");
     remove(npy);
     remove(png);
     free(big);
@@ -748,15 +838,20 @@ static void test_reads(const char *fixtures, const char *tmp_dir) {
     o.config_path = tmp_dir;
     snprintf(path, sizeof path, "%s/naming/timm_avg/model.safetensors", fixtures);
     expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_IO, "is a directory", "config.json: a directory");
-    expect_err(vit_model_load_file(&m, "/nonexistent/m.safetensors"), VIT_ERR_IO, "cannot open (No such file or directory)", "model: a missing file");
-    expect_err(vit_npy_load(&a, "/nonexistent/x.npy", &t), VIT_ERR_IO, "cannot open (No such file or directory)", "npy: a missing file");
-    expect_err(vit_image_load(&a, "/nonexistent/x.png", 3, &t), VIT_ERR_IO, "cannot open (No such file or directory)", "image: a missing file");
+    expect_err(vit_model_load_file(&m, "/nonexistent/m.safetensors"), VIT_ERR_IO,
+               "cannot open (No such file or directory)", "model: a missing file");
+    expect_err(vit_npy_load(&a, "/nonexistent/x.npy", &t), VIT_ERR_IO, "cannot open (No such file or directory)",
+               "npy: a missing file");
+    expect_err(vit_image_load(&a, "/nonexistent/x.png", 3, &t), VIT_ERR_IO, "cannot open (No such file or directory)",
+               "image: a missing file");
 #ifdef __linux__
     snprintf(copy, sizeof copy, "%s/sparse.png", tmp_dir);
     if ((f = fopen(copy, "wb"))) {
         int ok = fseek(f, 3L << 30, SEEK_SET) == 0 && fputc(0, f) == 0;
         fclose(f);
-        if (ok) expect_err(vit_image_load(&a, copy, 3, &t), VIT_ERR_UNSUPPORTED, "3221225473 bytes is more than the 2147483647", "image: 3 GB refused unread");
+        if (ok)
+            expect_err(vit_image_load(&a, copy, 3, &t), VIT_ERR_UNSUPPORTED,
+                       "3221225473 bytes is more than the 2147483647", "image: 3 GB refused unread");
         remove(copy);
     }
 #endif
@@ -781,9 +876,11 @@ static void test_reads(const char *fixtures, const char *tmp_dir) {
         shape[2] = m.mha.dim;
         vit_tensor_init(&a, &x, 3, shape);
         for (i = 0; i < vit_tensor_numel(&x); i++) x.data[i] = (float)(i % 5) - 2.0f;
-        expect_err(vit_model_forward(&m, &a, &x, NULL, &y), VIT_OK, NULL, "read_whole: forward after the file is truncated");
+        expect_err(vit_model_forward(&m, &a, &x, NULL, &y), VIT_OK, NULL,
+                   "read_whole: forward after the file is truncated");
         expect_err(vit_model_forward(&mm, &a, &x, NULL, &y2), VIT_OK, NULL, "mapped: forward");
-        expect_err(!memcmp(y.data, y2.data, vit_tensor_numel(&y) * sizeof(float)) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "read_whole equals mapped");
+        expect_err(!memcmp(y.data, y2.data, vit_tensor_numel(&y) * sizeof(float)) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                   "read_whole equals mapped");
     }
     vit_model_free(&m);
     vit_model_free(&mm);
@@ -799,7 +896,8 @@ static void test_writes(const char *tmp_dir, const char *full_dir) {
     vit_tensor t;
     memset(&t, 0, sizeof t);
     t.data = v; t.ndim = 1; t.shape[0] = 2;
-    expect_err(vit_npy_save("/nonexistent/dir/x.npy", &t), VIT_ERR_IO, "cannot create a file beside it (No such file or directory)", "save into a missing folder");
+    expect_err(vit_npy_save("/nonexistent/dir/x.npy", &t), VIT_ERR_IO,
+               "cannot create a file beside it (No such file or directory)", "save into a missing folder");
     expect_err(vit_npy_save(tmp_dir, &t), VIT_ERR_IO, "is a directory", "save over a directory");
 #ifdef __linux__
     if (full_dir) {

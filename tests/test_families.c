@@ -22,7 +22,8 @@ static int exists(const char *path) {
 }
 
 /* One output of m on x (opts as given) against the file `want`. */
-static void check_output(const vit_model *m, const vit_tensor *x, const vit_forward_opts *o, const char *want_path, const char *label) {
+static void check_output(const vit_model *m, const vit_tensor *x, const vit_forward_opts *o, const char *want_path,
+                         const char *label) {
     vit_arena io, act;
     vit_tensor want, y;
     size_t bytes;
@@ -40,7 +41,8 @@ static void check_output(const vit_model *m, const vit_tensor *x, const vit_forw
             printf("  forward: %s\n", vit_last_error());
         } else if (vit_tensor_numel(&y) != vit_tensor_numel(&want)) {
             expect(0, label);
-            printf("  output %s, the library's %s\n", vit_tensor_shape_str(&y, a, sizeof a), vit_tensor_shape_str(&want, b, sizeof b));
+            printf("  output %s, the library's %s\n", vit_tensor_shape_str(&y, a, sizeof a),
+                   vit_tensor_shape_str(&want, b, sizeof b));
         } else {
             expect(check_close(label, y.data, want.data, vit_tensor_numel(&y), 0.0, 1e-4), label);
             expect(act.peak + VIT_ALIGN == bytes, "vit_model_memory is exact");
@@ -98,19 +100,20 @@ static void check_pixels(const vit_model *m, const char *dir, const char *name, 
     if (!exists(path)) return;
     if (vit_arena_init_alloc(&a, 64u << 20) != VIT_OK) return;
     snprintf(label, sizeof label, "%s: the photo prepared as its configs say", name);
-    if (vit_model_preprocess(m, &p) != VIT_OK || vit_npy_load(&a, path, &want) != VIT_OK || vit_image_load(&a, photo, 3, &img) != VIT_OK ||
-        vit_image_preprocess(&a, &img, &p, &got) != VIT_OK) {
+    if (vit_model_preprocess(m, &p) != VIT_OK || vit_npy_load(&a, path, &want) != VIT_OK ||
+        vit_image_load(&a, photo, 3, &img) != VIT_OK || vit_image_preprocess(&a, &img, &p, &got) != VIT_OK) {
         expect(0, label);
         printf("  %s\n", vit_last_error());
     } else if ((n = vit_tensor_numel(&got)) != vit_tensor_numel(&want)) {
         expect(0, label);
-        printf("  %d x %d, the library's %d x %d (resize %d, crop %d)\n", (int)got.shape[3], (int)got.shape[2], (int)want.shape[3],
-               (int)want.shape[2], (int)p.resize, (int)p.crop);
+        printf("  %d x %d, the library's %d x %d (resize %d, crop %d)\n", (int)got.shape[3], (int)got.shape[2],
+               (int)want.shape[3], (int)want.shape[2], (int)p.resize, (int)p.crop);
     } else {
         smin = p.std[0] < p.std[1] ? p.std[0] : p.std[1];
         smin = smin < p.std[2] ? smin : p.std[2];
-        printf("  %s: resize %d%s, crop %d, %s, mean %.3f %.3f %.3f\n", name, (int)p.resize, p.squash ? " (squash)" : "", (int)p.crop,
-               p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear", p.mean[0], p.mean[1], p.mean[2]);
+        printf("  %s: resize %d%s, crop %d, %s, mean %.3f %.3f %.3f\n", name, (int)p.resize,
+               p.squash ? " (squash)" : "", (int)p.crop, p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear",
+               p.mean[0], p.mean[1], p.mean[2]);
         expect(check_close(label, got.data, want.data, n, 2.0 / 255 / smin + 1e-5, 0), label);
         for (k = 0; k < n; k++) sum += fabs(got.data[k] - want.data[k]);
         snprintf(label, sizeof label, "%s: mean |d| %.3f/255", name, sum / n * smin * 255);
@@ -265,19 +268,47 @@ static void test_model_preprocess(const char *dir) {
         m.meta = meta;
         m.n_meta = T[i].k2 ? 2 : T[i].k1 ? 1 : 0;
         r = vit_model_preprocess(&m, &p);
-        snprintf(label, sizeof label, "vit_model_preprocess %s=%s %s=%s: %s", T[i].k1 ? T[i].k1 : "-", T[i].v1 ? T[i].v1 : "", T[i].k2 ? T[i].k2 : "",
-                 T[i].v2 ? T[i].v2 : "", r == VIT_OK ? "ok" : vit_last_error());
+        snprintf(label, sizeof label, "vit_model_preprocess %s=%s %s=%s: %s", T[i].k1 ? T[i].k1 : "-",
+                 T[i].v1 ? T[i].v1 : "", T[i].k2 ? T[i].k2 : "", T[i].v2 ? T[i].v2 : "",
+                 r == VIT_OK ? "ok" : vit_last_error());
         if (T[i].want != VIT_OK) {
             expect(r == T[i].want, label);
             continue;
         }
-        expect(r == VIT_OK && p.resize == T[i].resize && p.crop == T[i].crop && (p.resample == VIT_RESAMPLE_BICUBIC) == T[i].bicubic &&
-                   p.squash == T[i].squash && p.crop_floor == T[i].floor_ && p.mean[0] == T[i].mean0 && p.mean[2] == T[i].mean2,
+        expect(r == VIT_OK && p.resize == T[i].resize && p.crop == T[i].crop &&
+                   (p.resample == VIT_RESAMPLE_BICUBIC) == T[i].bicubic && p.squash == T[i].squash &&
+                   p.crop_floor == T[i].floor_ && p.mean[0] == T[i].mean0 && p.mean[2] == T[i].mean2,
                label);
     }
     m.meta = saved;
     m.n_meta = n_saved;
     vit_model_free(&m);
+}
+
+/* vit info's family line, inferred from what each file holds. */
+static void test_family(const char *dir) {
+    static const char *const want[][2] = {
+        {"dinov2", "DINOv2 (layer scale, patch 14)"}, {"dinov2_reg4", "DINOv2 with registers"},
+        {"hf_dinov2_reg", "DINOv2 with registers"},   {"dinov2_swiglu", "DINOv2-giant (SwiGLU)"},
+        {"clip", "CLIP (LayerNorm"},                  {"clip_quickgelu", "CLIP, OpenAI's"},
+        {"hf_clip", "CLIP"},                          {"siglip", "SigLIP"},
+        {"hf_siglip", "SigLIP"},                      {"deit_distilled", "DeiT distilled"},
+        {"qk_norm", "ViT with qk-norm"},              {"no_cls_avg", "ViT without a class token"}};
+    size_t i;
+    for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char path[1024], text[4096], what[160];
+        vit_model m;
+        snprintf(path, sizeof path, "%s/%s/model.safetensors", dir, want[i][0]);
+        snprintf(what, sizeof what, "%s: vit info says family %s", want[i][0], want[i][1]);
+        if (vit_model_load_file(&m, path) != VIT_OK) {
+            expect(0, what);
+            continue;
+        }
+        vit_model_describe(&m, text, sizeof text);
+        expect(strstr(text, "  family: ") && strstr(strstr(text, "  family: "), want[i][1]) ==
+                                                  strstr(text, "  family: ") + strlen("  family: "), what);
+        vit_model_free(&m);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -306,6 +337,7 @@ int main(int argc, char **argv) {
     }
     fclose(f);
     if (!cases_only) {
+        test_family(dir);
         test_preprocess(dir);
         test_model_preprocess(dir);
     }

@@ -136,14 +136,17 @@ static void add_fast(float *y, const float *x, int n) { vit_k_add(y, x, x + 0, n
 static void add_ref(float *y, const float *x, int n) { vit_k_add_ref(y, x, x + 0, n); }
 
 static void test_patch_conv(void) {
-    static const int cfg[][5] = {{1, 3, 8, 8, 4}, {2, 3, 20, 20, 5}, {1, 1, 28, 28, 7}, {3, 2, 18, 12, 6}, {1, 3, 32, 32, 16}};
+    static const int cfg[][5] = {
+        {1, 3, 8, 8, 4}, {2, 3, 20, 20, 5}, {1, 1, 28, 28, 7}, {3, 2, 18, 12, 6}, {1, 3, 32, 32, 16}};
     int i;
     char label[96];
     for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++) {
         int B = cfg[i][0], Cin = cfg[i][1], H = cfg[i][2], W = cfg[i][3], P = cfg[i][4], D = 9 + 8 * i;
         int N = (H / P) * (W / P);
-        float *x = randv((size_t)B * Cin * H * W, 1.0f), *w = randv((size_t)D * Cin * P * P, 0.3f), *b = randv((size_t)D, 1.0f);
-        float *cols = randv((size_t)B * N * Cin * P * P, 0.0f), *y1 = randv((size_t)B * N * D, 0.0f), *y2 = randv((size_t)B * N * D, 0.0f);
+        float *x = randv((size_t)B * Cin * H * W, 1.0f), *w = randv((size_t)D * Cin * P * P, 0.3f),
+              *b = randv((size_t)D, 1.0f);
+        float *cols = randv((size_t)B * N * Cin * P * P, 0.0f), *y1 = randv((size_t)B * N * D, 0.0f),
+              *y2 = randv((size_t)B * N * D, 0.0f);
         vit_k_patch_conv(y1, cols, x, w, b, B, Cin, H, W, P, D);
         vit_k_patch_conv_ref(y2, x, w, b, B, Cin, H, W, P, D);
         snprintf(label, sizeof label, "patch_conv B=%d Cin=%d %dx%d P=%d D=%d", B, Cin, H, W, P, D);
@@ -159,8 +162,10 @@ static void test_attention(void) {
     for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++)
         for (post = 0; post < 2; post++) {
             int B = cfg[i][0], N = cfg[i][1], NH = cfg[i][2], HS = cfg[i][3], C = NH * HS, ld = 3 * C;
-            float *qkv = randv((size_t)B * N * ld, 1.0f), *o1 = randv((size_t)B * N * C, 0.0f), *o2 = randv((size_t)B * N * C, 0.0f);
-            float *a1 = randv((size_t)B * NH * N * N, 0.0f), *a2 = randv((size_t)B * NH * N * N, 0.0f), *vt = randv((size_t)B * C * N, 0.0f);
+            float *qkv = randv((size_t)B * N * ld, 1.0f), *o1 = randv((size_t)B * N * C, 0.0f),
+                  *o2 = randv((size_t)B * N * C, 0.0f);
+            float *a1 = randv((size_t)B * NH * N * N, 0.0f), *a2 = randv((size_t)B * NH * N * N, 0.0f),
+                  *vt = randv((size_t)B * C * N, 0.0f);
             float scale = post ? 1.0f : 1.0f / sqrtf((float)HS), pst = post ? 1.0f / sqrtf((float)C) : 1.0f;
             vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, ld, scale, pst);
             vit_k_attention(o1, a1, vt, qkv, qkv + C, qkv + 2 * C, &sh);
@@ -174,7 +179,8 @@ static void test_attention(void) {
                 float *o3 = randv((size_t)B * N * C, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
                 vit__att at = vit__att_of(o3, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
                 vit__attention(&at, scr, 2);
-                expect(memcmp(o1, o3, (size_t)B * N * C * sizeof(float)) == 0, "attention without maps: same bits as with");
+                expect(memcmp(o1, o3, (size_t)B * N * C * sizeof(float)) == 0,
+                       "attention without maps: same bits as with");
                 free(o3); free(scr);
             }
             free(qkv); free(o1); free(o2); free(a1); free(a2); free(vt);
@@ -221,7 +227,8 @@ static void test_attention_tiles(void) {
    (dot products below 4 rows, the few-rows product, the GEMM with a narrow
    last panel). */
 static void test_epilogue(void) {
-    static const int shapes[][3] = {{1, 65, 9}, {3, 768, 197}, {7, 9, 65}, {16, 784, 200}, {13, 257, 129}, {29, 300, 40}, {197, 768, 65}};
+    static const int shapes[][3] = {{1, 65, 9},     {3, 768, 197}, {7, 9, 65},    {16, 784, 200},
+                                    {13, 257, 129}, {29, 300, 40}, {197, 768, 65}};
     int i, act, m, gamma;
     char label[128];
     for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
@@ -229,7 +236,8 @@ static void test_epilogue(void) {
             for (gamma = 0; gamma < 2; gamma++) {
                 int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
                 float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
-                float *r = randv((size_t)M * N, 1.0f), *g = randv((size_t)N, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+                float *r = randv((size_t)M * N, 1.0f), *g = randv((size_t)N, 1.0f), *y1 = randv((size_t)M * N, 0.0f),
+                      *y2 = randv((size_t)M * N, 0.0f);
                 vit__epi e;
                 vit__mm mm = vit__mm_dense(y1, x, w, b, M, K, N);
                 e.act = act; e.g = gamma ? g : NULL; e.r = r; e.ldr = N;
@@ -240,7 +248,9 @@ static void test_epilogue(void) {
                 if (gamma)
                     for (m = 0; m < M; m++) vit_k_mul(y2 + (size_t)m * N, y2 + (size_t)m * N, g, N);
                 vit_k_add(y2, r, y2, M * N);
-                snprintf(label, sizeof label, "fused epilogue act=%d gamma=%d M=%d K=%d N=%d: same bits as the separate passes", act, gamma, M, K, N);
+                snprintf(label, sizeof label,
+                         "fused epilogue act=%d gamma=%d M=%d K=%d N=%d: same bits as the separate passes", act, gamma,
+                         M, K, N);
                 expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, label);
                 free(x); free(w); free(b); free(r); free(g); free(y1); free(y2);
             }
@@ -254,7 +264,8 @@ static void test_act(void) {
     for (act = VIT_ACT_GELU; act <= VIT_ACT_SILU; act++)
         for (a = 0; a < NSIZES; a++) {
             int n = sizes[a];
-            float *x = randv((size_t)2 * n * 3, 3.0f), *y1 = randv((size_t)2 * n * 3, 0.0f), *y2 = randv((size_t)2 * n * 3, 0.0f);
+            float *x = randv((size_t)2 * n * 3, 3.0f), *y1 = randv((size_t)2 * n * 3, 0.0f),
+                  *y2 = randv((size_t)2 * n * 3, 0.0f);
             vit_k_act(y1, x, n, (vit_act)act);
             vit_k_act_ref(y2, x, n, (vit_act)act);
             snprintf(label, sizeof label, "act %d n=%d", act, n);
@@ -291,13 +302,15 @@ static const struct { int n, fixed; } thread_runs[] = {{2, 1}, {3, 1}, {2, 0}};
 
 /* "<what> bit-identical for 1 and <n> threads" for run r, into buf. */
 static const char *runs_label(char *buf, size_t size, const char *what, int r) {
-    snprintf(buf, size, "%s bit-identical for 1 and %d threads%s", what, thread_runs[r].n, thread_runs[r].fixed ? " (fixed split)" : "");
+    snprintf(buf, size, "%s bit-identical for 1 and %d threads%s", what, thread_runs[r].n,
+             thread_runs[r].fixed ? " (fixed split)" : "");
     return buf;
 }
 
 static void test_threads(void) {
     int M = 197, K = 768, N = 300, saved = vit_get_threads(), r;
-    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f),
+          *y2 = randv((size_t)M * N, 0.0f);
     char label[96];
     SET_THREADS(1, 0);
     vit_k_matmul(y1, x, w, NULL, M, K, N);
@@ -309,14 +322,18 @@ static void test_threads(void) {
 
     /* The count: 1..VIT_MAX_THREADS, a refusal changes nothing; the most
        threads a loop can use still give the same bits. */
-    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "0 is not in 1..") != NULL, "vit_set_threads refuses 0");
-    expect(vit_set_threads(-2) == VIT_ERR_ARG && vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG && vit_set_threads(INT_MAX) == VIT_ERR_ARG &&
-           vit_set_threads(INT_MIN) == VIT_ERR_ARG, "vit_set_threads refuses negative and absurd counts");
+    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "0 is not in 1..") != NULL,
+           "vit_set_threads refuses 0");
+    expect(vit_set_threads(-2) == VIT_ERR_ARG && vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG &&
+               vit_set_threads(INT_MAX) == VIT_ERR_ARG && vit_set_threads(INT_MIN) == VIT_ERR_ARG,
+           "vit_set_threads refuses negative and absurd counts");
     SET_THREADS(saved, 0);
-    expect(vit_set_threads(1000000) == VIT_ERR_ARG && vit_get_threads() == saved, "a refused count leaves the count as it was");
+    expect(vit_set_threads(1000000) == VIT_ERR_ARG && vit_get_threads() == saved,
+           "a refused count leaves the count as it was");
     expect(vit_set_threads(VIT_MAX_THREADS) == VIT_OK, "vit_set_threads takes VIT_MAX_THREADS");
     vit_k_matmul(y2, x, w, NULL, M, K, N);
-    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "matmul bit-identical for 1 and VIT_MAX_THREADS threads");
+    expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0,
+           "matmul bit-identical for 1 and VIT_MAX_THREADS threads");
 #ifndef VIT_NO_SIMD
     {
         vit__mm m1 = vit__mm_dense(y1, x, w, NULL, VIT__VW, K, N), m2 = vit__mm_dense(y2, x, w, NULL, VIT__VW, K, N);
@@ -325,23 +342,27 @@ static void test_threads(void) {
         for (r = 0; r < NRUNS; r++) {
             SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
             vit__gemm_few(&m2);
-            expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0, runs_label(label, sizeof label, "few-rows product", r));
+            expect(memcmp(y1, y2, (size_t)VIT__VW * N * sizeof(float)) == 0,
+                   runs_label(label, sizeof label, "few-rows product", r));
         }
     }
 #endif
     free(x); free(w); free(y1); free(y2);
     {
         int B = 2, T = 197, NH = 3, HS = 64, C = NH * HS;
-        float *qkv = randv((size_t)B * T * 3 * C, 1.0f), *o1 = randv((size_t)B * T * C, 0.0f), *o2 = randv((size_t)B * T * C, 0.0f);
+        float *qkv = randv((size_t)B * T * 3 * C, 1.0f), *o1 = randv((size_t)B * T * C, 0.0f),
+              *o2 = randv((size_t)B * T * C, 0.0f);
         float *scr = randv(3 * vit__att_slot(T, HS, 0), 0.0f);
         vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, 0.125f, 1.0f);
-        vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh), a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
+        vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh),
+                 a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
         SET_THREADS(1, 0);
         vit__attention(&a1, scr, 3);
         for (r = 0; r < NRUNS; r++) {
             SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
             vit__attention(&a2, scr, 3);
-            expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0, runs_label(label, sizeof label, "attention", r));
+            expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0,
+                   runs_label(label, sizeof label, "attention", r));
         }
         free(qkv); free(o1); free(o2); free(scr);
     }
@@ -353,7 +374,8 @@ static void test_threads(void) {
    loop that wants threads starts its own (alarm: a hang fails, too). */
 static void test_fork(void) {
     int M = 197, K = 256, N = 200, status = 0, saved = vit_get_threads();
-    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f), *y2 = randv((size_t)M * N, 0.0f);
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *y1 = randv((size_t)M * N, 0.0f),
+          *y2 = randv((size_t)M * N, 0.0f);
     pid_t pid;
     SET_THREADS(2, 1);
     vit_k_matmul(y1, x, w, NULL, M, K, N);
@@ -380,7 +402,8 @@ static void test_arena(void) {
     vit_arena_init(&a, buf + 1, sizeof buf - 1);
     p = vit_arena_alloc(&a, 10);
     expect(p && (uintptr_t)p % VIT_ALIGN == 0, "arena aligns a caller buffer");
-    expect(vit_arena_alloc(&a, 5000) == NULL && strstr(vit_last_error(), "needed 5000 bytes") != NULL, "arena full says how much");
+    expect(vit_arena_alloc(&a, 5000) == NULL && strstr(vit_last_error(), "needed 5000 bytes") != NULL,
+           "arena full says how much");
     expect(vit_tensor_init(&a, &t, 4, big) == VIT_ERR_OVERFLOW, "tensor size overflow is caught");
     expect(vit_tensor_init(&a, &t, 2, ok) == VIT_OK && vit_tensor_numel(&t) == 15, "tensor init");
     vit_arena_init(&c, NULL, 0);

@@ -31,7 +31,9 @@ static void test_rowstats(void) {
                 vit_k_rowstats(m1, v1, x, r, n);
                 vit_k_rowstats_ref(m2, v2, x, r, n);
                 snprintf(label, sizeof label, "rowstats rows=%d n=%d%s", r, n, v ? " offset" : "");
-                expect(check_close(label, m1, m2, (size_t)r, 1e-6, 1e-5) && check_close(label, v1, v2, (size_t)r, 1e-5, 1e-4), label);
+                expect(check_close(label, m1, m2, (size_t)r, 1e-6, 1e-5) &&
+                           check_close(label, v1, v2, (size_t)r, 1e-5, 1e-4),
+                       label);
                 vit_k_rowstats(m1, NULL, x, r, n);
                 expect(check_close("rowstats mean only", m1, m2, (size_t)r, 1e-6, 1e-5), "rowstats mean only");
                 free(x); free(m1); free(m2); free(v1); free(v2);
@@ -73,7 +75,8 @@ static void test_conv1x1(void) {
                 int HW = sizes[a], Ci = cin[i], Co = cout[j];
                 B = 1 + (i + j) % 2;
                 {
-                    float *x = randv((size_t)B * Ci * HW, 1.0f), *w = randv((size_t)Co * Ci, 1.0f), *b = randv((size_t)Co, 1.0f);
+                    float *x = randv((size_t)B * Ci * HW, 1.0f), *w = randv((size_t)Co * Ci, 1.0f),
+                          *b = randv((size_t)Co, 1.0f);
                     float *y1 = randv((size_t)B * Co * HW, 0.0f), *y2 = randv((size_t)B * Co * HW, 0.0f);
                     vit_k_conv1x1(y1, x, w, j % 2 ? b : NULL, B, Ci, Co, HW);
                     vit_k_conv1x1_ref(y2, x, w, j % 2 ? b : NULL, B, Ci, Co, HW);
@@ -86,16 +89,19 @@ static void test_conv1x1(void) {
 
 static void test_dwconv_pool(void) {
     /* B, H, W, C, K, stride, pad */
-    static const int cfg[][7] = {{1, 1, 1, 1, 1, 1, 0}, {2, 5, 7, 10, 3, 2, 1}, {1, 7, 6, 9, 4, 3, 1}, {2, 4, 5, 8, 3, 2, 1},
-                                 {1, 9, 9, 17, 5, 1, 2}, {1, 8, 8, 65, 2, 2, 1}, {3, 3, 2, 7, 2, 1, 0}};
+    static const int cfg[][7] = {{1, 1, 1, 1, 1, 1, 0}, {2, 5, 7, 10, 3, 2, 1}, {1, 7, 6, 9, 4, 3, 1},
+                                 {2, 4, 5, 8, 3, 2, 1}, {1, 9, 9, 17, 5, 1, 2}, {1, 8, 8, 65, 2, 2, 1},
+                                 {3, 3, 2, 7, 2, 1, 0}};
     int i;
     char label[128];
     for (i = 0; i < COUNT(cfg); i++) {
         int B = cfg[i][0], H = cfg[i][1], W = cfg[i][2], C = cfg[i][3], K = cfg[i][4], st = cfg[i][5], pad = cfg[i][6];
         /* pooling with S = stride + 1: 2, 3, 4 (wider than a 3x2 input) */
-        int Ho = (H + 2 * pad - K) / st + 1, Wo = (W + 2 * pad - K) / st + 1, Hp = (H + st) / (st + 1), Wp = (W + st) / (st + 1);
+        int Ho = (H + 2 * pad - K) / st + 1, Wo = (W + 2 * pad - K) / st + 1, Hp = (H + st) / (st + 1),
+            Wp = (W + st) / (st + 1);
         float *x = randv((size_t)B * H * W * C, 1.0f), *w = randv((size_t)C * K * K, 0.5f), *b = randv((size_t)C, 1.0f);
-        float *wt = randv((size_t)K * K * C, 0.0f), *y1 = randv((size_t)B * Ho * Wo * C, 0.0f), *y2 = randv((size_t)B * Ho * Wo * C, 0.0f);
+        float *wt = randv((size_t)K * K * C, 0.0f), *y1 = randv((size_t)B * Ho * Wo * C, 0.0f),
+              *y2 = randv((size_t)B * Ho * Wo * C, 0.0f);
         float *p1 = randv((size_t)B * Hp * Wp * C, 0.0f), *p2 = randv((size_t)B * Hp * Wp * C, 0.0f);
         vit_k_dwconv(y1, wt, x, w, i % 2 ? b : NULL, B, H, W, C, K, st, pad);
         vit_k_dwconv_ref(y2, x, w, i % 2 ? b : NULL, B, H, W, C, K, st, pad);
@@ -111,13 +117,16 @@ static void test_dwconv_pool(void) {
 
 static void test_scores_attend(void) {
     /* B, NH, Nq, Nk, HS */
-    static const int cfg[][5] = {{1, 1, 1, 1, 1}, {2, 3, 7, 9, 5}, {1, 2, 65, 8, 8}, {2, 1, 9, 17, 7}, {1, 4, 16, 65, 9}, {1, 2, 197, 49, 16}};
+    static const int cfg[][5] = {{1, 1, 1, 1, 1},  {2, 3, 7, 9, 5},   {1, 2, 65, 8, 8},
+                                 {2, 1, 9, 17, 7}, {1, 4, 16, 65, 9}, {1, 2, 197, 49, 16}};
     int i;
     char label[96];
     for (i = 0; i < COUNT(cfg); i++) {
-        int B = cfg[i][0], NH = cfg[i][1], Nq = cfg[i][2], Nk = cfg[i][3], HS = cfg[i][4], ldq = NH * HS + 3, ldv = NH * HS + 1;
+        int B = cfg[i][0], NH = cfg[i][1], Nq = cfg[i][2], Nk = cfg[i][3], HS = cfg[i][4], ldq = NH * HS + 3,
+            ldv = NH * HS + 1;
         size_t ns = (size_t)B * NH * Nq * Nk;
-        float *q = randv((size_t)B * Nq * ldq, 1.0f), *k = randv((size_t)B * Nk * ldq, 1.0f), *v = randv((size_t)B * Nk * ldv, 1.0f);
+        float *q = randv((size_t)B * Nq * ldq, 1.0f), *k = randv((size_t)B * Nk * ldq, 1.0f),
+              *v = randv((size_t)B * Nk * ldv, 1.0f);
         float *s1 = randv(ns, 0.0f), *s2 = randv(ns, 0.0f), *vt = randv((size_t)B * NH * HS * Nk, 0.0f);
         float *o1 = randv((size_t)B * Nq * NH * HS, 0.0f), *o2 = randv((size_t)B * Nq * NH * HS, 0.0f);
         vit_k_scores(s1, q, k, B, NH, Nq, Nk, HS, ldq, ldq, 0.37f);
@@ -143,7 +152,8 @@ static void aft_case(int B, int T, int D, int ldw, int s, float ws, float ks, fl
     if (keep_w) { memcpy(w, *keep_w, (size_t)ldw * ldw * sizeof(float)); memcpy(k, *keep_k, n * sizeof(float)); }
     vit_k_aft(y1, a1, scr, q, k, v, w, B, T, D, ldw, s);
     vit_k_aft_ref(y2, a2, q, k, v, w, B, T, D, ldw, s);
-    snprintf(label, sizeof label, "aft B=%d T=%d D=%d ldw=%d s=%d |w|~%g |k|~%g", B, T, D, ldw, s, (double)ws, (double)ks);
+    snprintf(label, sizeof label, "aft B=%d T=%d D=%d ldw=%d s=%d |w|~%g |k|~%g", B, T, D, ldw, s, (double)ws,
+             (double)ks);
     expect(check_close(label, y1, y2, n, 1e-6, 2e-5) && check_close(label, a1, a2, na, 1e-6, 2e-5), label);
     vit_k_aft(y1, NULL, scr, q, k, v, w, B, T, D, ldw, s); /* no map */
     expect(check_close("aft without att", y1, y2, n, 1e-6, 2e-5), "aft without att");
@@ -152,10 +162,12 @@ static void aft_case(int B, int T, int D, int ldw, int s, float ws, float ks, fl
 
 static void test_aft(void) {
     /* B, T, D, ldw, s */
-    static const int cfg[][5] = {{1, 1, 1, 1, 1}, {2, 7, 9, 11, 3}, {1, 9, 8, 9, 1}, {2, 13, 65, 20, 5}, {1, 65, 7, 65, 65}, {1, 8, 16, 8, 0}};
+    static const int cfg[][5] = {{1, 1, 1, 1, 1},    {2, 7, 9, 11, 3},   {1, 9, 8, 9, 1},
+                                 {2, 13, 65, 20, 5}, {1, 65, 7, 65, 65}, {1, 8, 16, 8, 0}};
     int i, B = 2, T = 5, D = 3, t, u, d;
     float *w, *k, *q, *v, *y, *scr, *att;
-    for (i = 0; i < COUNT(cfg); i++) aft_case(cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4], 1.0f, 1.0f, NULL, NULL);
+    for (i = 0; i < COUNT(cfg); i++)
+        aft_case(cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4], 1.0f, 1.0f, NULL, NULL);
     aft_case(2, 9, 10, 9, 9, 30.0f, 30.0f, NULL, NULL); /* exponents far past expf's range: the seed overflows */
     /* Row max of w at t' = 0, column max of k at t' > 0, 100 apart: the
        separately shifted denominators underflow to 0, yet every exponent
@@ -179,8 +191,10 @@ static void test_aft(void) {
             want[i] = 1.0f / (1.0f + expf(-q[i])) * (mean / (float)T);
         }
         for (i = 0; i < B * D * T * T; i++) wa[i] = 1.0f / (float)T;
-        expect(check_close("aft underflowing shifts: output", y, want, (size_t)B * T * D, 1e-6, 1e-5), "aft underflowing shifts: output");
-        expect(check_close("aft underflowing shifts: weights", att, wa, (size_t)B * D * T * T, 1e-6, 1e-5), "aft underflowing shifts: weights");
+        expect(check_close("aft underflowing shifts: output", y, want, (size_t)B * T * D, 1e-6, 1e-5),
+               "aft underflowing shifts: output");
+        expect(check_close("aft underflowing shifts: weights", att, wa, (size_t)B * D * T * T, 1e-6, 1e-5),
+               "aft underflowing shifts: weights");
     }
     free(w); free(k); free(q); free(v); free(y); free(scr); free(att);
 }
@@ -205,12 +219,14 @@ static void test_aft_simple(void) {
 
 static void test_outlook(void) {
     /* B, H, W, C, NH, K, pad, stride */
-    static const int cfg[][8] = {{1, 1, 1, 1, 1, 1, 0, 1}, {2, 5, 7, 12, 3, 3, 1, 1}, {2, 7, 9, 10, 2, 3, 1, 2}, {1, 6, 8, 8, 1, 3, 1, 2},
-                                 {2, 6, 5, 6, 2, 5, 2, 1}, {1, 9, 9, 18, 2, 3, 1, 3}, {1, 4, 4, 17, 1, 2, 0, 2}, {1, 3, 5, 65, 5, 3, 1, 1}};
+    static const int cfg[][8] = {{1, 1, 1, 1, 1, 1, 0, 1},  {2, 5, 7, 12, 3, 3, 1, 1}, {2, 7, 9, 10, 2, 3, 1, 2},
+                                 {1, 6, 8, 8, 1, 3, 1, 2},  {2, 6, 5, 6, 2, 5, 2, 1},  {1, 9, 9, 18, 2, 3, 1, 3},
+                                 {1, 4, 4, 17, 1, 2, 0, 2}, {1, 3, 5, 65, 5, 3, 1, 1}};
     int i;
     char label[128];
     for (i = 0; i < COUNT(cfg); i++) {
-        int B = cfg[i][0], H = cfg[i][1], W = cfg[i][2], C = cfg[i][3], NH = cfg[i][4], K = cfg[i][5], pad = cfg[i][6], st = cfg[i][7];
+        int B = cfg[i][0], H = cfg[i][1], W = cfg[i][2], C = cfg[i][3], NH = cfg[i][4], K = cfg[i][5], pad = cfg[i][6],
+            st = cfg[i][7];
         int L = ((H + 2 * pad - K) / st + 1) * ((W + 2 * pad - K) / st + 1);
         size_t na = (size_t)B * NH * L * K * K * K * K, ny = (size_t)B * H * W * C;
         float *lg = randv(na, 2.0f), *v = randv(ny, 1.0f), *y1 = randv(ny, 0.0f), *y2 = randv(ny, 0.0f);
@@ -219,7 +235,8 @@ static void test_outlook(void) {
         p.dim = C; p.heads = NH; p.kernel_size = K; p.padding = pad; p.stride = st; p.scale = 0.4f;
         vit_k_outlook(y1, a1, lg, v, B, H, W, &p);
         vit_k_outlook_ref(y2, a2, lg, v, B, H, W, &p);
-        snprintf(label, sizeof label, "outlook B=%d %dx%d C=%d NH=%d K=%d pad=%d stride=%d", B, H, W, C, NH, K, pad, st);
+        snprintf(label, sizeof label, "outlook B=%d %dx%d C=%d NH=%d K=%d pad=%d stride=%d", B, H, W, C, NH, K, pad,
+                 st);
         expect(check_close(label, y1, y2, ny, 1e-6, 1e-5) && check_close(label, a1, a2, na, 1e-7, 1e-5), label);
         free(lg); free(v); free(y1); free(y2); free(a1); free(a2);
     }
@@ -235,7 +252,8 @@ static void test_threads(void) {
     size_t n = (size_t)B * T * D, na = (size_t)B * NH * L * K * K * K * K, ny = (size_t)B * H * W * C;
     float *q = randv(n, 1.0f), *k = randv(n, 1.0f), *v = randv(n, 1.0f), *w = randv((size_t)T * T, 1.0f);
     float *scr = randv((size_t)T * T + 4 * (size_t)T * D + D, 0.0f), *y1 = randv(n, 0.0f), *y2 = randv(n, 0.0f);
-    float *lg = randv(na, 1.0f), *ov = randv(ny, 1.0f), *o1 = randv(ny, 0.0f), *o2 = randv(ny, 0.0f), *a1 = randv(na, 0.0f), *a2 = randv(na, 0.0f);
+    float *lg = randv(na, 1.0f), *ov = randv(ny, 1.0f), *o1 = randv(ny, 0.0f), *o2 = randv(ny, 0.0f),
+          *a1 = randv(na, 0.0f), *a2 = randv(na, 0.0f);
     vit_outlook_params op = {0};
     char label[96];
     op.dim = C; op.heads = NH; op.kernel_size = K; op.padding = 1; op.stride = 1; op.scale = 0.5f;
@@ -246,9 +264,11 @@ static void test_threads(void) {
         SET_THREADS(runs[r].n, runs[r].fixed);
         vit_k_aft(y2, NULL, scr, q, k, v, w, B, T, D, T, 9);
         vit_k_outlook(o2, a2, lg, ov, B, H, W, &op);
-        snprintf(label, sizeof label, "aft bit-identical for 1 and %d threads%s", runs[r].n, runs[r].fixed ? " (fixed split)" : "");
+        snprintf(label, sizeof label, "aft bit-identical for 1 and %d threads%s", runs[r].n,
+                 runs[r].fixed ? " (fixed split)" : "");
         expect(memcmp(y1, y2, n * sizeof(float)) == 0, label);
-        snprintf(label, sizeof label, "outlook bit-identical for 1 and %d threads%s", runs[r].n, runs[r].fixed ? " (fixed split)" : "");
+        snprintf(label, sizeof label, "outlook bit-identical for 1 and %d threads%s", runs[r].n,
+                 runs[r].fixed ? " (fixed split)" : "");
         expect(memcmp(o1, o2, ny * sizeof(float)) == 0 && memcmp(a1, a2, na * sizeof(float)) == 0, label);
     }
     SET_THREADS(saved, 0);

@@ -25,7 +25,8 @@ int main(int argc, char **argv) {
     int want = argc > 1 ? atoi(argv[1]) : 1, before;
     expect(vit_set_threads(1) == VIT_OK && vit_get_threads() == 1, "vit_set_threads(1): one thread");
     before = vit_get_threads();
-    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "threads: 0 is not in 1..1024") != NULL, "vit_set_threads(0) refused, named");
+    expect(vit_set_threads(0) == VIT_ERR_ARG && strstr(vit_last_error(), "threads: 0 is not in 1..1024") != NULL,
+           "vit_set_threads(0) refused, named");
     expect(vit_set_threads(-3) == VIT_ERR_ARG, "vit_set_threads(-3) refused");
     expect(vit_set_threads(VIT_MAX_THREADS + 1) == VIT_ERR_ARG, "vit_set_threads(VIT_MAX_THREADS + 1) refused");
     expect(vit_get_threads() == before, "refusals leave the count");

@@ -72,7 +72,9 @@ static void test_maps(void) {
     att_want = raw_npy("vit_tv.att.npy", 2 * vit_tensor_numel(&att[0])); /* (depth, B, NH, T, T) */
     for (l = 0; l < 2; l++) {
         snprintf(label, sizeof label, "attention layer %d", l);
-        expect(check_close(label, att[l].data, att_want + (size_t)l * vit_tensor_numel(&att[l]), vit_tensor_numel(&att[l]), 0, 1e-5), label);
+        expect(check_close(label, att[l].data, att_want + (size_t)l * vit_tensor_numel(&att[l]),
+                           vit_tensor_numel(&att[l]), 0, 1e-5),
+               label);
         for (h = 0; h < 3; h++) {
             fx = npy("cls_head%d_layer%d.npy", h, l);
             vit_map_cls(&att[l], 1, h, VIT_FUSE_MEAN, got);
@@ -113,9 +115,12 @@ static void test_maps(void) {
     expect(check_close("pos48", m.patch_w.pos.data, fx.data, 37 * 48, 1e-6, 1e-5), "pos48");
     x = npy("pos48.in.npy");
     want = npy("pos48.out.npy");
-    expect(vit_model_forward(&m, &A, &x, NULL, &y) == VIT_OK && check_close("pos48 logits", y.data, want.data, 20, 0, 1e-4), "pos48 logits");
+    expect(vit_model_forward(&m, &A, &x, NULL, &y) == VIT_OK &&
+               check_close("pos48 logits", y.data, want.data, 20, 0, 1e-4),
+           "pos48 logits");
     expect(vit_model_set_image_size(&m, 50) == VIT_ERR_ARG, "set_image_size refuses 50 (patch 8)");
-    expect(vit_model_set_image_size_ex(&m, 48, (vit_pos_resize)7) == VIT_ERR_ARG, "set_image_size_ex refuses an unknown mode");
+    expect(vit_model_set_image_size_ex(&m, 48, (vit_pos_resize)7) == VIT_ERR_ARG,
+           "set_image_size_ex refuses an unknown mode");
     vit_model_free(&m);
 }
 
@@ -139,7 +144,8 @@ static void grid_attention(int32_t g, float *att) {
             for (i = 0; i < n; i++) {
                 int32_t rank = perm[i] + (i < T ? n : 0);
                 s = s * 1664525u + 1013904223u;
-                att[((size_t)l * 3 + h) * n + i] = (float)(200 * (rank + 1) + (int32_t)(s % 121u) - 60) * (1.0f / 4194304.0f);
+                att[((size_t)l * 3 + h) * n + i] =
+                    (float)(200 * (rank + 1) + (int32_t)(s % 121u) - 60) * (1.0f / 4194304.0f);
             }
     }
     free(perm);
@@ -174,10 +180,13 @@ static void test_rollout_grids(void) {
         for (f = 0; f < 3; f++)
             for (r = 0; r < 5; r++) {
                 vit_rollout_params p;
-                const float *fx = vit_tensor_numel(&want) == (size_t)15 * g * g ? want.data + ((size_t)f * 5 + r) * g * g : NULL;
+                const float *fx =
+                    vit_tensor_numel(&want) == (size_t)15 * g * g ? want.data + ((size_t)f * 5 + r) * g * g : NULL;
                 p.fusion = (vit_fusion)f; p.discard_ratio = ratios[r]; p.explain_compat = 1;
-                snprintf(label, sizeof label, "rollout (vit-explain) %dx%d %s discard %g", (int)g, (int)g, fnames[f], (double)ratios[r]);
-                expect(vit_map_rollout(&A, att, 2, 0, &p, got) == VIT_OK && fx && check_close(label, got, fx, (size_t)g * g, 1e-5, 1e-5),
+                snprintf(label, sizeof label, "rollout (vit-explain) %dx%d %s discard %g", (int)g, (int)g, fnames[f],
+                         (double)ratios[r]);
+                expect(vit_map_rollout(&A, att, 2, 0, &p, got) == VIT_OK && fx &&
+                           check_close(label, got, fx, (size_t)g * g, 1e-5, 1e-5),
                        label);
             }
         free(buf);
@@ -200,23 +209,30 @@ static void test_pos_modes(void) {
                 vit_tensor fx;
                 int G = sizes[k] / 8;
                 snprintf(path, sizeof path, "%s/../vit_tv.safetensors", dir);
-                if (vit_model_load_file(&m, path) != VIT_OK) { failed++; printf("FAIL %s\n", vit_last_error()); return; }
+                if (vit_model_load_file(&m, path) != VIT_OK) {
+                    failed++;
+                    printf("FAIL %s\n", vit_last_error());
+                    return;
+                }
                 if (a) strcpy(m.naming, modes[i].naming); /* as if loaded from that naming */
                 fx = npy("pos%d_%s.npy", sizes[k], modes[i].name);
                 snprintf(label, sizeof label, "pos%d %s%s", sizes[k], modes[i].name, a ? " (AUTO by naming)" : "");
                 expect(vit_model_set_image_size_ex(&m, sizes[k], a ? VIT_POS_AUTO : modes[i].how) == VIT_OK &&
                            m.patch_w.pos.shape[0] == 1 + G * G &&
-                           check_close(label, m.patch_w.pos.data, fx.data, (size_t)(1 + G * G) * 48, 1e-6, 1e-5), label);
+                           check_close(label, m.patch_w.pos.data, fx.data, (size_t)(1 + G * G) * 48, 1e-6, 1e-5),
+                       label);
                 vit_model_free(&m);
             }
 }
 
 /* torchvision's ViT transform; fixtures are 8-bit PNGs of the un-normalised crop. */
 static void test_preprocess(void) {
-    static const struct { const char *src, *ref; float tol; } cases[] = {
-        {"/usr/lib/python3/dist-packages/sklearn/datasets/images/china.jpg", "prep_china.png", 2.0f / 255},
-        {"/usr/lib/python3/dist-packages/sklearn/datasets/images/flower.jpg", "prep_flower.png", 2.0f / 255},
-        {"gray.png", "prep_gray.png", 1.0f / 255}, {"rgba.png", "prep_rgba.png", 1.0f / 255}, {"tiny.png", "prep_tiny.png", 1.0f / 255}};
+    static const struct { const char *src, *ref; float tol;
+    } cases[] = {{"/usr/lib/python3/dist-packages/sklearn/datasets/images/china.jpg", "prep_china.png", 2.0f / 255},
+                 {"/usr/lib/python3/dist-packages/sklearn/datasets/images/flower.jpg", "prep_flower.png", 2.0f / 255},
+                 {"gray.png", "prep_gray.png", 1.0f / 255},
+                 {"rgba.png", "prep_rgba.png", 1.0f / 255},
+                 {"tiny.png", "prep_tiny.png", 1.0f / 255}};
     vit_preprocess pix;
     int i, c;
     size_t k, over;
@@ -241,7 +257,8 @@ static void test_preprocess(void) {
             vit_tensor t;
             vit_arena_init(&count, NULL, ~(size_t)0);
             expect(vit_image_preprocess(&count, &img, &pix, &t) == VIT_OK, "preprocess counts");
-            expect(vit_arena_init_alloc(&exact, count.peak) == VIT_OK && vit_image_preprocess(&exact, &img, &pix, &t) == VIT_OK,
+            expect(vit_arena_init_alloc(&exact, count.peak) == VIT_OK &&
+                       vit_image_preprocess(&exact, &img, &pix, &t) == VIT_OK,
                    "preprocess fits the counted size");
             vit_arena_free(&exact);
             expect(vit_arena_init_alloc(&exact, count.peak - VIT_ALIGN) == VIT_OK &&
@@ -262,7 +279,8 @@ static void test_preprocess(void) {
                 sum += d;
                 over += d > 1.0f / 255 + 1e-6f;
             }
-            snprintf(label, sizeof label, "%s channel %d: mean |d| %.3f/255, %zu of %d beyond 1/255", cases[i].ref, c, sum / (224 * 224) * 255, over, 224 * 224);
+            snprintf(label, sizeof label, "%s channel %d: mean |d| %.3f/255, %zu of %d beyond 1/255", cases[i].ref, c,
+                     sum / (224 * 224) * 255, over, 224 * 224);
             expect(sum / (224 * 224) <= 0.5 / 255 && over * 100 <= 224 * 224, label);
             printf("  %s\n", label);
         }
@@ -314,10 +332,12 @@ static void test_untrusted(void) {
     static const struct { const char *name, *what; int channels; } formats[] = {
         {"src.png", "truncated PNG", 3}, {"src.bmp", "truncated BMP", 3}, {"src.ppm", "truncated PPM", 3},
         {"src.pgm", "truncated PGM", 1}, {"base.jpg", "truncated JPEG", 3}, {"prog.jpg", "truncated JPEG", 3}};
-    static const struct { const char *name, *what; } damaged[] = {
-        {"prog_undef_dc.jpg", "DC Huffman table 3, which no DHT"}, {"prog_undef_ac.jpg", "AC Huffman table 2, which no DHT"},
-        {"base_undef_ac.jpg", "AC Huffman table 3, which no DHT"}, {"base_undef_dqt.jpg", "quantisation table 3, which no DQT"},
-        {"prog_refine_first.jpg", "scan 1 comes before the DC scan of component 1"}};
+    static const struct { const char *name, *what;
+    } damaged[] = {{"prog_undef_dc.jpg", "DC Huffman table 3, which no DHT"},
+                   {"prog_undef_ac.jpg", "AC Huffman table 2, which no DHT"},
+                   {"base_undef_ac.jpg", "AC Huffman table 3, which no DHT"},
+                   {"base_undef_dqt.jpg", "quantisation table 3, which no DQT"},
+                   {"prog_refine_first.jpg", "scan 1 comes before the DC scan of component 1"}};
     static unsigned char copy[1 << 16];
     char label[160];
     vit_tensor png, t, want;
@@ -336,7 +356,8 @@ static void test_untrusted(void) {
     for (i = 0; i < 2; i++) {
         t = decode_file(i ? "prog.jpg" : "base.jpg", 3);
         for (d = 0.0, n = 0; t.data && png.data && n < 3 * 12 * 16; n++) d += fabsf(t.data[n] - png.data[n]);
-        snprintf(label, sizeof label, "%s decodes near src.png (mean |d| %.2f/255)", i ? "prog.jpg" : "base.jpg", d / (3 * 12 * 16) * 255);
+        snprintf(label, sizeof label, "%s decodes near src.png (mean |d| %.2f/255)", i ? "prog.jpg" : "base.jpg",
+                 d / (3 * 12 * 16) * 255);
         expect(t.data && d / (3 * 12 * 16) < 4.0 / 255, label);
     }
     /* Every cut is refused; the cut to 90% names the problem. */
@@ -348,22 +369,28 @@ static void test_untrusted(void) {
         snprintf(label, sizeof label, "%s: each of its %zu cuts refused (%zu decoded)", formats[i].name, n, bad);
         expect(n && !bad, label);
         snprintf(label, sizeof label, "%s cut to 90%% refused as '%s'", formats[i].name, formats[i].what);
-        expect(vit_image_load_memory(&A, copy, n * 9 / 10, formats[i].channels, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), formats[i].what), label);
+        expect(vit_image_load_memory(&A, copy, n * 9 / 10, formats[i].channels, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), formats[i].what),
+               label);
     }
     /* Formats left out, whole or cut. */
     for (k = 0; k < 2; k++) {
         n = image_file("src.gif");
-        expect(vit_image_load_memory(&A, file_buf, k ? n * 9 / 10 : n, 3, &t) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "a GIF; vit.h reads PNG, JPEG"),
+        expect(vit_image_load_memory(&A, file_buf, k ? n * 9 / 10 : n, 3, &t) == VIT_ERR_UNSUPPORTED &&
+                   strstr(vit_last_error(), "a GIF; vit.h reads PNG, JPEG"),
                k ? "GIF cut to 90% refused" : "GIF refused");
         n = image_file("src.tga");
-        expect(vit_image_load_memory(&A, file_buf, k ? n * 9 / 10 : n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "BMP or binary PPM/PGM"),
+        expect(vit_image_load_memory(&A, file_buf, k ? n * 9 / 10 : n, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "BMP or binary PPM/PGM"),
                k ? "TGA cut to 90% refused" : "TGA refused");
     }
     /* A scan or component naming a table no segment defines. */
     for (i = 0; i < (int)(sizeof damaged / sizeof damaged[0]); i++) {
         n = image_file(damaged[i].name);
         snprintf(label, sizeof label, "%s refused ('%s')", damaged[i].name, damaged[i].what);
-        expect(vit_image_load_memory(&A, file_buf, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), damaged[i].what), label);
+        expect(vit_image_load_memory(&A, file_buf, n, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), damaged[i].what),
+               label);
     }
     /* A palette shorter than its indices: grey k past the end, as PIL; a
        PPM with max value 100 scaled as PIL scales it. */
@@ -381,39 +408,53 @@ static void test_untrusted(void) {
         memcpy(copy + 16, "\x01\x00\x00\x00\x01\x00\x00\x00", 8); /* IHDR: 16777216 x 16777216 */
         vit__crc_table(crc);
         c = vit__crc32(crc, copy + 12, 17);
-        copy[29] = (unsigned char)(c >> 24); copy[30] = (unsigned char)(c >> 16); copy[31] = (unsigned char)(c >> 8); copy[32] = (unsigned char)c;
-        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "cannot hold 16777216x16777216 pixels"),
+        copy[29] = (unsigned char)(c >> 24);
+        copy[30] = (unsigned char)(c >> 16);
+        copy[31] = (unsigned char)(c >> 8);
+        copy[32] = (unsigned char)c;
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "cannot hold 16777216x16777216 pixels"),
                "PNG declaring 2^24 x 2^24 pixels in 86 bytes refused");
         copy[40] ^= 1;
-        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "fails its CRC"), "PNG with a bad CRC refused");
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "fails its CRC"),
+               "PNG with a bad CRC refused");
         n = image_file("base.jpg");
         memcpy(copy, file_buf, n);
         for (k = 2; k + 9 < (int)n && !(copy[k] == 0xff && copy[k + 1] == 0xc0); k++) {}
         memcpy(copy + k + 5, "\xff\xff\xff\xff", 4); /* SOF: 65535 x 65535 */
-        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "too few for its"),
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "too few for its"),
                "JPEG declaring 65535x65535 pixels in 684 bytes refused");
         n = image_file("src.bmp");
         memcpy(copy, file_buf, n);
         memcpy(copy + 18, "\xa0\x86\x01\x00", 4); /* width 100000 */
-        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "truncated BMP: 100000x12 pixels need"),
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "truncated BMP: 100000x12 pixels need"),
                "BMP declaring 100000x12 pixels in 630 bytes refused");
         memcpy(copy + 18, "\x10\x00\x00\x00\x00\x00\x00\x80", 8); /* height INT32_MIN */
-        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16777216 a side"), "BMP of height INT32_MIN refused");
-        expect(vit_image_load_memory(&A, "P6 65535 65535 255\n\x01\x02\x03", 22, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "truncated PPM"),
+        expect(vit_image_load_memory(&A, copy, n, 3, &t) == VIT_ERR_UNSUPPORTED &&
+                   strstr(vit_last_error(), "16777216 a side"),
+               "BMP of height INT32_MIN refused");
+        expect(vit_image_load_memory(&A, "P6 65535 65535 255\n\x01\x02\x03", 22, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "truncated PPM"),
                "PPM declaring 65535x65535 pixels in 22 bytes refused");
     }
     {
         /* An 8-bit BMP of 2x1 pixels with a 2-colour palette (black,
            white): index 1 is white, index 7 lies past the palette. */
-        static unsigned char bmp[70] = {'B', 'M', 70, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, 0, 40, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 8, 0};
+        static unsigned char bmp[70] = {'B', 'M', 70, 0, 0, 0, 0, 0, 0, 0, 62, 0, 0, 0, 40,
+                                        0,   0,   0,  2, 0, 0, 0, 1, 0, 0, 0,  1, 0, 8, 0};
         bmp[58] = bmp[59] = bmp[60] = 255; /* colour 1: white */
         bmp[63] = 1;
-        expect(decode(bmp, sizeof bmp - 4, 3, &t) == VIT_OK && t.data[0] == 0.0f && t.data[1] == 1.0f, "8-bit BMP with a 2-colour palette decodes");
+        expect(decode(bmp, sizeof bmp - 4, 3, &t) == VIT_OK && t.data[0] == 0.0f && t.data[1] == 1.0f,
+               "8-bit BMP with a 2-colour palette decodes");
         bmp[63] = 7;
-        expect(decode(bmp, sizeof bmp - 4, 3, &t) == VIT_ERR_FORMAT && strstr(vit_last_error(), "pixel (1, 0) is colour 7 of a 2-colour palette"),
+        expect(decode(bmp, sizeof bmp - 4, 3, &t) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "pixel (1, 0) is colour 7 of a 2-colour palette"),
                "BMP index past its palette refused");
     }
-    expect(decode((const unsigned char *)"P5 2 1 255\n", 11, 7, &t) == VIT_ERR_ARG && strstr(vit_last_error(), "7 channels asked for"),
+    expect(decode((const unsigned char *)"P5 2 1 255\n", 11, 7, &t) == VIT_ERR_ARG &&
+               strstr(vit_last_error(), "7 channels asked for"),
            "channels 7 refused as the caller's mistake");
     {
         /* Extreme sizes: a 9000000x1 PNG of 8.8 KB decodes, and its
@@ -425,17 +466,21 @@ static void test_untrusted(void) {
         t = decode_file("wide.png", 1);
         expect(t.data && t.shape[1] == 1 && t.shape[2] == 9000000, "9000000x1 PNG decodes");
         expect(t.data && vit_image_preprocess(&A, &t, NULL, &x) == VIT_ERR_SHAPE &&
-                   strstr(vit_last_error(), "a 9000000x1 image resized to a short side of 256 would be 2304000000 pixels long"),
+                   strstr(vit_last_error(),
+                          "a 9000000x1 image resized to a short side of 256 would be 2304000000 pixels long"),
                "9000000x1 image: preprocessing refused with its size");
         pp.resize = 2000000000;
-        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_ERR_ARG && strstr(vit_last_error(), "resize 2000000000 is beyond 16777216"),
+        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_ERR_ARG &&
+                   strstr(vit_last_error(), "resize 2000000000 is beyond 16777216"),
                "resize 2000000000 refused");
         pp.resize = 16777216;
         pp.crop = 4;
-        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_ERR_SHAPE && strstr(vit_last_error(), "would be 22369621 pixels long"),
+        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_ERR_SHAPE &&
+                   strstr(vit_last_error(), "would be 22369621 pixels long"),
                "16x12 image resized to a short side of 2^24 refused");
         pp.resize = 12582912; /* the long side becomes 2^24 exactly */
-        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_OK && x.shape[2] == 4, "16x12 image resized to 16777216x12582912, 4x4 crop");
+        expect(vit_image_preprocess(&A, &png, &pp, &x) == VIT_OK && x.shape[2] == 4,
+               "16x12 image resized to 16777216x12582912, 4x4 crop");
     }
     vit_arena_rewind(&A, mark);
 }
@@ -469,7 +514,9 @@ static void test_mean_std(void) {
             for (k = 0; k < 144; k++)
                 want[c * 144 + k] = (px.data[c * 144 + k] - (cases[i].imagenet_mean ? im_mean[c] : cases[i].mean)) /
                                     (cases[i].imagenet_std ? im_std[c] : cases[i].std);
-        expect(vit_image_preprocess(&A, &img, &pp, &x) == VIT_OK && check_close(cases[i].what, x.data, want, 3 * 144, 1e-6, 1e-6), cases[i].what);
+        expect(vit_image_preprocess(&A, &img, &pp, &x) == VIT_OK &&
+                   check_close(cases[i].what, x.data, want, 3 * 144, 1e-6, 1e-6),
+               cases[i].what);
     }
     vit_arena_rewind(&A, mark);
 }
@@ -489,14 +536,16 @@ static void test_png(void) {
     vit_colormap(0.0f, lo);
     vit_colormap(1.0f, hi);
     /* The corners hold the map's min and max: viridis' ends. */
-    expect(back.data[0] * 255 + 0.5f >= lo[0] - 1 && back.data[0] * 255 - 0.5f <= lo[0] + 1, "heatmap min is viridis' dark end");
+    expect(back.data[0] * 255 + 0.5f >= lo[0] - 1 && back.data[0] * 255 - 0.5f <= lo[0] + 1,
+           "heatmap min is viridis' dark end");
     expect(fabsf(back.data[(size_t)30 * 40 - 1] * 255 - hi[0]) <= 1.0f, "heatmap max is viridis' bright end");
     snprintf(path, sizeof path, "%s/test_overlay.png", out_dir);
-    expect(vit_png_overlay(path, &img, map, 3, 4, 0.5f) == VIT_OK && vit_image_load(&A, path, 3, &back) == VIT_OK && back.shape[2] == 40,
+    expect(vit_png_overlay(path, &img, map, 3, 4, 0.5f) == VIT_OK && vit_image_load(&A, path, 3, &back) == VIT_OK &&
+               back.shape[2] == 40,
            "overlay written at the image's size");
     snprintf(path, sizeof path, "%s/test_grid.png", out_dir);
-    expect(vit_png_grid(path, &img, map, 3, 2, 2, 2, 16, 0.5f) == VIT_OK && vit_image_load(&A, path, 3, &back) == VIT_OK &&
-               back.shape[1] == 34 && back.shape[2] == 34,
+    expect(vit_png_grid(path, &img, map, 3, 2, 2, 2, 16, 0.5f) == VIT_OK &&
+               vit_image_load(&A, path, 3, &back) == VIT_OK && back.shape[1] == 34 && back.shape[2] == 34,
            "grid of 3 cells in 2 columns");
     expect(vit_png_overlay("/nonexistent/dir/x.png", &img, map, 3, 4, 0.5f) == VIT_ERR_IO, "unwritable PNG path");
     expect(vit_image_load(&A, "/nonexistent.png", 3, &back) == VIT_ERR_IO, "missing image");
@@ -507,17 +556,23 @@ static void test_png(void) {
            either way: stb_image 2.27 would read its samples byte-swapped,
            and overrun its buffer converting grey to RGB. An 8-bit one with
            the same header decodes. */
-        static const unsigned char pgm16[] = "P5\n# c\n2 1\n1000\n\x12\x34\xab\xcd", pgm8[] = "P5\n# c\n2 1\n255\n\x12\xab";
-        expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 1, &back) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16-bit PNM"),
+        static const unsigned char pgm16[] = "P5\n# c\n2 1\n1000\n\x12\x34\xab\xcd",
+                                   pgm8[] = "P5\n# c\n2 1\n255\n\x12\xab";
+        expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 1, &back) == VIT_ERR_UNSUPPORTED &&
+                   strstr(vit_last_error(), "16-bit PNM"),
                "16-bit PGM as grey refused");
-        expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 3, &back) == VIT_ERR_UNSUPPORTED, "16-bit PGM as RGB refused");
-        static const unsigned char pgm_big[] = "P5\n5555555555555 1\n255\n\x12\xab", pgm_max[] = "P5\n2147483647 1\n255\n\x12\xab";
+        expect(vit_image_load_memory(&A, pgm16, sizeof pgm16 - 1, 3, &back) == VIT_ERR_UNSUPPORTED,
+               "16-bit PGM as RGB refused");
+        static const unsigned char pgm_big[] = "P5\n5555555555555 1\n255\n\x12\xab",
+                                   pgm_max[] = "P5\n2147483647 1\n255\n\x12\xab";
         /* A header number past INT_MAX (stb_image's int parser would
            overflow) is refused; so is INT_MAX itself, past the 2^24 side
            vit.h reads. */
-        expect(vit_image_load_memory(&A, pgm_big, sizeof pgm_big - 1, 1, &back) == VIT_ERR_FORMAT && strstr(vit_last_error(), "header number beyond"),
+        expect(vit_image_load_memory(&A, pgm_big, sizeof pgm_big - 1, 1, &back) == VIT_ERR_FORMAT &&
+                   strstr(vit_last_error(), "header number beyond"),
                "PNM header number past INT_MAX refused");
-        expect(vit_image_load_memory(&A, pgm_max, sizeof pgm_max - 1, 1, &back) == VIT_ERR_UNSUPPORTED && strstr(vit_last_error(), "16777216 a side"),
+        expect(vit_image_load_memory(&A, pgm_max, sizeof pgm_max - 1, 1, &back) == VIT_ERR_UNSUPPORTED &&
+                   strstr(vit_last_error(), "16777216 a side"),
                "PNM width INT_MAX refused");
         expect(vit_image_load_memory(&A, pgm8, sizeof pgm8 - 1, 3, &back) == VIT_OK && back.shape[2] == 2 &&
                    fabsf(back.data[1] * 255.0f - 0xab) < 1e-3f,
@@ -528,12 +583,16 @@ static void test_png(void) {
            (stb_image 2.27 would offset a NULL buffer; fuzz/regressions/
            png-empty-first-idat); an empty IDAT after the data decodes. */
         static const unsigned char empty_first[] =
-            "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x00\x00\x00\x00\xd1"
-            "\x49\x20\x56\x00\x00\x00\x00\x49\x44\x41\x54\x35\xaf\x06\x1e\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x10\x5a\x0d\x00"
+            "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01"
+            "\x08\x00\x00\x00\x00\xd1"
+            "\x49\x20\x56\x00\x00\x00\x00\x49\x44\x41\x54\x35\xaf\x06\x1e\x00\x00\x00\x0b\x49\x44\x41\x54\x78"
+            "\x9c\x63\x10\x5a\x0d\x00"
             "\x00\xd2\x00\xbe\x73\xe5\xb3\x2b\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
         static const unsigned char empty_last[] =
-            "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01\x08\x00\x00\x00\x00\xd1"
-            "\x49\x20\x56\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x10\x5a\x0d\x00\x00\xd2\x00\xbe\x73\xe5\xb3\x2b\x00\x00\x00\x00"
+            "\x89\x50\x4e\x47\x0d\x0a\x1a\x0a\x00\x00\x00\x0d\x49\x48\x44\x52\x00\x00\x00\x02\x00\x00\x00\x01"
+            "\x08\x00\x00\x00\x00\xd1"
+            "\x49\x20\x56\x00\x00\x00\x0b\x49\x44\x41\x54\x78\x9c\x63\x10\x5a\x0d\x00\x00\xd2\x00\xbe\x73\xe5"
+            "\xb3\x2b\x00\x00\x00\x00"
             "\x49\x44\x41\x54\x35\xaf\x06\x1e\x00\x00\x00\x00\x49\x45\x4e\x44\xae\x42\x60\x82";
         expect(vit_image_load_memory(&A, empty_first, sizeof empty_first - 1, 3, &back) == VIT_ERR_UNSUPPORTED &&
                    strstr(vit_last_error(), "first IDAT chunk is empty"),

@@ -28,13 +28,22 @@ static int run_case(const char *dir, const char *name, const char *tol_class, in
     }
     if (vit_arena_init_alloc(&io, 64u << 20) != VIT_OK) return 0;
     snprintf(path, sizeof path, "%s/%s.in.npy", dir, name);
-    if ((r = vit_npy_load(&io, path, &x)) != VIT_OK) { printf("FAIL %s: %s\n", name, vit_last_error()); ok = 0; goto done; }
+    if ((r = vit_npy_load(&io, path, &x)) != VIT_OK) {
+        printf("FAIL %s: %s\n", name, vit_last_error());
+        ok = 0;
+        goto done;
+    }
     for (pass = 0; pass < 1 + feat; pass++) {
         memset(&opts, 0, sizeof opts);
         opts.features = pass;
         snprintf(path, sizeof path, "%s/%s.%s.npy", dir, name, pass ? "feat" : "out");
-        if ((r = vit_npy_load(&io, path, &want)) != VIT_OK) { printf("FAIL %s: %s\n", name, vit_last_error()); ok = 0; break; }
-        if ((r = vit_model_memory(&m, &x, &opts, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
+        if ((r = vit_npy_load(&io, path, &want)) != VIT_OK) {
+            printf("FAIL %s: %s\n", name, vit_last_error());
+            ok = 0;
+            break;
+        }
+        if ((r = vit_model_memory(&m, &x, &opts, &bytes)) != VIT_OK ||
+            (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
             printf("FAIL %s: memory: %s\n", name, vit_last_error());
             ok = 0;
             break;
@@ -46,7 +55,8 @@ static int run_case(const char *dir, const char *name, const char *tol_class, in
             ok = 0;
         } else if (vit_tensor_numel(&y) != vit_tensor_numel(&want)) {
             char a[64], b[64];
-            printf("FAIL %s: output %s, PyTorch %s\n", label, vit_tensor_shape_str(&y, a, sizeof a), vit_tensor_shape_str(&want, b, sizeof b));
+            printf("FAIL %s: output %s, PyTorch %s\n", label, vit_tensor_shape_str(&y, a, sizeof a),
+                   vit_tensor_shape_str(&want, b, sizeof b));
             ok = 0;
         } else if (!check_close(label, y.data, want.data, vit_tensor_numel(&y), 0.0, rtol)) ok = 0;
 
@@ -84,7 +94,8 @@ static int run_case(const char *dir, const char *name, const char *tol_class, in
                 if (r == VIT_OK && (r = vit_arena_init_alloc(&small, one)) == VIT_OK) {
                     r = vit_model_forward(&m, &small, &x, &opts, &y1);
                     if (r != VIT_OK || memcmp(y1.data, keep, n * sizeof(float))) {
-                        printf("FAIL %s: arena sized for 1 thread, run with 3: %s\n", label, r ? vit_last_error() : "different bits");
+                        printf("FAIL %s: arena sized for 1 thread, run with 3: %s\n", label,
+                               r ? vit_last_error() : "different bits");
                         ok = 0;
                     }
                     vit_arena_free(&small);

@@ -27,8 +27,8 @@ static void expect_err(vit_result got, vit_result want, const char *needle, cons
         return;
     }
     failed++;
-    printf("FAIL %s: got %s \"%s\", want %s containing \"%s\"\n", what, vit_result_string(got), msg, vit_result_string(want),
-           needle ? needle : "");
+    printf("FAIL %s: got %s \"%s\", want %s containing \"%s\"\n", what, vit_result_string(got), msg,
+           vit_result_string(want), needle ? needle : "");
 }
 
 /* The whole of a small file into a malloc'd, NUL-terminated buffer. */
@@ -47,9 +47,11 @@ static char *slurp(const char *path, size_t *n) {
     return buf;
 }
 
-static const vit_result codes[] = {VIT_OK, VIT_ERR_ARG, VIT_ERR_OOM, VIT_ERR_IO, VIT_ERR_FORMAT, VIT_ERR_SHAPE,
-                                   VIT_ERR_DTYPE, VIT_ERR_MISSING, VIT_ERR_UNSUPPORTED, VIT_ERR_NONFINITE, VIT_ERR_OVERFLOW};
-static const char *const code_names[] = {"OK", "ARG", "OOM", "IO", "FORMAT", "SHAPE", "DTYPE", "MISSING", "UNSUPPORTED", "NONFINITE", "OVERFLOW"};
+static const vit_result codes[] = {
+    VIT_OK,        VIT_ERR_ARG,     VIT_ERR_OOM,         VIT_ERR_IO,        VIT_ERR_FORMAT,  VIT_ERR_SHAPE,
+    VIT_ERR_DTYPE, VIT_ERR_MISSING, VIT_ERR_UNSUPPORTED, VIT_ERR_NONFINITE, VIT_ERR_OVERFLOW};
+static const char *const code_names[] = {"OK",    "ARG",     "OOM",         "IO",        "FORMAT",  "SHAPE",
+                                         "DTYPE", "MISSING", "UNSUPPORTED", "NONFINITE", "OVERFLOW"};
 
 static vit_result code_of(const char *s) {
     size_t i;
@@ -64,8 +66,13 @@ static void parse_opts(char **words, int n, const char *dir, vit_load_opts *o, c
     memset(o, 0, sizeof *o);
     for (i = 0; i < n; i++) {
         if (!strncmp(words[i], "heads=", 6)) o->heads = atoi(words[i] + 6);
-        else if (!strncmp(words[i], "config=", 7)) { snprintf(cfg, 1024, "%s/%s", dir, words[i] + 7); o->config_path = cfg; }
-        else if (!strncmp(words[i], "labels=", 7)) { snprintf(lab, 1024, "%s/%s", dir, words[i] + 7); o->labels_path = lab; }
+        else if (!strncmp(words[i], "config=", 7)) {
+            snprintf(cfg, 1024, "%s/%s", dir, words[i] + 7);
+            o->config_path = cfg;
+        } else if (!strncmp(words[i], "labels=", 7)) {
+            snprintf(lab, 1024, "%s/%s", dir, words[i] + 7);
+            o->labels_path = lab;
+        }
     }
 }
 
@@ -79,7 +86,11 @@ static int run_outputs(const vit_model *m, const char *dir, const char *name) {
     int pass, ok = 1;
     if (vit_arena_init_alloc(&io, 64u << 20) != VIT_OK) return 0;
     snprintf(path, sizeof path, "%s/%s.in.npy", dir, name);
-    if (vit_npy_load(&io, path, &x) != VIT_OK) { printf("FAIL %s: %s\n", name, vit_last_error()); vit_arena_free(&io); return 0; }
+    if (vit_npy_load(&io, path, &x) != VIT_OK) {
+        printf("FAIL %s: %s\n", name, vit_last_error());
+        vit_arena_free(&io);
+        return 0;
+    }
     for (pass = 0; pass < 2 && ok; pass++) {
         memset(&opts, 0, sizeof opts);
         opts.features = pass;
@@ -96,7 +107,8 @@ static int run_outputs(const vit_model *m, const char *dir, const char *name) {
             ok = 0;
         } else if (vit_tensor_numel(&y) != vit_tensor_numel(&want)) {
             char a[64], b[64];
-            printf("FAIL %s: output %s, PyTorch %s\n", label, vit_tensor_shape_str(&y, a, sizeof a), vit_tensor_shape_str(&want, b, sizeof b));
+            printf("FAIL %s: output %s, PyTorch %s\n", label, vit_tensor_shape_str(&y, a, sizeof a),
+                   vit_tensor_shape_str(&want, b, sizeof b));
             ok = 0;
         } else if (!check_close(label, y.data, want.data, vit_tensor_numel(&y), 0.0, 1e-4)) ok = 0;
         if (act.peak + VIT_ALIGN != bytes) {
@@ -191,7 +203,8 @@ static void run_manifest(const char *dir) {
                 printf("FAIL %s: load: %s\n", words[1], vit_last_error());
                 continue;
             }
-            expect_err(m.kind == VIT_KIND_VIT && check_info(&m, dir, words[1]) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, words[1]);
+            expect_err(m.kind == VIT_KIND_VIT && check_info(&m, dir, words[1]) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                       words[1]);
             expect_err(check_labels(&m, dir, words[1]) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, words[1]);
             expect_err(run_outputs(&m, dir, words[1]) ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, words[1]);
             vit_model_free(&m);
@@ -199,7 +212,10 @@ static void run_manifest(const char *dir) {
             parse_opts(words + 4, n - 4, dir, &o, cfg, lab);
             r = vit_model_load_file_ex(&m, path, &o);
             if (r == VIT_OK) vit_model_free(&m);
-            else if (m.arena.base || m.blocks || m.labels) { failed++; printf("FAIL %s: model not zeroed after a failed load\n", words[1]); }
+            else if (m.arena.base || m.blocks || m.labels) {
+                failed++;
+                printf("FAIL %s: model not zeroed after a failed load\n", words[1]);
+            }
             expect_err(r, code_of(words[3]), msg, words[1]);
         }
     }
@@ -215,7 +231,8 @@ static void test_hostile(const char *dir, const char *fixtures) {
     vit_result r;
     size_t n, cut, i, bad = 0;
     char *cfg, *model;
-    static const struct { const char *json; vit_result code; const char *needle; } cases[] = {
+    static const struct { const char *json; vit_result code; const char *needle;
+    } cases[] = {
         {"{\"num_attention_heads\": 2.5}", VIT_ERR_FORMAT, "'num_attention_heads' is not an integer"},
         {"{\"num_attention_heads\": 1e999}", VIT_ERR_FORMAT, "'num_attention_heads' is not an integer"},
         {"{\"num_attention_heads\": -5}", VIT_ERR_FORMAT, "not an integer in 1..65536"},
@@ -224,18 +241,28 @@ static void test_hostile(const char *dir, const char *fixtures) {
         {"{\"num_attention_heads\": 5", VIT_ERR_FORMAT, "bad JSON"},
         {"[5]", VIT_ERR_FORMAT, "is not a JSON object"},
         {"", VIT_ERR_FORMAT, "is not a JSON object"},
-        {"{\"num_attention_heads\": 5, \"layer_norm_eps\": 0}", VIT_ERR_FORMAT, "'layer_norm_eps' is not a number in (0, 1)"},
-        {"{\"num_attention_heads\": 5, \"id2label\": {\"0x\": \"a\"}}", VIT_ERR_FORMAT, "key \"0x\" is not a class index"},
-        {"{\"num_attention_heads\": 5, \"id2label\": {\"0\": \"a\", \"0\": \"b\"}}", VIT_ERR_FORMAT, "names class 0 twice"},
-        {"{\"num_attention_heads\": 5, \"id2label\": {\"99999999999\": \"a\"}}", VIT_ERR_FORMAT, "is not a class index"},
+        {"{\"num_attention_heads\": 5, \"layer_norm_eps\": 0}", VIT_ERR_FORMAT,
+         "'layer_norm_eps' is not a number in (0, 1)"},
+        {"{\"num_attention_heads\": 5, \"id2label\": {\"0x\": \"a\"}}", VIT_ERR_FORMAT,
+         "key \"0x\" is not a class index"},
+        {"{\"num_attention_heads\": 5, \"id2label\": {\"0\": \"a\", \"0\": \"b\"}}", VIT_ERR_FORMAT,
+         "names class 0 twice"},
+        {"{\"num_attention_heads\": 5, \"id2label\": {\"99999999999\": \"a\"}}", VIT_ERR_FORMAT,
+         "is not a class index"},
         {"{\"num_attention_heads\": 5, \"id2label\": {\"0\": 7}}", VIT_ERR_FORMAT, "entry 0 is not a string"},
-        {"{\"num_attention_heads\": 5, \"id2label\": {\"0\": \"a\\u0000\"}}", VIT_ERR_FORMAT, "'id2label' entry 0 is not a string"},
-        {"{\"num_attention_heads\": 5, \"label_names\": 3}", VIT_ERR_FORMAT, "'label_names' is not an object or a list"},
-        {"{\"num_attention_heads\": 5, \"architectures\": [1]}", VIT_ERR_FORMAT, "'architectures' is not a list of strings"},
-        {"{\"num_attention_heads\": 5, \"hidden_act\": null, \"x\": [1, {\"y\": [true, false, null, -1.5e3]}]}", VIT_OK, NULL},
-        {"{\"num_attention_heads\": 5, \"model_args\": {\"fc_norm\": 1}}", VIT_ERR_FORMAT, "'fc_norm' is not true, false or null"},
+        {"{\"num_attention_heads\": 5, \"id2label\": {\"0\": \"a\\u0000\"}}", VIT_ERR_FORMAT,
+         "'id2label' entry 0 is not a string"},
+        {"{\"num_attention_heads\": 5, \"label_names\": 3}", VIT_ERR_FORMAT,
+         "'label_names' is not an object or a list"},
+        {"{\"num_attention_heads\": 5, \"architectures\": [1]}", VIT_ERR_FORMAT,
+         "'architectures' is not a list of strings"},
+        {"{\"num_attention_heads\": 5, \"hidden_act\": null, \"x\": [1, {\"y\": [true, false, null, -1.5e3]}]}", VIT_OK,
+         NULL},
+        {"{\"num_attention_heads\": 5, \"model_args\": {\"fc_norm\": 1}}", VIT_ERR_FORMAT,
+         "'fc_norm' is not true, false or null"},
         {"{\"num_attention_heads\": 5, \"global_pool\": \"avg\"}", VIT_ERR_FORMAT, "global_pool is a timm setting"},
-        {"{\"num_attention_heads\": 5, \"pretrained_cfg\": {\"mean\": [1, 2, 3, 4]}}", VIT_ERR_FORMAT, "'mean' is not a number or a list of up to 3"},
+        {"{\"num_attention_heads\": 5, \"pretrained_cfg\": {\"mean\": [1, 2, 3, 4]}}", VIT_ERR_FORMAT,
+         "'mean' is not a number or a list of up to 3"},
         {"{\"num_attention_heads\": 5, \"num_channels\": 1}", VIT_ERR_FORMAT, "'num_channels' is 1, but"},
         {"\xef\xbb\xbf{\"num_attention_heads\": 5}", VIT_OK, NULL},
         {"{\"num_attention_heads\": 7}", VIT_ERR_FORMAT, "hidden size 30 is not a multiple of 7 heads"},
@@ -243,14 +270,16 @@ static void test_hostile(const char *dir, const char *fixtures) {
     snprintf(path, sizeof path, "%s/hf_cls/model.safetensors", dir);
     if (!(model = slurp(path, &n))) { failed++; printf("FAIL cannot open %s\n", path); return; }
     memset(&o, 0, sizeof o);
-    expect_err(vit_model_load_memory_ex(&m, model, n, &o), VIT_ERR_MISSING, "hidden size 30", "memory: no config.json beside");
+    expect_err(vit_model_load_memory_ex(&m, model, n, &o), VIT_ERR_MISSING, "hidden size 30",
+               "memory: no config.json beside");
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         o.config_text = cases[i].json;
         o.config_size = strlen(cases[i].json);
         r = vit_model_load_memory_ex(&m, model, n, &o);
         if (r == VIT_OK) {
-            expect_err(m.cfg.heads == 5 && m.inferred && strstr(m.inferred, "5 heads (config.json)") ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
-                       cases[i].json);
+            expect_err(m.cfg.heads == 5 && m.inferred && strstr(m.inferred, "5 heads (config.json)") ? VIT_OK
+                                                                                                     : VIT_ERR_ARG,
+                       VIT_OK, NULL, cases[i].json);
             vit_model_free(&m);
         }
         expect_err(r, cases[i].code, cases[i].needle, cases[i].json);
@@ -297,35 +326,40 @@ static void test_hostile(const char *dir, const char *fixtures) {
         r = vit_model_load_memory_ex(&m, mdl, mn, &o);
         expect_err(r, VIT_OK, NULL, "memory: config and labels as text");
         if (r == VIT_OK) {
-            expect_err(!strcmp(vit_model_label(&m, 4), "e") && run_outputs(&m, dir, "hf_cls") ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
-                       "memory: labels and outputs");
+            expect_err(!strcmp(vit_model_label(&m, 4), "e") && run_outputs(&m, dir, "hf_cls") ? VIT_OK : VIT_ERR_ARG,
+                       VIT_OK, NULL, "memory: labels and outputs");
             vit_model_free(&m);
         }
         /* Labels text: NUL, empty, a wrong count, one per line with a final newline. */
         o.labels_text = "a\nb\0\nc\nd\ne\n";
         o.labels_size = 11;
-        expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_FORMAT, "line 2 holds a NUL byte", "labels with a NUL");
+        expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_FORMAT, "line 2 holds a NUL byte",
+                   "labels with a NUL");
         o.labels_size = 0;
         expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_FORMAT, "no labels", "empty labels");
         o.labels_text = "a\nb\nc\nd\ne\nf\n";
         o.labels_size = 12;
-        expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_FORMAT, "6 labels (lines) for the 5 classes", "too many labels");
+        expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_FORMAT, "6 labels (lines) for the 5 classes",
+                   "too many labels");
         o.labels_text = NULL;
         o.labels_path = "/nonexistent/labels.txt";
         expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_IO, "cannot open", "missing labels file");
         memset(&o, 0, sizeof o);
         o.config_path = "/nonexistent/config.json";
-        expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_IO, "/nonexistent/config.json: cannot open", "missing config file");
+        expect_err(vit_model_load_memory_ex(&m, mdl, mn, &o), VIT_ERR_IO, "/nonexistent/config.json: cannot open",
+                   "missing config file");
         /* The file's own config.json beside it is ignored on request. */
         memset(&o, 0, sizeof o);
         o.no_config_search = 1;
         snprintf(path, sizeof path, "%s/hf_cls/model.safetensors", dir);
-        expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_MISSING, "cannot tell the number of attention heads", "no_config_search");
+        expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_MISSING, "cannot tell the number of attention heads",
+                   "no_config_search");
         o.heads = 5;
         r = vit_model_load_file_ex(&m, path, &o);
         expect_err(r, VIT_OK, NULL, "no_config_search with heads");
         if (r == VIT_OK) {
-            expect_err(m.n_labels == 0 && m.cfg.ln_eps == 1e-12f ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL, "defaults without config.json");
+            expect_err(m.n_labels == 0 && m.cfg.ln_eps == 1e-12f ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
+                       "defaults without config.json");
             vit_model_free(&m);
         }
         free(mdl);
@@ -337,18 +371,21 @@ static void test_hostile(const char *dir, const char *fixtures) {
     memset(&o, 0, sizeof o);
     o.config_text = "{}";
     o.config_size = 2;
-    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_ARG, "a config.json is only read for files without", "config with vit.h metadata");
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_ARG, "a config.json is only read for files without",
+               "config with vit.h metadata");
     memset(&o, 0, sizeof o);
     o.heads = 4;
-    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_ARG, "metadata says num_heads=3, the caller 4", "heads against metadata");
+    expect_err(vit_model_load_file_ex(&m, path, &o), VIT_ERR_ARG, "metadata says num_heads=3, the caller 4",
+               "heads against metadata");
     o.heads = 3;
     o.labels_text = "0\n1\n2\n3\n4\n5\n6\n7\n8\nnine\n";
     o.labels_size = strlen(o.labels_text);
     r = vit_model_load_file_ex(&m, path, &o);
     expect_err(r, VIT_OK, NULL, "labels for a vit.h file");
     if (r == VIT_OK) {
-        expect_err(!m.inferred && vit_model_label(&m, 9) && !strcmp(vit_model_label(&m, 9), "nine") ? VIT_OK : VIT_ERR_ARG, VIT_OK, NULL,
-                   "labels for a vit.h file: values");
+        expect_err(!m.inferred && vit_model_label(&m, 9) && !strcmp(vit_model_label(&m, 9), "nine") ? VIT_OK
+                                                                                                    : VIT_ERR_ARG,
+                   VIT_OK, NULL, "labels for a vit.h file: values");
         vit_model_free(&m);
     }
     snprintf(path, sizeof path, "%s/mha_sep.safetensors", fixtures);
@@ -370,7 +407,9 @@ static void test_meta(const char *dir) {
     if (vit_model_load_file(&m, path) != VIT_OK) { failed++; printf("FAIL timm_avg: %s\n", vit_last_error()); return; }
     mean = vit_model_meta(&m, "input_mean");
     crop = vit_model_meta(&m, "input_crop_pct");
-    expect_err(mean && !strcmp(mean, "0.5,0.5,0.5") && crop && !strcmp(crop, "0.9") && m.cfg.pool == VIT_POOL_AVG ? VIT_OK : VIT_ERR_ARG,
+    expect_err(mean && !strcmp(mean, "0.5,0.5,0.5") && crop && !strcmp(crop, "0.9") && m.cfg.pool == VIT_POOL_AVG
+                   ? VIT_OK
+                   : VIT_ERR_ARG,
                VIT_OK, NULL, "timm pretrained_cfg as metadata");
     vit_model_free(&m);
 }

@@ -28,7 +28,8 @@ static int8_t *to_i8(const float *w, int N, int K, float *scale) {
 
 /* The definition, independently: BF16 rounds x with the usual bit trick and
    sums in double; I8 quantises each row as vit.h's manual says. */
-static void product_def(float *y, const float *x, const void *wq, const float *ws, int wt, const float *b, float alpha, int M, int K, int N) {
+static void product_def(float *y, const float *x, const void *wq, const float *ws, int wt, const float *b, float alpha,
+                        int M, int K, int N) {
     int m, n, k;
     for (m = 0; m < M; m++) {
         const float *xm = x + (size_t)m * K;
@@ -70,7 +71,8 @@ static void product_def(float *y, const float *x, const void *wq, const float *w
 /* One product of each kind on (M, K, N): fast vs ref, ref vs definition. */
 static int one(int wt, int M, int K, int N, float alpha, int bias) {
     float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f);
-    float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f), *y3 = randv((size_t)M * N, 1.0f), *ws = randv((size_t)N, 1.0f);
+    float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f), *y3 = randv((size_t)M * N, 1.0f),
+          *ws = randv((size_t)N, 1.0f);
     void *wq = wt == VIT_DTYPE_BF16 ? (void *)to_bf16(w, (size_t)N * K) : (void *)to_i8(w, N, K, ws);
     size_t xs_bytes = vit__mm_scratch(wt, M, K);
     unsigned char *xs = (unsigned char *)malloc(xs_bytes + 64);
@@ -104,7 +106,9 @@ static int one(int wt, int M, int K, int N, float alpha, int bias) {
 }
 
 static void test_sizes(void) {
-    static const int Ks[] = {1, 2, 3, 4, 5, 7, 8, 17, 33, 64, 129, 300, 517, 1025, 2100}; /* past a panel block: 1025 (BF16, I8 with AVX-512), 2100 */
+    static const int Ks[] = {
+        1,  2,  3,   4,   5,   7,    8,   17,
+        33, 64, 129, 300, 517, 1025, 2100}; /* past a panel block: 1025 (BF16, I8 with AVX-512), 2100 */
     static const int Ns[] = {1, 3, 8, 16, 17, 31, 33, 64, 70};
     int wt, M, ki, ni, ok = 1, runs = 0;
     for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++)
@@ -126,7 +130,8 @@ static void test_sizes(void) {
    scales. This is the error budget the model-level tests build on. */
 static void test_error(void) {
     int M = 197, K = 768, N = 256, wt;
-    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.05f), *y0 = randv((size_t)M * N, 1.0f), *y1 = randv((size_t)M * N, 1.0f);
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.05f), *y0 = randv((size_t)M * N, 1.0f),
+          *y1 = randv((size_t)M * N, 1.0f);
     float *ws = randv((size_t)N, 1.0f);
     size_t i;
     vit_k_matmul_ref(y0, x, w, NULL, M, K, N);
@@ -145,8 +150,10 @@ static void test_error(void) {
             num += (double)(y1[i] - y0[i]) * (y1[i] - y0[i]);
             den += (double)y0[i] * y0[i];
         }
-        printf("  %s product: relative L2 error %.3g against f32\n", wt == VIT_DTYPE_BF16 ? "bf16" : "i8", sqrt(num / den));
-        snprintf(what, sizeof what, "%s product within %s of f32", wt == VIT_DTYPE_BF16 ? "bf16" : "i8", wt == VIT_DTYPE_BF16 ? "5e-3" : "2e-2");
+        printf("  %s product: relative L2 error %.3g against f32\n", wt == VIT_DTYPE_BF16 ? "bf16" : "i8",
+               sqrt(num / den));
+        snprintf(what, sizeof what, "%s product within %s of f32", wt == VIT_DTYPE_BF16 ? "bf16" : "i8",
+                 wt == VIT_DTYPE_BF16 ? "5e-3" : "2e-2");
         expect(sqrt(num / den) < (wt == VIT_DTYPE_BF16 ? 5e-3 : 2e-2), what);
         free(wq);
         free(xs);
@@ -158,7 +165,8 @@ static void test_error(void) {
    kernels; and the bits do not depend on the thread count. */
 static void test_epilogue_threads(void) {
     int M = 37, K = 300, N = 70, wt, act;
-    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f), *r = randv((size_t)M * N, 1.0f);
+    float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f),
+          *r = randv((size_t)M * N, 1.0f);
     float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f), *ws = randv((size_t)N, 1.0f);
     for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++) {
         void *wq = wt == VIT_DTYPE_BF16 ? (void *)to_bf16(w, (size_t)N * K) : (void *)to_i8(w, N, K, ws);
@@ -180,7 +188,8 @@ static void test_epilogue_threads(void) {
             if (e.act == VIT_ACT_GELU) vit_k_gelu(y2, y2, M * N);
             if (e.act == VIT_ACT_RELU) vit_k_relu(y2, y2, M * N);
             for (i = 0; i < M * N; i++) y2[i] += r[i];
-            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "quantised product: fused epilogue equals the kernels");
+            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0,
+                   "quantised product: fused epilogue equals the kernels");
         }
         {
             int nt = vit_get_threads();
@@ -189,7 +198,8 @@ static void test_epilogue_threads(void) {
             vit_set_threads(2);
             vit__dense(y2, x, &t, b, M, K, N, xs);
             vit_set_threads(nt);
-            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0, "quantised product bit-identical for 1 and 2 threads");
+            expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0,
+                   "quantised product bit-identical for 1 and 2 threads");
         }
         free(wq);
         free(xs);
@@ -198,7 +208,8 @@ static void test_epilogue_threads(void) {
 }
 
 int main(void) {
-    printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)", VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
+    printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)",
+           VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
     test_sizes();
     test_error();
     test_epilogue_threads();

@@ -25,8 +25,8 @@ static int load(vit_model *m, const char *name) {
 /* Loads `file`, checks its kind and naming, that describe() holds `text`,
    and that input_shape(B, n, w) is `want` (ndim sizes; ndim -1: not
    checked). */
-static void check_kind(const char *file, vit_kind kind, const char *naming, const char *text, int32_t B, int32_t n, int32_t w, int32_t ndim,
-                       const int32_t *want) {
+static void check_kind(const char *file, vit_kind kind, const char *naming, const char *text, int32_t B, int32_t n,
+                       int32_t w, int32_t ndim, const int32_t *want) {
     vit_model m;
     char buf[4096], label[256];
     int32_t shape[VIT_MAX_DIMS], nd = 0, i, same;
@@ -48,9 +48,10 @@ static void check_kind(const char *file, vit_kind kind, const char *naming, cons
 }
 
 static void test_kinds(void) {
-    static const int32_t vit_in[] = {2, 3, 32, 32}, mha_in[] = {1, 5, 24}, mlp_flat[] = {3, 784}, aft_in[] = {1, 11, 12},
-                         emsa_in[] = {2, 35, 10}, sge_in[] = {1, 8, 4, 5}, outlook_in[] = {1, 4, 5, 12}, cls_in[] = {2, 16, 49},
-                         sdpa_in[] = {1, 4, 9}, patch_in[] = {1, 3, 20, 20};
+    static const int32_t vit_in[] = {2, 3, 32, 32}, mha_in[] = {1, 5, 24}, mlp_flat[] = {3, 784},
+                         aft_in[] = {1, 11, 12}, emsa_in[] = {2, 35, 10}, sge_in[] = {1, 8, 4, 5},
+                         outlook_in[] = {1, 4, 5, 12}, cls_in[] = {2, 16, 49}, sdpa_in[] = {1, 4, 9},
+                         patch_in[] = {1, 3, 20, 20};
     check_kind("vit_tv.safetensors", VIT_KIND_VIT, "torchvision", "input (B, 3, 32, 32)", 2, 5, 7, 4, vit_in);
     check_kind("mha_004.safetensors", VIT_KIND_MHA, "einops", "scale_after_softmax=1", 1, 5, 7, 3, mha_in);
     check_kind("mlp002.safetensors", VIT_KIND_MLP, "seq_mlp", "input (B, 784)", 3, 5, 7, 2, mlp_flat);
@@ -60,13 +61,15 @@ static void test_kinds(void) {
     check_kind("emsa_r2.safetensors", VIT_KIND_EMSA, "default", "a 5x7 grid", 2, 3, 3, 3, emsa_in);
     check_kind("sge_a.safetensors", VIT_KIND_SGE, "default", "groups=4", 1, 4, 5, 4, sge_in);
     check_kind("outlook_s1.safetensors", VIT_KIND_OUTLOOK, "default", "input (B, H, W, 12)", 1, 4, 5, 4, outlook_in);
-    check_kind("cls002_a.safetensors", VIT_KIND_SDSA_CLASSIFIER, "default", "sdsa_classifier (naming default)", 2, 5, 7, 3, cls_in);
+    check_kind("cls002_a.safetensors", VIT_KIND_SDSA_CLASSIFIER, "default", "sdsa_classifier (naming default)", 2, 5, 7,
+               3, cls_in);
     check_kind("sdpa_a.safetensors", VIT_KIND_SDPA, "default", "no weights", 1, 4, 9, 3, sdpa_in);
     check_kind("patch_004.safetensors", VIT_KIND_PATCH, "einops", "class token first", 1, 4, 9, 4, patch_in);
     /* the same files as written before vit.h 0.2 */
     check_kind("legacy/mha_004.safetensors", VIT_KIND_MHA, "einops", "scale_after_softmax=1", 1, 5, 7, 3, mha_in);
     check_kind("legacy/mlp002.safetensors", VIT_KIND_MLP, "seq_mlp", "input (B, 784)", 3, 5, 7, 2, mlp_flat);
-    check_kind("legacy/cls002_a.safetensors", VIT_KIND_SDSA_CLASSIFIER, "default", "sdsa_classifier", 2, 5, 7, 3, cls_in);
+    check_kind("legacy/cls002_a.safetensors", VIT_KIND_SDSA_CLASSIFIER, "default", "sdsa_classifier", 2, 5, 7, 3,
+               cls_in);
     check_kind("legacy/se_a.safetensors", VIT_KIND_SE, "torchvision", "squeeze_channels=", 1, 1, 1, -1, NULL);
     check_kind("legacy/vit_004.safetensors", VIT_KIND_VIT, "einops", "pool=mean", 1, 1, 1, -1, NULL);
     check_kind("legacy/vit_001.safetensors", VIT_KIND_VIT, "patchify", "act=relu", 1, 1, 1, -1, NULL);
@@ -81,8 +84,10 @@ static void test_names(void) {
         for (j = 0; j < k; j++) unique = unique && strcmp(s, vit_kind_name((vit_kind)j));
         expect(unique, "every kind has its own name");
     }
-    expect(!strcmp(vit_kind_name(VIT_KIND_COUNT), "unknown") && !strcmp(vit_kind_name((vit_kind)-1), "unknown"), "out-of-range kinds are unknown");
-    expect(!strcmp(vit_kind_name(VIT_KIND_BLOCK), "encoder_block") && !strcmp(vit_kind_name(VIT_KIND_SDSA_CLASSIFIER), "sdsa_classifier"),
+    expect(!strcmp(vit_kind_name(VIT_KIND_COUNT), "unknown") && !strcmp(vit_kind_name((vit_kind)-1), "unknown"),
+           "out-of-range kinds are unknown");
+    expect(!strcmp(vit_kind_name(VIT_KIND_BLOCK), "encoder_block") &&
+               !strcmp(vit_kind_name(VIT_KIND_SDSA_CLASSIFIER), "sdsa_classifier"),
            "kind names are the file strings");
 }
 
@@ -95,7 +100,8 @@ static void test_describe_and_shape_args(void) {
     need = vit_model_describe(&m, NULL, 0);
     expect(need > 40 && vit_model_describe(&m, small, sizeof small) == need && strlen(small) == sizeof small - 1,
            "describe returns the whole length and cuts at the buffer");
-    expect(vit_model_input_shape(&m, 0, 1, 1, &nd, shape) == VIT_ERR_ARG && vit_model_input_shape(&m, 1, 0, 1, &nd, shape) == VIT_ERR_ARG &&
+    expect(vit_model_input_shape(&m, 0, 1, 1, &nd, shape) == VIT_ERR_ARG &&
+               vit_model_input_shape(&m, 1, 0, 1, &nd, shape) == VIT_ERR_ARG &&
                vit_model_input_shape(NULL, 1, 1, 1, &nd, shape) == VIT_ERR_ARG,
            "input_shape refuses B, n, w below 1 and a NULL model");
     vit_model_free(&m);
@@ -108,10 +114,11 @@ static vit_result load_sge(const char *meta, vit_model *m) {
     size_t n;
     int i;
     uint64_t hl;
-    n = (size_t)snprintf(h, sizeof h,
-                         "{\"__metadata__\":{%s},\"weight\":{\"dtype\":\"F32\",\"shape\":[1,2,1,1],\"data_offsets\":[0,8]},"
-                         "\"bias\":{\"dtype\":\"F32\",\"shape\":[1,2,1,1],\"data_offsets\":[8,16]}}",
-                         meta);
+    n = (size_t)snprintf(
+        h, sizeof h,
+        "{\"__metadata__\":{%s},\"weight\":{\"dtype\":\"F32\",\"shape\":[1,2,1,1],\"data_offsets\":[0,8]},"
+        "\"bias\":{\"dtype\":\"F32\",\"shape\":[1,2,1,1],\"data_offsets\":[8,16]}}",
+        meta);
     while (n % 8) h[n++] = ' ';
     hl = n;
     for (i = 0; i < 8; i++) file[i] = (unsigned char)(hl >> (8 * i));
@@ -131,27 +138,32 @@ static void expect_load(const char *meta, vit_result want, const char *needle, c
 
 static void test_schema(void) {
     expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"2\"", VIT_OK, NULL, "no naming: the kind's first");
-    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"naming\":\"seed003\",\"groups\":\"2\"", VIT_OK, NULL, "an old naming read as today's");
+    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"naming\":\"seed003\",\"groups\":\"2\"", VIT_OK, NULL,
+                "an old naming read as today's");
     expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"naming\":\"timm\",\"groups\":\"2\"", VIT_ERR_UNSUPPORTED,
                 "unknown sge naming 'timm' (vit.h reads default)", "an unknown naming names the kind's namings");
-    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"2.5\"", VIT_ERR_FORMAT, "'groups' = \"2.5\" is not an integer in 1..",
-                "an integer key refuses a fraction");
-    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"0\"", VIT_ERR_FORMAT, "is not an integer in 1..", "an integer key's range");
+    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"2.5\"", VIT_ERR_FORMAT,
+                "'groups' = \"2.5\" is not an integer in 1..", "an integer key refuses a fraction");
+    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"0\"", VIT_ERR_FORMAT, "is not an integer in 1..",
+                "an integer key's range");
     expect_load("\"format\":\"vit.h\",\"kind\":\"sge\"", VIT_ERR_MISSING, "metadata lacks 'groups'", "a missing key");
-    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"3\"", VIT_ERR_SHAPE, "tensor 'weight' has shape [1,2,1,1], expected [1,3,1,1]",
-                "the schema's value shapes the tensors");
-    expect_load("\"format\":\"vit.h\",\"kind\":\"nope\",\"groups\":\"2\"", VIT_ERR_UNSUPPORTED, "kind 'nope' is not one vit.h runs", "an unknown kind");
+    expect_load("\"format\":\"vit.h\",\"kind\":\"sge\",\"groups\":\"3\"", VIT_ERR_SHAPE,
+                "tensor 'weight' has shape [1,2,1,1], expected [1,3,1,1]", "the schema's value shapes the tensors");
+    expect_load("\"format\":\"vit.h\",\"kind\":\"nope\",\"groups\":\"2\"", VIT_ERR_UNSUPPORTED,
+                "kind 'nope' is not one vit.h runs", "an unknown kind");
 }
 
 /* Float keys: range, and the float the value becomes (1e-50 is 0 as a
    float, 1e39 infinite); enum keys: one of their words. */
 static void test_float_keys(void) {
     static const char *block_meta =
-        "\"format\":\"vit.h\",\"kind\":\"encoder_block\",\"naming\":\"timm\",\"hidden_dim\":\"2\",\"num_heads\":\"1\",\"mlp_dim\":\"2\","
+        "\"format\":\"vit.h\",\"kind\":\"encoder_block\",\"naming\":\"timm\",\"hidden_dim\":\"2\","
+        "\"num_heads\":\"1\",\"mlp_dim\":\"2\","
         "\"act\":\"%s\",\"scale_after_softmax\":\"0\",\"ln_eps\":\"%s\"";
     static unsigned char file[256];
     char meta[512], h[800];
-    const char *eps[] = {"1e-50", "1", "abc", "1e-6"}, *why[] = {"is 0 as a float", "is not a number in (0, 1)", "is not a number", NULL};
+    const char *eps[] = {"1e-50", "1", "abc", "1e-6"},
+               *why[] = {"is 0 as a float", "is not a number in (0, 1)", "is not a number", NULL};
     vit_result want[] = {VIT_ERR_FORMAT, VIT_ERR_FORMAT, VIT_ERR_FORMAT, VIT_ERR_MISSING};
     int i, k;
     for (i = 0; i < 5; i++) {
@@ -168,11 +180,13 @@ static void test_float_keys(void) {
         r = vit_model_load_memory(&m, file, 8 + n);
         if (i < 4) {
             /* 1e-6 reads; then the weights are missing */
-            int ok = r == want[i] && (!why[i] || strstr(vit_last_error(), why[i])) && (why[i] || strstr(vit_last_error(), "missing tensor"));
+            int ok = r == want[i] && (!why[i] || strstr(vit_last_error(), why[i])) &&
+                     (why[i] || strstr(vit_last_error(), "missing tensor"));
             expect(ok, "ln_eps checked as the float it becomes");
             if (!ok) printf("  ln_eps %s: %s\n", eps[i], vit_last_error());
         } else
-            expect(r == VIT_ERR_FORMAT && strstr(vit_last_error(), "'act' = \"swish\" is not one of gelu,relu"), "an enum key's words");
+            expect(r == VIT_ERR_FORMAT && strstr(vit_last_error(), "'act' = \"swish\" is not one of gelu,relu"),
+                   "an enum key's words");
     }
 }
 

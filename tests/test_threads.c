@@ -29,7 +29,8 @@ static void *worker(void *arg) {
     int rep, bad = 0;
     size_t bytes;
     vit_set_threads(1 + (int)(intptr_t)arg % 3);
-    if (vit_model_memory(&model, &input, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK) bad = 1;
+    if (vit_model_memory(&model, &input, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK)
+        bad = 1;
     for (rep = 0; rep < 3 && !bad; rep++) {
         vit_arena_reset(&act);
         if (vit_model_forward(&model, &act, &input, NULL, &y) != VIT_OK || vit_tensor_numel(&y) != nout ||
@@ -96,8 +97,11 @@ int main(int argc, char **argv) {
         mismatches = 0;
         for (t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t);
         for (t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
-        if (mismatches) { printf("FAIL %s: %d threads differ from the single-threaded run\n", cases[c], mismatches); failed++; }
-        else passed++;
+        if (mismatches) {
+            printf("FAIL %s: %d threads differ from the single-threaded run\n", cases[c], mismatches);
+            failed++;
+        } else
+            passed++;
         vit_arena_free(&io);
         vit_model_free(&model);
     }
@@ -115,8 +119,12 @@ int main(int argc, char **argv) {
         mismatches = 0;
         for (t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, kernel_worker, (void *)(intptr_t)t);
         for (t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
-        if (mismatches) { printf("FAIL kernels%s: %d threads differ from the single-threaded run\n", c ? " (fixed split)" : "", mismatches); failed++; }
-        else passed++;
+        if (mismatches) {
+            printf("FAIL kernels%s: %d threads differ from the single-threaded run\n", c ? " (fixed split)" : "",
+                   mismatches);
+            failed++;
+        } else
+            passed++;
     }
     printf("test_threads: %d passed, %d failed\n", passed, failed);
     return failed != 0;

@@ -61,13 +61,15 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
         free(data);
         return fail(r);
     }
-    if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1 || (m.cfg.in_channels != 1 && m.cfg.in_channels != 3) || !m.cfg.class_token) {
-        snprintf(W.err, sizeof W.err, "this page runs ViT classifiers with a class token on grey or RGB images; the file holds %s%s",
+    if (m.kind != VIT_KIND_VIT || m.cfg.num_classes < 1 || (m.cfg.in_channels != 1 && m.cfg.in_channels != 3) ||
+        !m.cfg.class_token) {
+        snprintf(W.err, sizeof W.err,
+                 "this page runs ViT classifiers with a class token on grey or RGB images; the file holds %s%s",
                  vit_kind_name(m.kind),
-                 m.kind != VIT_KIND_VIT         ? ""
-                 : m.cfg.num_classes < 1        ? " without a head"
-                 : !m.cfg.class_token           ? " without a class token (its maps would have no row to show)"
-                                                : " with an input that is neither grey nor RGB");
+                 m.kind != VIT_KIND_VIT  ? ""
+                 : m.cfg.num_classes < 1 ? " without a head"
+                 : !m.cfg.class_token    ? " without a class token (its maps would have no row to show)"
+                                         : " with an input that is neither grey nor RGB");
         vit_model_free(&m);
         free(data);
         return VIT_ERR_UNSUPPORTED;
@@ -75,7 +77,8 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
     /* the preprocessing the file asks for (vit_model_preprocess: its
        mean/std, timm's crop_pct, else torchvision's 256/224 resize); a
        crop other than the model's size, the position embedding resized */
-    if ((r = vit_model_preprocess(&m, &pp)) != VIT_OK || (pp.crop != m.cfg.image_size && (r = vit_model_set_image_size(&m, pp.crop)) != VIT_OK)) {
+    if ((r = vit_model_preprocess(&m, &pp)) != VIT_OK ||
+        (pp.crop != m.cfg.image_size && (r = vit_model_set_image_size(&m, pp.crop)) != VIT_OK)) {
         vit_model_free(&m);
         free(data);
         return fail(r);
@@ -88,7 +91,8 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
     probe.shape[2] = probe.shape[3] = m.cfg.image_size;
     memset(&opts, 0, sizeof opts);
     opts.attn = &probe; /* vit_model_memory only looks at whether it is set */
-    if ((r = vit_model_memory(&m, &probe, &opts, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
+    if ((r = vit_model_memory(&m, &probe, &opts, &bytes)) != VIT_OK ||
+        (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
         vit_model_free(&m);
         free(data);
         return fail(r);
@@ -172,7 +176,8 @@ EMSCRIPTEN_KEEPALIVE int web_classify(const void *data, size_t size) {
     /* Size the image's arena with a counting pass, then fill it. */
     vit_arena_free(&W.img);
     vit_arena_init(&count, NULL, 0);
-    if ((r = image_stage(&count, data, size)) == VIT_OK && (r = vit_arena_init_alloc(&W.img, count.peak + VIT_ALIGN)) == VIT_OK &&
+    if ((r = image_stage(&count, data, size)) == VIT_OK &&
+        (r = vit_arena_init_alloc(&W.img, count.peak + VIT_ALIGN)) == VIT_OK &&
         (r = image_stage(&W.img, data, size)) == VIT_OK) {
         memset(&opts, 0, sizeof opts);
         opts.attn = W.att;
@@ -206,8 +211,10 @@ EMSCRIPTEN_KEEPALIVE int web_map_png(int32_t layer, int32_t head, int32_t px) {
     if (!W.att) return fail_msg(VIT_ERR_ARG, "no image classified yet");
     if (layer >= c->depth || head >= c->heads || px < 0) return fail_msg(VIT_ERR_ARG, "no such layer, head or size");
     if (px == 0) r = vit_png_image(WEB_MAP_PATH, &W.seen);
-    else if ((r = layer < 0 ? vit_map_rollout(&W.img, W.att, c->depth, 0, &rp, W.map) : vit_map_cls(&W.att[layer], 0, head, VIT_FUSE_MEAN, W.map)) == VIT_OK)
-        r = vit_png_grid(WEB_MAP_PATH, &W.seen, W.map + vit_model_prefix_tokens(&W.m) - 1, 1, G, G, 1, px, 0.55f); /* the patches' part */
+    else if ((r = layer < 0 ? vit_map_rollout(&W.img, W.att, c->depth, 0, &rp, W.map)
+                            : vit_map_cls(&W.att[layer], 0, head, VIT_FUSE_MEAN, W.map)) == VIT_OK)
+        r = vit_png_grid(WEB_MAP_PATH, &W.seen, W.map + vit_model_prefix_tokens(&W.m) - 1, 1, G, G, 1, px,
+                         0.55f); /* the patches' part */
     return r == VIT_OK ? 0 : fail(r);
 }
 
