@@ -7945,21 +7945,24 @@ static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
                          k->key);
     if (k->type == 'i') {
         long v = strtol(s, &end, 10);
-        int32_t i = (int32_t)v;
+        int32_t i;
         if (end == s || *end || v < k->lo || v > k->hi)
             return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not an integer in %.0f..%.0f", L->st.src,
                              name, s, k->lo, k->hi);
+        i = (int32_t)v; /* in range now */
         memcpy(dst, &i, sizeof i);
     } else if (k->type == 'f' || k->type == 'p') {
         double v = strtod(s, &end);
-        float f = (float)v;
+        float f;
         int open = k->type == 'p';
         if (end == s || *end || !(open ? v > k->lo && v < k->hi : v >= k->lo && v <= k->hi))
             return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is not a number in %s%g, %g%s", L->st.src,
                              name, s, open ? "(" : "[", k->lo, k->hi, open ? ")" : "]");
-        if ((v != 0.0 && f == 0.0f) || isinf(f))
-            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is %s as a float", L->st.src, name, s,
-                             f == 0.0f ? "0" : "infinite");
+        if (fabs(v) > FLT_MAX) /* converting it to float would be undefined */
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is infinite as a float", L->st.src, name, s);
+        f = (float)v;
+        if (v != 0.0 && f == 0.0f)
+            return vit__fail(VIT_ERR_FORMAT, "%s: metadata '%s' = \"%s\" is 0 as a float", L->st.src, name, s);
         memcpy(dst, &f, sizeof f);
     } else {
         /* 'e': the word's index in words */

@@ -524,14 +524,16 @@ static int cmd_run(const cli_args *a) {
     opts.tokens = a->given[O_TOKENS];
     if (set_threads(a)) return 1;
     if ((r = load_model(&m, a)) != VIT_OK) return fail(r);
-    /* The input's size is only known from its header: count, then load. */
+    /* The input's shape comes from its header alone (a counting arena), and
+       the model checks it before anything is read: a large file of the
+       wrong shape costs nothing. */
     vit_arena_init(&io, NULL, 0);
-    if ((r = vit_npy_load(&io, a->pos[1], &x)) != VIT_OK) {
+    if ((r = vit_npy_load(&io, a->pos[1], &x)) != VIT_OK || (r = vit_model_memory(&m, &x, &opts, &bytes)) != VIT_OK) {
         unload_model(&m);
         return fail(r);
     }
     if ((r = vit_arena_init_alloc(&io, io.peak)) != VIT_OK || (r = vit_npy_load(&io, a->pos[1], &x)) != VIT_OK ||
-        (r = vit_model_memory(&m, &x, &opts, &bytes)) != VIT_OK || (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
+        (r = vit_arena_init_alloc(&act, bytes)) != VIT_OK) {
         vit_arena_free(&io);
         unload_model(&m);
         return fail(r);

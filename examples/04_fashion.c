@@ -1,10 +1,11 @@
 /* Fashion-MNIST with a model trained by tools/train_fashion.py.
-     04_fashion MODEL DATADIR [--eval] [--preds OUT.npy] [--show N --out DIR]
+     04_fashion MODEL DATADIR [--eval] [--preds OUT.npy] [--count N] [--show N --out DIR]
    DATADIR holds the uncompressed test set (t10k-images-idx3-ubyte,
    t10k-labels-idx1-ubyte; `make demo` prepares it from Debian's
    dataset-fashion-mnist). --eval classifies all 10,000 images and prints
    the accuracy; --preds saves the predicted classes (float32 .npy) for
-   tools/check_fashion.py to compare with PyTorch; --show prints the first N
+   tools/check_fashion.py to compare with PyTorch; --count N takes the first
+   N images only (a multiple of 100: emulated CPUs are slow); --show prints the first N
    predictions and, for ViTs, writes DIR/fashion_<i>.png: the attention
    rollout and each last-layer head over the image. */
 #define VIT_IMPLEMENTATION
@@ -54,13 +55,20 @@ int main(int argc, char **argv) {
     vit_forward_opts opts;
     int32_t shape[4];
     if (argc < 3) {
-        fprintf(stderr, "usage: 04_fashion MODEL DATADIR [--eval] [--preds OUT.npy] [--show N --out DIR]\n");
+        fprintf(stderr, "usage: 04_fashion MODEL DATADIR [--eval] [--preds OUT.npy] [--count N] [--show N --out DIR]\n");
         return 2;
     }
     for (i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--eval")) eval = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--preds")) preds_path = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--show")) show = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--count")) {
+            n = atoi(argv[++i]);
+            if (n < batch || n > 10000 || n % batch) {
+                fprintf(stderr, "04_fashion: --count %s: a multiple of %d in %d..10000\n", argv[i], batch, batch);
+                return 2;
+            }
+        }
         else if (i + 1 < argc && !strcmp(argv[i], "--out")) out = argv[++i];
     }
     if (vit_model_load_file(&m, argv[1]) != VIT_OK) { fprintf(stderr, "04_fashion: %s\n", vit_last_error()); return 1; }

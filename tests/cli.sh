@@ -153,5 +153,23 @@ check "maps: the fused map is the 224 px crop, the heads a row of 3 cells" test 
 : > "$W/file"
 expect 1 "exists and is not a folder" maps $M $IMG --out "$W/file"
 
+# run: an input's shape is checked from its header before its data is read:
+# a 2 GB (sparse) .npy of the wrong shape is refused within 1 GB of address
+# space (not under ASan, whose shadow memory needs terabytes of it).
+$PY -c '
+import struct, sys
+h = "{\x27descr\x27: \x27<f4\x27, \x27fortran_order\x27: False, \x27shape\x27: (2000, 3, 300, 300), }"
+h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+with open(sys.argv[1], "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode())
+    f.truncate(10 + len(h) + 2000 * 3 * 300 * 300 * 4)' "$W/big.npy"
+case $VIT in
+*asan*) expect 1 "input has shape [2000,3,300,300], the model expects (B, 3, 32, 32)" run $M "$W/big.npy" "$W/o.npy" ;;
+*) (ulimit -v 1000000; "$VIT" run $M "$W/big.npy" "$W/o.npy") > "$W/out.txt" 2>&1
+   check "a 2 GB .npy of the wrong shape refused before it is read" test $? -eq 1 \
+     -a -n "$(grep -F "the model expects (B, 3, 32, 32)" "$W/out.txt")" ;;
+esac
+rm -f "$W/big.npy"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
