@@ -1,4 +1,4 @@
-/* vit.h - v0.2.0 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.3.0 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -149,9 +149,9 @@
 #define VIT_H_INCLUDED
 
 #define VIT_VERSION_MAJOR 0
-#define VIT_VERSION_MINOR 2
+#define VIT_VERSION_MINOR 3
 #define VIT_VERSION_PATCH 0
-#define VIT_VERSION_STRING "0.2.0"
+#define VIT_VERSION_STRING "0.3.0"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -10530,6 +10530,20 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.3.0 (2026-11-23)  The ViTs people download: DeiT (distilled, III),
+                         DINOv2 (registers, SwiGLU), CLIP, SigLIP, qk-norm,
+                         read in timm's and transformers' names with their
+                         config.json and preprocessing (vit_model_preprocess;
+                         PIL's bicubic, squash, crops); token outputs and
+                         vit_model_prefix_tokens. BF16 and I8 dense weights
+                         kept as stored and multiplied in one GEMM
+                         (vdpbf16ps, vpdpbusd, sdot where targeted). vit.h's
+                         own thread pool replaces OpenMP (spins briefly, then
+                         sleeps). Untrusted input: image structure checked
+                         before stb_image, NaN/Inf weights refused, binary
+                         search of tensor names, duplicate JSON keys refused,
+                         strict .npy headers, files written atomically,
+                         vit_load_opts.read_whole.
      0.2.0 (2026-11-23)  One kind registry (VIT_KINDS): a module is its
                          section and one line; metadata read from per-kind
                          schema tables; vit_model_describe and

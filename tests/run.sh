@@ -22,14 +22,38 @@ step() {
   fi
 }
 
+TESTS="test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry test_families"
+
+# bg CMD...: CMD in the background, at most JOBS (the cores) at once;
+# bg_wait waits for the rest and fails when any failed. Builds compile
+# their programs this way (each includes all of vit.h): on 2 cores that
+# halves make test's compile time.
+JOBS=$(nproc 2>/dev/null || echo 2)
+bg_pids="" bg_rc=0
+bg() {
+  "$@" & bg_pids="$bg_pids $!"
+  # shellcheck disable=SC2086
+  set -- $bg_pids
+  if [ $# -ge "$JOBS" ]; then
+    wait "$1" || bg_rc=1
+    shift; bg_pids="$*"
+  fi
+}
+bg_wait() {
+  for bw_p in $bg_pids; do wait "$bw_p" || bg_rc=1; done
+  bw_rc=$bg_rc bg_pids="" bg_rc=0
+  return $bw_rc
+}
+
 # build CONFIG COMPILER FLAGS...: the test programs and the CLI.
 build() {
   b_cfg=$1; b_cc=$2; shift 2
   mkdir -p "build/$b_cfg"
-  for b_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry test_families; do
-    $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm || return 1
+  for b_t in $TESTS; do
+    bg $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm
   done
-  $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
+  bg $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
+  bg_wait
 }
 
 matrix() {
@@ -144,10 +168,16 @@ step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixt
 # set) explores for that long from a random seed instead.
 fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
+fuzz_build() {
+  for fb in safetensors npy image cli; do
+    bg clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
+      -mavx2 -mfma -I. "fuzz/fuzz_$fb.c" -o "build/fuzz_$fb" -lm
+  done
+  bg_wait && echo "built 4 fuzzers"
+}
+step fuzz-build fuzz_build
 for fz in safetensors:300000 npy:100000 image:20000 cli:50000; do
   fz_runs=${fz#*:} fz=${fz%%:*}
-  step "fuzz-$fz-build" clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
-    -mavx2 -mfma -I. "fuzz/fuzz_$fz.c" -o "build/fuzz_$fz" -lm
   rm -rf "build/fuzzwork/$fz" && mkdir -p "build/fuzzwork/$fz" && cp "fuzz/corpus/$fz/"* "build/fuzzwork/$fz/"
   if [ -n "${FUZZ_SECONDS:-}" ]; then
     fz_how="-max_total_time=$FUZZ_SECONDS"
@@ -165,12 +195,13 @@ done
 # test_maps check every decoded pixel is initialised).
 msan_build() {
   for ms_t in test_maps test_errors; do
-    clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. "tests/$ms_t.c" -o "build/msan/$ms_t" -lm || return 1
+    bg clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. "tests/$ms_t.c" -o "build/msan/$ms_t" -lm
   done
   for ms_f in safetensors npy image; do
-    clang -std=c99 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma -I. "fuzz/fuzz_$ms_f.c" -o "build/msan/fuzz_$ms_f" -lm || return 1
+    bg clang -std=c99 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma -I. "fuzz/fuzz_$ms_f.c" \
+      -o "build/msan/fuzz_$ms_f" -lm
   done
-  echo "built 2 tests and 3 fuzzers"
+  bg_wait && echo "built 2 tests and 3 fuzzers"
 }
 mkdir -p build/msan
 step msan-build msan_build
@@ -185,11 +216,17 @@ done
 XINC=build/xinc
 mkdir -p $XINC build/aarch64 build/mingw build/wasm
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
+xbuild() { # xbuild NAME EXT COMPILER FLAGS...: a cross build's test programs and 04_fashion
+  xb_name=$1 xb_ext=$2 xb_cc=$3; shift 3
+  for xb_t in $TESTS; do
+    bg $xb_cc $WARN "$@" -isystem $XINC "tests/$xb_t.c" -o "build/$xb_name/$xb_t$xb_ext" -lm
+  done
+  bg $xb_cc $WARN "$@" -isystem $XINC -I. examples/04_fashion.c -o "build/$xb_name/04_fashion$xb_ext" -lm
+  bg_wait
+}
 cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  for x_t in test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry test_families; do
-    step "$x_name-build-$x_t" $x_cc $WARN "$@" -isystem $XINC "tests/$x_t.c" -o "build/$x_name/$x_t$x_ext" -lm
-  done
+  step "$x_name-build" xbuild "$x_name" "$x_ext" "$x_cc" "$@"
   step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
   step "$x_name-kernels-seed" $x_run "build/$x_name/test_kernels_seed$x_ext"
   step "$x_name-quant" $x_run "build/$x_name/test_quant$x_ext"
@@ -199,7 +236,6 @@ cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
   step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
   step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
   step "$x_name-families" $x_run "build/$x_name/test_families$x_ext" tests/fixtures/families
-  step "$x_name-build-04_fashion" $x_cc $WARN "$@" -isystem $XINC -I. examples/04_fashion.c -o "build/$x_name/04_fashion$x_ext" -lm
   # Under qemu a 10,000-image run takes minutes: the first 2000 there.
   [ "$x_name" = aarch64 ] && FD_COUNT=2000 || FD_COUNT=
   step "$x_name-fashion_vit-bf16" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
