@@ -1088,25 +1088,6 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-/* Warning settings for the implementation alone: pushed here and popped at
-   its end, so the including file keeps its own (SIMDe's headers also leave
-   some of theirs set, e.g. -Wunused-function off). The vector helpers are
-   static, so the ABI warning GCC and clang give for passing vectors by
-   value without -mavx does not apply. (GCC 12's one-line note "the ABI for
-   passing parameters with 32-byte alignment has changed in GCC 4.6" on x86
-   without -mavx is not a warning: no pragma reaches it; -mavx2 -mfma or
-   -march=native, which the kernels want anyway, or -Wno-psabi do.) */
-#if defined(__GNUC__) || defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13 && defined(__cplusplus)
-/* GCC 12's AVX-512 headers build _mm512_undefined_ps() from a self-
-   initialised variable, which its C++ front end then reports (PR105593). */
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 #ifndef VIT_NO_SIMD
 #include <simde/x86/avx2.h>
 #include <simde/x86/fma.h>
