@@ -409,15 +409,17 @@ def peers(args):
     for b in batches:
         inputs[b] = os.path.join("build", "bench", "peers", f"in-{b}.npy")
         np.save(os.path.join(ROOT, inputs[b]), np.random.default_rng(0).standard_normal((b, 3, 224, 224), dtype=np.float32))
-    quiet = Quiet(args.max_wait)
+    quiet, start = Quiet(args.max_wait), time.perf_counter()
     for i, name in enumerate(names):
         if i:
             print()
         peer_tables(name, args, batches, inputs, quiet)
-    print(f"\nCommand: build/venv/bin/python bench/compare.py --peers --models {args.models} --reps {args.reps} "
+    models = "" if args.models == "ViT-B/16" else f" --models {args.models}"
+    print(f"\nCommand: build/venv/bin/python bench/compare.py --peers{models} --reps {args.reps} "
           f"--rounds {args.rounds}{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes}"
           f"{' --no-busy' if args.no_busy else ''} (make bench runs it)"
           + ("" if args.no_busy else "; bold: 2 threads within 1.1x of 1 thread") + ".")
+    print(f"compare.py --peers took {(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr)
 
 
 def peer_tables(name, args, batches, inputs, quiet):
