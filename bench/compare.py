@@ -87,6 +87,7 @@ PEER_MODELS = {
     "DINOv2-S/14": "timm:vit_small_patch14_dinov2:img_size=224",
     "CLIP-B/16": "timm:vit_base_patch16_clip_224",
 }
+PEER_DEFAULT = "ViT-B/16"
 
 
 # name -> (spec for tools/export.py, input shape at batch B given as a function of B, why these sizes).
@@ -414,7 +415,7 @@ def peers(args):
         if i:
             print()
         peer_tables(name, args, batches, inputs, quiet)
-    models = "" if args.models == "ViT-B/16" else f" --models {args.models}"
+    models = "" if args.models == PEER_DEFAULT else f" --models {args.models}"
     print(f"\nCommand: build/venv/bin/python bench/compare.py --peers{models} --reps {args.reps} "
           f"--rounds {args.rounds}{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes}"
           f"{' --no-busy' if args.no_busy else ''} (make bench runs it)"
@@ -468,13 +469,13 @@ def peer_tables(name, args, batches, inputs, quiet):
         print(f"| {engine} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | {rel:.1e} | {first['load_s']:.2f} | "
               f"{first['peak_rss_mb']:.0f} |")
     # The targets, for the rows present: vit.h at <= 0.9x the faster peer of its precision.
-    names = [n for n, _ in engines]
+    present = [n for n, _ in engines]
     targets = [("vit.h f32 (bench_vit)", ("ONNX Runtime f32", "OpenVINO f32")),
                ("vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
                ("vit.h int8 (bench_vit)", ("ONNX Runtime int8 (dynamic quantisation)", "vit.h bf16 (bench_vit)"))]
     print()
     for mine, theirs in targets:
-        if mine in names and all(t in names for t in theirs):
+        if mine in present and all(t in present for t in theirs):
             ratios = [med(got[(mine, b, t)]) / min(med(got[(o, b, t)]) for o in theirs) for b, t in quiet_keys]
             print(f"{mine.split(' (')[0]} / the faster of {' and '.join(t.split(' (')[0] for t in theirs)}: "
                   + ", ".join(f"{r:.2f} ({c})" for r, c in zip(ratios, cols)) + " (target <= 0.9)")
@@ -512,9 +513,9 @@ def main():
     ap.add_argument("--only", help="--modules: comma-separated name fragments to run (default all)")
     ap.add_argument("--max-wait", type=float, default=300, help="--modules, --peers: seconds to wait in all for a quiet machine (default 300)")
     ap.add_argument("--peers", action="store_true", help="ViTs in vit.h, ONNX Runtime, OpenVINO and PyTorch, and a busy-core table")
-    ap.add_argument("--models", default="ViT-B/16", help=f"--peers: comma-separated, of {', '.join(PEER_MODELS)} (default ViT-B/16)")
+    ap.add_argument("--models", default=PEER_DEFAULT, help=f"--peers: comma-separated, of {', '.join(PEER_MODELS)} (default {PEER_DEFAULT})")
     ap.add_argument("--no-busy", action="store_true", help="--peers: leave out the busy-core table")
-    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype (tools/export.py --dtype; default F32)")
+    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype, F32, BF16 or I8 (default F32)")
     args = ap.parse_args()
     if args.modules:
         return modules(args)
