@@ -85,7 +85,9 @@ web-serve: web
 
 # Ratios measured in one run; README.md shows the latest table and this command.
 # compare.py --peers: ViT-B/16 in ONNX Runtime and OpenVINO (build/bench-venv,
-# made by install_deps.sh bench) beside vit.h and PyTorch, and a busy-core table.
+# made by install_deps.sh bench) beside vit.h (f32, bf16, int8) and PyTorch, and
+# a busy-core table; then timm's DINOv2 ViT-S/14 and CLIP ViT-B/16 the same way
+# (PyTorch being timm), without the busy-core table, in about 10 minutes.
 bench: deps build/vit
 	@tools/install_deps.sh bench
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
@@ -93,7 +95,8 @@ bench: deps build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
-	$(PY) bench/compare.py --peers --rounds 3
+	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8
+	$(PY) bench/compare.py --peers --models DINOv2-S/14,CLIP-B/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --modules
 
 # Open-ended fuzzing from a random seed, FUZZ_SECONDS per parser (`make test`

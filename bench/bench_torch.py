@@ -2,9 +2,9 @@
 
     build/venv/bin/python bench/bench_torch.py MODEL.safetensors --batch B --threads T --reps R
         [--warmup W] [--min-time S] [--tokens N] [--input IN.npy] [--setting auto|openblas|omp]
-        [--forward-only-once] [--output OUT.npy] [--json]
+        [--forward-only-once] [--output OUT.npy] [--spec SPEC] [--json]
     build/venv/bin/python bench/bench_torch.py --serve --threads T --setting openblas|omp
-    build/venv/bin/python bench/bench_torch.py MODEL.safetensors --onnx OUT.onnx
+    build/venv/bin/python bench/bench_torch.py MODEL.safetensors [--spec SPEC] --onnx OUT.onnx
 
 Rebuilds the module the file describes (tools/export.py load_module: the
 metadata's class and hyperparameters, then the file's weights), runs it in
@@ -12,6 +12,13 @@ eval mode under torch.no_grad() on a random input (seed 0; shape as
 tools/roundtrip.py gives it for the kind) or on IN.npy, and prints load time,
 median and min forward latency over R reps after W warm-up passes, and peak
 RSS (ru_maxrss, which includes the ~0.3 GB of `import torch`).
+
+--spec SPEC builds the module from a tools/export.py spec instead
+(export.build, e.g. timm:vit_small_patch14_dinov2:img_size=224) and loads
+MODEL's tensors into it by name, all of them and no others: for files in
+another library's names (timm's), which hold no vit.h metadata. The weights
+are used as stored, widened to float32 (a BF16 or I8 file's products are
+not rounded as load_module rounds them: give the F32 file).
 
 Threads, with T = --threads. Debian's torch runs matmuls in OpenBLAS, which
 has its own thread pool beside PyTorch's intra-op OpenMP pool; both at T
@@ -75,6 +82,7 @@ def parse(argv):
     parser.add_argument("--setting", default="auto", choices=("auto",) + SETTINGS, help="thread setting (see above)")
     parser.add_argument("--forward-only-once", action="store_true", help="time one cold forward pass only")
     parser.add_argument("--output", help="save the output of the last pass here (.npy)")
+    parser.add_argument("--spec", help="build this tools/export.py spec and load MODEL's tensors into it (see above)")
     parser.add_argument("--onnx", metavar="OUT", help="write the module as ONNX to OUT instead of timing it")
     parser.add_argument("--json", action="store_true", help="print one JSON object on the last line")
     parser.add_argument("--serve", action="store_true", help="answer JSON requests on stdin (see above)")
@@ -135,13 +143,34 @@ def load_input(args, meta):
     return torch.randn(shape, generator=torch.Generator().manual_seed(0))
 
 
+def load(args):
+    """(module, metadata) of args.model: load_module, or with --spec the spec's module holding the file's tensors."""
+    import torch
+
+    from export import ExportError, build, load_module, load_safetensors
+    if not args.spec:
+        return load_module(args.model)
+    module = build(args.spec)
+    tensors, meta = load_safetensors(args.model)
+    state = {k: v for k, v in module.state_dict().items() if v.is_floating_point()}
+    if set(state) != set(tensors):
+        raise ExportError(f"{args.model} does not hold {args.spec}'s tensors: missing {sorted(set(state) - set(tensors))}, "
+                          f"unexpected {sorted(set(tensors) - set(state))}")
+    with torch.no_grad():
+        for name, t in tensors.items():
+            if list(t.shape) != list(state[name].shape):
+                raise ExportError(f"{args.model}: tensor {name!r} has shape {list(t.shape)}, "
+                                  f"{args.spec}'s is {list(state[name].shape)}")
+            state[name].copy_(torch.from_numpy(t))
+    return module, dict(meta, kind="vit", naming=args.spec.partition(":")[0])
+
+
 def onnx_export(args):
     """Write args.model's module as ONNX to args.onnx (batch size free)."""
     import torch
 
     sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from export import load_module
-    module, meta = load_module(args.model)
+    module, meta = load(args)
     x = load_input(args, meta)
     tmp = args.onnx + ".tmp"
     with torch.enable_grad():  # see the module docstring
@@ -155,11 +184,9 @@ def onnx_export(args):
 def run(args):
     """Time the model in this process, whose thread environment is already args.setting's."""
     setup(args)
-    from export import load_module
-
     base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
-    module, meta = load_module(args.model)
+    module, meta = load(args)
     load_s = time.perf_counter() - t
     return measure(args, module, meta, load_input(args, meta), load_s, base_rss)
 
@@ -217,8 +244,13 @@ def main(argv=None):
         parser.error("--serve needs --setting openblas or omp")
     if not args.serve and not args.model:
         parser.error("MODEL is required")
+    if args.serve and args.spec:
+        parser.error("--spec is for one MODEL, not --serve")
     if args.onnx:
-        return onnx_export(args)
+        try:
+            return onnx_export(args)
+        except (ValueError, OSError) as e:  # ExportError is a ValueError
+            parser.exit(2, f"bench_torch.py: error: {e}\n")
     if args.setting != "auto":
         openblas, omp = thread_env(args.setting, args.threads)
         if os.environ.get("OPENBLAS_NUM_THREADS") != str(openblas) or os.environ.get("OMP_NUM_THREADS") != str(omp):

@@ -2,7 +2,8 @@
 
     build/venv/bin/python bench/compare.py [--quick] [--reps R] [--rounds K]
     build/venv/bin/python bench/compare.py --modules [--min-time S] [--rounds K] [--only NAME,...]
-    build/venv/bin/python bench/compare.py --peers [--quick] [--reps R] [--rounds K] [--vit-dtypes F32,...]
+    build/venv/bin/python bench/compare.py --peers [--models M,...] [--quick] [--reps R] [--rounds K] [--vit-dtypes F32,...]
+        [--no-busy]
 
 For each model (ViT-Ti/16, ViT-S/16, ViT-B/16 with random weights exported by
 tools/export.py), batch size (1, 8) and thread count (1, 2) it runs
@@ -30,23 +31,32 @@ Before each measurement it waits (up to --max-wait seconds in all) until
 no other process keeps a core busy (see Quiet); rows measured while the
 machine stayed busy are marked (busy).
 
---peers runs ViT-B/16 (the same random weights, tools/export.py seed 0) in
-every engine a user would pick for CPU inference, in one run: vit.h
-(build/bench_vit, one row per --vit-dtypes file), ONNX Runtime f32 and
-int8 (its dynamic quantisation) and OpenVINO with INFERENCE_PRECISION_HINT
-f32 and bf16 (bench/bench_peers.py in build/bench-venv, on the ONNX export
-bench_torch.py --onnx makes of the very same weights), and PyTorch
-(bench_torch.py, its best threading). For B = 1 and 8 and 1 and 2 threads
-each round runs every engine once, in an order that rotates by one each
-round, on the same input; each measurement is the median of --reps passes
-after a warm-up, and the table shows the median over --rounds rounds,
-with each engine's relative L2 distance to PyTorch's output at B = 1.
-Then the busy-core rows: another process spins on one core (pinned to the
-last CPU) while each engine's 1- and 2-thread runs alternate, B = 1 and 8;
-a thread pool that spins at its barriers loses there, one that sleeps does
-not. Tables print in the README's format, with the command and what the
-CPU offers (OpenVINO runs bf16 as f32 where the CPU has no bf16: the
-`ran` column says what it ran).
+--peers runs whole ViTs (--models, default ViT-B/16; also DINOv2-S/14,
+timm's vit_small_patch14_dinov2 at 224 px, and CLIP-B/16, timm's
+vit_base_patch16_clip_224; PEER_MODELS), each with random weights
+(tools/export.py SPEC --seed 0, which re-draws every parameter, layer-scale
+gammas and tokens included), in every engine a user would pick for CPU
+inference, in one run: vit.h (build/bench_vit, one row per --vit-dtypes
+file; BF16 and I8 by tools/export.py --from the F32 file), ONNX Runtime
+f32 and int8 (its dynamic quantisation) and OpenVINO with
+INFERENCE_PRECISION_HINT f32 and bf16 (bench/bench_peers.py in
+build/bench-venv, on the ONNX export bench_torch.py --onnx makes of the
+very same weights), and PyTorch (bench_torch.py, its best threading; timm's
+files hold no vit.h metadata, so it builds timm's model from the spec,
+bench_torch.py --spec, and loads the file's tensors into it). Each model's
+files live in build/bench/<name>/ (model.safetensors, timm's config.json
+beside it, model.onnx, ...), made when missing. For B = 1 and 8 and 1 and
+2 threads each round runs every engine once, in an order that rotates by
+one each round, on the same input; each measurement is the median of
+--reps passes after a warm-up, and the table shows the median over
+--rounds rounds, with each engine's relative L2 distance to PyTorch's
+output at B = 1. Then, unless --no-busy, the busy-core rows: another
+process spins on one core (pinned to the last CPU) while each engine's 1-
+and 2-thread runs alternate, B = 1 and 8; a thread pool that spins at its
+barriers loses there, one that sleeps does not. The models run one after
+the other, each with its tables. Tables print in the README's format, with
+the command and what the CPU offers (OpenVINO runs bf16 as f32 where the
+CPU has no bf16: the `ran` column says what it ran).
 """
 
 import argparse
@@ -71,6 +81,13 @@ MODELS = {
     "ViT-S/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=6,hidden_dim=384,mlp_dim=1536,num_classes=1000",
     "ViT-B/16": "torchvision:vit_b_16",
 }
+# --peers --models: name -> tools/export.py spec (timm's at 224 px, in timm's names with its config.json).
+PEER_MODELS = {
+    "ViT-B/16": MODELS["ViT-B/16"],
+    "DINOv2-S/14": "timm:vit_small_patch14_dinov2:img_size=224",
+    "CLIP-B/16": "timm:vit_base_patch16_clip_224",
+}
+PEER_DEFAULT = "ViT-B/16"
 
 
 # name -> (spec for tools/export.py, input shape at batch B given as a function of B, why these sizes).
@@ -314,17 +331,50 @@ class Spinner:
         self.proc.wait()
 
 
-def peer_engines(args):
-    """[(name in the table, function(batch, threads, reps, inp, out) -> result dict)] for --peers."""
-    model = os.path.join("build", "bench", "ViT-B_16.safetensors")
-    onnx = os.path.join("build", "bench", "ViT-B_16.onnx")
-    export(MODELS["ViT-B/16"], os.path.join(ROOT, model))
-    if not os.path.exists(os.path.join(ROOT, onnx)) or os.path.getmtime(os.path.join(ROOT, onnx)) < os.path.getmtime(os.path.join(ROOT, model)):
-        print("exporting ViT-B/16 to ONNX (bench_torch.py --onnx; a few minutes)", file=sys.stderr)
-        subprocess.run([PY, "bench/bench_torch.py", model, "--onnx", onnx], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+def peer_files(name, args):
+    """(folder, F32 weights, ONNX export) of a --peers model in build/bench/<name>/, made when missing or older than
+    what they come from: the weights by tools/export.py SPEC --seed 0 (timm's config.json beside them), the ONNX
+    file by bench_torch.py --onnx from PyTorch's module holding those weights, the peers' int8 model by
+    bench_peers.py --prepare, and each --vit-dtypes file but F32 by tools/export.py --from the F32 file."""
+    spec = PEER_MODELS[name]
+    folder = os.path.join("build", "bench", name.replace("/", "_"))
+    os.makedirs(os.path.join(ROOT, folder), exist_ok=True)
+    model, onnx = os.path.join(folder, "model.safetensors"), os.path.join(folder, "model.onnx")
+    export(spec, os.path.join(ROOT, model))
+
+    def stale(path, source):
+        return not os.path.exists(os.path.join(ROOT, path)) or os.path.getmtime(os.path.join(ROOT, path)) < os.path.getmtime(
+            os.path.join(ROOT, source))
+
+    if stale(onnx, model):
+        print(f"exporting {name} to ONNX (bench_torch.py --onnx)", file=sys.stderr)
+        subprocess.run([PY, "bench/bench_torch.py", model, "--onnx", onnx] + torch_spec(spec), check=True, cwd=ROOT,
+                       stdout=subprocess.DEVNULL)
     if not os.path.exists(os.path.join(ROOT, PEERS_PY)):
         sys.exit(f"compare.py: {PEERS_PY} is missing: run tools/install_deps.sh bench (make bench does)")
     subprocess.run([PEERS_PY, "bench/bench_peers.py", onnx, "--prepare"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    for dtype in args.vit_dtypes.split(","):
+        path = vit_file(folder, dtype)
+        if dtype != "F32" and stale(path, model):
+            subprocess.run([PY, "tools/export.py", "--from", model, "--dtype", dtype, path], check=True, cwd=ROOT,
+                           capture_output=True)
+    return folder, model, onnx
+
+
+def vit_file(folder, dtype):
+    """A --peers model's weights file for vit.h in one --vit-dtypes dtype."""
+    return os.path.join(folder, "model.safetensors" if dtype == "F32" else f"model.{dtype.lower()}.safetensors")
+
+
+def torch_spec(spec):
+    """bench_torch.py's arguments for a --peers model: timm's files hold no vit.h metadata, so it builds the spec."""
+    return ["--spec", spec] if spec.startswith("timm:") else []
+
+
+def peer_engines(name, args):
+    """(its folder, [(name in the table, function(batch, threads, reps, inp, out) -> result dict)]) for --peers on
+    model `name`."""
+    folder, model, onnx = peer_files(name, args)
 
     def common(batch, threads, reps, inp, out):
         return ["--threads", str(threads), "--reps", str(reps), "--input", inp, "--json"] + (["--output", out] if out else [])
@@ -337,31 +387,47 @@ def peer_engines(args):
         return lambda b, t, r, inp, out: run_json([PEERS_PY, "bench/bench_peers.py", onnx, "--engine", engine,
                                                    "--precision", precision] + common(b, t, r, inp, out))
 
-    engines = []
-    for dtype in args.vit_dtypes.split(","):
-        path = model if dtype == "F32" else os.path.join("build", "bench", f"ViT-B_16.{dtype.lower()}.safetensors")
-        if dtype != "F32" and not os.path.exists(os.path.join(ROOT, path)):
-            subprocess.run([PY, "tools/export.py", MODELS["ViT-B/16"], path, "--seed", "0", "--dtype", dtype], check=True, cwd=ROOT,
-                           capture_output=True)
-        engines.append((f"vit.h {PRECISION.get(dtype, dtype.lower())} (bench_vit)", vit(path, dtype)))
+    engines = [(f"vit.h {PRECISION[dtype]} (bench_vit)", vit(vit_file(folder, dtype), dtype))
+               for dtype in args.vit_dtypes.split(",")]
     engines += [("ONNX Runtime f32", peer("ort", "f32")), ("ONNX Runtime int8 (dynamic quantisation)", peer("ort", "int8")),
                 ("OpenVINO f32", peer("ov", "f32")), ("OpenVINO bf16", peer("ov", "bf16")),
                 ("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
-                    [PY, "bench/bench_torch.py", model, "--threads", str(t), "--reps", str(r), "--input", inp, "--json"]
-                    + (["--output", out] if out else [])))]
-    return engines
+                    [PY, "bench/bench_torch.py", model] + torch_spec(PEER_MODELS[name]) + common(b, t, r, inp, out)))]
+    return folder, engines
 
 
 def peers(args):
+    names = args.models.split(",")
+    unknown = [n for n in names if n not in PEER_MODELS]
+    if unknown:
+        sys.exit(f"compare.py: --models: no model {', '.join(map(repr, unknown))} (there are {', '.join(PEER_MODELS)})")
+    bad = [d for d in args.vit_dtypes.split(",") if d not in PRECISION]
+    if bad:
+        sys.exit(f"compare.py: --vit-dtypes: no dtype {', '.join(map(repr, bad))} (there are {', '.join(PRECISION)})")
     os.makedirs(os.path.join(ROOT, "build", "bench", "peers"), exist_ok=True)
-    engines = peer_engines(args)
     batches = (1,) if args.quick else (1, 8)
     inputs = {}
     for b in batches:
         inputs[b] = os.path.join("build", "bench", "peers", f"in-{b}.npy")
         np.save(os.path.join(ROOT, inputs[b]), np.random.default_rng(0).standard_normal((b, 3, 224, 224), dtype=np.float32))
-    outputs = {name: os.path.join("build", "bench", "peers", f"out-{i}.npy") for i, (name, _) in enumerate(engines)}
-    quiet, busy_flag = Quiet(args.max_wait), {}
+    quiet, start = Quiet(args.max_wait), time.perf_counter()
+    for i, name in enumerate(names):
+        if i:
+            print()
+        peer_tables(name, args, batches, inputs, quiet)
+    models = "" if args.models == PEER_DEFAULT else f" --models {args.models}"
+    print(f"\nCommand: build/venv/bin/python bench/compare.py --peers{models} --reps {args.reps} "
+          f"--rounds {args.rounds}{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes}"
+          f"{' --no-busy' if args.no_busy else ''} (make bench runs it)"
+          + ("" if args.no_busy else "; bold: 2 threads within 1.1x of 1 thread") + ".")
+    print(f"compare.py --peers took {(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr)
+
+
+def peer_tables(name, args, batches, inputs, quiet):
+    """--peers on one model: its quiet table, the targets and (without --no-busy) its busy-core table."""
+    folder, engines = peer_engines(name, args)
+    outputs = {engine: os.path.join(folder, f"out-{i}.npy") for i, (engine, _) in enumerate(engines)}
+    busy_flag = {}
 
     def rounds(groups, rounds, label):
         """{(engine, B, T): [result per round]}. In each round, for each group of (B, T), every engine runs the
@@ -370,14 +436,14 @@ def peers(args):
         for rnd in range(rounds):
             order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
             for group in groups:
-                for name, fn in order:
+                for engine, fn in order:
                     for b, t in group:
                         if label == "quiet":
-                            busy_flag[(name, b, t)] = max(busy_flag.get((name, b, t), 0.0), quiet.wait())
-                        out = outputs[name] if (b, t, rnd) == (1, 1, 0) and label == "quiet" else None
+                            busy_flag[(engine, b, t)] = max(busy_flag.get((engine, b, t), 0.0), quiet.wait())
+                        out = outputs[engine] if (b, t, rnd) == (1, 1, 0) and label == "quiet" else None
                         r = fn(b, t, args.reps, inputs[b], out)
-                        got.setdefault((name, b, t), []).append(r)
-                        print(f"{label}, round {rnd + 1}: {name} B={b} T={t}: {r['median_s']:.4f} s"
+                        got.setdefault((engine, b, t), []).append(r)
+                        print(f"{name}, {label}, round {rnd + 1}: {engine} B={b} T={t}: {r['median_s']:.4f} s"
                               + (f" (ran {r['ran_precision']})" if "ran_precision" in r else ""), file=sys.stderr)
         return got
 
@@ -388,64 +454,68 @@ def peers(args):
     got = rounds([[k] for k in quiet_keys], args.rounds, "quiet")
     ref = np.load(os.path.join(ROOT, outputs[engines[-1][0]])).astype(np.float64)  # PyTorch's
     cols = [f"B={b}, {t} thread{'s' if t > 1 else ''}" for b, t in quiet_keys]
-    print(f"ViT-B/16 (224 px, random weights: tools/export.py torchvision:vit_b_16 --seed 0), {cpu_summary()}. "
-          f"Median over {args.rounds} alternating rounds of each run's median of {args.reps} passes.\n")
+    dtypes = [d for d in args.vit_dtypes.split(",") if d != "F32"]
+    print(f"{name} (224 px, random weights: tools/export.py {PEER_MODELS[name]} --seed 0"
+          + (f"; vit.h's {' and '.join(dtypes)} files: tools/export.py --from it --dtype" if dtypes else "")
+          + f"), {cpu_summary()}. Median over {args.rounds} alternating rounds of each run's median of {args.reps} passes.\n")
     print("| engine | " + " | ".join(cols) + " | ran | rel. L2 to PyTorch (B=1) | load (s) | peak RSS, B=1 (MB) |")
     print("|---|" + "---|" * (len(cols) + 4))
-    for name, _ in engines:
-        first = got[(name, 1, 1)][0]
-        y = np.load(os.path.join(ROOT, outputs[name])).astype(np.float64)
+    for engine, _ in engines:
+        first = got[(engine, 1, 1)][0]
+        y = np.load(os.path.join(ROOT, outputs[engine])).astype(np.float64)
         rel = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
-        cells = [f"{med(got[(name, b, t)]):.3f} s{' (busy)' if busy_flag[(name, b, t)] > quiet.threshold else ''}" for b, t in quiet_keys]
-        print(f"| {name} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | {rel:.1e} | {first['load_s']:.2f} | "
+        cells = [f"{med(got[(engine, b, t)]):.3f} s{' (busy)' if busy_flag[(engine, b, t)] > quiet.threshold else ''}"
+                 for b, t in quiet_keys]
+        print(f"| {engine} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | {rel:.1e} | {first['load_s']:.2f} | "
               f"{first['peak_rss_mb']:.0f} |")
     # The issue's targets, for the rows present: vit.h at <= 0.9x the faster peer of its precision.
-    names = [n for n, _ in engines]
+    present = [n for n, _ in engines]
     targets = [("vit.h f32 (bench_vit)", ("ONNX Runtime f32", "OpenVINO f32")),
                ("vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
                ("vit.h int8 (bench_vit)", ("ONNX Runtime int8 (dynamic quantisation)", "vit.h bf16 (bench_vit)"))]
     print()
     for mine, theirs in targets:
-        if mine in names and all(t in names for t in theirs):
+        if mine in present and all(t in present for t in theirs):
             ratios = [med(got[(mine, b, t)]) / min(med(got[(o, b, t)]) for o in theirs) for b, t in quiet_keys]
             print(f"{mine.split(' (')[0]} / the faster of {' and '.join(t.split(' (')[0] for t in theirs)}: "
                   + ", ".join(f"{r:.2f} ({c})" for r, c in zip(ratios, cols)) + " (target <= 0.9)")
     flagged = sum(1 for v in busy_flag.values() if v > quiet.threshold)
     print(f"{flagged} measurement cell(s) marked (busy): other processes kept the cores busy then "
-          f"(waited {quiet.waited:.0f} s of a {quiet.budget:.0f} s budget for a quiet machine).")
+          f"(waited {quiet.waited:.0f} s so far of a {quiet.budget:.0f} s budget for a quiet machine).")
+    if args.no_busy:
+        return
 
     # Busy core: a spinner on one core, each engine's 1 and 2 threads alternating.
     with Spinner():
         busy = rounds([[(b, 1), (b, 2)] for b in batches], max(1, args.rounds - 1), "busy core")
-    print("\nAnother process spinning on one core while 1- and 2-thread runs alternate "
+    print(f"\n{name}, another process spinning on one core while 1- and 2-thread runs alternate "
           f"(median over {max(1, args.rounds - 1)} round(s)):\n")
     head = []
     for b in batches:
         head += [f"B={b}, 1 thread", f"B={b}, 2 threads", f"B={b}, 2 threads / 1"]
     print("| engine, one core busy | " + " | ".join(head) + " |")
     print("|---|" + "---|" * len(head))
-    for name, _ in engines:
+    for engine, _ in engines:
         cells = []
         for b in batches:
-            one, two = med(busy[(name, b, 1)]), med(busy[(name, b, 2)])
+            one, two = med(busy[(engine, b, 1)]), med(busy[(engine, b, 2)])
             cells += [f"{one:.3f} s", f"{two:.3f} s", f"**{two / one:.2f}**" if two / one <= 1.1 else f"{two / one:.2f}"]
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    print(f"\nCommand: build/venv/bin/python bench/compare.py --peers --reps {args.reps} --rounds {args.rounds}"
-          f"{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes} (make bench runs it); "
-          f"bold: 2 threads within 1.1x of 1 thread.")
+        print(f"| {engine} | " + " | ".join(cells) + " |")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="ViT-B/16 only, B=1")
+    ap.add_argument("--quick", action="store_true", help="B=1 only (and without --peers, ViT-B/16 only)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--modules", action="store_true", help="the seed modules and ViT parts instead of whole ViTs")
     ap.add_argument("--min-time", type=float, default=0.25, help="--modules: seconds per measurement (default 0.25)")
     ap.add_argument("--only", help="--modules: comma-separated name fragments to run (default all)")
     ap.add_argument("--max-wait", type=float, default=300, help="--modules, --peers: seconds to wait in all for a quiet machine (default 300)")
-    ap.add_argument("--peers", action="store_true", help="ViT-B/16 in vit.h, ONNX Runtime, OpenVINO and PyTorch, and a busy-core table")
-    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype (tools/export.py --dtype; default F32)")
+    ap.add_argument("--peers", action="store_true", help="ViTs in vit.h, ONNX Runtime, OpenVINO and PyTorch, and a busy-core table")
+    ap.add_argument("--models", default=PEER_DEFAULT, help=f"--peers: comma-separated, of {', '.join(PEER_MODELS)} (default {PEER_DEFAULT})")
+    ap.add_argument("--no-busy", action="store_true", help="--peers: leave out the busy-core table")
+    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype, F32, BF16 or I8 (default F32)")
     args = ap.parse_args()
     if args.modules:
         return modules(args)
