@@ -243,6 +243,40 @@ typedef struct vit_attn_shape {
     int32_t ld;         /* floats from one token's row of q, k or v to the next: >= NH*HS */
     float scale, post;
 } vit_attn_shape;
+
+/* The sizes of attention split in two (vit_k_scores, vit_k_attend): head h
+   of a row of q, k or v sits in its columns [h*HS, (h+1)*HS). */
+typedef struct vit_heads_shape {
+    int32_t B, NH;      /* batch, heads */
+    int32_t Nq, Nk;     /* queries; keys and values (per batch item) */
+    int32_t HS;         /* head size */
+    int32_t ldq, ldk;   /* floats from one row of q (k) to the next: >= NH*HS (vit_k_scores) */
+    int32_t ldv;        /* the same for v (vit_k_attend) */
+    float scale;        /* scores = scale * q.k (vit_k_scores) */
+} vit_heads_shape;
+
+/* The sizes of AFT-full/local (vit_k_aft). */
+typedef struct vit_aft_shape {
+    int32_t B, T, D;    /* q, k, v and y are (B, T, D): B sequences of T steps, D features */
+    int32_t ldw;        /* floats from one row of the position biases w (T, T) to the next: >= T */
+    int32_t s;          /* window: w[t][t'] counts where |t - t'| < s, 0 elsewhere (AFT-full: s >= T) */
+} vit_aft_shape;
+
+/* The sizes of a depth-wise convolution, channels last (vit_k_dwconv). */
+typedef struct vit_conv_shape {
+    int32_t B, H, W, C; /* input (B, H, W, C) */
+    int32_t K;          /* kernel size: K x K taps per channel */
+    int32_t stride;     /* both ways; output Ho = (H + 2 pad - K) / stride + 1, the same for Wo */
+    int32_t pad;        /* zeros on every side */
+} vit_conv_shape;
+
+/* The sizes of a patch embedding's convolution (vit_k_patch_conv): kernel =
+   stride = P, no padding. */
+typedef struct vit_patch_shape {
+    int32_t B, C, H, W; /* input images (B, C, H, W) */
+    int32_t P;          /* patch size; H/P by W/P patches (a remainder is dropped) */
+    int32_t D;          /* output channels: y (B, (H/P)*(W/P), D) */
+} vit_patch_shape;
 /* CLS: the class token; MEAN: all tokens, class token included (the einops ViT);
    AVG: the patch tokens only (timm's global_pool='avg'); MAP: attention
    pooling, a learned probe attending over the patch tokens, then an MLP
@@ -691,13 +725,13 @@ VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act
 /* y = a + b, n values; y may alias a or b. */
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n);
 VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
-/* Convolution with kernel = stride = P, no padding, as patch tokens:
-   y (B, (H/P)*(W/P), D) = conv(x (B, Cin, H, W), w (D, Cin, P, P)) + b (D).
-   The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
-VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin,
-                             int H, int W, int P, int D);
-VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W,
-                                 int P, int D);
+/* Convolution with kernel = stride = P, no padding, as patch tokens, the
+   sizes in sh (vit_patch_shape): y (B, (H/P)*(W/P), D) = conv(x (B, C, H,
+   W), w (D, C, P, P)) + b (D). The fast version needs cols: scratch of
+   B*(H/P)*(W/P)*C*P*P floats. */
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b,
+                             const vit_patch_shape *sh);
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, const vit_patch_shape *sh);
 /* Multi-head attention core, sizes in s (vit_attn_shape).
    q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS).
    out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
@@ -725,41 +759,39 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n);
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW);
 VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout,
                               int HW);
-/* Depth-wise K x K convolution, channels last: y (B, Ho, Wo, C) from x (B,
-   H, W, C), w (C, 1, K, K), b (C) or NULL; Ho = (H + 2 pad - K) / stride + 1.
-   The fast version needs wt: scratch of K*K*C floats. */
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
-                         int C, int K, int stride, int pad);
-VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C,
-                             int K, int stride, int pad);
+/* Depth-wise K x K convolution, channels last, the sizes in sh
+   (vit_conv_shape): y (B, Ho, Wo, C) from x (B, H, W, C), w (C, 1, K, K),
+   b (C) or NULL; Ho = (H + 2 pad - K) / stride + 1. The fast version needs
+   wt: scratch of K*K*C floats. */
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b,
+                         const vit_conv_shape *sh);
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, const vit_conv_shape *sh);
 /* Average pooling with kernel = stride = S in ceil mode, channels last:
    y (B, ceil(H/S), ceil(W/S), C); a window cut by the border averages the
    pixels it covers (AvgPool2d(S, S, ceil_mode=True)). */
 VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S);
 VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int C, int S);
-/* Attention scores per head: s (B, NH, Nq, Nk) = scale * q . k, with q (B,
-   Nq, ldq) and k (B, Nk, ldk) holding head h in columns [h*HS, (h+1)*HS). */
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                         int ldk, float scale);
-VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                             int ldk, float scale);
-/* Weights times values per head: out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) .
-   v (B, Nk, ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version
-   needs vt: scratch of B*NH*HS*Nk floats. */
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                         int ldv);
-VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                             int ldv);
-/* AFT-full/local core for B sequences of T steps and D features, q, k, v, y
-   (B, T, D): y = sigmoid(q) * sum_t' e^(w[t][t'] + k[t']) v[t'] / sum_t'
-   e^(w[t][t'] + k[t']), w (T, T) with row stride ldw, where w[t][t']
-   counts only for |t - t'| < s and is 0 elsewhere (AFT-full: s >= T).
-   att, optional, receives the (B, D, T, T) weights. The fast version needs
-   scratch of T*T + 4*T*D + D floats. */
+/* Attention scores per head, the sizes in sh (vit_heads_shape): s (B, NH,
+   Nq, Nk) = scale * q . k, with q (B, Nq, ldq) and k (B, Nk, ldk) holding
+   head h in columns [h*HS, (h+1)*HS). */
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_heads_shape *sh);
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, const vit_heads_shape *sh);
+/* Weights times values per head, the sizes in sh (vit_heads_shape; ldq,
+   ldk and scale unused): out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) . v (B, Nk,
+   ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version needs vt:
+   scratch of B*NH*HS*Nk floats. */
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh);
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, const vit_heads_shape *sh);
+/* AFT-full/local core for B sequences of T steps and D features, the sizes
+   in sh (vit_aft_shape), q, k, v, y (B, T, D): y = sigmoid(q) * sum_t'
+   e^(w[t][t'] + k[t']) v[t'] / sum_t' e^(w[t][t'] + k[t']), w (T, T) with
+   row stride ldw, where w[t][t'] counts only for |t - t'| < s and is 0
+   elsewhere (AFT-full: s >= T). att, optional, receives the (B, D, T, T)
+   weights. The fast version needs scratch of T*T + 4*T*D + D floats. */
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
-                      const float *w, int B, int T, int D, int ldw, int s);
-VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B,
-                          int T, int D, int ldw, int s);
+                      const float *w, const vit_aft_shape *sh);
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w,
+                          const vit_aft_shape *sh);
 /* AFT-simple (w = 0): y = sigmoid(q) * sum_t' softmax_t'(k)[t'] v[t'];
    att, optional, receives the (B, D, T) softmax over tokens. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
@@ -3268,8 +3300,8 @@ static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_re
 
 /* ---- kernels: patch convolution ---- */
 
-VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W,
-                                 int P, int D) {
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, const vit_patch_shape *sh) {
+    int B = sh->B, Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, D = sh->D;
     int GH = H / P, GW = W / P, bi, py, px, d, c, ky, kx;
     for (bi = 0; bi < B; bi++)
         for (py = 0; py < GH; py++)
@@ -3309,13 +3341,13 @@ static void vit__im2col_rows(const void *ctx, int r0, int r1, int thread) {
 
 /* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
    order), then one GEMM against w viewed as (D, Cin*P*P). */
-VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin,
-                             int H, int W, int P, int D) {
-    int rows = B * (H / P) * (W / P), K = Cin * P * P;
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b,
+                             const vit_patch_shape *sh) {
+    int Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, rows = sh->B * (H / P) * (W / P), K = Cin * P * P;
     vit__im2col a;
     a.cols = cols; a.x = x; a.Cin = Cin; a.H = H; a.W = W; a.P = P;
     vit__parallel(rows, vit__par_threads((double)rows * K), vit__im2col_rows, &a);
-    vit_k_matmul(y, cols, w, b, rows, K, D);
+    vit_k_matmul(y, cols, w, b, rows, K, sh->D);
 }
 
 /* ---- kernels: attention ---- */
@@ -3618,8 +3650,8 @@ VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const fl
             }
 }
 
-VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C,
-                             int K, int stride, int pad) {
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, const vit_conv_shape *sh) {
+    int B = sh->B, H = sh->H, W = sh->W, C = sh->C, K = sh->K, stride = sh->stride, pad = sh->pad;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, bi, oy, ox, c, ky, kx;
     for (bi = 0; bi < B; bi++)
         for (oy = 0; oy < Ho; oy++)
@@ -3722,8 +3754,9 @@ static void vit__dwconv_rows(const void *ctx, int r0, int r1, int thread) {
     }
 }
 
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
-                         int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b,
+                         const vit_conv_shape *sh) {
+    int B = sh->B, H = sh->H, W = sh->W, C = sh->C, K = sh->K, stride = sh->stride, pad = sh->pad;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c;
     vit__poolk a;
     for (i = 0; i < K * K; i++)
@@ -3768,10 +3801,10 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
     vit_k_conv1x1_ref(y, x, w, b, B, Cin, Cout, HW);
 }
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
-                         int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b,
+                         const vit_conv_shape *sh) {
     (void)wt;
-    vit_k_dwconv_ref(y, x, w, b, B, H, W, C, K, stride, pad);
+    vit_k_dwconv_ref(y, x, w, b, sh);
 }
 VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
     vit_k_avgpool_ref(y, x, B, H, W, C, S);
@@ -3784,9 +3817,9 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
    transformed between the softmax and the values. Both go through the GEMM,
    one task per (batch, head). */
 
-VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                             int ldk, float scale) {
-    int bi, h, i, j, d;
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS, ldq = sh->ldq, ldk = sh->ldk, bi, h, i, j, d;
+    float scale = sh->scale;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++)
             for (i = 0; i < Nq; i++)
@@ -3799,9 +3832,8 @@ VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, in
                 }
 }
 
-VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                             int ldv) {
-    int bi, h, i, j, d, C = NH * HS;
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS, ldv = sh->ldv, bi, h, i, j, d, C = NH * HS;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++)
             for (i = 0; i < Nq; i++)
@@ -3837,11 +3869,12 @@ static void vit__scores_heads(const void *ctx, int t0, int t1, int thread) {
     }
 }
 
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                         int ldk, float scale) {
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS;
     vit__splitk a;
     memset(&a, 0, sizeof a);
-    a.s = s; a.q = q; a.k = k; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldq = ldq; a.ldk = ldk; a.scale = scale;
+    a.s = s; a.q = q; a.k = k; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldq = sh->ldq; a.ldk = sh->ldk;
+    a.scale = sh->scale;
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__scores_heads, &a);
 }
 
@@ -3861,22 +3894,20 @@ static void vit__attend_heads(const void *ctx, int t0, int t1, int thread) {
     }
 }
 
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                         int ldv) {
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS;
     vit__splitk a;
     memset(&a, 0, sizeof a);
-    a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = ldv;
+    a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = sh->ldv;
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__attend_heads, &a);
 }
 #else
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                         int ldk, float scale) {
-    vit_k_scores_ref(s, q, k, B, NH, Nq, Nk, HS, ldq, ldk, scale);
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_heads_shape *sh) {
+    vit_k_scores_ref(s, q, k, sh);
 }
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                         int ldv) {
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh) {
     (void)vt;
-    vit_k_attend_ref(out, p, v, B, NH, Nq, Nk, HS, ldv);
+    vit_k_attend_ref(out, p, v, sh);
 }
 #endif
 
@@ -3930,9 +3961,9 @@ static float vit__aft_exact(float *att, const float *k, const float *v, const fl
     return num / den;
 }
 
-VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B,
-                          int T, int D, int ldw, int s) {
-    int bi, t, d;
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w,
+                          const vit_aft_shape *sh) {
+    int B = sh->B, T = sh->T, D = sh->D, ldw = sh->ldw, s = sh->s, bi, t, d;
     for (bi = 0; bi < B; bi++)
         for (t = 0; t < T; t++)
             for (d = 0; d < D; d++) {
@@ -4064,15 +4095,15 @@ static void vit__aft_att_rows(const void *ctx, int r0, int r1, int thread) {
 }
 
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
-                      const float *w, int B, int T, int D, int ldw, int s) {
+                      const float *w, const vit_aft_shape *sh) {
     vit__aftk a;
-    int bi, t, d;
+    int B = sh->B, T = sh->T, D = sh->D, bi, t, d;
     a.att = att;
     a.E = scratch;
     a.gv = a.E + (size_t)T * T;
     a.nd = a.gv + (size_t)2 * D * T;
     a.km = a.nd + (size_t)T * 2 * D;
-    a.w = w; a.T = T; a.D = D; a.ldw = ldw; a.s = s;
+    a.w = w; a.T = T; a.D = D; a.ldw = sh->ldw; a.s = sh->s;
     vit__parallel(T, vit__par_threads((double)T * T), vit__aft_e_rows, &a);
     for (bi = 0; bi < B; bi++) {
         a.bi = bi;
@@ -4140,9 +4171,9 @@ VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *
 }
 #else
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
-                      const float *w, int B, int T, int D, int ldw, int s) {
+                      const float *w, const vit_aft_shape *sh) {
     (void)scratch;
-    vit_k_aft_ref(y, att, q, k, v, w, B, T, D, ldw, s);
+    vit_k_aft_ref(y, att, q, k, v, w, sh);
 }
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T,
                              int D) {
@@ -5027,11 +5058,13 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
+        vit_patch_shape ps; /* one image at a time */
+        ps.B = 1; ps.C = p->in_channels; ps.H = H; ps.W = W; ps.P = P; ps.D = C;
         for (bi = 0; bi < B; bi++) {
             float *yb = y.data + (size_t)bi * T * C, *at = yb;
             /* tokens go straight to their rows after the prefix */
             vit_k_patch_conv(yb + (size_t)pre * C, cols.data, x->data + (size_t)bi * p->in_channels * H * W,
-                             w->conv_w.data, w->conv_b.data, 1, p->in_channels, H, W, P, C);
+                             w->conv_w.data, w->conv_b.data, &ps);
             if (p->class_token) { memcpy(at, w->cls.data, (size_t)C * sizeof(float)); at += C; }
             if (p->dist_token) { memcpy(at, w->dist.data, (size_t)C * sizeof(float)); at += C; }
             if (p->reg_tokens) memcpy(at, w->reg.data, (size_t)p->reg_tokens * C * sizeof(float));
@@ -5497,17 +5530,21 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->o_w, B * N, NH * dv), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         const float *kv = x->data;
+        vit_heads_shape hs;
+        hs.B = B; hs.NH = NH; hs.Nq = N; hs.Nk = Nk; hs.HS = dk; hs.ldq = hs.ldk = NH * dk; hs.ldv = NH * dv;
+        hs.scale = 1.0f / sqrtf((float)dk);
         vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * N, C, NH * dk, xs);
         if (R > 1) {
             /* (B, N, C) is (B, H, W, C): the conv runs channels last */
-            vit_k_dwconv(src.data, wt.data, x->data, w->sr_w.data, w->sr_b.data, B, H, W, C, R + 1, R, R / 2);
+            vit_conv_shape cs;
+            cs.B = B; cs.H = H; cs.W = W; cs.C = C; cs.K = R + 1; cs.stride = R; cs.pad = R / 2;
+            vit_k_dwconv(src.data, wt.data, x->data, w->sr_w.data, w->sr_b.data, &cs);
             vit_k_layernorm(src.data, src.data, w->ln_w.data, w->ln_b.data, B * Nk, C, 1e-5f);
             kv = src.data;
         }
         vit__dense(k.data, kv, &w->k_w, w->k_b.data, B * Nk, C, NH * dk, xs);
         vit__dense(v.data, kv, &w->v_w, w->v_b.data, B * Nk, C, NH * dv, xs);
-        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, B, NH, N, Nk, dk, NH * dk, NH * dk,
-                     1.0f / sqrtf((float)dk));
+        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, &hs);
         if (tr) {
             float *mean = st.data, *var = mean + B * NH, *sc = var + B * NH, *sh = sc + B * NH;
             vit_k_conv1x1(att.data, s2.data, w->tr_w.data, w->tr_b.data, B, NH, NH, N * Nk); /* mixes the heads */
@@ -5521,7 +5558,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
             vit_k_rowaffine(att.data, att.data, sc, sh, B * NH, N * Nk);
         } else
             vit_k_softmax(att.data, att.data, B * NH * N, Nk);
-        vit_k_attend(o.data, vt.data, att.data, v.data, B, NH, N, Nk, dv, NH * dv);
+        hs.HS = dv; /* values have their own head size */
+        vit_k_attend(o.data, vt.data, att.data, v.data, &hs);
         vit__dense(y.data, o.data, &w->o_w, w->o_b.data, B * N, NH * dv, C, xs);
     }
     vit_arena_rewind(a, mark);
@@ -5882,9 +5920,11 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         vit__dense(k.data, x->data, &w->k_w, w->k_b.data, B * T, D, HD, xs);
         vit__dense(v.data, x->data, &w->v_w, w->v_b.data, B * T, D, HD, xs);
         if (simple) vit_k_aft_simple(h.data, attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
-        else
-            vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
-                      p->variant == VIT_AFT_LOCAL ? p->s : T);
+        else {
+            vit_aft_shape as; /* wbias is (M, M): its top-left (T, T) */
+            as.B = B; as.T = T; as.D = HD; as.ldw = M; as.s = p->variant == VIT_AFT_LOCAL ? p->s : T;
+            vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, &as);
+        }
         vit__dense(y.data, h.data, &w->proj_w, w->proj_b.data, B * T, HD, D, xs);
     }
     vit_arena_rewind(a, mark);
@@ -7589,6 +7629,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
     size_t mark = vit_arena_mark(a);
     vit_tensor q, kv, sc, vt, o, h;
+    vit_heads_shape hs; /* one query per head: the probe's */
     vit_mlp_params lp;
     vit__epi e;
     vit_result r;
@@ -7614,9 +7655,11 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
 
         /* keys and values of every token; one query per head attends */
         vit__dense(kv.data, x, &w->kv_w, w->kv_b.data, B * Np, C, 2 * C, xs);
-        vit_k_scores(sc.data, q.data, kv.data, B, NH, 1, Np, HS, C, 2 * C, 1.0f / sqrtf((float)HS));
+        hs.B = B; hs.NH = NH; hs.Nq = 1; hs.Nk = Np; hs.HS = HS; hs.ldq = C; hs.ldk = hs.ldv = 2 * C;
+        hs.scale = 1.0f / sqrtf((float)HS);
+        vit_k_scores(sc.data, q.data, kv.data, &hs);
         vit_k_softmax(sc.data, sc.data, B * NH, Np);
-        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, B, NH, 1, Np, HS, 2 * C);
+        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, &hs);
 
         /* projection, then z + MLP(LayerNorm(z)) */
         vit__dense(pooled, o.data, &w->proj_w, w->proj_b.data, B, C, C, xs);
@@ -10540,7 +10583,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          vit_sdsa_classifier_*; namings say what they are
                          (patchify, einops, proj_qkv, seq_layers, seq_mlp,
                          conv_proj, default) and the seed strings of older
-                         files are still read.
+                         files are still read. Breaking: the wide kernels
+                         take shape structs (vit_k_scores and vit_k_attend
+                         vit_heads_shape, vit_k_aft vit_aft_shape,
+                         vit_k_dwconv vit_conv_shape, vit_k_patch_conv
+                         vit_patch_shape).
      0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
                          (85-90% of the FMA peak on ViT-B shapes); a
                          few-rows product where it beats the GEMM; short softmax rows
