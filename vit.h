@@ -2001,6 +2001,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
     vit__vf va = vit__v_set1(alpha);
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
+
     /* The partial sums this tile adds to come back from far away when y is
        large (a batch): ask for them now, while the k loop runs. */
 #define VIT__PREFETCH_Y(i) \
@@ -2009,6 +2010,8 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
         VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1); \
     }
     VIT__ROWS(VIT__PREFETCH_Y)
+
+    /* the products: one rank-1 update of the accumulators per k */
     for (k = 0; k < kc; k++) {
         vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR),
                 b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
@@ -2020,6 +2023,8 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
         }
         VIT__ROWS(VIT__STEP)
     }
+
+    /* add what y holds, then alpha and the bias on the last block */
 #define VIT__OUT(i)                                                                     \
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
@@ -2242,6 +2247,8 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     int K = p->K, k = 0;
     vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vinv;
     vit__vi vzp;
+
+    /* BF16: the row rounded to bfloat16, in pairs for the dot product, else widened back to floats */
     if (p->wt == VIT_DTYPE_BF16) {
 #if VIT__DOT_BF16
         uint16_t *h = (uint16_t *)(void *)d;
@@ -2258,6 +2265,8 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 #endif
         return;
     }
+
+    /* I8: the row's range, which sets its scale and zero point */
     for (; k + VIT__VW <= K; k += VIT__VW) {
         vit__vf v = vit__v_load(xm + k);
         vlo = vit__v_min(vlo, v);
@@ -2274,6 +2283,8 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     zps[m] = zp;
     vinv = vit__v_set1(inv);
     vzp = vit__vi_set1(zp);
+
+    /* the row quantised to u8: shifted for the dot product, else as floats less the zero point */
     for (k = 0; k + VIT__VW <= K; k += VIT__VW) {
         vit__vi r = vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k), vinv)), vzp);
         r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(255));
@@ -2421,6 +2432,8 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
 #define VIT__DECL_I(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = vit__vi_zero();
     VIT__ROWS(VIT__DECL_I)
 #undef VIT__DECL_I
+
+    /* S = the sum of u8 x s8 products, four per dot step */
     for (g = 0; g < t->kc; g++) {
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR),
                 b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
@@ -2433,6 +2446,8 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
         VIT__ROWS(VIT__STEP)
 #undef VIT__STEP
     }
+
+    /* S less zp times the column sums, plus the earlier blocks'; the last block scales it to floats */
 #define VIT__OUT_I(i) \
     if (mr > i) { \
         float *yi = t->y + (size_t)i * t->ldy; \
@@ -2579,6 +2594,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     t.ldy = ldy; t.ldx = (int)xrow; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
     t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws ? p->ws + n0 : NULL; t.wsum = wsum;
 #endif
+
+    /* this block's panel of weights, packed in the order the tiles read it */
     if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16
     else if (p->wt == VIT_DTYPE_BF16) vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, nv, k0, kc);
@@ -2587,6 +2604,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     else if (p->wt == VIT_DTYPE_I8) vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, nv, k0, kc);
 #endif
     else vit__pack_panel_wide(bp, p, n0, nv, k0, kc);
+
     /* While this block is multiplied, pull the next one (the next k block,
        else the next panel's first) towards the cache a few lines before
        each tile: at batch 1 the weights stream from memory once per
@@ -2600,6 +2618,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
             VIT__PREFETCH(wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64);
             if (++line == row_lines) { line = 0; row++; }
         }
+
         /* The residual rows of this tile are read once, far apart: ask for
            them before the tile runs. */
         if (e && e->r && last) {
@@ -2609,6 +2628,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
             }
         }
+
+        /* the tile: FMA on floats, else the BF16 or I8 dot products */
         if (!dot) {
             int q8 = p->wt == VIT_DTYPE_I8; /* S first, scaled below */
             (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx,
@@ -4253,13 +4274,19 @@ static void vit__outlook_heads(const void *ctx, int t0, int t1, int thread) {
     for (task = t0; task < t1; task++) {
         int bi = task / NH, h = task % NH, l, i;
         float *Ah = att + (size_t)task * L * KK * KK;
+
+        /* this head's channels of y start at zero: overlapping windows add into them */
         for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));
+
+        /* the head's (K^2, K^2) attention at every window */
         for (l = 0; l < L; l++) {
             const float *lg = logits + (((size_t)bi * L + l) * NH + h) * KK * KK;
             if (KK < VIT__VW) vit__softmax_shift(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
             else vit__softmax_rows(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
         }
         if (KK < VIT__VW) vit__softmax_finish(Ah, L * KK, KK);
+
+        /* fold: every window adds A v at its pixels */
         for (l = 0; l < L; l++) {
             int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad, ay, ax, cy, cx, d0;
             int ky0 = oy < 0 ? -oy : 0, ky1 = oy + K > H ? H - oy : K, kx0 = ox < 0 ? -ox : 0,
@@ -4647,10 +4674,14 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
     vit_result r;
     int counting = vit__ld_counting(L);
     memset(w, 0, sizeof *w);
+
+    /* the output projection and the qk-norm LayerNorms, the same in every layout */
     if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
     if (qk_norm && ((r = vit__bind_ln(L, &w->q_norm_w, &w->q_norm_b, prefix, nm->q_norm, C / NH, why)) != VIT_OK ||
                     (r = vit__bind_ln(L, &w->k_norm_w, &w->k_norm_b, prefix, nm->k_norm, C / NH, why)) != VIT_OK))
         return r;
+
+    /* separate q, k, v layers: stacked here */
     if (nm->layout == VIT__QKV_SEPARATE) {
         /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
         vit_tensor qw[3], qb[3];
@@ -4674,6 +4705,8 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
             }
         return VIT_OK;
     }
+
+    /* one fused qkv layer, reordered when its rows interleave */
     snprintf(n, sizeof n, "%s%s", prefix, nm->w);
     if ((r = vit__bind_dense(L, &w->qkv_w, n, 3 * C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s", prefix, nm->b);
@@ -5033,6 +5066,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     char s[64];
     int32_t B, H, W, P, C, N, T, K, bi, pre;
     size_t mark;
+
+    /* the params, the weights they ask for, then the input against them */
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
     P = p->patch_size; C = p->dim;
     pre = (p->class_token ? 1 : 0) + (p->dist_token ? 1 : 0) + p->reg_tokens;
@@ -5050,6 +5085,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if (H % P || W % P)
         return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W,
                          (int)P);
+
+    /* sizes; y stays, the im2col columns are scratch */
     N = (H / P) * (W / P);
     T = N + pre;
     K = p->in_channels * P * P;
@@ -5057,6 +5094,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
+
+    /* per image: patch tokens, then prefix tokens, then the position embedding */
     if (!vit_arena_counting(a)) {
         vit_patch_shape ps; /* one image at a time */
         ps.B = 1; ps.C = p->in_channels; ps.H = H; ps.W = W; ps.P = P; ps.D = C;
@@ -5076,6 +5115,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
             }
         }
     }
+
+    /* the scratch back to the arena; y stays */
     vit_arena_rewind(a, mark);
     (void)attn;
     *out = y;
@@ -5481,6 +5522,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     size_t mark, xb;
     void *xs;
     double big;
+
+    /* the params and the weights they ask for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "emsa: NULL argument");
     C = p->dim; NH = p->heads; dk = p->d_k; dv = p->d_v; R = p->ratio;
     tr = p->transform && NH > 1;
@@ -5489,6 +5532,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) || (tr && !w->tr_w.data))
         return vit__fail(VIT_ERR_ARG, "emsa: params or weights not set");
     if (R > 65536) return vit__fail(VIT_ERR_ARG, "emsa: ratio %d is larger than 65536", (int)R);
+
+    /* the input (B, N, C); a reduction (R > 1) needs its tokens to be the H x W grid */
     if ((r = vit__need3(x, "emsa", C)) != VIT_OK) return r;
     B = x->shape[0]; N = x->shape[1]; Nk = N;
     if (R > 1) {
@@ -5504,6 +5549,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         Wo = (W + 2 * (R / 2) - (R + 1)) / R + 1;
         Nk = Ho * Wo;
     }
+
+    /* y and the maps asked for stay; everything after the mark is scratch */
     big = (double)NH * (dk > dv ? dk : dv);
     if ((r = vit__fits((double)B * N * (big > C ? big : C), B, "emsa")) != VIT_OK ||
         (r = vit__fits((double)B * NH * N * Nk, B, "emsa attention")) != VIT_OK)
@@ -5533,6 +5580,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         vit_heads_shape hs;
         hs.B = B; hs.NH = NH; hs.Nq = N; hs.Nk = Nk; hs.HS = dk; hs.ldq = hs.ldk = NH * dk; hs.ldv = NH * dv;
         hs.scale = 1.0f / sqrtf((float)dk);
+
+        /* queries from the tokens; keys and values from the tokens, or from the strided conv's grid */
         vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * N, C, NH * dk, xs);
         if (R > 1) {
             /* (B, N, C) is (B, H, W, C): the conv runs channels last */
@@ -5544,6 +5593,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         }
         vit__dense(k.data, kv, &w->k_w, w->k_b.data, B * Nk, C, NH * dk, xs);
         vit__dense(v.data, kv, &w->v_w, w->v_b.data, B * Nk, C, NH * dv, xs);
+
+        /* the maps: softmax of the scores, or the transform's head mixing, softmax and InstanceNorm */
         vit_k_scores(tr ? s2.data : att.data, q.data, k.data, &hs);
         if (tr) {
             float *mean = st.data, *var = mean + B * NH, *sc = var + B * NH, *sh = sc + B * NH;
@@ -5558,10 +5609,14 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
             vit_k_rowaffine(att.data, att.data, sc, sh, B * NH, N * Nk);
         } else
             vit_k_softmax(att.data, att.data, B * NH * N, Nk);
+
+        /* maps times values, then the output projection */
         hs.HS = dv; /* values have their own head size */
         vit_k_attend(o.data, vt.data, att.data, v.data, &hs);
         vit__dense(y.data, o.data, &w->o_w, w->o_b.data, B * N, NH * dv, C, xs);
     }
+
+    /* the scratch back to the arena; y and the maps stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -5662,6 +5717,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     vit_result r;
     int32_t B, C, G, Ch, HW, q, c, bi;
     size_t mark;
+
+    /* the params, the weights, and channels that split into groups of two halves */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "shuffle: NULL argument");
     C = p->channels; G = p->groups;
     if (C < 1 || G < 1 || !w->cweight.data || !w->cbias.data || !w->sweight.data || !w->sbias.data || !w->gn_w.data ||
@@ -5671,10 +5728,14 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
         return vit__fail(VIT_ERR_ARG,
                          "shuffle: %d channels do not split into %d groups of two equal halves (C %% 2G != 0)", (int)C,
                          (int)G);
+
+    /* the input (B, C, H, W) and the sizes */
     if ((r = vit__need4(x, "shuffle", C, 0)) != VIT_OK) return r;
     B = x->shape[0]; Ch = C / (2 * G);
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "shuffle")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3];
+
+    /* y and the gates asked for stay; everything after the mark is scratch */
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
@@ -5684,6 +5745,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     /* pre: the gated halves before the shuffle; st: mean, var, scale, shift per channel of a group */
     if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK)
         return r;
+
+    /* per (image, group): the channel half, then the spatial half; then the shuffle */
     if (!vit_arena_counting(a)) {
         float *mean = st.data, *var = mean + Ch, *sc = var + Ch, *sh = sc + Ch;
         for (q = 0; q < B * G; q++) {
@@ -5713,6 +5776,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
                 memcpy(y.data + ((size_t)bi * C + (size_t)(c % (C / 2)) * 2 + c / (C / 2)) * HW,
                        pre.data + ((size_t)bi * C + c) * HW, (size_t)HW * sizeof(float));
     }
+
+    /* the scratch back to the arena; y and the gates stay */
     vit_arena_rewind(a, mark);
     if (attn) attn[0] = cg;
     if (attn) attn[1] = sg;
@@ -5785,6 +5850,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     vit_result r;
     int32_t B, C, G, Cg, HW, q, c;
     size_t mark;
+
+    /* the params and weights, then the input (B, C, H, W) */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sge: NULL argument");
     G = p->groups;
     if (G < 1 || !w->weight.data || !w->bias.data) return vit__fail(VIT_ERR_ARG, "sge: params or weights not set");
@@ -5795,6 +5862,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     HW = x->shape[2] * x->shape[3]; Cg = C / G;
     if (HW < 2)
         return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
+
+    /* y and the map asked for stay; everything after the mark is scratch */
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -5802,6 +5871,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     /* st: mean, var, scale, shift of each group's map */
     if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK)
         return r;
+
+    /* per group: similarity to the group's mean feature, normalised over space, as a gate */
     if (!vit_arena_counting(a)) {
         float *mean = st.data, *var = mean + B * G, *sc = var + B * G, *sh = sc + B * G;
         vit_k_rowstats(avg.data, NULL, x->data, B * C, HW); /* avg_pool */
@@ -5824,6 +5895,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
                 vit_k_mul(y.data + off, x->data + off, t.data + (size_t)q * HW, HW);
             }
     }
+
+    /* the scratch back to the arena; y and the map stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = t;
     *out = y;
@@ -5887,6 +5960,8 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     int simple;
     size_t mark, xb;
     void *xs;
+
+    /* the params (which variant) and the weights it asks for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "aft: NULL argument");
     D = p->dim; HD = p->hidden_dim; M = p->max_seqlen;
     if (p->variant != VIT_AFT_FULL && p->variant != VIT_AFT_SIMPLE && p->variant != VIT_AFT_LOCAL)
@@ -5896,11 +5971,15 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         !vit__has_w(&w->v_w) || !w->v_b.data || !vit__has_w(&w->proj_w) || !w->proj_b.data ||
         (!simple && (M < 1 || !w->wbias.data)))
         return vit__fail(VIT_ERR_ARG, "aft: params or weights not set");
+
+    /* the input (B, T, D); full and local read the top-left T x T of wbias */
     if ((r = vit__need3(x, "aft", D)) != VIT_OK) return r;
     B = x->shape[0]; T = x->shape[1];
     if (!simple && T > M)
         return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M,
                          (int)M);
+
+    /* y and the weights map asked for stay; everything after the mark is scratch */
     if ((r = vit__fits((double)B * T * (D > HD ? D : HD), B, "aft")) != VIT_OK ||
         (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, 1, "aft")) != VIT_OK) ||
         (attn && !simple && (r = vit__fits((double)B * HD * T * T, B, "aft weights")) != VIT_OK))
@@ -5915,6 +5994,8 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * T, D), &w->k_w, B * T, D), &w->v_w,
                             B * T, D);
     if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->proj_w, B * T, HD), &xs)) != VIT_OK) return r;
+
+    /* q, k, v projections, the AFT core, the output projection */
     if (!vit_arena_counting(a)) {
         vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * T, D, HD, xs);
         vit__dense(k.data, x->data, &w->k_w, w->k_b.data, B * T, D, HD, xs);
@@ -5927,6 +6008,8 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         }
         vit__dense(y.data, h.data, &w->proj_w, w->proj_b.data, B * T, HD, D, xs);
     }
+
+    /* the scratch back to the arena; y and the map stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -6012,6 +6095,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
     size_t mark, xb;
     void *xs;
+
+    /* the params and the weights they ask for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
     if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !vit__has_w(&w->v_w) ||
@@ -6020,6 +6105,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         return vit__fail(VIT_ERR_ARG,
                          "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
     if (C % NH) return vit__fail(VIT_ERR_ARG, "outlook: dim %d is not a multiple of num_heads %d", (int)C, (int)NH);
+
+    /* the input (B, H, W, C): unfold's windows must match the pooled grid, as in PyTorch */
     if ((r = vit__need4(x, "outlook", C, 1)) != VIT_OK) return r;
     B = x->shape[0]; H = x->shape[1]; W = x->shape[2];
     KK = K * K; A = NH * KK * KK;
@@ -6035,6 +6122,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
             "padding %d, "
             "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1",
             (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd, (int)K, (int)P, (int)S);
+
+    /* y and the maps asked for stay; everything after the mark is scratch */
     if ((r = vit__fits((double)B * H * W * C, B, "outlook")) != VIT_OK ||
         (r = vit__fits((double)B * L * A, B, "outlook attention")) != VIT_OK)
         return r;
@@ -6049,6 +6138,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->v_w, B * H * W, C), &w->attn_w, B * L, C),
                             &w->proj_w, B * H * W, C);
     if ((r = vit__scratch(a, xb, &xs)) != VIT_OK) return r;
+
+    /* values, logits from the (pooled) input, the outlook core, the projection */
     if (!vit_arena_counting(a)) {
         vit__dense(vv.data, x->data, &w->v_w, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C, xs);
         if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
@@ -6056,6 +6147,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, p);
         vit__dense(y.data, f.data, &w->proj_w, w->proj_b.data, B * H * W, C, C, xs);
     }
+
+    /* the scratch back to the arena; y and the maps stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -6187,12 +6280,16 @@ static int vit__json_str(vit__json *j, const char **out) {
     char *dst;
     size_t n = 0;
     *out = NULL;
+
+    /* find the closing quote first, so the decoded string gets one allocation */
     if (!vit__json_eat(j, '"')) return 0;
     for (q = j->p; q < j->end && *q != '"'; q++)
         if (*q == '\\' && ++q == j->end) return 0;
     if (q >= j->end) return 0;
     dst = (char *)vit_arena_alloc(&j->st->tmp, (size_t)(q - j->p) + 1);
     if (!dst) return 0;
+
+    /* decode the escapes */
     while (j->p < q) {
         char c = *j->p++;
         if ((unsigned char)c < 0x20) return 0;
@@ -6232,6 +6329,7 @@ static int vit__json_str(vit__json *j, const char **out) {
             }
         } else dst[n++] = c;
     }
+
     dst[n] = 0;
     j->p = q + 1;
     *out = dst;
@@ -6328,12 +6426,16 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
     vit__st *st = j->st;
     vit__entry *e;
     int have_dtype = 0, have_shape = 0, have_off = 0;
+
+    /* a new entry, while the header's size allows */
     if (st->n >= st->cap) return vit__fail(VIT_ERR_FORMAT, "%s: too many tensors for the header size", st->src);
     e = &st->e[st->n];
     memset(e, 0, sizeof *e);
     e->name = name;
     e->order = st->n;
     if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': expected an object", st->src, name);
+
+    /* its keys, each once: dtype, shape, data_offsets; others skipped */
     if (!vit__json_eat(j, '}')) {
         do {
             const char *k, *d;
@@ -6373,6 +6475,7 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
         } while (vit__json_eat(j, ','));
         if (!vit__json_eat(j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
     }
+
     if (!have_dtype || !have_shape || !have_off)
         return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s' lacks dtype, shape or data_offsets", st->src, name);
     st->n++;
@@ -6416,6 +6519,7 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     vit_result r;
     int k;
     int have_meta = 0;
+
     /* 8 bytes of header length, then the JSON header, which must start with '{' */
     if (size < 10 || buf[8] != '{')
         return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (no JSON header after its first 8 bytes)",
@@ -6427,10 +6531,13 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     if (hlen < 2 || hlen > size - 8)
         return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes does not fit in the %zu-byte file (truncated?)",
                          st->src, (unsigned long long)hlen, size);
+
+    /* where the data starts, and how many tensors and keys a header of this size can hold */
     st->data = buf + 8 + hlen;
     st->data_size = size - 8 - hlen;
     st->cap = (int)(hlen / 24) + 1;
     st->capmeta = (int)(hlen / 6) + 1;
+
     /* A kept string takes at most its length + VIT_ALIGN; a string needs at
        least 2.5 header bytes ("":"" pairs), so 32 bytes a header byte suffice. */
     cap_bytes = (size_t)hlen * 32 + 4096 + (size_t)st->cap * (sizeof(vit__entry) + sizeof(vit__entry *)) +
@@ -6442,6 +6549,8 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     st->mv = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
     st->meta_by_key = (vit__kv *)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(vit__kv));
     if (!st->e || !st->by_name || !st->mk || !st->mv || !st->meta_by_key) return VIT_ERR_OOM;
+
+    /* the header object: one entry per tensor, and __metadata__ */
     j.p = (const char *)buf + 8;
     j.end = j.p + hlen;
     j.st = st;
@@ -6474,8 +6583,10 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src,
                              (long)(j.p - (const char *)buf));
     }
+
     vit__json_ws(&j);
     if (j.p != j.end) return vit__fail(VIT_ERR_FORMAT, "%s: trailing bytes after the JSON header", st->src);
+
     /* Every tensor's bytes must match its shape, lie inside the data
        section, and not overlap another's. */
     for (i = 0; i < (size_t)st->n; i++) {
@@ -6500,7 +6611,10 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
                              "%s: tensor '%s' ends at byte %llu of a %llu-byte data section (truncated file?)", st->src,
                              e->name, (unsigned long long)e->end, (unsigned long long)st->data_size);
     }
+
+    /* entries in file order, for the overlap check at the end */
     if (st->n > 1) qsort(st->e, (size_t)st->n, sizeof(vit__entry), vit__entry_cmp);
+
     /* Indexes by name and key, for O(log n) lookups; duplicates, which
        Python's json would resolve to the last, are refused. */
     for (k = 0; k < st->n; k++) st->by_name[k] = &st->e[k];
@@ -6514,6 +6628,8 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     for (k = 1; k < st->nmeta; k++)
         if (!VIT__NAME_CMP(st->meta_by_key[k].k, st->meta_by_key[k - 1].k))
             return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ has the key '%s' twice", st->src, st->meta_by_key[k].k);
+
+    /* in file order, each tensor ends before the next begins */
     for (k = 1; k < st->n; k++)
         if (st->e[k].begin < st->e[k - 1].end)
             return vit__fail(VIT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap", st->src, st->e[k - 1].name,
@@ -6629,6 +6745,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
     int32_t rows = dst->shape[0];
     const float *scale = NULL;
     float *sc;
+
+    /* I8: the per-row scales, from '<name>_scale', aligned, finite and positive */
     if (e->dtype == VIT__I8) {
         char sn[300];
         vit__entry *s;
@@ -6656,6 +6774,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
                 "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
                 e->name, (int)dst->shape[1]);
     }
+
+    /* kept as the file has them (BF16 or I8), copied only when misaligned */
     if (L->dense) {
         dst->dtype = e->dtype == VIT__I8 ? VIT_DTYPE_I8 : VIT_DTYPE_BF16;
         dst->scale = scale;
@@ -6669,6 +6789,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
         L->m->n_kept[dst->dtype] += (int64_t)numel;
         return VIT_OK;
     }
+
+    /* else widened to F32 in the weights arena */
     if (!(dst->data = (float *)vit_arena_alloc(a, numel * sizeof(float)))) return VIT_ERR_OOM;
     if (vit_arena_counting(a)) return VIT_OK;
     if (e->dtype == VIT__BF16) vit__half_to_f32(dst->data, src, numel, 1);
@@ -6690,6 +6812,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     char *nm;
     int i;
     want[0] = d0; want[1] = d1; want[2] = d2; want[3] = d3;
+
+    /* the tensor, with exactly the shape and a dtype vit.h reads */
     if (!(e = vit__entry_find(st, name)))
         return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
     for (i = 0; i < ndim && e->ndim == ndim; i++)
@@ -6703,6 +6827,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (e->dtype == VIT__OTHER)
         return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16, BF16 and I8", st->src,
                          name, e->dtype_name);
+
+    /* dst's shape and name; the values checked finite once, while counting */
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -6721,6 +6847,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
                              "(vit_load_opts.allow_nonfinite = 1 loads them)",
                              st->src, name, k);
     }
+
+    /* F32 in place when aligned, else converted into the weights arena */
     if (e->dtype == VIT__I8 || (L->dense && e->dtype == VIT__BF16)) return vit__bind_low(L, dst, e, src);
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
         dst->data = (float *)(uintptr_t)src; /* zero-copy; never written */
@@ -6973,6 +7101,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
+
+        /* each key by the level it sits at: 0 the file, 1 model_args, 2 pretrained_cfg, 3 vision_config, 4-5 sizes */
         if (sizes && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
         else if (sizes && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
         else if (sizes && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
@@ -7975,6 +8105,8 @@ static const void *vit__naming_of(const vit_model *m) {
 static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
     const char *s = vit__meta(&L->st, k->key), *name = k->key, *w;
     char *end, *dst = (char *)m + k->off;
+
+    /* absent: the old key's value, else the default when the key is optional */
     if (!s && k->old && (s = vit__meta(&L->st, k->old)) != NULL) name = k->old;
     if (!s && k->opt) {
         int32_t i = (int32_t)k->def;
@@ -7986,6 +8118,8 @@ static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
     if (!s)
         return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src,
                          k->key);
+
+    /* parsed by its type, checked against its range */
     if (k->type == 'i') {
         long v = strtol(s, &end, 10);
         int32_t i;
@@ -8545,6 +8679,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
     size_t n = 0;
     vit_result r;
     (void)text; /* unused under VIT_NO_STDIO */
+
+    /* the caller's labels first, */
     if (o && (o->labels_text || o->labels_path)) {
         if (o->labels_path) src = o->labels_path;
         if (o->labels_text) {
@@ -8567,6 +8703,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
         vit__note(L, "; labels from %s", src);
         return VIT_OK;
     }
+
+    /* then a config.json's, */
     if (cj->st.src && cj->n_labels && classes) {
         if (cj->n_labels != classes)
             return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names %d classes, %s's classifier has %d", cj->st.src,
@@ -8576,6 +8714,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
         vit__note(L, "; labels from %s (%s)", cj->st.src, cj->labels_key);
         return VIT_OK;
     }
+
+    /* then the file's own metadata, kept only when it names every class */
     meta = vit__meta(&L->st, "labels");
     if (meta && classes &&
         vit__labels_parse(names, "labels", meta, strlen(meta), ',', &L->labels, &L->n_labels) == VIT_OK &&
@@ -8682,6 +8822,8 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     memset(&pp_text, 0, sizeof pp_text);
     memset(&lab_text, 0, sizeof lab_text);
     memset(&lab_names, 0, sizeof lab_names);
+
+    /* the header, then the model's description: vit.h's metadata, else a config.json */
     cj.fc_norm = -1;
     L.st.src = src;
     L.m = m;
@@ -8716,6 +8858,8 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
         if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
         vit__input_meta(&L, &cj, &pp);
     }
+
+    /* labels; then bind twice: once counting the weights' bytes, once into one allocation of that size */
     if ((r = vit__labels_resolve(&L, &cj, o, &lab_text, &lab_names)) != VIT_OK) goto done;
     if (L.inferred[0] && vit__log_fn) vit__log_fn(vit__log_user, L.inferred);
     vit_arena_init(&m->arena, NULL, 0);
@@ -8729,6 +8873,7 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     if ((r = vit_arena_init_alloc(&m->arena, m->arena.peak ? m->arena.peak : 1)) != VIT_OK) goto done;
     for (i = 0; i < L.st.n; i++) L.st.e[i].used = 0;
     r = vit__bind_all(&L);
+
 done:
     vit_arena_free(&L.st.tmp);
     vit_arena_free(&cj.st.tmp);
@@ -8897,6 +9042,8 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
         vit__bprintf(&b, "no model\n");
         return b.len;
     }
+
+    /* the kind, its naming and size, and how its dense layers are kept */
     d = &vit__kinds[m->kind];
     vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
     if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
@@ -8906,6 +9053,7 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
             (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
             m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
     if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
+
     /* every hyperparameter under its metadata key */
     if (d->keys->key) vit__bprintf(&b, " ");
     for (k = d->keys; k->key; k++) {
@@ -8926,6 +9074,8 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
         }
     }
     if (d->keys->key) vit__bprintf(&b, "\n");
+
+    /* the kind's own lines, then the labels */
     d->describe(m, &b);
     if (m->n_labels)
         vit__bprintf(&b, "  labels: %s, %s, ... %s\n", vit_model_label(m, 0),
@@ -9002,6 +9152,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     float *A, *R, *Rn, *sums, mx, *swap;
     vit__ranked *rank = NULL;
     vit_result r;
+
+    /* the arguments, and every layer's maps the same shape */
     if (!a || !p || !out || depth < 1) return vit__fail(VIT_ERR_ARG, "vit_map_rollout: NULL argument or depth < 1");
     if (vit_arena_counting(a)) return vit__fail(VIT_ERR_ARG, "vit_map_rollout: needs a real arena");
     if (!(p->discard_ratio >= 0.0f && p->discard_ratio < 1.0f))
@@ -9012,6 +9164,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
             return vit__fail(VIT_ERR_SHAPE, "vit_map_rollout: layer %d's attention differs in shape from layer 0's",
                              (int)l);
     }
+
+    /* scratch: A and R, the next R, row sums, and the ranking when discarding */
     NH = att[0].shape[1]; T = att[0].shape[2];
     hs = (size_t)T * T;
     mark = vit_arena_mark(a);
@@ -9027,6 +9181,7 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
     }
+
     /* R holds the running product transposed, so that R^T <- R^T A^T is
        one vit_k_matmul (y = x w^T) with x = R^T, w = A. */
     for (i = 0; i < (int32_t)hs; i++) R[i] = 0.0f;
@@ -9042,6 +9197,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
             for (k = 0; k < drop; k++)
                 if (rank[k].i != 0) A[rank[k].i] = 0.0f;
         }
+
+        /* A + I, halved, rows renormalised; then R^T <- R^T A^T */
         for (i = 0; i < T; i++) {
             float s = 0.0f;
             for (j = 0; j < T; j++) {
@@ -9058,6 +9215,7 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         vit_k_matmul(Rn, R, A, NULL, T, T, T);
         swap = R; R = Rn; Rn = swap;
     }
+
     /* Row 0 of the product (column 0 of R^T), over the patches. */
     mx = 0.0f;
     for (j = 1; j < T; j++) {
@@ -9138,6 +9296,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     float *pos, *w;
     size_t bytes;
     vit_result r;
+
+    /* a loaded ViT, a known mode, and a size the patches tile */
     if (!m || !m->arena.base)
         return vit__fail(
             VIT_ERR_ARG,
@@ -9160,6 +9320,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     T2 = G2 * G2 + pp;
     if (T2 > 16384)
         return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
+
+    /* the taps, in a temporary arena; the new table in its own, which replaces m->extra */
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
@@ -9172,6 +9334,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
     pos = (float *)ex.base;
+
     /* The prefix tokens' positions untouched; the (C, G, G) grid resized
        separably: the weighted sum along x of each source row, then along
        y, as PyTorch's kernels order it. */
@@ -9191,6 +9354,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
                 pos[(size_t)(pp + y * G2 + x) * C + c] = acc;
             }
         }
+
+    /* the new table replaces the old, and the model now expects the new size */
     vit_arena_free(&tmp);
     vit_arena_free(&m->extra);
     m->extra = ex;
@@ -9242,6 +9407,8 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
     int k, ok, err;
 #ifdef VIT__HAVE_STAT
     struct stat sb;
+
+    /* not a regular file (a device, a pipe): written in place, there is nothing to rename over */
     if (stat(path, &sb) == 0 && !VIT__IS_REG(sb.st_mode)) {
         if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
         if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
@@ -9250,6 +9417,8 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
                    : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
     }
 #endif
+
+    /* otherwise write a temporary file beside it and rename it over the target, so a failed write leaves it intact */
     if (strlen(path) > 4096) return vit__fail(VIT_ERR_IO, "%s: path too long", path);
     /* A name no other writer uses: O_EXCL where there is POSIX, else a
        check that it does not exist yet. */
@@ -9269,6 +9438,7 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
         if (!f) break;
 #endif
     }
+
     if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create a file beside it (%s)", path, strerror(errno));
     if (vit__write_close(f, n, part, len, &err)) {
 #if defined(_WIN32)
@@ -9364,6 +9534,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
     int seen = 0, k;
     vit_result r;
     memset(h, 0, sizeof *h);
+
+    /* magic, version, and a header length that fits in the file */
     if (avail < 10 || memcmp(b, "\x93NUMPY", 6)) return vit__fail(VIT_ERR_FORMAT, "npy: not a .npy file (bad magic)");
     if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10;
     } else if ((b[6] == 2 || b[6] == 3) && avail >= 12) {
@@ -9376,6 +9548,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
                          VIT__NPY_MAX_HEADER);
     if (hlen > avail - off)
         return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
+
+    /* the header dict: descr, fortran_order and shape, each once */
     p = (const char *)b + off;
     end = p + hlen;
     vit__npy_ws(&p, end);
@@ -9418,6 +9592,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
         else if (p >= end || *p != '}')
             return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ',' or '}' after '%s')", key);
     }
+
+    /* only padding after the dict, and every key present */
     for (p++; p < end; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
             return vit__fail(VIT_ERR_FORMAT, "npy: bytes after the header's dict");
@@ -9427,6 +9603,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
                              k == 0   ? "descr"
                              : k == 1 ? "fortran_order"
                                       : "shape");
+
+    /* the element count, which the data after the header must hold */
     if (h->ndim == 0) h->shape[h->ndim++] = 1; /* a scalar */
     for (h->numel = 1, k = 0; k < h->ndim; k++)
         if (!vit__mul_ok(h->numel, (size_t)h->shape[k], &h->numel))
@@ -9650,6 +9828,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         char t[5];
         const unsigned char *d;
         int k;
+
+        /* the chunk's length, type and CRC */
         if (n - i < 12)
             return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: the file ends inside the chunk at byte %zu", i);
         len = vit__be32(b + i);
@@ -9668,6 +9848,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         d = b + i + 8;
         if (vit__crc32(crc, b + i + 4, (size_t)len + 4) != vit__be32(d + len))
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: chunk '%s' at byte %zu fails its CRC", t, i);
+
+        /* what the chunk says: the header first, at most one palette, the IDAT sizes */
         if (chunks++ == 0) {
             static const unsigned char depths[7] = {1 | 2 | 4 | 8 | 16, 0, 8 | 16, 1 | 2 | 4 | 8, 8 | 16, 0, 8 | 16};
             if (strcmp(t, "IHDR") || len != 13)
@@ -9702,6 +9884,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         if (!strcmp(t, "IEND")) break;
         i += (size_t)len + 12;
     }
+
+    /* a whole file: IEND, a palette where needed, and enough IDAT for the pixels */
     if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: no IEND chunk");
     if (type == 3 && !plte)
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a palette image without a PLTE chunk");
@@ -9727,6 +9911,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
     size_t i = 0;
     while (i < n && b[i] == 0xff) i++; /* fill bytes before SOI, as stb_image allows */
     i++;                               /* SOI */
+
+    /* segment by segment, up to the end-of-image marker */
     for (;;) {
         size_t len, at;
         const unsigned char *s;
@@ -9737,6 +9923,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             i++; /* stray bytes before the frame: skipped, as stb_image and libjpeg do */
             continue;
         }
+
+        /* the marker, then its segment's length, which must fit in the file */
         at = i;
         while (i < n && b[i] == 0xff) i++;
         if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: no end-of-image marker");
@@ -9759,6 +9947,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
         s = b + i + 2;
         len -= 2;
         i += 2 + len;
+
+        /* what the segment holds: the frame, tables, a restart interval, or a scan and its coded data */
         if (m == 0xc0 || m == 0xc1 || m == 0xc2) { /* SOF: baseline, extended, progressive */
             if (nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a second frame header at byte %zu", at);
             if (len < 6 || (s[5] != 1 && s[5] != 3 && s[5] != 4) || len != 6 + 3 * (size_t)s[5])
@@ -9855,6 +10045,7 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                                      "image: corrupt JPEG: scan %d comes before the DC scan of component %d", scans,
                                      id);
             }
+
             /* Blocks whose DC coefficients the scan codes (baseline: all of
                them): at least 2 bits each in a baseline scan, 1 in a
                progressive DC scan. */
@@ -9869,6 +10060,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                 }
                 for (k = 0; k < ns; k++) coded |= 1 << idx[k];
             }
+
+            /* the coded data must hold at least those bits */
             for (j = i; j < n; j++) /* coded data: up to a marker other than a stuffed 0 or a restart */
                 if (b[j] == 0xff && j + 1 < n && b[j + 1] != 0 && (b[j + 1] < 0xd0 || b[j + 1] > 0xd7)) break;
             if (j >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside scan %d", scans);
@@ -9882,6 +10075,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: unknown marker 0xFF%02X at byte %zu", m, at);
         }
     }
+
+    /* a component that no DC scan codes would be decoded from uninitialised coefficients */
     if (!nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: no frame header");
     for (k = 0; k < nc; k++)
         if (!(coded & 1 << k))
@@ -9899,6 +10094,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
     int64_t w, h;
     uint64_t row, need;
     if (n < 18) return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: the file ends inside its header");
+
+    /* the header: its size picks the layout of width, height, depth and compression */
     off = vit__le32(b + 10);
     hsz = vit__le32(b + 14);
     if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
@@ -9915,6 +10112,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
         bpp = vit__le16(b + 28);
         comp = vit__le32(b + 30);
     }
+
+    /* sizes, depths and codings stb_image reads */
     if (h < 0) h = -h; /* rows stored top-down */
     if (w < 1 || h < 1)
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: %lldx%lld pixels", (long long)w, (long long)h);
@@ -9929,6 +10128,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
     if (comp != 0 && !(comp == 3 && (bpp == 16 || bpp == 32)))
         return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with compression %lu; vit.h reads uncompressed BMP",
                          (unsigned long)comp);
+
+    /* the palette's size, or pixel data after the header */
     if (bpp < 16) {
         if (hsz == 12)
             return vit__fail(VIT_ERR_UNSUPPORTED,
@@ -9941,6 +10142,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu, inside the header",
                          (unsigned long)off);
     }
+
+    /* every row present, and every palette index inside the palette */
     row = ((uint64_t)w * bpp + 31) / 32 * 4;
     need = row * (uint64_t)h;
     if (off > n || need > n - off)
@@ -9991,6 +10194,8 @@ static vit_result vit__pnm_check(const unsigned char *b, size_t n, vit__img_info
                              : k == 1 ? "height"
                                       : "max value");
     }
+
+    /* sizes and depths that stb_image reads correctly */
     if (v[2] > 255 && v[2] <= 65535)
         return vit__fail(VIT_ERR_UNSUPPORTED,
                          "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
@@ -9999,6 +10204,7 @@ static vit_result vit__pnm_check(const unsigned char *b, size_t n, vit__img_info
     if (v[0] > (1 << 24) || v[1] > (1 << 24))
         return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNM of %ldx%ld pixels; vit.h reads up to 16777216 a side", v[0],
                          v[1]);
+
     info->pnm_max = (int32_t)v[2];
     info->pnm_channels = b[1] == '6' ? 3 : 1;
     /* i is past the one delimiter after the max value: the samples start there. */
@@ -10069,6 +10275,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
                          (int)channels);
     if (size > INT_MAX)
         return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is more than the %d vit.h decodes", size, INT_MAX);
+
+    /* the file's structure checked before stb_image sees it; a short palette padded to 256 entries */
     if ((r = vit__image_check(src, size, &info)) != VIT_OK) return r;
     memset(&copy, 0, sizeof copy);
     if (info.plte_at) {
@@ -10076,6 +10284,7 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
         size += 768 - info.plte_len;
         src = copy.base;
     }
+
     /* A PNM with a max value below 255 is scaled as PIL scales it, from
        its own channels; stb_image converts the rest. */
     sc = info.pnm_max && info.pnm_max < 255 ? 0 : channels;
@@ -10087,6 +10296,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
         for (i = 0; i < w * h * n; i++)
             px[i] = px[i] >= info.pnm_max ? 255 : (unsigned char)rint((double)px[i] / info.pnm_max * 255.0);
     }
+
+    /* the (C, H, W) tensor in [0, 1] */
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {
         stbi_image_free(px);
         return r;
@@ -10197,6 +10408,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     vit_result r;
     size_t mark;
     char s[64];
+
+    /* the image (C, H, W), then the options, defaults filled in */
     if (!a || !img || !img->data || !out) return vit__fail(VIT_ERR_ARG, "preprocess: NULL argument");
     if (img->ndim != 3 || img->shape[0] < 1 || img->shape[0] > 3 || img->shape[1] < 1 || img->shape[2] < 1)
         return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W) with C = 1, 2 or 3",
@@ -10204,6 +10417,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     C = img->shape[0]; H = img->shape[1]; W = img->shape[2];
     rs = p && p->resize ? p->resize : 256;
     cs = p && p->crop ? p->crop : 224;
+
     /* std all 0: ImageNet's; mean all 0: ImageNet's too when std is, else
        kept (mean 0, std 1 stays in pixel units); a mean given with std all
        0 keeps the given mean. */
@@ -10216,6 +10430,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         if (!(mean[c] - mean[c] == 0.0f) && c < C)
             return vit__fail(VIT_ERR_ARG, "preprocess: mean[%d] is not finite", c);
     }
+
     if (rs < 1 || cs < 1 || cs > rs)
         return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
     if (p && ((unsigned)p->resample > VIT_RESAMPLE_BICUBIC || (unsigned)p->squash > 1 || (unsigned)p->crop_floor > 1))
@@ -10224,6 +10439,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     if (rs > VIT__MAX_SIDE)
         return vit__fail(VIT_ERR_ARG, "preprocess: resize %d is beyond %d, the longest side vit.h resizes to", (int)rs,
                          VIT__MAX_SIDE);
+
+    /* the resized size, then the crop's offset in it */
     /* torchvision: the short side becomes rs, the long side int(rs * long
        / short); squash: both become rs */
     long_side = p && p->squash ? (double)rs : (double)rs * (H <= W ? W : H) / (H <= W ? H : W);
@@ -10241,6 +10458,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                          (int)H, (int)nw, (int)nh, (int)cs);
     top = p && p->crop_floor ? (nh - cs) / 2 : vit__round_half_even(nh - cs);
     left = p && p->crop_floor ? (nw - cs) / 2 : vit__round_half_even(nw - cs);
+
+    /* o stays; the resampling tables and the column pass are scratch */
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     /* Only the cropped window is computed: columns first, on the in-rows
@@ -10255,6 +10474,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
     }
+
+    /* columns, then rows, then the normalisation */
     if (!vit_arena_counting(a)) {
         for (c = 0; c < C; c++)
             for (y = 0; y < th; y++)
@@ -10268,6 +10489,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                                                                                     : acc)
                                                                     : acc;
                 }
+
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
@@ -10278,6 +10500,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
     }
+
     vit_arena_rewind(a, mark);
     *out = o;
     return VIT_OK;
@@ -10305,6 +10528,8 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     const char *mean, *std, *s;
     float v[3];
     int32_t C, n, c;
+
+    /* ImageNet's statistics unless the file gives its own */
     if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
     memset(p, 0, sizeof *p);
     if (m->kind != VIT_KIND_VIT)
@@ -10333,6 +10558,8 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
                 if (!(v[k] > 0.0f))
                     return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
     }
+
+    /* the crop, then the resize it is cut from: given, from timm's crop_pct, or 256/224 of it */
     p->crop = m->cfg.image_size;
     if ((s = vit_model_meta(m, "input_crop"))) {
         if (vit__floats(s, v, 1) != 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
@@ -10358,6 +10585,8 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     if (p->resize < p->crop)
         return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize,
                          (int)p->crop);
+
+    /* resampling, crop mode and crop offset, each only when the file says */
     if ((s = vit_model_meta(m, "input_interpolation"))) {
         if (!strcmp(s, "bicubic")) p->resample = VIT_RESAMPLE_BICUBIC;
         else if (strcmp(s, "bilinear"))
