@@ -10529,7 +10529,7 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     float v[3];
     int32_t C, n, c;
 
-    /* ImageNet's statistics unless the file gives its own */
+    /* a ViT, and ImageNet's statistics unless the file gives its own */
     if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
     memset(p, 0, sizeof *p);
     if (m->kind != VIT_KIND_VIT)
