@@ -243,6 +243,40 @@ typedef struct vit_attn_shape {
     int32_t ld;         /* floats from one token's row of q, k or v to the next: >= NH*HS */
     float scale, post;
 } vit_attn_shape;
+
+/* The sizes of attention split in two (vit_k_scores, vit_k_attend): head h
+   of a row of q, k or v sits in its columns [h*HS, (h+1)*HS). */
+typedef struct vit_heads_shape {
+    int32_t B, NH;      /* batch, heads */
+    int32_t Nq, Nk;     /* queries; keys and values (per batch item) */
+    int32_t HS;         /* head size */
+    int32_t ldq, ldk;   /* floats from one row of q (k) to the next: >= NH*HS (vit_k_scores) */
+    int32_t ldv;        /* the same for v (vit_k_attend) */
+    float scale;        /* scores = scale * q.k (vit_k_scores) */
+} vit_heads_shape;
+
+/* The sizes of AFT-full/local (vit_k_aft). */
+typedef struct vit_aft_shape {
+    int32_t B, T, D;    /* q, k, v and y are (B, T, D): B sequences of T steps, D features */
+    int32_t ldw;        /* floats from one row of the position biases w (T, T) to the next: >= T */
+    int32_t s;          /* window: w[t][t'] counts where |t - t'| < s, 0 elsewhere (AFT-full: s >= T) */
+} vit_aft_shape;
+
+/* The sizes of a depth-wise convolution, channels last (vit_k_dwconv). */
+typedef struct vit_conv_shape {
+    int32_t B, H, W, C; /* input (B, H, W, C) */
+    int32_t K;          /* kernel size: K x K taps per channel */
+    int32_t stride;     /* both ways; output Ho = (H + 2 pad - K) / stride + 1, the same for Wo */
+    int32_t pad;        /* zeros on every side */
+} vit_conv_shape;
+
+/* The sizes of a patch embedding's convolution (vit_k_patch_conv): kernel =
+   stride = P, no padding. */
+typedef struct vit_patch_shape {
+    int32_t B, C, H, W; /* input images (B, C, H, W) */
+    int32_t P;          /* patch size; H/P by W/P patches (a remainder is dropped) */
+    int32_t D;          /* output channels: y (B, (H/P)*(W/P), D) */
+} vit_patch_shape;
 /* CLS: the class token; MEAN: all tokens, class token included (the einops ViT);
    AVG: the patch tokens only (timm's global_pool='avg'); MAP: attention
    pooling, a learned probe attending over the patch tokens, then an MLP
@@ -691,13 +725,13 @@ VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act
 /* y = a + b, n values; y may alias a or b. */
 VITDEF void vit_k_add(float *y, const float *a, const float *b, int n);
 VITDEF void vit_k_add_ref(float *y, const float *a, const float *b, int n);
-/* Convolution with kernel = stride = P, no padding, as patch tokens:
-   y (B, (H/P)*(W/P), D) = conv(x (B, Cin, H, W), w (D, Cin, P, P)) + b (D).
-   The fast version needs cols: scratch of B*(H/P)*(W/P)*Cin*P*P floats. */
-VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin,
-                             int H, int W, int P, int D);
-VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W,
-                                 int P, int D);
+/* Convolution with kernel = stride = P, no padding, as patch tokens, the
+   sizes in sh (vit_patch_shape): y (B, (H/P)*(W/P), D) = conv(x (B, C, H,
+   W), w (D, C, P, P)) + b (D). The fast version needs cols: scratch of
+   B*(H/P)*(W/P)*C*P*P floats. */
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b,
+                             const vit_patch_shape *sh);
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, const vit_patch_shape *sh);
 /* Multi-head attention core, sizes in s (vit_attn_shape).
    q, k, v: (B, N, ld) with head h in columns [h*HS, (h+1)*HS).
    out (B, N, NH*HS); att (B, NH, N, N) receives the probabilities.
@@ -725,41 +759,39 @@ VITDEF void vit_k_mul_ref(float *y, const float *a, const float *b, int n);
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW);
 VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout,
                               int HW);
-/* Depth-wise K x K convolution, channels last: y (B, Ho, Wo, C) from x (B,
-   H, W, C), w (C, 1, K, K), b (C) or NULL; Ho = (H + 2 pad - K) / stride + 1.
-   The fast version needs wt: scratch of K*K*C floats. */
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
-                         int C, int K, int stride, int pad);
-VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C,
-                             int K, int stride, int pad);
+/* Depth-wise K x K convolution, channels last, the sizes in sh
+   (vit_conv_shape): y (B, Ho, Wo, C) from x (B, H, W, C), w (C, 1, K, K),
+   b (C) or NULL; Ho = (H + 2 pad - K) / stride + 1. The fast version needs
+   wt: scratch of K*K*C floats. */
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b,
+                         const vit_conv_shape *sh);
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, const vit_conv_shape *sh);
 /* Average pooling with kernel = stride = S in ceil mode, channels last:
    y (B, ceil(H/S), ceil(W/S), C); a window cut by the border averages the
    pixels it covers (AvgPool2d(S, S, ceil_mode=True)). */
 VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S);
 VITDEF void vit_k_avgpool_ref(float *y, const float *x, int B, int H, int W, int C, int S);
-/* Attention scores per head: s (B, NH, Nq, Nk) = scale * q . k, with q (B,
-   Nq, ldq) and k (B, Nk, ldk) holding head h in columns [h*HS, (h+1)*HS). */
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                         int ldk, float scale);
-VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                             int ldk, float scale);
-/* Weights times values per head: out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) .
-   v (B, Nk, ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version
-   needs vt: scratch of B*NH*HS*Nk floats. */
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                         int ldv);
-VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                             int ldv);
-/* AFT-full/local core for B sequences of T steps and D features, q, k, v, y
-   (B, T, D): y = sigmoid(q) * sum_t' e^(w[t][t'] + k[t']) v[t'] / sum_t'
-   e^(w[t][t'] + k[t']), w (T, T) with row stride ldw, where w[t][t']
-   counts only for |t - t'| < s and is 0 elsewhere (AFT-full: s >= T).
-   att, optional, receives the (B, D, T, T) weights. The fast version needs
-   scratch of T*T + 4*T*D + D floats. */
+/* Attention scores per head, the sizes in sh (vit_heads_shape): s (B, NH,
+   Nq, Nk) = scale * q . k, with q (B, Nq, ldq) and k (B, Nk, ldk) holding
+   head h in columns [h*HS, (h+1)*HS). */
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_heads_shape *sh);
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, const vit_heads_shape *sh);
+/* Weights times values per head, the sizes in sh (vit_heads_shape; ldq,
+   ldk and scale unused): out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) . v (B, Nk,
+   ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version needs vt:
+   scratch of B*NH*HS*Nk floats. */
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh);
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, const vit_heads_shape *sh);
+/* AFT-full/local core for B sequences of T steps and D features, the sizes
+   in sh (vit_aft_shape), q, k, v, y (B, T, D): y = sigmoid(q) * sum_t'
+   e^(w[t][t'] + k[t']) v[t'] / sum_t' e^(w[t][t'] + k[t']), w (T, T) with
+   row stride ldw, where w[t][t'] counts only for |t - t'| < s and is 0
+   elsewhere (AFT-full: s >= T). att, optional, receives the (B, D, T, T)
+   weights. The fast version needs scratch of T*T + 4*T*D + D floats. */
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
-                      const float *w, int B, int T, int D, int ldw, int s);
-VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B,
-                          int T, int D, int ldw, int s);
+                      const float *w, const vit_aft_shape *sh);
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w,
+                          const vit_aft_shape *sh);
 /* AFT-simple (w = 0): y = sigmoid(q) * sum_t' softmax_t'(k)[t'] v[t'];
    att, optional, receives the (B, D, T) softmax over tokens. */
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T, int D);
@@ -1950,6 +1982,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
     vit__vf va = vit__v_set1(alpha);
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
+
     /* The partial sums this tile adds to come back from far away when y is
        large (a batch): ask for them now, while the k loop runs. */
 #define VIT__PREFETCH_Y(i) \
@@ -1958,6 +1991,8 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
         VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1); \
     }
     VIT__ROWS(VIT__PREFETCH_Y)
+
+    /* the products: one rank-1 update of the accumulators per k */
     for (k = 0; k < kc; k++) {
         vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR),
                 b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
@@ -1969,6 +2004,8 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
         }
         VIT__ROWS(VIT__STEP)
     }
+
+    /* add what y holds, then alpha and the bias on the last block */
 #define VIT__OUT(i)                                                                     \
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
@@ -2191,6 +2228,8 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     int K = p->K, k = 0;
     vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vinv;
     vit__vi vzp;
+
+    /* BF16: the row rounded to bfloat16, in pairs for the dot product, else widened back to floats */
     if (p->wt == VIT_DTYPE_BF16) {
 #if VIT__DOT_BF16
         uint16_t *h = (uint16_t *)(void *)d;
@@ -2207,6 +2246,8 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 #endif
         return;
     }
+
+    /* I8: the row's range, which sets its scale and zero point */
     for (; k + VIT__VW <= K; k += VIT__VW) {
         vit__vf v = vit__v_load(xm + k);
         vlo = vit__v_min(vlo, v);
@@ -2223,6 +2264,8 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     zps[m] = zp;
     vinv = vit__v_set1(inv);
     vzp = vit__vi_set1(zp);
+
+    /* the row quantised to u8: shifted for the dot product, else as floats less the zero point */
     for (k = 0; k + VIT__VW <= K; k += VIT__VW) {
         vit__vi r = vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k), vinv)), vzp);
         r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(255));
@@ -2370,6 +2413,8 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
 #define VIT__DECL_I(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = vit__vi_zero();
     VIT__ROWS(VIT__DECL_I)
 #undef VIT__DECL_I
+
+    /* S = the sum of u8 x s8 products, four per dot step */
     for (g = 0; g < t->kc; g++) {
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR),
                 b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
@@ -2382,6 +2427,8 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
         VIT__ROWS(VIT__STEP)
 #undef VIT__STEP
     }
+
+    /* S less zp times the column sums, plus the earlier blocks'; the last block scales it to floats */
 #define VIT__OUT_I(i) \
     if (mr > i) { \
         float *yi = t->y + (size_t)i * t->ldy; \
@@ -2528,6 +2575,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     t.ldy = ldy; t.ldx = (int)xrow; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
     t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws ? p->ws + n0 : NULL; t.wsum = wsum;
 #endif
+
+    /* this block's panel of weights, packed in the order the tiles read it */
     if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16
     else if (p->wt == VIT_DTYPE_BF16) vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, nv, k0, kc);
@@ -2536,6 +2585,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     else if (p->wt == VIT_DTYPE_I8) vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, nv, k0, kc);
 #endif
     else vit__pack_panel_wide(bp, p, n0, nv, k0, kc);
+
     /* While this block is multiplied, pull the next one (the next k block,
        else the next panel's first) towards the cache a few lines before
        each tile: at batch 1 the weights stream from memory once per
@@ -2549,6 +2599,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
             VIT__PREFETCH(wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64);
             if (++line == row_lines) { line = 0; row++; }
         }
+
         /* The residual rows of this tile are read once, far apart: ask for
            them before the tile runs. */
         if (e && e->r && last) {
@@ -2558,6 +2609,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
             }
         }
+
+        /* the tile: FMA on floats, else the BF16 or I8 dot products */
         if (!dot) {
             int q8 = p->wt == VIT_DTYPE_I8; /* S first, scaled below */
             (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx,
@@ -3249,8 +3302,8 @@ static int vit__all_finite(const float *x, size_t n) { return vit__all_finite_re
 
 /* ---- kernels: patch convolution ---- */
 
-VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, int B, int Cin, int H, int W,
-                                 int P, int D) {
+VITDEF void vit_k_patch_conv_ref(float *y, const float *x, const float *w, const float *b, const vit_patch_shape *sh) {
+    int B = sh->B, Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, D = sh->D;
     int GH = H / P, GW = W / P, bi, py, px, d, c, ky, kx;
     for (bi = 0; bi < B; bi++)
         for (py = 0; py < GH; py++)
@@ -3290,13 +3343,13 @@ static void vit__im2col_rows(const void *ctx, int r0, int r1, int thread) {
 
 /* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
    order), then one GEMM against w viewed as (D, Cin*P*P). */
-VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b, int B, int Cin,
-                             int H, int W, int P, int D) {
-    int rows = B * (H / P) * (W / P), K = Cin * P * P;
+VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b,
+                             const vit_patch_shape *sh) {
+    int Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, rows = sh->B * (H / P) * (W / P), K = Cin * P * P;
     vit__im2col a;
     a.cols = cols; a.x = x; a.Cin = Cin; a.H = H; a.W = W; a.P = P;
     vit__parallel(rows, vit__par_threads((double)rows * K), vit__im2col_rows, &a);
-    vit_k_matmul(y, cols, w, b, rows, K, D);
+    vit_k_matmul(y, cols, w, b, rows, K, sh->D);
 }
 
 /* ---- kernels: attention ---- */
@@ -3599,8 +3652,8 @@ VITDEF void vit_k_conv1x1_ref(float *y, const float *x, const float *w, const fl
             }
 }
 
-VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, int B, int H, int W, int C,
-                             int K, int stride, int pad) {
+VITDEF void vit_k_dwconv_ref(float *y, const float *x, const float *w, const float *b, const vit_conv_shape *sh) {
+    int B = sh->B, H = sh->H, W = sh->W, C = sh->C, K = sh->K, stride = sh->stride, pad = sh->pad;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, bi, oy, ox, c, ky, kx;
     for (bi = 0; bi < B; bi++)
         for (oy = 0; oy < Ho; oy++)
@@ -3703,8 +3756,9 @@ static void vit__dwconv_rows(const void *ctx, int r0, int r1, int thread) {
     }
 }
 
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
-                         int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b,
+                         const vit_conv_shape *sh) {
+    int B = sh->B, H = sh->H, W = sh->W, C = sh->C, K = sh->K, stride = sh->stride, pad = sh->pad;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1, i, c;
     vit__poolk a;
     for (i = 0; i < K * K; i++)
@@ -3749,10 +3803,10 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
 VITDEF void vit_k_conv1x1(float *y, const float *x, const float *w, const float *b, int B, int Cin, int Cout, int HW) {
     vit_k_conv1x1_ref(y, x, w, b, B, Cin, Cout, HW);
 }
-VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b, int B, int H, int W,
-                         int C, int K, int stride, int pad) {
+VITDEF void vit_k_dwconv(float *y, float *wt, const float *x, const float *w, const float *b,
+                         const vit_conv_shape *sh) {
     (void)wt;
-    vit_k_dwconv_ref(y, x, w, b, B, H, W, C, K, stride, pad);
+    vit_k_dwconv_ref(y, x, w, b, sh);
 }
 VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, int S) {
     vit_k_avgpool_ref(y, x, B, H, W, C, S);
@@ -3765,9 +3819,9 @@ VITDEF void vit_k_avgpool(float *y, const float *x, int B, int H, int W, int C, 
    transformed between the softmax and the values. Both go through the GEMM,
    one task per (batch, head). */
 
-VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                             int ldk, float scale) {
-    int bi, h, i, j, d;
+VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS, ldq = sh->ldq, ldk = sh->ldk, bi, h, i, j, d;
+    float scale = sh->scale;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++)
             for (i = 0; i < Nq; i++)
@@ -3780,9 +3834,8 @@ VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, int B, in
                 }
 }
 
-VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                             int ldv) {
-    int bi, h, i, j, d, C = NH * HS;
+VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS, ldv = sh->ldv, bi, h, i, j, d, C = NH * HS;
     for (bi = 0; bi < B; bi++)
         for (h = 0; h < NH; h++)
             for (i = 0; i < Nq; i++)
@@ -3818,11 +3871,12 @@ static void vit__scores_heads(const void *ctx, int t0, int t1, int thread) {
     }
 }
 
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                         int ldk, float scale) {
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS;
     vit__splitk a;
     memset(&a, 0, sizeof a);
-    a.s = s; a.q = q; a.k = k; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldq = ldq; a.ldk = ldk; a.scale = scale;
+    a.s = s; a.q = q; a.k = k; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldq = sh->ldq; a.ldk = sh->ldk;
+    a.scale = sh->scale;
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__scores_heads, &a);
 }
 
@@ -3842,22 +3896,20 @@ static void vit__attend_heads(const void *ctx, int t0, int t1, int thread) {
     }
 }
 
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                         int ldv) {
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh) {
+    int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS;
     vit__splitk a;
     memset(&a, 0, sizeof a);
-    a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = ldv;
+    a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = sh->ldv;
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__attend_heads, &a);
 }
 #else
-VITDEF void vit_k_scores(float *s, const float *q, const float *k, int B, int NH, int Nq, int Nk, int HS, int ldq,
-                         int ldk, float scale) {
-    vit_k_scores_ref(s, q, k, B, NH, Nq, Nk, HS, ldq, ldk, scale);
+VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_heads_shape *sh) {
+    vit_k_scores_ref(s, q, k, sh);
 }
-VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, int B, int NH, int Nq, int Nk, int HS,
-                         int ldv) {
+VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh) {
     (void)vt;
-    vit_k_attend_ref(out, p, v, B, NH, Nq, Nk, HS, ldv);
+    vit_k_attend_ref(out, p, v, sh);
 }
 #endif
 
@@ -3911,9 +3963,9 @@ static float vit__aft_exact(float *att, const float *k, const float *v, const fl
     return num / den;
 }
 
-VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w, int B,
-                          int T, int D, int ldw, int s) {
-    int bi, t, d;
+VITDEF void vit_k_aft_ref(float *y, float *att, const float *q, const float *k, const float *v, const float *w,
+                          const vit_aft_shape *sh) {
+    int B = sh->B, T = sh->T, D = sh->D, ldw = sh->ldw, s = sh->s, bi, t, d;
     for (bi = 0; bi < B; bi++)
         for (t = 0; t < T; t++)
             for (d = 0; d < D; d++) {
@@ -4045,15 +4097,15 @@ static void vit__aft_att_rows(const void *ctx, int r0, int r1, int thread) {
 }
 
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
-                      const float *w, int B, int T, int D, int ldw, int s) {
+                      const float *w, const vit_aft_shape *sh) {
     vit__aftk a;
-    int bi, t, d;
+    int B = sh->B, T = sh->T, D = sh->D, bi, t, d;
     a.att = att;
     a.E = scratch;
     a.gv = a.E + (size_t)T * T;
     a.nd = a.gv + (size_t)2 * D * T;
     a.km = a.nd + (size_t)T * 2 * D;
-    a.w = w; a.T = T; a.D = D; a.ldw = ldw; a.s = s;
+    a.w = w; a.T = T; a.D = D; a.ldw = sh->ldw; a.s = sh->s;
     vit__parallel(T, vit__par_threads((double)T * T), vit__aft_e_rows, &a);
     for (bi = 0; bi < B; bi++) {
         a.bi = bi;
@@ -4121,9 +4173,9 @@ VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *
 }
 #else
 VITDEF void vit_k_aft(float *y, float *att, float *scratch, const float *q, const float *k, const float *v,
-                      const float *w, int B, int T, int D, int ldw, int s) {
+                      const float *w, const vit_aft_shape *sh) {
     (void)scratch;
-    vit_k_aft_ref(y, att, q, k, v, w, B, T, D, ldw, s);
+    vit_k_aft_ref(y, att, q, k, v, w, sh);
 }
 VITDEF void vit_k_aft_simple(float *y, float *att, const float *q, const float *k, const float *v, int B, int T,
                              int D) {
@@ -4203,13 +4255,19 @@ static void vit__outlook_heads(const void *ctx, int t0, int t1, int thread) {
     for (task = t0; task < t1; task++) {
         int bi = task / NH, h = task % NH, l, i;
         float *Ah = att + (size_t)task * L * KK * KK;
+
+        /* this head's channels of y start at zero: overlapping windows add into them */
         for (i = 0; i < H * W; i++) memset(y + ((size_t)bi * H * W + i) * C + h * HS, 0, (size_t)HS * sizeof(float));
+
+        /* the head's (K^2, K^2) attention at every window */
         for (l = 0; l < L; l++) {
             const float *lg = logits + (((size_t)bi * L + l) * NH + h) * KK * KK;
             if (KK < VIT__VW) vit__softmax_shift(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
             else vit__softmax_rows(Ah + (size_t)l * KK * KK, lg, KK, KK, scale);
         }
         if (KK < VIT__VW) vit__softmax_finish(Ah, L * KK, KK);
+
+        /* fold: every window adds A v at its pixels */
         for (l = 0; l < L; l++) {
             int oy = l / Lw * stride - pad, ox = l % Lw * stride - pad, ay, ax, cy, cx, d0;
             int ky0 = oy < 0 ? -oy : 0, ky1 = oy + K > H ? H - oy : K, kx0 = ox < 0 ? -ox : 0,
@@ -4597,10 +4655,14 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
     vit_result r;
     int counting = vit__ld_counting(L);
     memset(w, 0, sizeof *w);
+
+    /* the output projection and the qk-norm LayerNorms, the same in every layout */
     if ((r = vit__bind_linear(L, &w->out_w, &w->out_b, prefix, nm->out, C, C, why)) != VIT_OK) return r;
     if (qk_norm && ((r = vit__bind_ln(L, &w->q_norm_w, &w->q_norm_b, prefix, nm->q_norm, C / NH, why)) != VIT_OK ||
                     (r = vit__bind_ln(L, &w->k_norm_w, &w->k_norm_b, prefix, nm->k_norm, C / NH, why)) != VIT_OK))
         return r;
+
+    /* separate q, k, v layers: stacked here */
     if (nm->layout == VIT__QKV_SEPARATE) {
         /* Stack q, k, v into one (3C, C) matrix: one GEMM instead of three. */
         vit_tensor qw[3], qb[3];
@@ -4624,6 +4686,8 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
             }
         return VIT_OK;
     }
+
+    /* one fused qkv layer, reordered when its rows interleave */
     snprintf(n, sizeof n, "%s%s", prefix, nm->w);
     if ((r = vit__bind_dense(L, &w->qkv_w, n, 3 * C, C, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s", prefix, nm->b);
@@ -4983,6 +5047,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     char s[64];
     int32_t B, H, W, P, C, N, T, K, bi, pre;
     size_t mark;
+
+    /* the params, the weights they ask for, then the input against them */
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
     P = p->patch_size; C = p->dim;
     pre = (p->class_token ? 1 : 0) + (p->dist_token ? 1 : 0) + p->reg_tokens;
@@ -5000,6 +5066,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if (H % P || W % P)
         return vit__fail(VIT_ERR_SHAPE, "patch: input %dx%d is not a multiple of the patch size %d", (int)H, (int)W,
                          (int)P);
+
+    /* sizes; y stays, the im2col columns are scratch */
     N = (H / P) * (W / P);
     T = N + pre;
     K = p->in_channels * P * P;
@@ -5007,12 +5075,16 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
+
+    /* per image: patch tokens, then prefix tokens, then the position embedding */
     if (!vit_arena_counting(a)) {
+        vit_patch_shape ps; /* one image at a time */
+        ps.B = 1; ps.C = p->in_channels; ps.H = H; ps.W = W; ps.P = P; ps.D = C;
         for (bi = 0; bi < B; bi++) {
             float *yb = y.data + (size_t)bi * T * C, *at = yb;
             /* tokens go straight to their rows after the prefix */
             vit_k_patch_conv(yb + (size_t)pre * C, cols.data, x->data + (size_t)bi * p->in_channels * H * W,
-                             w->conv_w.data, w->conv_b.data, 1, p->in_channels, H, W, P, C);
+                             w->conv_w.data, w->conv_b.data, &ps);
             if (p->class_token) { memcpy(at, w->cls.data, (size_t)C * sizeof(float)); at += C; }
             if (p->dist_token) { memcpy(at, w->dist.data, (size_t)C * sizeof(float)); at += C; }
             if (p->reg_tokens) memcpy(at, w->reg.data, (size_t)p->reg_tokens * C * sizeof(float));
@@ -5024,6 +5096,8 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
             }
         }
     }
+
+    /* the scratch back to the arena; y stays */
     vit_arena_rewind(a, mark);
     (void)attn;
     *out = y;
@@ -5429,6 +5503,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     size_t mark, xb;
     void *xs;
     double big;
+
+    /* the params and the weights they ask for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "emsa: NULL argument");
     C = p->dim; NH = p->heads; dk = p->d_k; dv = p->d_v; R = p->ratio;
     tr = p->transform && NH > 1;
@@ -5437,6 +5513,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) || (tr && !w->tr_w.data))
         return vit__fail(VIT_ERR_ARG, "emsa: params or weights not set");
     if (R > 65536) return vit__fail(VIT_ERR_ARG, "emsa: ratio %d is larger than 65536", (int)R);
+
+    /* the input (B, N, C); a reduction (R > 1) needs its tokens to be the H x W grid */
     if ((r = vit__need3(x, "emsa", C)) != VIT_OK) return r;
     B = x->shape[0]; N = x->shape[1]; Nk = N;
     if (R > 1) {
@@ -5452,6 +5530,8 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
         Wo = (W + 2 * (R / 2) - (R + 1)) / R + 1;
         Nk = Ho * Wo;
     }
+
+    /* y and the maps asked for stay; everything after the mark is scratch */
     big = (double)NH * (dk > dv ? dk : dv);
     if ((r = vit__fits((double)B * N * (big > C ? big : C), B, "emsa")) != VIT_OK ||
         (r = vit__fits((double)B * NH * N * Nk, B, "emsa attention")) != VIT_OK)
@@ -5478,17 +5558,25 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->o_w, B * N, NH * dv), &xs)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) {
         const float *kv = x->data;
+        vit_heads_shape hs;
+        hs.B = B; hs.NH = NH; hs.Nq = N; hs.Nk = Nk; hs.HS = dk; hs.ldq = hs.ldk = NH * dk; hs.ldv = NH * dv;
+        hs.scale = 1.0f / sqrtf((float)dk);
+
+        /* queries from the tokens; keys and values from the tokens, or from the strided conv's grid */
         vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * N, C, NH * dk, xs);
         if (R > 1) {
             /* (B, N, C) is (B, H, W, C): the conv runs channels last */
-            vit_k_dwconv(src.data, wt.data, x->data, w->sr_w.data, w->sr_b.data, B, H, W, C, R + 1, R, R / 2);
+            vit_conv_shape cs;
+            cs.B = B; cs.H = H; cs.W = W; cs.C = C; cs.K = R + 1; cs.stride = R; cs.pad = R / 2;
+            vit_k_dwconv(src.data, wt.data, x->data, w->sr_w.data, w->sr_b.data, &cs);
             vit_k_layernorm(src.data, src.data, w->ln_w.data, w->ln_b.data, B * Nk, C, 1e-5f);
             kv = src.data;
         }
         vit__dense(k.data, kv, &w->k_w, w->k_b.data, B * Nk, C, NH * dk, xs);
         vit__dense(v.data, kv, &w->v_w, w->v_b.data, B * Nk, C, NH * dv, xs);
-        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, B, NH, N, Nk, dk, NH * dk, NH * dk,
-                     1.0f / sqrtf((float)dk));
+
+        /* the maps: softmax of the scores, or the transform's head mixing, softmax and InstanceNorm */
+        vit_k_scores(tr ? s2.data : att.data, q.data, k.data, &hs);
         if (tr) {
             float *mean = st.data, *var = mean + B * NH, *sc = var + B * NH, *sh = sc + B * NH;
             vit_k_conv1x1(att.data, s2.data, w->tr_w.data, w->tr_b.data, B, NH, NH, N * Nk); /* mixes the heads */
@@ -5502,9 +5590,14 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
             vit_k_rowaffine(att.data, att.data, sc, sh, B * NH, N * Nk);
         } else
             vit_k_softmax(att.data, att.data, B * NH * N, Nk);
-        vit_k_attend(o.data, vt.data, att.data, v.data, B, NH, N, Nk, dv, NH * dv);
+
+        /* maps times values, then the output projection */
+        hs.HS = dv; /* values have their own head size */
+        vit_k_attend(o.data, vt.data, att.data, v.data, &hs);
         vit__dense(y.data, o.data, &w->o_w, w->o_b.data, B * N, NH * dv, C, xs);
     }
+
+    /* the scratch back to the arena; y and the maps stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -5605,6 +5698,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     vit_result r;
     int32_t B, C, G, Ch, HW, q, c, bi;
     size_t mark;
+
+    /* the params, the weights, and channels that split into groups of two halves */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "shuffle: NULL argument");
     C = p->channels; G = p->groups;
     if (C < 1 || G < 1 || !w->cweight.data || !w->cbias.data || !w->sweight.data || !w->sbias.data || !w->gn_w.data ||
@@ -5614,10 +5709,14 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
         return vit__fail(VIT_ERR_ARG,
                          "shuffle: %d channels do not split into %d groups of two equal halves (C %% 2G != 0)", (int)C,
                          (int)G);
+
+    /* the input (B, C, H, W) and the sizes */
     if ((r = vit__need4(x, "shuffle", C, 0)) != VIT_OK) return r;
     B = x->shape[0]; Ch = C / (2 * G);
     if ((r = vit__fits((double)B * C * x->shape[2] * x->shape[3], B, "shuffle")) != VIT_OK) return r;
     HW = x->shape[2] * x->shape[3];
+
+    /* y and the gates asked for stay; everything after the mark is scratch */
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &cg, 2, B, C / 2, 1, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &sg, 4, B, C / 2, x->shape[2], x->shape[3])) != VIT_OK) return r;
@@ -5627,6 +5726,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
     /* pre: the gated halves before the shuffle; st: mean, var, scale, shift per channel of a group */
     if ((r = vit_tensor_init(a, &pre, 4, x->shape)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, Ch, 1, 1)) != VIT_OK)
         return r;
+
+    /* per (image, group): the channel half, then the spatial half; then the shuffle */
     if (!vit_arena_counting(a)) {
         float *mean = st.data, *var = mean + Ch, *sc = var + Ch, *sh = sc + Ch;
         for (q = 0; q < B * G; q++) {
@@ -5656,6 +5757,8 @@ VITDEF vit_result vit_shuffle_forward(vit_arena *a, const vit_shuffle_params *p,
                 memcpy(y.data + ((size_t)bi * C + (size_t)(c % (C / 2)) * 2 + c / (C / 2)) * HW,
                        pre.data + ((size_t)bi * C + c) * HW, (size_t)HW * sizeof(float));
     }
+
+    /* the scratch back to the arena; y and the gates stay */
     vit_arena_rewind(a, mark);
     if (attn) attn[0] = cg;
     if (attn) attn[1] = sg;
@@ -5728,6 +5831,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     vit_result r;
     int32_t B, C, G, Cg, HW, q, c;
     size_t mark;
+
+    /* the params and weights, then the input (B, C, H, W) */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sge: NULL argument");
     G = p->groups;
     if (G < 1 || !w->weight.data || !w->bias.data) return vit__fail(VIT_ERR_ARG, "sge: params or weights not set");
@@ -5738,6 +5843,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     HW = x->shape[2] * x->shape[3]; Cg = C / G;
     if (HW < 2)
         return vit__fail(VIT_ERR_SHAPE, "sge: a 1x1 input has no spatial spread (its unbiased std is NaN in PyTorch)");
+
+    /* y and the map asked for stay; everything after the mark is scratch */
     if ((r = vit_tensor_init(a, &y, 4, x->shape)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &t, 4, B, G, x->shape[2], x->shape[3])) != VIT_OK) return r;
     mark = vit_arena_mark(a);
@@ -5745,6 +5852,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
     /* st: mean, var, scale, shift of each group's map */
     if ((r = vit__tensor4(a, &avg, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &st, 2, 4, B * G, 1, 1)) != VIT_OK)
         return r;
+
+    /* per group: similarity to the group's mean feature, normalised over space, as a gate */
     if (!vit_arena_counting(a)) {
         float *mean = st.data, *var = mean + B * G, *sc = var + B * G, *sh = sc + B * G;
         vit_k_rowstats(avg.data, NULL, x->data, B * C, HW); /* avg_pool */
@@ -5767,6 +5876,8 @@ VITDEF vit_result vit_sge_forward(vit_arena *a, const vit_sge_params *p, const v
                 vit_k_mul(y.data + off, x->data + off, t.data + (size_t)q * HW, HW);
             }
     }
+
+    /* the scratch back to the arena; y and the map stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = t;
     *out = y;
@@ -5830,6 +5941,8 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     int simple;
     size_t mark, xb;
     void *xs;
+
+    /* the params (which variant) and the weights it asks for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "aft: NULL argument");
     D = p->dim; HD = p->hidden_dim; M = p->max_seqlen;
     if (p->variant != VIT_AFT_FULL && p->variant != VIT_AFT_SIMPLE && p->variant != VIT_AFT_LOCAL)
@@ -5839,11 +5952,15 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
         !vit__has_w(&w->v_w) || !w->v_b.data || !vit__has_w(&w->proj_w) || !w->proj_b.data ||
         (!simple && (M < 1 || !w->wbias.data)))
         return vit__fail(VIT_ERR_ARG, "aft: params or weights not set");
+
+    /* the input (B, T, D); full and local read the top-left T x T of wbias */
     if ((r = vit__need3(x, "aft", D)) != VIT_OK) return r;
     B = x->shape[0]; T = x->shape[1];
     if (!simple && T > M)
         return vit__fail(VIT_ERR_SHAPE, "aft: %d tokens exceed max_seqlen %d (wbias is %dx%d)", (int)T, (int)M, (int)M,
                          (int)M);
+
+    /* y and the weights map asked for stay; everything after the mark is scratch */
     if ((r = vit__fits((double)B * T * (D > HD ? D : HD), B, "aft")) != VIT_OK ||
         (!simple && (r = vit__fits((double)T * T + 4.0 * T * HD + HD, 1, "aft")) != VIT_OK) ||
         (attn && !simple && (r = vit__fits((double)B * HD * T * T, B, "aft weights")) != VIT_OK))
@@ -5858,16 +5975,22 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->q_w, B * T, D), &w->k_w, B * T, D), &w->v_w,
                             B * T, D);
     if ((r = vit__scratch(a, vit__dense_scratch(xb, &w->proj_w, B * T, HD), &xs)) != VIT_OK) return r;
+
+    /* q, k, v projections, the AFT core, the output projection */
     if (!vit_arena_counting(a)) {
         vit__dense(q.data, x->data, &w->q_w, w->q_b.data, B * T, D, HD, xs);
         vit__dense(k.data, x->data, &w->k_w, w->k_b.data, B * T, D, HD, xs);
         vit__dense(v.data, x->data, &w->v_w, w->v_b.data, B * T, D, HD, xs);
         if (simple) vit_k_aft_simple(h.data, attn ? att.data : NULL, q.data, k.data, v.data, B, T, HD);
-        else
-            vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, B, T, HD, M,
-                      p->variant == VIT_AFT_LOCAL ? p->s : T);
+        else {
+            vit_aft_shape as; /* wbias is (M, M): its top-left (T, T) */
+            as.B = B; as.T = T; as.D = HD; as.ldw = M; as.s = p->variant == VIT_AFT_LOCAL ? p->s : T;
+            vit_k_aft(h.data, attn ? att.data : NULL, scr.data, q.data, k.data, v.data, w->wbias.data, &as);
+        }
         vit__dense(y.data, h.data, &w->proj_w, w->proj_b.data, B * T, HD, D, xs);
     }
+
+    /* the scratch back to the arena; y and the map stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -5953,6 +6076,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     int32_t B, H, W, C, NH, K, KK, P, S, h, wd, Lh, Lw, L, A;
     size_t mark, xb;
     void *xs;
+
+    /* the params and the weights they ask for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
     if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !vit__has_w(&w->v_w) ||
@@ -5961,6 +6086,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         return vit__fail(VIT_ERR_ARG,
                          "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
     if (C % NH) return vit__fail(VIT_ERR_ARG, "outlook: dim %d is not a multiple of num_heads %d", (int)C, (int)NH);
+
+    /* the input (B, H, W, C): unfold's windows must match the pooled grid, as in PyTorch */
     if ((r = vit__need4(x, "outlook", C, 1)) != VIT_OK) return r;
     B = x->shape[0]; H = x->shape[1]; W = x->shape[2];
     KK = K * K; A = NH * KK * KK;
@@ -5976,6 +6103,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
             "padding %d, "
             "stride %d; PyTorch's reshape fails too); hint: kernel_size = 2*padding + 1",
             (int)Lh, (int)Lw, (int)H, (int)W, (int)h, (int)wd, (int)K, (int)P, (int)S);
+
+    /* y and the maps asked for stay; everything after the mark is scratch */
     if ((r = vit__fits((double)B * H * W * C, B, "outlook")) != VIT_OK ||
         (r = vit__fits((double)B * L * A, B, "outlook attention")) != VIT_OK)
         return r;
@@ -5990,6 +6119,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     xb = vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(0, &w->v_w, B * H * W, C), &w->attn_w, B * L, C),
                             &w->proj_w, B * H * W, C);
     if ((r = vit__scratch(a, xb, &xs)) != VIT_OK) return r;
+
+    /* values, logits from the (pooled) input, the outlook core, the projection */
     if (!vit_arena_counting(a)) {
         vit__dense(vv.data, x->data, &w->v_w, p->qkv_bias ? w->v_b.data : NULL, B * H * W, C, C, xs);
         if (S > 1) vit_k_avgpool(pool.data, x->data, B, H, W, C, S); /* AvgPool2d(S, S, ceil_mode=True) */
@@ -5997,6 +6128,8 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
         vit_k_outlook(f.data, att.data, lg.data, vv.data, B, H, W, p);
         vit__dense(y.data, f.data, &w->proj_w, w->proj_b.data, B * H * W, C, C, xs);
     }
+
+    /* the scratch back to the arena; y and the maps stay */
     vit_arena_rewind(a, mark);
     if (attn) *attn = att;
     *out = y;
@@ -6128,12 +6261,16 @@ static int vit__json_str(vit__json *j, const char **out) {
     char *dst;
     size_t n = 0;
     *out = NULL;
+
+    /* find the closing quote first, so the decoded string gets one allocation */
     if (!vit__json_eat(j, '"')) return 0;
     for (q = j->p; q < j->end && *q != '"'; q++)
         if (*q == '\\' && ++q == j->end) return 0;
     if (q >= j->end) return 0;
     dst = (char *)vit_arena_alloc(&j->st->tmp, (size_t)(q - j->p) + 1);
     if (!dst) return 0;
+
+    /* decode the escapes */
     while (j->p < q) {
         char c = *j->p++;
         if ((unsigned char)c < 0x20) return 0;
@@ -6173,6 +6310,7 @@ static int vit__json_str(vit__json *j, const char **out) {
             }
         } else dst[n++] = c;
     }
+
     dst[n] = 0;
     j->p = q + 1;
     *out = dst;
@@ -6269,12 +6407,16 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
     vit__st *st = j->st;
     vit__entry *e;
     int have_dtype = 0, have_shape = 0, have_off = 0;
+
+    /* a new entry, while the header's size allows */
     if (st->n >= st->cap) return vit__fail(VIT_ERR_FORMAT, "%s: too many tensors for the header size", st->src);
     e = &st->e[st->n];
     memset(e, 0, sizeof *e);
     e->name = name;
     e->order = st->n;
     if (!vit__json_eat(j, '{')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': expected an object", st->src, name);
+
+    /* its keys, each once: dtype, shape, data_offsets; others skipped */
     if (!vit__json_eat(j, '}')) {
         do {
             const char *k, *d;
@@ -6314,6 +6456,7 @@ static vit_result vit__st_entry(vit__json *j, const char *name) {
         } while (vit__json_eat(j, ','));
         if (!vit__json_eat(j, '}')) return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s': bad JSON", st->src, name);
     }
+
     if (!have_dtype || !have_shape || !have_off)
         return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s' lacks dtype, shape or data_offsets", st->src, name);
     st->n++;
@@ -6357,6 +6500,7 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     vit_result r;
     int k;
     int have_meta = 0;
+
     /* 8 bytes of header length, then the JSON header, which must start with '{' */
     if (size < 10 || buf[8] != '{')
         return vit__fail(VIT_ERR_FORMAT, "%s: not a safetensors file (no JSON header after its first 8 bytes)",
@@ -6368,10 +6512,13 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     if (hlen < 2 || hlen > size - 8)
         return vit__fail(VIT_ERR_FORMAT, "%s: header of %llu bytes does not fit in the %zu-byte file (truncated?)",
                          st->src, (unsigned long long)hlen, size);
+
+    /* where the data starts, and how many tensors and keys a header of this size can hold */
     st->data = buf + 8 + hlen;
     st->data_size = size - 8 - hlen;
     st->cap = (int)(hlen / 24) + 1;
     st->capmeta = (int)(hlen / 6) + 1;
+
     /* A kept string takes at most its length + VIT_ALIGN; a string needs at
        least 2.5 header bytes ("":"" pairs), so 32 bytes a header byte suffice. */
     cap_bytes = (size_t)hlen * 32 + 4096 + (size_t)st->cap * (sizeof(vit__entry) + sizeof(vit__entry *)) +
@@ -6383,6 +6530,8 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     st->mv = (const char **)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(char *));
     st->meta_by_key = (vit__kv *)vit_arena_alloc(&st->tmp, (size_t)st->capmeta * sizeof(vit__kv));
     if (!st->e || !st->by_name || !st->mk || !st->mv || !st->meta_by_key) return VIT_ERR_OOM;
+
+    /* the header object: one entry per tensor, and __metadata__ */
     j.p = (const char *)buf + 8;
     j.end = j.p + hlen;
     j.st = st;
@@ -6415,8 +6564,10 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON in the header near byte %ld", st->src,
                              (long)(j.p - (const char *)buf));
     }
+
     vit__json_ws(&j);
     if (j.p != j.end) return vit__fail(VIT_ERR_FORMAT, "%s: trailing bytes after the JSON header", st->src);
+
     /* Every tensor's bytes must match its shape, lie inside the data
        section, and not overlap another's. */
     for (i = 0; i < (size_t)st->n; i++) {
@@ -6441,7 +6592,10 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
                              "%s: tensor '%s' ends at byte %llu of a %llu-byte data section (truncated file?)", st->src,
                              e->name, (unsigned long long)e->end, (unsigned long long)st->data_size);
     }
+
+    /* entries in file order, for the overlap check at the end */
     if (st->n > 1) qsort(st->e, (size_t)st->n, sizeof(vit__entry), vit__entry_cmp);
+
     /* Indexes by name and key, for O(log n) lookups; duplicates, which
        Python's json would resolve to the last, are refused. */
     for (k = 0; k < st->n; k++) st->by_name[k] = &st->e[k];
@@ -6455,6 +6609,8 @@ static vit_result vit__st_parse(vit__st *st, const unsigned char *buf, size_t si
     for (k = 1; k < st->nmeta; k++)
         if (!VIT__NAME_CMP(st->meta_by_key[k].k, st->meta_by_key[k - 1].k))
             return vit__fail(VIT_ERR_FORMAT, "%s: __metadata__ has the key '%s' twice", st->src, st->meta_by_key[k].k);
+
+    /* in file order, each tensor ends before the next begins */
     for (k = 1; k < st->n; k++)
         if (st->e[k].begin < st->e[k - 1].end)
             return vit__fail(VIT_ERR_FORMAT, "%s: tensors '%s' and '%s' overlap", st->src, st->e[k - 1].name,
@@ -6570,6 +6726,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
     int32_t rows = dst->shape[0];
     const float *scale = NULL;
     float *sc;
+
+    /* I8: the per-row scales, from '<name>_scale', aligned, finite and positive */
     if (e->dtype == VIT__I8) {
         char sn[300];
         vit__entry *s;
@@ -6597,6 +6755,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
                 "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
                 e->name, (int)dst->shape[1]);
     }
+
+    /* kept as the file has them (BF16 or I8), copied only when misaligned */
     if (L->dense) {
         dst->dtype = e->dtype == VIT__I8 ? VIT_DTYPE_I8 : VIT_DTYPE_BF16;
         dst->scale = scale;
@@ -6610,6 +6770,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
         L->m->n_kept[dst->dtype] += (int64_t)numel;
         return VIT_OK;
     }
+
+    /* else widened to F32 in the weights arena */
     if (!(dst->data = (float *)vit_arena_alloc(a, numel * sizeof(float)))) return VIT_ERR_OOM;
     if (vit_arena_counting(a)) return VIT_OK;
     if (e->dtype == VIT__BF16) vit__half_to_f32(dst->data, src, numel, 1);
@@ -6631,6 +6793,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     char *nm;
     int i;
     want[0] = d0; want[1] = d1; want[2] = d2; want[3] = d3;
+
+    /* the tensor, with exactly the shape and a dtype vit.h reads */
     if (!(e = vit__entry_find(st, name)))
         return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (%s)", st->src, name, why);
     for (i = 0; i < ndim && e->ndim == ndim; i++)
@@ -6644,6 +6808,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (e->dtype == VIT__OTHER)
         return vit__fail(VIT_ERR_DTYPE, "%s: tensor '%s' has dtype %s; vit.h reads F32, F16, BF16 and I8", st->src,
                          name, e->dtype_name);
+
+    /* dst's shape and name; the values checked finite once, while counting */
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -6662,6 +6828,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
                              "(vit_load_opts.allow_nonfinite = 1 loads them)",
                              st->src, name, k);
     }
+
+    /* F32 in place when aligned, else converted into the weights arena */
     if (e->dtype == VIT__I8 || (L->dense && e->dtype == VIT__BF16)) return vit__bind_low(L, dst, e, src);
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
         dst->data = (float *)(uintptr_t)src; /* zero-copy; never written */
@@ -6914,6 +7082,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
+
+        /* each key by the level it sits at: 0 the file, 1 model_args, 2 pretrained_cfg, 3 vision_config, 4-5 sizes */
         if (sizes && !strcmp(k, "num_attention_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
         else if (sizes && !strcmp(k, "hidden_size")) r = vit__cfg_int(c, j, k, 65536, &c->hidden);
         else if (sizes && !strcmp(k, "num_hidden_layers")) r = vit__cfg_int(c, j, k, 1024, &c->layers);
@@ -7570,6 +7740,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
     size_t mark = vit_arena_mark(a);
     vit_tensor q, kv, sc, vt, o, h;
+    vit_heads_shape hs; /* one query per head: the probe's */
     vit_mlp_params lp;
     vit__epi e;
     vit_result r;
@@ -7595,9 +7766,11 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
 
         /* keys and values of every token; one query per head attends */
         vit__dense(kv.data, x, &w->kv_w, w->kv_b.data, B * Np, C, 2 * C, xs);
-        vit_k_scores(sc.data, q.data, kv.data, B, NH, 1, Np, HS, C, 2 * C, 1.0f / sqrtf((float)HS));
+        hs.B = B; hs.NH = NH; hs.Nq = 1; hs.Nk = Np; hs.HS = HS; hs.ldq = C; hs.ldk = hs.ldv = 2 * C;
+        hs.scale = 1.0f / sqrtf((float)HS);
+        vit_k_scores(sc.data, q.data, kv.data, &hs);
         vit_k_softmax(sc.data, sc.data, B * NH, Np);
-        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, B, NH, 1, Np, HS, 2 * C);
+        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, &hs);
 
         /* projection, then z + MLP(LayerNorm(z)) */
         vit__dense(pooled, o.data, &w->proj_w, w->proj_b.data, B, C, C, xs);
@@ -7913,6 +8086,8 @@ static const void *vit__naming_of(const vit_model *m) {
 static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
     const char *s = vit__meta(&L->st, k->key), *name = k->key, *w;
     char *end, *dst = (char *)m + k->off;
+
+    /* absent: the old key's value, else the default when the key is optional */
     if (!s && k->old && (s = vit__meta(&L->st, k->old)) != NULL) name = k->old;
     if (!s && k->opt) {
         int32_t i = (int32_t)k->def;
@@ -7924,6 +8099,8 @@ static vit_result vit__read_key(vit__ld *L, const vit__key *k, vit_model *m) {
     if (!s)
         return vit__fail(VIT_ERR_MISSING, "%s: metadata lacks '%s'; hint: re-export with tools/export.py", L->st.src,
                          k->key);
+
+    /* parsed by its type, checked against its range */
     if (k->type == 'i') {
         long v = strtol(s, &end, 10);
         int32_t i;
@@ -8483,6 +8660,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
     size_t n = 0;
     vit_result r;
     (void)text; /* unused under VIT_NO_STDIO */
+
+    /* the caller's labels first, */
     if (o && (o->labels_text || o->labels_path)) {
         if (o->labels_path) src = o->labels_path;
         if (o->labels_text) {
@@ -8505,6 +8684,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
         vit__note(L, "; labels from %s", src);
         return VIT_OK;
     }
+
+    /* then a config.json's, */
     if (cj->st.src && cj->n_labels && classes) {
         if (cj->n_labels != classes)
             return vit__fail(VIT_ERR_FORMAT, "%s: '%s' names %d classes, %s's classifier has %d", cj->st.src,
@@ -8514,6 +8695,8 @@ static vit_result vit__labels_resolve(vit__ld *L, const vit__cfg *cj, const vit_
         vit__note(L, "; labels from %s (%s)", cj->st.src, cj->labels_key);
         return VIT_OK;
     }
+
+    /* then the file's own metadata, kept only when it names every class */
     meta = vit__meta(&L->st, "labels");
     if (meta && classes &&
         vit__labels_parse(names, "labels", meta, strlen(meta), ',', &L->labels, &L->n_labels) == VIT_OK &&
@@ -8620,6 +8803,8 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     memset(&pp_text, 0, sizeof pp_text);
     memset(&lab_text, 0, sizeof lab_text);
     memset(&lab_names, 0, sizeof lab_names);
+
+    /* the header, then the model's description: vit.h's metadata, else a config.json */
     cj.fc_norm = -1;
     L.st.src = src;
     L.m = m;
@@ -8654,6 +8839,8 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
         if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
         vit__input_meta(&L, &cj, &pp);
     }
+
+    /* labels; then bind twice: once counting the weights' bytes, once into one allocation of that size */
     if ((r = vit__labels_resolve(&L, &cj, o, &lab_text, &lab_names)) != VIT_OK) goto done;
     if (L.inferred[0] && vit__log_fn) vit__log_fn(vit__log_user, L.inferred);
     vit_arena_init(&m->arena, NULL, 0);
@@ -8667,6 +8854,7 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
     if ((r = vit_arena_init_alloc(&m->arena, m->arena.peak ? m->arena.peak : 1)) != VIT_OK) goto done;
     for (i = 0; i < L.st.n; i++) L.st.e[i].used = 0;
     r = vit__bind_all(&L);
+
 done:
     vit_arena_free(&L.st.tmp);
     vit_arena_free(&cj.st.tmp);
@@ -8835,6 +9023,8 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
         vit__bprintf(&b, "no model\n");
         return b.len;
     }
+
+    /* the kind, its naming and size, and how its dense layers are kept */
     d = &vit__kinds[m->kind];
     vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
     if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
@@ -8844,6 +9034,7 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
             (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
             m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
     if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
+
     /* every hyperparameter under its metadata key */
     if (d->keys->key) vit__bprintf(&b, " ");
     for (k = d->keys; k->key; k++) {
@@ -8864,6 +9055,8 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
         }
     }
     if (d->keys->key) vit__bprintf(&b, "\n");
+
+    /* the kind's own lines, then the labels */
     d->describe(m, &b);
     if (m->n_labels)
         vit__bprintf(&b, "  labels: %s, %s, ... %s\n", vit_model_label(m, 0),
@@ -8940,6 +9133,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     float *A, *R, *Rn, *sums, mx, *swap;
     vit__ranked *rank = NULL;
     vit_result r;
+
+    /* the arguments, and every layer's maps the same shape */
     if (!a || !p || !out || depth < 1) return vit__fail(VIT_ERR_ARG, "vit_map_rollout: NULL argument or depth < 1");
     if (vit_arena_counting(a)) return vit__fail(VIT_ERR_ARG, "vit_map_rollout: needs a real arena");
     if (!(p->discard_ratio >= 0.0f && p->discard_ratio < 1.0f))
@@ -8950,6 +9145,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
             return vit__fail(VIT_ERR_SHAPE, "vit_map_rollout: layer %d's attention differs in shape from layer 0's",
                              (int)l);
     }
+
+    /* scratch: A and R, the next R, row sums, and the ranking when discarding */
     NH = att[0].shape[1]; T = att[0].shape[2];
     hs = (size_t)T * T;
     mark = vit_arena_mark(a);
@@ -8965,6 +9162,7 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
     }
+
     /* R holds the running product transposed, so that R^T <- R^T A^T is
        one vit_k_matmul (y = x w^T) with x = R^T, w = A. */
     for (i = 0; i < (int32_t)hs; i++) R[i] = 0.0f;
@@ -8980,6 +9178,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
             for (k = 0; k < drop; k++)
                 if (rank[k].i != 0) A[rank[k].i] = 0.0f;
         }
+
+        /* A + I, halved, rows renormalised; then R^T <- R^T A^T */
         for (i = 0; i < T; i++) {
             float s = 0.0f;
             for (j = 0; j < T; j++) {
@@ -8996,6 +9196,7 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
         vit_k_matmul(Rn, R, A, NULL, T, T, T);
         swap = R; R = Rn; Rn = swap;
     }
+
     /* Row 0 of the product (column 0 of R^T), over the patches. */
     mx = 0.0f;
     for (j = 1; j < T; j++) {
@@ -9076,6 +9277,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     float *pos, *w;
     size_t bytes;
     vit_result r;
+
+    /* a loaded ViT, a known mode, and a size the patches tile */
     if (!m || !m->arena.base)
         return vit__fail(
             VIT_ERR_ARG,
@@ -9098,6 +9301,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     T2 = G2 * G2 + pp;
     if (T2 > 16384)
         return vit__fail(VIT_ERR_UNSUPPORTED, "vit_model_set_image_size: %d tokens is more than 16384", (int)T2);
+
+    /* the taps, in a temporary arena; the new table in its own, which replaces m->extra */
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
@@ -9110,6 +9315,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
     pos = (float *)ex.base;
+
     /* The prefix tokens' positions untouched; the (C, G, G) grid resized
        separably: the weighted sum along x of each source row, then along
        y, as PyTorch's kernels order it. */
@@ -9129,6 +9335,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
                 pos[(size_t)(pp + y * G2 + x) * C + c] = acc;
             }
         }
+
+    /* the new table replaces the old, and the model now expects the new size */
     vit_arena_free(&tmp);
     vit_arena_free(&m->extra);
     m->extra = ex;
@@ -9180,6 +9388,8 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
     int k, ok, err;
 #ifdef VIT__HAVE_STAT
     struct stat sb;
+
+    /* not a regular file (a device, a pipe): written in place, there is nothing to rename over */
     if (stat(path, &sb) == 0 && !VIT__IS_REG(sb.st_mode)) {
         if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
         if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
@@ -9188,6 +9398,8 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
                    : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
     }
 #endif
+
+    /* otherwise write a temporary file beside it and rename it over the target, so a failed write leaves it intact */
     if (strlen(path) > 4096) return vit__fail(VIT_ERR_IO, "%s: path too long", path);
     /* A name no other writer uses: O_EXCL where there is POSIX, else a
        check that it does not exist yet. */
@@ -9207,6 +9419,7 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
         if (!f) break;
 #endif
     }
+
     if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create a file beside it (%s)", path, strerror(errno));
     if (vit__write_close(f, n, part, len, &err)) {
 #if defined(_WIN32)
@@ -9302,6 +9515,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
     int seen = 0, k;
     vit_result r;
     memset(h, 0, sizeof *h);
+
+    /* magic, version, and a header length that fits in the file */
     if (avail < 10 || memcmp(b, "\x93NUMPY", 6)) return vit__fail(VIT_ERR_FORMAT, "npy: not a .npy file (bad magic)");
     if (b[6] == 1) { hlen = (size_t)b[8] | (size_t)b[9] << 8; off = 10;
     } else if ((b[6] == 2 || b[6] == 3) && avail >= 12) {
@@ -9314,6 +9529,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
                          VIT__NPY_MAX_HEADER);
     if (hlen > avail - off)
         return vit__fail(VIT_ERR_FORMAT, "npy: header of %zu bytes is longer than the file (truncated?)", hlen);
+
+    /* the header dict: descr, fortran_order and shape, each once */
     p = (const char *)b + off;
     end = p + hlen;
     vit__npy_ws(&p, end);
@@ -9356,6 +9573,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
         else if (p >= end || *p != '}')
             return vit__fail(VIT_ERR_FORMAT, "npy: the header is not a Python dict (no ',' or '}' after '%s')", key);
     }
+
+    /* only padding after the dict, and every key present */
     for (p++; p < end; p++)
         if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
             return vit__fail(VIT_ERR_FORMAT, "npy: bytes after the header's dict");
@@ -9365,6 +9584,8 @@ static vit_result vit__npy_header(const unsigned char *b, size_t avail, size_t s
                              k == 0   ? "descr"
                              : k == 1 ? "fortran_order"
                                       : "shape");
+
+    /* the element count, which the data after the header must hold */
     if (h->ndim == 0) h->shape[h->ndim++] = 1; /* a scalar */
     for (h->numel = 1, k = 0; k < h->ndim; k++)
         if (!vit__mul_ok(h->numel, (size_t)h->shape[k], &h->numel))
@@ -9588,6 +9809,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         char t[5];
         const unsigned char *d;
         int k;
+
+        /* the chunk's length, type and CRC */
         if (n - i < 12)
             return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: the file ends inside the chunk at byte %zu", i);
         len = vit__be32(b + i);
@@ -9606,6 +9829,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         d = b + i + 8;
         if (vit__crc32(crc, b + i + 4, (size_t)len + 4) != vit__be32(d + len))
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: chunk '%s' at byte %zu fails its CRC", t, i);
+
+        /* what the chunk says: the header first, at most one palette, the IDAT sizes */
         if (chunks++ == 0) {
             static const unsigned char depths[7] = {1 | 2 | 4 | 8 | 16, 0, 8 | 16, 1 | 2 | 4 | 8, 8 | 16, 0, 8 | 16};
             if (strcmp(t, "IHDR") || len != 13)
@@ -9640,6 +9865,8 @@ static vit_result vit__png_check(const unsigned char *b, size_t n, vit__img_info
         if (!strcmp(t, "IEND")) break;
         i += (size_t)len + 12;
     }
+
+    /* a whole file: IEND, a palette where needed, and enough IDAT for the pixels */
     if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated PNG: no IEND chunk");
     if (type == 3 && !plte)
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt PNG: a palette image without a PLTE chunk");
@@ -9665,6 +9892,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
     size_t i = 0;
     while (i < n && b[i] == 0xff) i++; /* fill bytes before SOI, as stb_image allows */
     i++;                               /* SOI */
+
+    /* segment by segment, up to the end-of-image marker */
     for (;;) {
         size_t len, at;
         const unsigned char *s;
@@ -9675,6 +9904,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             i++; /* stray bytes before the frame: skipped, as stb_image and libjpeg do */
             continue;
         }
+
+        /* the marker, then its segment's length, which must fit in the file */
         at = i;
         while (i < n && b[i] == 0xff) i++;
         if (i >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: no end-of-image marker");
@@ -9697,6 +9928,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
         s = b + i + 2;
         len -= 2;
         i += 2 + len;
+
+        /* what the segment holds: the frame, tables, a restart interval, or a scan and its coded data */
         if (m == 0xc0 || m == 0xc1 || m == 0xc2) { /* SOF: baseline, extended, progressive */
             if (nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: a second frame header at byte %zu", at);
             if (len < 6 || (s[5] != 1 && s[5] != 3 && s[5] != 4) || len != 6 + 3 * (size_t)s[5])
@@ -9793,6 +10026,7 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                                      "image: corrupt JPEG: scan %d comes before the DC scan of component %d", scans,
                                      id);
             }
+
             /* Blocks whose DC coefficients the scan codes (baseline: all of
                them): at least 2 bits each in a baseline scan, 1 in a
                progressive DC scan. */
@@ -9807,6 +10041,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
                 }
                 for (k = 0; k < ns; k++) coded |= 1 << idx[k];
             }
+
+            /* the coded data must hold at least those bits */
             for (j = i; j < n; j++) /* coded data: up to a marker other than a stuffed 0 or a restart */
                 if (b[j] == 0xff && j + 1 < n && b[j + 1] != 0 && (b[j + 1] < 0xd0 || b[j + 1] > 0xd7)) break;
             if (j >= n) return vit__fail(VIT_ERR_FORMAT, "image: truncated JPEG: the file ends inside scan %d", scans);
@@ -9820,6 +10056,8 @@ static vit_result vit__jpeg_check(const unsigned char *b, size_t n) {
             return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: unknown marker 0xFF%02X at byte %zu", m, at);
         }
     }
+
+    /* a component that no DC scan codes would be decoded from uninitialised coefficients */
     if (!nc) return vit__fail(VIT_ERR_FORMAT, "image: corrupt JPEG: no frame header");
     for (k = 0; k < nc; k++)
         if (!(coded & 1 << k))
@@ -9837,6 +10075,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
     int64_t w, h;
     uint64_t row, need;
     if (n < 18) return vit__fail(VIT_ERR_FORMAT, "image: truncated BMP: the file ends inside its header");
+
+    /* the header: its size picks the layout of width, height, depth and compression */
     off = vit__le32(b + 10);
     hsz = vit__le32(b + 14);
     if (hsz != 12 && hsz != 40 && hsz != 56 && hsz != 108 && hsz != 124)
@@ -9853,6 +10093,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
         bpp = vit__le16(b + 28);
         comp = vit__le32(b + 30);
     }
+
+    /* sizes, depths and codings stb_image reads */
     if (h < 0) h = -h; /* rows stored top-down */
     if (w < 1 || h < 1)
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: %lldx%lld pixels", (long long)w, (long long)h);
@@ -9867,6 +10109,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
     if (comp != 0 && !(comp == 3 && (bpp == 16 || bpp == 32)))
         return vit__fail(VIT_ERR_UNSUPPORTED, "image: BMP with compression %lu; vit.h reads uncompressed BMP",
                          (unsigned long)comp);
+
+    /* the palette's size, or pixel data after the header */
     if (bpp < 16) {
         if (hsz == 12)
             return vit__fail(VIT_ERR_UNSUPPORTED,
@@ -9879,6 +10123,8 @@ static vit_result vit__bmp_check(const unsigned char *b, size_t n) {
         return vit__fail(VIT_ERR_FORMAT, "image: corrupt BMP: pixel data at byte %lu, inside the header",
                          (unsigned long)off);
     }
+
+    /* every row present, and every palette index inside the palette */
     row = ((uint64_t)w * bpp + 31) / 32 * 4;
     need = row * (uint64_t)h;
     if (off > n || need > n - off)
@@ -9929,6 +10175,8 @@ static vit_result vit__pnm_check(const unsigned char *b, size_t n, vit__img_info
                              : k == 1 ? "height"
                                       : "max value");
     }
+
+    /* sizes and depths that stb_image reads correctly */
     if (v[2] > 255 && v[2] <= 65535)
         return vit__fail(VIT_ERR_UNSUPPORTED,
                          "image: 16-bit PNM (max value above 255) is not supported (stb_image 2.27 misreads it)");
@@ -9937,6 +10185,7 @@ static vit_result vit__pnm_check(const unsigned char *b, size_t n, vit__img_info
     if (v[0] > (1 << 24) || v[1] > (1 << 24))
         return vit__fail(VIT_ERR_UNSUPPORTED, "image: PNM of %ldx%ld pixels; vit.h reads up to 16777216 a side", v[0],
                          v[1]);
+
     info->pnm_max = (int32_t)v[2];
     info->pnm_channels = b[1] == '6' ? 3 : 1;
     /* i is past the one delimiter after the max value: the samples start there. */
@@ -10007,6 +10256,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
                          (int)channels);
     if (size > INT_MAX)
         return vit__fail(VIT_ERR_UNSUPPORTED, "image: %zu bytes is more than the %d vit.h decodes", size, INT_MAX);
+
+    /* the file's structure checked before stb_image sees it; a short palette padded to 256 entries */
     if ((r = vit__image_check(src, size, &info)) != VIT_OK) return r;
     memset(&copy, 0, sizeof copy);
     if (info.plte_at) {
@@ -10014,6 +10265,7 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
         size += 768 - info.plte_len;
         src = copy.base;
     }
+
     /* A PNM with a max value below 255 is scaled as PIL scales it, from
        its own channels; stb_image converts the rest. */
     sc = info.pnm_max && info.pnm_max < 255 ? 0 : channels;
@@ -10025,6 +10277,8 @@ VITDEF vit_result vit_image_load_memory(vit_arena *a, const void *data, size_t s
         for (i = 0; i < w * h * n; i++)
             px[i] = px[i] >= info.pnm_max ? 255 : (unsigned char)rint((double)px[i] / info.pnm_max * 255.0);
     }
+
+    /* the (C, H, W) tensor in [0, 1] */
     if ((r = vit__tensor4(a, &t, 3, channels, h, w, 1)) != VIT_OK) {
         stbi_image_free(px);
         return r;
@@ -10135,6 +10389,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     vit_result r;
     size_t mark;
     char s[64];
+
+    /* the image (C, H, W), then the options, defaults filled in */
     if (!a || !img || !img->data || !out) return vit__fail(VIT_ERR_ARG, "preprocess: NULL argument");
     if (img->ndim != 3 || img->shape[0] < 1 || img->shape[0] > 3 || img->shape[1] < 1 || img->shape[2] < 1)
         return vit__fail(VIT_ERR_SHAPE, "preprocess: image has shape %s, expected (C, H, W) with C = 1, 2 or 3",
@@ -10142,6 +10398,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     C = img->shape[0]; H = img->shape[1]; W = img->shape[2];
     rs = p && p->resize ? p->resize : 256;
     cs = p && p->crop ? p->crop : 224;
+
     /* std all 0: ImageNet's; mean all 0: ImageNet's too when std is, else
        kept (mean 0, std 1 stays in pixel units); a mean given with std all
        0 keeps the given mean. */
@@ -10154,6 +10411,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         if (!(mean[c] - mean[c] == 0.0f) && c < C)
             return vit__fail(VIT_ERR_ARG, "preprocess: mean[%d] is not finite", c);
     }
+
     if (rs < 1 || cs < 1 || cs > rs)
         return vit__fail(VIT_ERR_ARG, "preprocess: crop %d must be in 1..resize %d", (int)cs, (int)rs);
     if (p && ((unsigned)p->resample > VIT_RESAMPLE_BICUBIC || (unsigned)p->squash > 1 || (unsigned)p->crop_floor > 1))
@@ -10162,6 +10420,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
     if (rs > VIT__MAX_SIDE)
         return vit__fail(VIT_ERR_ARG, "preprocess: resize %d is beyond %d, the longest side vit.h resizes to", (int)rs,
                          VIT__MAX_SIDE);
+
+    /* the resized size, then the crop's offset in it */
     /* torchvision: the short side becomes rs, the long side int(rs * long
        / short); squash: both become rs */
     long_side = p && p->squash ? (double)rs : (double)rs * (H <= W ? W : H) / (H <= W ? H : W);
@@ -10179,6 +10439,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                          (int)H, (int)nw, (int)nh, (int)cs);
     top = p && p->crop_floor ? (nh - cs) / 2 : vit__round_half_even(nh - cs);
     left = p && p->crop_floor ? (nw - cs) / 2 : vit__round_half_even(nw - cs);
+
+    /* o stays; the resampling tables and the column pass are scratch */
     if ((r = vit__tensor4(a, &o, 4, 1, C, cs, cs)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     /* Only the cropped window is computed: columns first, on the in-rows
@@ -10193,6 +10455,8 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
         vit_arena_rewind(a, mark);
         return VIT_ERR_OOM;
     }
+
+    /* columns, then rows, then the normalisation */
     if (!vit_arena_counting(a)) {
         for (c = 0; c < C; c++)
             for (y = 0; y < th; y++)
@@ -10206,6 +10470,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                                                                                     : acc)
                                                                     : acc;
                 }
+
         for (c = 0; c < C; c++)
             for (y = 0; y < cs; y++)
                 for (x = 0; x < cs; x++) {
@@ -10216,6 +10481,7 @@ VITDEF vit_result vit_image_preprocess(vit_arena *a, const vit_tensor *img, cons
                     o.data[((size_t)c * cs + y) * cs + x] = (acc - mean[c]) / stdv[c];
                 }
     }
+
     vit_arena_rewind(a, mark);
     *out = o;
     return VIT_OK;
@@ -10243,6 +10509,8 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     const char *mean, *std, *s;
     float v[3];
     int32_t C, n, c;
+
+    /* a ViT, and ImageNet's statistics unless the file gives its own */
     if (!m || !p) return vit__fail(VIT_ERR_ARG, "vit_model_preprocess: NULL argument");
     memset(p, 0, sizeof *p);
     if (m->kind != VIT_KIND_VIT)
@@ -10271,6 +10539,8 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
                 if (!(v[k] > 0.0f))
                     return vit__fail(VIT_ERR_FORMAT, "metadata input_std '%s' has a value that is not positive", t);
     }
+
+    /* the crop, then the resize it is cut from: given, from timm's crop_pct, or 256/224 of it */
     p->crop = m->cfg.image_size;
     if ((s = vit_model_meta(m, "input_crop"))) {
         if (vit__floats(s, v, 1) != 1 || v[0] < 1.0f || v[0] > 65536.0f || v[0] != floorf(v[0]))
@@ -10296,6 +10566,8 @@ VITDEF vit_result vit_model_preprocess(const vit_model *m, vit_preprocess *p) {
     if (p->resize < p->crop)
         return vit__fail(VIT_ERR_FORMAT, "metadata input_resize %d is smaller than the crop %d", (int)p->resize,
                          (int)p->crop);
+
+    /* resampling, crop mode and crop offset, each only when the file says */
     if ((s = vit_model_meta(m, "input_interpolation"))) {
         if (!strcmp(s, "bicubic")) p->resample = VIT_RESAMPLE_BICUBIC;
         else if (strcmp(s, "bilinear"))
@@ -10535,7 +10807,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          vit_sdsa_classifier_*; namings say what they are
                          (patchify, einops, proj_qkv, seq_layers, seq_mlp,
                          conv_proj, default) and the seed strings of older
-                         files are still read.
+                         files are still read. Breaking: the wide kernels
+                         take shape structs (vit_k_scores and vit_k_attend
+                         vit_heads_shape, vit_k_aft vit_aft_shape,
+                         vit_k_dwconv vit_conv_shape, vit_k_patch_conv
+                         vit_patch_shape).
      0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
                          (85-90% of the FMA peak on ViT-B shapes); a
                          few-rows product where it beats the GEMM; short softmax rows

@@ -317,8 +317,19 @@ static void r_add(kcase *c) { vit_k_add_ref(c->y2, c->x, c->x2, c->N); }
 static void f_mul(kcase *c) { vit_k_mul(c->y, c->x, c->x2, c->N); }
 static void r_mul(kcase *c) { vit_k_mul_ref(c->y2, c->x, c->x2, c->N); }
 /* patch conv: x (B, C, H, W), w (K=D, C, S, S) */
-static void f_patch(kcase *c) { vit_k_patch_conv(c->y, c->scr, c->x, c->w, c->b, c->B, c->C, c->H, c->W, c->S, c->K); }
-static void r_patch(kcase *c) { vit_k_patch_conv_ref(c->y2, c->x, c->w, c->b, c->B, c->C, c->H, c->W, c->S, c->K); }
+static vit_patch_shape patch_shape(const kcase *c) {
+    vit_patch_shape s;
+    s.B = c->B; s.C = c->C; s.H = c->H; s.W = c->W; s.P = c->S; s.D = c->K;
+    return s;
+}
+static void f_patch(kcase *c) {
+    vit_patch_shape s = patch_shape(c);
+    vit_k_patch_conv(c->y, c->scr, c->x, c->w, c->b, &s);
+}
+static void r_patch(kcase *c) {
+    vit_patch_shape s = patch_shape(c);
+    vit_k_patch_conv_ref(c->y2, c->x, c->w, c->b, &s);
+}
 /* attention: q, k, v interleaved in x with row stride ld, as the MHA's qkv */
 static void f_attention(kcase *c) {
     int C = c->NH * c->HS;
@@ -339,27 +350,59 @@ static void r_rowaffine(kcase *c) { vit_k_rowaffine_ref(c->y2, c->x, c->w, c->b,
 static void f_conv1x1(kcase *c) { vit_k_conv1x1(c->y, c->x, c->w, c->b, c->B, c->C, c->K, c->M); }
 static void r_conv1x1(kcase *c) { vit_k_conv1x1_ref(c->y2, c->x, c->w, c->b, c->B, c->C, c->K, c->M); }
 /* dwconv: x (B, H, W, C), w (C, 1, K, K), stride S */
+static vit_conv_shape conv_shape(const kcase *c) {
+    vit_conv_shape s;
+    s.B = c->B; s.H = c->H; s.W = c->W; s.C = c->C; s.K = c->K; s.stride = c->S; s.pad = c->pad;
+    return s;
+}
 static void f_dwconv(kcase *c) {
-    vit_k_dwconv(c->y, c->scr, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad);
+    vit_conv_shape s = conv_shape(c);
+    vit_k_dwconv(c->y, c->scr, c->x, c->w, c->b, &s);
 }
 static void r_dwconv(kcase *c) {
-    vit_k_dwconv_ref(c->y2, c->x, c->w, c->b, c->B, c->H, c->W, c->C, c->K, c->S, c->pad);
+    vit_conv_shape s = conv_shape(c);
+    vit_k_dwconv_ref(c->y2, c->x, c->w, c->b, &s);
 }
 static void f_avgpool(kcase *c) { vit_k_avgpool(c->y, c->x, c->B, c->H, c->W, c->C, c->S); }
 static void r_avgpool(kcase *c) { vit_k_avgpool_ref(c->y2, c->x, c->B, c->H, c->W, c->C, c->S); }
 /* scores / attend: q = x (B, M, ld), k = x2 (B, N, ld), v = x3 (B, N, ld2), p = w (B, NH, M, N) */
+static vit_heads_shape heads_shape(const kcase *c) {
+    vit_heads_shape s;
+    s.B = c->B; s.NH = c->NH; s.Nq = c->M; s.Nk = c->N; s.HS = c->HS; s.ldq = s.ldk = c->ld; s.ldv = c->ld2;
+    s.scale = c->scale;
+    return s;
+}
 static void f_scores(kcase *c) {
-    vit_k_scores(c->y, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale);
+    vit_heads_shape s = heads_shape(c);
+    vit_k_scores(c->y, c->x, c->x2, &s);
 }
 static void r_scores(kcase *c) {
-    vit_k_scores_ref(c->y2, c->x, c->x2, c->B, c->NH, c->M, c->N, c->HS, c->ld, c->ld, c->scale);
+    vit_heads_shape s = heads_shape(c);
+    vit_k_scores_ref(c->y2, c->x, c->x2, &s);
 }
-static void f_attend(kcase *c) { vit_k_attend(c->y, c->scr, c->w, c->x3, c->B, c->NH, c->M, c->N, c->HS, c->ld2); }
-static void r_attend(kcase *c) { vit_k_attend_ref(c->y2, c->w, c->x3, c->B, c->NH, c->M, c->N, c->HS, c->ld2); }
+static void f_attend(kcase *c) {
+    vit_heads_shape s = heads_shape(c);
+    vit_k_attend(c->y, c->scr, c->w, c->x3, &s);
+}
+static void r_attend(kcase *c) {
+    vit_heads_shape s = heads_shape(c);
+    vit_k_attend_ref(c->y2, c->w, c->x3, &s);
+}
 /* aft: q, k, v = x, x2, x3 (B, N=T, C=D), w (M, M) with window S;
    without the optional weights map, as the module runs them */
-static void f_aft(kcase *c) { vit_k_aft(c->y, NULL, c->scr, c->x, c->x2, c->x3, c->w, c->B, c->N, c->C, c->M, c->S); }
-static void r_aft(kcase *c) { vit_k_aft_ref(c->y2, NULL, c->x, c->x2, c->x3, c->w, c->B, c->N, c->C, c->M, c->S); }
+static vit_aft_shape aft_shape(const kcase *c) {
+    vit_aft_shape s;
+    s.B = c->B; s.T = c->N; s.D = c->C; s.ldw = c->M; s.s = c->S;
+    return s;
+}
+static void f_aft(kcase *c) {
+    vit_aft_shape s = aft_shape(c);
+    vit_k_aft(c->y, NULL, c->scr, c->x, c->x2, c->x3, c->w, &s);
+}
+static void r_aft(kcase *c) {
+    vit_aft_shape s = aft_shape(c);
+    vit_k_aft_ref(c->y2, NULL, c->x, c->x2, c->x3, c->w, &s);
+}
 static void f_aft_simple(kcase *c) { vit_k_aft_simple(c->y, NULL, c->x, c->x2, c->x3, c->B, c->N, c->C); }
 static void r_aft_simple(kcase *c) { vit_k_aft_simple_ref(c->y2, NULL, c->x, c->x2, c->x3, c->B, c->N, c->C); }
 /* outlook: logits x (B, L, NH, K^4), v x2 (B, H, W, C) */

@@ -55,7 +55,8 @@ int main(int argc, char **argv) {
     vit_forward_opts opts;
     int32_t shape[4];
     if (argc < 3) {
-        fprintf(stderr, "usage: 04_fashion MODEL DATADIR [--eval] [--preds OUT.npy] [--count N] [--show N --out DIR]\n");
+        fprintf(stderr,
+                "usage: 04_fashion MODEL DATADIR [--eval] [--preds OUT.npy] [--count N] [--show N --out DIR]\n");
         return 2;
     }
     for (i = 3; i < argc; i++) {

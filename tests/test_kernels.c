@@ -147,8 +147,10 @@ static void test_patch_conv(void) {
               *b = randv((size_t)D, 1.0f);
         float *cols = randv((size_t)B * N * Cin * P * P, 0.0f), *y1 = randv((size_t)B * N * D, 0.0f),
               *y2 = randv((size_t)B * N * D, 0.0f);
-        vit_k_patch_conv(y1, cols, x, w, b, B, Cin, H, W, P, D);
-        vit_k_patch_conv_ref(y2, x, w, b, B, Cin, H, W, P, D);
+        vit_patch_shape sh;
+        sh.B = B; sh.C = Cin; sh.H = H; sh.W = W; sh.P = P; sh.D = D;
+        vit_k_patch_conv(y1, cols, x, w, b, &sh);
+        vit_k_patch_conv_ref(y2, x, w, b, &sh);
         snprintf(label, sizeof label, "patch_conv B=%d Cin=%d %dx%d P=%d D=%d", B, Cin, H, W, P, D);
         expect(check_close(label, y1, y2, (size_t)B * N * D, 1e-5, 1e-5), label);
         free(x); free(w); free(b); free(cols); free(y1); free(y2);

@@ -103,8 +103,10 @@ static void test_dwconv_pool(void) {
         float *wt = randv((size_t)K * K * C, 0.0f), *y1 = randv((size_t)B * Ho * Wo * C, 0.0f),
               *y2 = randv((size_t)B * Ho * Wo * C, 0.0f);
         float *p1 = randv((size_t)B * Hp * Wp * C, 0.0f), *p2 = randv((size_t)B * Hp * Wp * C, 0.0f);
-        vit_k_dwconv(y1, wt, x, w, i % 2 ? b : NULL, B, H, W, C, K, st, pad);
-        vit_k_dwconv_ref(y2, x, w, i % 2 ? b : NULL, B, H, W, C, K, st, pad);
+        vit_conv_shape sh;
+        sh.B = B; sh.H = H; sh.W = W; sh.C = C; sh.K = K; sh.stride = st; sh.pad = pad;
+        vit_k_dwconv(y1, wt, x, w, i % 2 ? b : NULL, &sh);
+        vit_k_dwconv_ref(y2, x, w, i % 2 ? b : NULL, &sh);
         snprintf(label, sizeof label, "dwconv B=%d %dx%d C=%d K=%d stride=%d pad=%d", B, H, W, C, K, st, pad);
         expect(check_close(label, y1, y2, (size_t)B * Ho * Wo * C, 1e-6 * K * K, 1e-5), label);
         vit_k_avgpool(p1, x, B, H, W, C, st + 1);
@@ -129,17 +131,26 @@ static void test_scores_attend(void) {
               *v = randv((size_t)B * Nk * ldv, 1.0f);
         float *s1 = randv(ns, 0.0f), *s2 = randv(ns, 0.0f), *vt = randv((size_t)B * NH * HS * Nk, 0.0f);
         float *o1 = randv((size_t)B * Nq * NH * HS, 0.0f), *o2 = randv((size_t)B * Nq * NH * HS, 0.0f);
-        vit_k_scores(s1, q, k, B, NH, Nq, Nk, HS, ldq, ldq, 0.37f);
-        vit_k_scores_ref(s2, q, k, B, NH, Nq, Nk, HS, ldq, ldq, 0.37f);
+        vit_heads_shape sh;
+        sh.B = B; sh.NH = NH; sh.Nq = Nq; sh.Nk = Nk; sh.HS = HS; sh.ldq = sh.ldk = ldq; sh.ldv = ldv; sh.scale = 0.37f;
+        vit_k_scores(s1, q, k, &sh);
+        vit_k_scores_ref(s2, q, k, &sh);
         snprintf(label, sizeof label, "scores B=%d NH=%d Nq=%d Nk=%d HS=%d", B, NH, Nq, Nk, HS);
         expect(check_close(label, s1, s2, ns, 1e-6 * HS, 1e-5), label);
         vit_k_softmax_ref(s2, s2, B * NH * Nq, Nk);
-        vit_k_attend(o1, vt, s2, v, B, NH, Nq, Nk, HS, ldv);
-        vit_k_attend_ref(o2, s2, v, B, NH, Nq, Nk, HS, ldv);
+        vit_k_attend(o1, vt, s2, v, &sh);
+        vit_k_attend_ref(o2, s2, v, &sh);
         snprintf(label, sizeof label, "attend B=%d NH=%d Nq=%d Nk=%d HS=%d", B, NH, Nq, Nk, HS);
         expect(check_close(label, o1, o2, (size_t)B * Nq * NH * HS, 1e-6, 1e-5), label);
         free(q); free(k); free(v); free(s1); free(s2); free(vt); free(o1); free(o2);
     }
+}
+
+/* The AFT kernels' sizes. */
+static vit_aft_shape aft_shape(int B, int T, int D, int ldw, int s) {
+    vit_aft_shape sh;
+    sh.B = B; sh.T = T; sh.D = D; sh.ldw = ldw; sh.s = s;
+    return sh;
 }
 
 /* vit_k_aft and _ref on (B, T, D, ldw, s); the weights have scale ws. */
@@ -149,13 +160,14 @@ static void aft_case(int B, int T, int D, int ldw, int s, float ws, float ks, fl
     float *q = randv(n, 2.0f), *k = randv(n, ks), *v = randv(n, 1.0f), *w = randv((size_t)ldw * ldw, ws);
     float *scr = randv((size_t)T * T + 4 * (size_t)T * D + D, 0.0f), *y1 = randv(n, 0.0f), *y2 = randv(n, 0.0f);
     float *a1 = randv(na, 0.0f), *a2 = randv(na, 0.0f);
+    vit_aft_shape sh = aft_shape(B, T, D, ldw, s);
     if (keep_w) { memcpy(w, *keep_w, (size_t)ldw * ldw * sizeof(float)); memcpy(k, *keep_k, n * sizeof(float)); }
-    vit_k_aft(y1, a1, scr, q, k, v, w, B, T, D, ldw, s);
-    vit_k_aft_ref(y2, a2, q, k, v, w, B, T, D, ldw, s);
+    vit_k_aft(y1, a1, scr, q, k, v, w, &sh);
+    vit_k_aft_ref(y2, a2, q, k, v, w, &sh);
     snprintf(label, sizeof label, "aft B=%d T=%d D=%d ldw=%d s=%d |w|~%g |k|~%g", B, T, D, ldw, s, (double)ws,
              (double)ks);
     expect(check_close(label, y1, y2, n, 1e-6, 2e-5) && check_close(label, a1, a2, na, 1e-6, 2e-5), label);
-    vit_k_aft(y1, NULL, scr, q, k, v, w, B, T, D, ldw, s); /* no map */
+    vit_k_aft(y1, NULL, scr, q, k, v, w, &sh); /* no map */
     expect(check_close("aft without att", y1, y2, n, 1e-6, 2e-5), "aft without att");
     free(q); free(k); free(v); free(w); free(scr); free(y1); free(y2); free(a1); free(a2);
 }
@@ -166,6 +178,7 @@ static void test_aft(void) {
                                  {2, 13, 65, 20, 5}, {1, 65, 7, 65, 65}, {1, 8, 16, 8, 0}};
     int i, B = 2, T = 5, D = 3, t, u, d;
     float *w, *k, *q, *v, *y, *scr, *att;
+    vit_aft_shape sh = aft_shape(B, T, D, T, T);
     for (i = 0; i < COUNT(cfg); i++)
         aft_case(cfg[i][0], cfg[i][1], cfg[i][2], cfg[i][3], cfg[i][4], 1.0f, 1.0f, NULL, NULL);
     aft_case(2, 9, 10, 9, 9, 30.0f, 30.0f, NULL, NULL); /* exponents far past expf's range: the seed overflows */
@@ -180,7 +193,7 @@ static void test_aft(void) {
     aft_case(B, T, D, T, T, 0.0f, 0.0f, &w, &k);
     q = randv((size_t)B * T * D, 1.0f); v = randv((size_t)B * T * D, 1.0f); y = randv((size_t)B * T * D, 0.0f);
     scr = randv((size_t)T * T + 4 * (size_t)T * D + D, 0.0f); att = randv((size_t)B * D * T * T, 0.0f);
-    vit_k_aft(y, att, scr, q, k, v, w, B, T, D, T, T);
+    vit_k_aft(y, att, scr, q, k, v, w, &sh);
     {
         float want[2 * 5 * 3], wa[2 * 3 * 5 * 5];
         for (i = 0; i < B * T * D; i++) {
@@ -255,14 +268,15 @@ static void test_threads(void) {
     float *lg = randv(na, 1.0f), *ov = randv(ny, 1.0f), *o1 = randv(ny, 0.0f), *o2 = randv(ny, 0.0f),
           *a1 = randv(na, 0.0f), *a2 = randv(na, 0.0f);
     vit_outlook_params op = {0};
+    vit_aft_shape sh = aft_shape(B, T, D, T, 9);
     char label[96];
     op.dim = C; op.heads = NH; op.kernel_size = K; op.padding = 1; op.stride = 1; op.scale = 0.5f;
     SET_THREADS(1, 0);
-    vit_k_aft(y1, NULL, scr, q, k, v, w, B, T, D, T, 9);
+    vit_k_aft(y1, NULL, scr, q, k, v, w, &sh);
     vit_k_outlook(o1, a1, lg, ov, B, H, W, &op);
     for (r = 0; r < (int)(sizeof runs / sizeof runs[0]); r++) {
         SET_THREADS(runs[r].n, runs[r].fixed);
-        vit_k_aft(y2, NULL, scr, q, k, v, w, B, T, D, T, 9);
+        vit_k_aft(y2, NULL, scr, q, k, v, w, &sh);
         vit_k_outlook(o2, a2, lg, ov, B, H, W, &op);
         snprintf(label, sizeof label, "aft bit-identical for 1 and %d threads%s", runs[r].n,
                  runs[r].fixed ? " (fixed split)" : "");
