@@ -10796,7 +10796,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          before stb_image, NaN/Inf weights refused, binary
                          search of tensor names, duplicate JSON keys refused,
                          strict .npy headers, files written atomically,
-                         vit_load_opts.read_whole.
+                         vit_load_opts.read_whole. Breaking: the wide kernels
+                         take shape structs (vit_k_scores and vit_k_attend
+                         vit_heads_shape, vit_k_aft vit_aft_shape,
+                         vit_k_dwconv vit_conv_shape, vit_k_patch_conv
+                         vit_patch_shape).
      0.2.0 (2026-11-23)  One kind registry (VIT_KINDS): a module is its
                          section and one line; metadata read from per-kind
                          schema tables; vit_model_describe and
@@ -10807,11 +10811,7 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          vit_sdsa_classifier_*; namings say what they are
                          (patchify, einops, proj_qkv, seq_layers, seq_mlp,
                          conv_proj, default) and the seed strings of older
-                         files are still read. Breaking: the wide kernels
-                         take shape structs (vit_k_scores and vit_k_attend
-                         vit_heads_shape, vit_k_aft vit_aft_shape,
-                         vit_k_dwconv vit_conv_shape, vit_k_patch_conv
-                         vit_patch_shape).
+                         files are still read.
      0.1.1 (2026-11-23)  GEMM panels packed through 8x8 register transposes
                          (85-90% of the FMA peak on ViT-B shapes); a
                          few-rows product where it beats the GEMM; short softmax rows
