@@ -88,10 +88,12 @@
      row (w = scale[n] q[n][k], q in [-127, 127], the F32 tensor
      '<name>_scale' beside each), and each row of x is quantised to u8
      (asymmetric, per row) as the product runs; sums are exact int32.
-     vdpbf16ps (AVX512_BF16), vpdpbusd (AVX512_VNNI, AVX-VNNI) and NEON
-     sdot (ARMv8.2 dotprod, through SIMDe) where the compiler targets them, f32 FMAs on widened weights elsewhere, same
-     results to rounding. tools/export.py --dtype BF16|I8 writes such files,
-     and --from converts an F32 one (__metadata__ "quantization" says
+     vdpbf16ps (AVX512_BF16), vpdpbusd (AVX512_VNNI, AVX-VNNI), NEON
+     sdot (ARMv8.2 dotprod, through SIMDe) and for I8 AVX2's vpmaddubsw
+     where the compiler targets them, f32 FMAs on widened weights
+     elsewhere, same results to rounding. An I8 value of -128 is refused.
+     tools/export.py --dtype BF16|I8 writes such files, and --from
+     converts an F32 one (__metadata__ "quantization" says
      int8-per-channel-symmetric); timm and transformers checkpoints saved
      in BF16 are read the same way. Accuracy, ViT-B/16 with random
      weights: logits within relative L2 7e-3 (BF16) and 2.5e-2 (I8) of F32.
@@ -1825,11 +1827,13 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
    x is converted once per product, into scratch the caller takes from its
    arena (vit__mm_scratch bytes). Where the CPU has the dot-product
    instructions (AVX512_BF16 vdpbf16ps, AVX512_VNNI or AVX-VNNI vpdpbusd,
-   ARMv8.2 sdot: s8 by s8, so x is kept as xq - 128 and zp - 128 corrects)
+   ARMv8.2 sdot: s8 by s8, so x is kept as xq - 128 and zp - 128 corrects;
+   for I8 also AVX2's vpmaddubsw, on xq - 128 as well, see vit__vi_dot4)
    the panel holds pairs or quads of k per column and the tile broadcasts
-   one pair or quad of x per row; elsewhere (AVX2, NEON, WASM) the packing
-   widens w to f32 and the f32 tile runs on x as converted (bf16-rounded,
-   or xq - zp as exact floats with sx, ws applied at the end). */
+   one pair or quad of x per row; elsewhere (BF16 on AVX2, NEON without
+   dotprod, WASM) the packing widens w to f32 and the f32 tile runs on x as
+   converted (bf16-rounded, or xq - zp as exact floats with sx, ws applied
+   at the end). */
 
 /* Fused epilogues: what a product does to each finished output tile while
    it is still in L1, y = act(y) + r, instead of a separate pass over the
@@ -2083,10 +2087,43 @@ static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL,
 #endif
 };
 
+/* Eight rows of eight 32-bit lanes transposed in registers: the classic
+   AVX network (unpack, shuffle, swap halves), 24 shuffles for 64 values
+   that one at a time would cost 64 loads and 64 stores. The shuffles move
+   bits only, so the I8 panels' quads go through it as well as floats. */
+static VIT__INLINE void vit__transpose8_v(simde__m256 *r) {
+    simde__m256 t0 = simde_mm256_unpacklo_ps(r[0], r[1]), t1 = simde_mm256_unpackhi_ps(r[0], r[1]),
+                t2 = simde_mm256_unpacklo_ps(r[2], r[3]), t3 = simde_mm256_unpackhi_ps(r[2], r[3]),
+                t4 = simde_mm256_unpacklo_ps(r[4], r[5]), t5 = simde_mm256_unpackhi_ps(r[4], r[5]),
+                t6 = simde_mm256_unpacklo_ps(r[6], r[7]), t7 = simde_mm256_unpackhi_ps(r[6], r[7]);
+    simde__m256 u0 = simde_mm256_shuffle_ps(t0, t2, 0x44), u1 = simde_mm256_shuffle_ps(t0, t2, 0xEE),
+                u2 = simde_mm256_shuffle_ps(t1, t3, 0x44), u3 = simde_mm256_shuffle_ps(t1, t3, 0xEE),
+                u4 = simde_mm256_shuffle_ps(t4, t6, 0x44), u5 = simde_mm256_shuffle_ps(t4, t6, 0xEE),
+                u6 = simde_mm256_shuffle_ps(t5, t7, 0x44), u7 = simde_mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = simde_mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = simde_mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = simde_mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = simde_mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = simde_mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = simde_mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = simde_mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = simde_mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* dst[k NR + j] = src[j ldw + k] for an 8 x 8 block of floats. */
+static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
+    simde__m256 r[8];
+    int i;
+    for (i = 0; i < 8; i++) r[i] = simde_mm256_loadu_ps(src + (size_t)i * ldw);
+    vit__transpose8_v(r);
+    for (i = 0; i < 8; i++) simde_mm256_storeu_ps(dst + (size_t)i * VIT__NR, r[i]);
+}
+
 /* BF16 and I8 weights (see the section's top). The dot-product kernels
    run where the compiler targets the instructions, and under
    SIMDE_NO_NATIVE through SIMDe's portable versions, so that every machine
-   tests them; elsewhere the f32 tiles run on widened panels. */
+   tests them (AVX2 has an exact vpmaddubsw form for I8); elsewhere the
+   f32 tiles run on widened panels. */
 #if VIT__VW == 16 && defined(SIMDE_X86_AVX512BF16_NATIVE)
 #define VIT__DOT_BF16 1
 #elif VIT__VW == 8 && defined(SIMDE_NO_NATIVE)
@@ -2106,6 +2143,10 @@ static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL,
 #elif VIT__VW == 8 && defined(SIMDE_ARM_NEON_A64V8_NATIVE) && defined(__ARM_FEATURE_DOTPROD)
 #define VIT__DOT_I8 1
 #define VIT__I8_XOFF 128 /* sdot multiplies s8 by s8: x is kept as xq - 128, S corrected by (zp - 128) w sums */
+#elif VIT__VW == 8 && defined(SIMDE_X86_AVX2_NATIVE)
+#define VIT__DOT_I8 1
+#define VIT__I8_XOFF 128 /* as for sdot: vpmaddubsw on |x| and w with x's signs (below) */
+#define VIT__I8_MADDUBS 1
 #else
 #define VIT__DOT_I8 0
 #endif
@@ -2158,7 +2199,21 @@ typedef simde__m256i vit__vi;
 /* To nearest, ties to even, as nearbyintf: not SIMDe 0.7's portable
    round_ps(TO_NEAREST_INT), which rounds ties away from zero. */
 #define vit__v_round(a) simde_mm256_cvtps_epi32(a)
-#if VIT__DOT_I8 && VIT__I8_XOFF
+#if VIT__DOT_I8 && defined(VIT__I8_MADDUBS)
+/* acc + a . b, 4 s8 products per lane, exactly, on AVX2 without VNNI.
+   vpmaddubsw multiplies u8 by s8 and sums pairs into s16 with saturation:
+   u8 xq by s8 w (what vpdpbusd takes) can reach 2 * 255 * 127 and would
+   saturate, so x is kept signed (xq - 128) and the product is taken as
+   |x| . (w with x's signs): at most 2 * 128 * 127 = 32512, never saturated
+   (w is -127..127: vpsignb cannot overflow). vpmaddwd by ones sums the
+   pairs into int32. On Zen 3 that is ~1.4x the f32 tile's multiply-adds a
+   cycle (vpsignb takes the multiply ports too); the saturating u8 form
+   ONNX Runtime runs on AVX2 would be ~1.8x, but not exact. */
+static VIT__INLINE vit__vi vit__vi_dot4(vit__vi acc, vit__vi a, vit__vi b) {
+    simde__m256i p = simde_mm256_maddubs_epi16(simde_mm256_abs_epi8(a), simde_mm256_sign_epi8(b, a));
+    return simde_mm256_add_epi32(acc, simde_mm256_madd_epi16(p, simde_mm256_set1_epi16(1)));
+}
+#elif VIT__DOT_I8 && VIT__I8_XOFF
 /* acc + a . b, 4 s8 products per lane: two NEON sdot through SIMDe. */
 static VIT__INLINE vit__vi vit__vi_dot4(vit__vi acc, vit__vi a, vit__vi b) {
     simde__m256i_private r = simde__m256i_to_private(acc), x = simde__m256i_to_private(a),
@@ -2406,10 +2461,10 @@ static void vit__pack_panel_bf16(uint32_t *dst, const vit__mm *p, int n0, int nv
    each lane loses zp * (its column's sum over the block), adds the
    earlier blocks' S (kept in y as int32 bits), and the last block turns S
    into alpha * (S * (sx ws)) + b. */
-static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl *t) {
+static VIT__INLINE void vit__tile_i8_rows(const int mr, const int nvec, const vit__tl *t) {
     const uint32_t *x = t->x, *bp = t->bp;
     int g, ldx = t->ldx;
-    vit__vi w0 = vit__vi_load(t->wsum), w1 = vit__vi_load(t->wsum + VIT__VW);
+    vit__vi w0, w1;
 #define VIT__DECL_I(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = vit__vi_zero();
     VIT__ROWS(VIT__DECL_I)
 #undef VIT__DECL_I
@@ -2429,6 +2484,8 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
     }
 
     /* S less zp times the column sums, plus the earlier blocks'; the last block scales it to floats */
+    w0 = vit__vi_load(t->wsum);
+    w1 = vit__vi_load(t->wsum + VIT__VW);
 #define VIT__OUT_I(i) \
     if (mr > i) { \
         float *yi = t->y + (size_t)i * t->ldy; \
@@ -2469,18 +2526,40 @@ static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl
     VIT__ROWS(VIT__OUT_I)
 #undef VIT__OUT_I
 }
+static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl *t) {
+#ifdef VIT__I8_MADDUBS
+    /* The AVX2 dot step needs four registers of its own (|x|, two signed
+       w, the ones), so 16 registers hold four rows' sums, not six: more
+       rows run as a second pass over the panel, which is still in L1. */
+    if (mr > 4) {
+        vit__tl u = *t;
+        vit__tile_i8_rows(4, nvec, t);
+        u.y += (size_t)4 * t->ldy;
+        u.x += (size_t)4 * t->ldx;
+        u.sx += 4;
+        u.zp += 4;
+        vit__tile_i8_rows(mr - 4, nvec, &u);
+        return;
+    }
+#endif
+    vit__tile_i8_rows(mr, nvec, t);
+}
 VIT__MRS(VIT__TL_DEF, vit__tile_i8)
 static const vit__tl_fn vit__tiles_i8[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_i8)},
                                                          {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_i8)}};
 
 /* The panel of quads, dst[g NR + j] = w[n0 + j][k0 + 4g .. 4g + 3] (zeros
-   past kc and nv), and each column's sum over the block. */
+   past kc and nv), and each column's sum over the block. Whole 8 x 8
+   blocks of quads go through the register transpose; the sums come from
+   the packed panel, eight columns a vector (vpmaddubsw by ones, then
+   vpmaddwd: exact, a quad sums to -512..508). One byte at a time, the
+   packing and the sums took 15% of an I8 ViT-B/16 forward on AVX2. */
 static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, int n0, int nv, int k0, int kc) {
-    int j, g, k, ng = (kc + 3) / 4;
+    int j, g, k, i, ng = (kc + 3) / 4, g8 = kc / 32 * 8;
+    simde__m256i ones8 = simde_mm256_set1_epi8(1), ones16 = simde_mm256_set1_epi16(1);
     for (j = 0; j < VIT__NR; j++) {
         const int8_t *src = j < nv ? (const int8_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0 : NULL;
-        int32_t sum = 0;
-        for (g = 0; g < ng; g++) {
+        for (g = j + 8 <= nv && (j & 7) == 0 ? g8 : 0; g < ng; g++) { /* what the blocks below leave */
             uint32_t u = 0;
             if (src && 4 * g + 3 < kc) memcpy(&u, src + 4 * g, 4);
             else if (src) {
@@ -2490,41 +2569,31 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
             }
             dst[(size_t)g * VIT__NR + j] = u;
         }
-        if (src)
-            for (k = 0; k < kc; k++) sum += src[k];
-        wsum[j] = sum;
+        if ((j & 7) == 0 && j + 8 <= nv) /* columns j .. j + 7 are whole: their first g8 quads in blocks */
+            for (g = 0; g < g8; g += 8) {
+                simde__m256 r[8];
+                for (i = 0; i < 8; i++)
+                    r[i] = simde_mm256_castsi256_ps(
+                        simde_mm256_loadu_si256((const void *)(src + (size_t)i * p->ldw + 4 * g)));
+                vit__transpose8_v(r);
+                for (i = 0; i < 8; i++)
+                    simde_mm256_storeu_si256((void *)(dst + (size_t)(g + i) * VIT__NR + j),
+                                             simde_mm256_castps_si256(r[i]));
+            }
+    }
+    for (j = 0; j < VIT__NR; j += 8) {
+        simde__m256i acc = simde_mm256_setzero_si256();
+        for (g = 0; g < ng; g++) {
+            simde__m256i v = simde_mm256_loadu_si256((const void *)(dst + (size_t)g * VIT__NR + j));
+            acc = simde_mm256_add_epi32(acc, simde_mm256_madd_epi16(simde_mm256_maddubs_epi16(ones8, v), ones16));
+        }
+        simde_mm256_storeu_si256((void *)(wsum + j), acc);
     }
 }
 #endif
 #undef VIT__DECL
 #undef VIT__PREFETCH_Y
 #undef VIT__OUT
-
-/* dst[k NR + j] = src[j ldw + k] for an 8 x 8 block: the classic AVX
-   transpose (unpack, shuffle, swap halves), 24 shuffles for 64 floats that
-   one at a time would cost 64 loads and 64 stores. */
-static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
-    simde__m256 r0 = simde_mm256_loadu_ps(src), r1 = simde_mm256_loadu_ps(src + ldw),
-                r2 = simde_mm256_loadu_ps(src + 2 * (size_t)ldw), r3 = simde_mm256_loadu_ps(src + 3 * (size_t)ldw),
-                r4 = simde_mm256_loadu_ps(src + 4 * (size_t)ldw), r5 = simde_mm256_loadu_ps(src + 5 * (size_t)ldw),
-                r6 = simde_mm256_loadu_ps(src + 6 * (size_t)ldw), r7 = simde_mm256_loadu_ps(src + 7 * (size_t)ldw);
-    simde__m256 t0 = simde_mm256_unpacklo_ps(r0, r1), t1 = simde_mm256_unpackhi_ps(r0, r1),
-                t2 = simde_mm256_unpacklo_ps(r2, r3), t3 = simde_mm256_unpackhi_ps(r2, r3),
-                t4 = simde_mm256_unpacklo_ps(r4, r5), t5 = simde_mm256_unpackhi_ps(r4, r5),
-                t6 = simde_mm256_unpacklo_ps(r6, r7), t7 = simde_mm256_unpackhi_ps(r6, r7);
-    simde__m256 u0 = simde_mm256_shuffle_ps(t0, t2, 0x44), u1 = simde_mm256_shuffle_ps(t0, t2, 0xEE),
-                u2 = simde_mm256_shuffle_ps(t1, t3, 0x44), u3 = simde_mm256_shuffle_ps(t1, t3, 0xEE),
-                u4 = simde_mm256_shuffle_ps(t4, t6, 0x44), u5 = simde_mm256_shuffle_ps(t4, t6, 0xEE),
-                u6 = simde_mm256_shuffle_ps(t5, t7, 0x44), u7 = simde_mm256_shuffle_ps(t5, t7, 0xEE);
-    simde_mm256_storeu_ps(dst + 0 * VIT__NR, simde_mm256_permute2f128_ps(u0, u4, 0x20));
-    simde_mm256_storeu_ps(dst + 1 * VIT__NR, simde_mm256_permute2f128_ps(u1, u5, 0x20));
-    simde_mm256_storeu_ps(dst + 2 * VIT__NR, simde_mm256_permute2f128_ps(u2, u6, 0x20));
-    simde_mm256_storeu_ps(dst + 3 * VIT__NR, simde_mm256_permute2f128_ps(u3, u7, 0x20));
-    simde_mm256_storeu_ps(dst + 4 * VIT__NR, simde_mm256_permute2f128_ps(u0, u4, 0x31));
-    simde_mm256_storeu_ps(dst + 5 * VIT__NR, simde_mm256_permute2f128_ps(u1, u5, 0x31));
-    simde_mm256_storeu_ps(dst + 6 * VIT__NR, simde_mm256_permute2f128_ps(u2, u6, 0x31));
-    simde_mm256_storeu_ps(dst + 7 * VIT__NR, simde_mm256_permute2f128_ps(u3, u7, 0x31));
-}
 
 static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv, int k0, int kc) {
     int k, j, kb;
@@ -6709,16 +6778,26 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
     return n;
 }
 
-/* Binds tensor `name`, which must have exactly the given PyTorch shape, to
-   dst: in place for aligned F32, else converted into the weights arena.
-   The first (counting) pass also refuses NaN and Inf values, unless the
-   caller allows them. */
+/* Index of the first -128 among n I8 values, or n. The format's values are
+   symmetric, -127..127, and the AVX2 product negates them (vpsignb). */
+static size_t vit__first_i8_min(const unsigned char *src, size_t n) {
+    size_t i, j;
+    for (i = 0; i < n; i += 4096) {
+        size_t e = n - i < 4096 ? n : i + 4096;
+        int bad = 0;
+        for (j = i; j < e; j++) bad |= src[j] == 0x80; /* a branch-free pass the compiler vectorises */
+        if (bad)
+            for (j = i; j < e; j++)
+                if (src[j] == 0x80) return j;
+    }
+    return n;
+}
 
 /* A BF16 or I8 tensor e (its data at src), dst's shape set. A dense
    layer's weight stays BF16 or I8 (in place when aligned), anything else
    is widened to F32. I8 needs its scales: F32 tensor '<name>_scale', one
-   per row (shape[0]), finite and > 0, and an I8 dense layer at most 65536
-   inputs (its int32 sums stay exact). */
+   per row (shape[0]), finite and > 0, values -127..127, and an I8 dense
+   layer at most 65536 inputs (its int32 sums stay exact). */
 static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, const unsigned char *src) {
     vit__st *st = &L->st;
     vit_arena *a = &L->m->arena;
@@ -6754,6 +6833,9 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
                 VIT_ERR_UNSUPPORTED,
                 "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
                 e->name, (int)dst->shape[1]);
+        if (vit_arena_counting(a) && (i = vit__first_i8_min(src, numel)) < numel)
+            return vit__fail(VIT_ERR_FORMAT, "%s: I8 tensor '%s' holds -128 (element %zu); I8 values are -127..127",
+                             st->src, e->name, i);
     }
 
     /* kept as the file has them (BF16 or I8), copied only when misaligned */
@@ -6782,7 +6864,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
 
 /* Binds tensor `name`, which must have exactly the given PyTorch shape, to
    dst: in place for aligned F32, else converted into the weights arena
-   (see vit__bind_low for BF16 and I8). */
+   (see vit__bind_low for BF16 and I8). The first (counting) pass also
+   refuses NaN and Inf values, unless the caller allows them. */
 static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int ndim, int64_t d0, int64_t d1, int64_t d2,
                             int64_t d3, const char *why) {
     vit__st *st = &L->st;

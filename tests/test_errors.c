@@ -408,6 +408,7 @@ static void test_low(void) {
     }
     n = build(MLP_META, i8, 5, 84);
     hl = n - 84;
+    memset(file + hl, 0x7f, 12); /* 0.25f's bytes hold 0x80, an I8 value of -128, which the loader refuses */
     if (vit_model_load_memory(&m, file, n) != VIT_OK) {
         failed++;
         printf("FAIL i8 load: %s\n", vit_last_error());
@@ -424,8 +425,13 @@ static void test_low(void) {
     expect_err(load(build(MLP_META, shortscale, 5, 80)), VIT_ERR_FORMAT, "must be F32 of shape [4]",
                "3 scales for 4 rows");
     n = build(MLP_META, i8, 5, 84);
+    memset(file + n - 84, 0x7f, 12);
     memcpy(file + n - 84 + 12 + 8, &zero, 4);
     expect_err(load(n), VIT_ERR_FORMAT, "finite and > 0", "a zero scale");
+    n = build(MLP_META, i8, 5, 84);
+    memset(file + n - 84, 0x7f, 12);
+    file[n - 84 + 5] = 0x80;
+    expect_err(load(n), VIT_ERR_FORMAT, "holds -128 (element 5); I8 values are -127..127", "an I8 value of -128");
     expect_err(
         load(build(
             "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"65537\",\"hidden_dim\":\"1\","

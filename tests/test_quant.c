@@ -207,10 +207,51 @@ static void test_epilogue_threads(void) {
     free(x); free(w); free(b); free(r); free(y1); free(y2); free(ws);
 }
 
+/* The extremes, where a product of u8 by s8 pairs could saturate int16
+   (AVX2's vpmaddubsw) or a sign flip overflow: rows that quantise to 0 and
+   255 (x - 128 = -128 and 127) against weights of +-127, in runs of the
+   same and of alternating signs. The fast product must still equal _ref. */
+static void test_extremes(void) {
+    int M = 5, K = 72, N = 6, m, n, k;
+    float x[5 * 72], y1[5 * 6], y2[5 * 6], ws[6], b[6] = {0};
+    int8_t q[6 * 72];
+    unsigned char xs[4096];
+    vit_tensor t;
+    vit__mm p;
+    for (m = 0; m < M; m++)
+        for (k = 0; k < K; k++) {
+            float lo = -1.0f, hi = 2.0f; /* sx = 3 / 255, zp = 85: lo -> 0, hi -> 255 */
+            int pick = m == 0 ? 0 : m == 1 ? 1 : m == 2 ? (k / 2) % 2 : m == 3 ? k % 2 : (k / 4) % 2;
+            x[m * K + k] = pick ? hi : lo;
+        }
+    x[0] = 2.0f; /* row 0's range: lo and hi present */
+    x[K] = -1.0f;
+    for (n = 0; n < N; n++) {
+        ws[n] = 0.01f;
+        for (k = 0; k < K; k++) {
+            int s = n == 0 ? 1 : n == 1 ? -1 : n == 2 ? ((k / 2) % 2 ? 1 : -1) : n == 3 ? (k % 2 ? 1 : -1)
+                  : n == 4 ? ((k / 4) % 2 ? -1 : 1) : ((k * 7) % 3 ? 1 : -1);
+            q[n * K + k] = (int8_t)(127 * s);
+        }
+    }
+    memset(&t, 0, sizeof t);
+    t.dtype = VIT_DTYPE_I8;
+    t.q = q;
+    t.scale = ws;
+    expect(vit__mm_scratch(VIT_DTYPE_I8, M, K) <= sizeof xs, "the extremes' scratch fits");
+    p = vit__mm_w(y1, x, &t, b, M, K, N, xs);
+    vit__matmul(&p);
+    p.y = y2;
+    vit__matmul_ref(&p);
+    expect(check_close("i8 extremes fast", y1, y2, (size_t)M * N, 1e-6, 1e-6),
+           "i8 product at the extremes (x - 128 = -128, 127; w = +-127) equals _ref");
+}
+
 int main(void) {
     printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)",
            VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
     test_sizes();
+    test_extremes();
     test_error();
     test_epilogue_threads();
     printf("%d passed, %d failed\n", passed, failed);
