@@ -2349,18 +2349,37 @@ static void vit__xs_fill_rows(const void *ctx, int m0, int m1, int thread) {
 }
 
 /* The f32 panel of a BF16 or I8 weight, widened (I8: q, the scales come
-   at the end), for the f32 tiles. */
+   at the end), for the f32 tiles. Whole 8 x 8 blocks are widened in
+   registers and go through the register transpose: one value at a time,
+   widening made BF16 ~10% slower than F32 on AVX2. */
 static void vit__pack_panel_wide(float *dst, const vit__mm *p, int n0, int nv, int k0, int kc) {
-    int j, k;
-    for (j = 0; j < VIT__NR; j++) {
-        if (j >= nv) {
-            for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = 0.0f;
-        } else if (p->wt == VIT_DTYPE_BF16) {
-            const uint16_t *src = (const uint16_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0;
-            for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = vit__bf16_float(src[k]);
-        } else {
-            const int8_t *src = (const int8_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0;
-            for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = (float)src[k];
+    int jg, j, k, i, k8 = kc / 8 * 8, bf = p->wt == VIT_DTYPE_BF16;
+    for (jg = 0; jg < VIT__NR; jg += 8) {
+        int whole = jg + 8 <= nv;
+        if (whole)
+            for (k = 0; k < k8; k += 8) {
+                simde__m256 r[8];
+                for (i = 0; i < 8; i++) {
+                    size_t at = (size_t)(n0 + jg + i) * p->ldw + k0 + k;
+                    r[i] = bf ? simde_mm256_castsi256_ps(simde_mm256_slli_epi32(
+                                    simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128(
+                                        (const void *)((const uint16_t *)p->wq + at))), 16))
+                              : simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(
+                                    simde_mm_loadl_epi64((const void *)((const int8_t *)p->wq + at))));
+                }
+                vit__transpose8_v(r);
+                for (i = 0; i < 8; i++) simde_mm256_storeu_ps(dst + (size_t)(k + i) * VIT__NR + jg, r[i]);
+            }
+        for (j = jg; j < jg + 8; j++) {
+            if (j >= nv) {
+                for (k = 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = 0.0f;
+            } else if (bf) {
+                const uint16_t *src = (const uint16_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0;
+                for (k = whole ? k8 : 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = vit__bf16_float(src[k]);
+            } else {
+                const int8_t *src = (const int8_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0;
+                for (k = whole ? k8 : 0; k < kc; k++) dst[(size_t)k * VIT__NR + j] = (float)src[k];
+            }
         }
     }
 }
