@@ -2656,7 +2656,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     int32_t wsum[VIT__NR];
     vit__tl t;
     size_t xrow = vit__xs_row(p->wt, K) / 4;
-    const float *sxs = (const float *)(const void *)((const unsigned char *)p->xs + M * xrow * 4);
+    const float *sxs = p->xs ? (const float *)(const void *)((const unsigned char *)p->xs + M * xrow * 4) : NULL;
     memset(&t, 0, sizeof t);
     t.bp = (const uint32_t *)(const void *)bp;
     t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
