@@ -2365,7 +2365,7 @@ static void vit__pack_panel_wide(float *dst, const vit__mm *p, int n0, int nv, i
                                     simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128(
                                         (const void *)((const uint16_t *)p->wq + at))), 16))
                               : simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(
-                                    simde_mm_loadl_epi64((const void *)((const int8_t *)p->wq + at))));
+                                    simde_mm_loadl_epi64((const simde__m128i *)(const void *)((const int8_t *)p->wq + at))));
                 }
                 vit__transpose8_v(r);
                 for (i = 0; i < 8; i++) simde_mm256_storeu_ps(dst + (size_t)(k + i) * VIT__NR + jg, r[i]);
