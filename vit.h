@@ -2361,11 +2361,12 @@ static void vit__pack_panel_wide(float *dst, const vit__mm *p, int n0, int nv, i
                 simde__m256 r[8];
                 for (i = 0; i < 8; i++) {
                     size_t at = (size_t)(n0 + jg + i) * p->ldw + k0 + k;
+                    const void *src = bf ? (const void *)((const uint16_t *)p->wq + at)
+                                         : (const void *)((const int8_t *)p->wq + at);
                     r[i] = bf ? simde_mm256_castsi256_ps(simde_mm256_slli_epi32(
-                                    simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128(
-                                        (const void *)((const uint16_t *)p->wq + at))), 16))
-                              : simde_mm256_cvtepi32_ps(simde_mm256_cvtepi8_epi32(
-                                    simde_mm_loadl_epi64((const simde__m128i *)(const void *)((const int8_t *)p->wq + at))));
+                                    simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)src)), 16))
+                              : simde_mm256_cvtepi32_ps(
+                                    simde_mm256_cvtepi8_epi32(simde_mm_loadl_epi64((const simde__m128i *)src)));
                 }
                 vit__transpose8_v(r);
                 for (i = 0; i < 8; i++) simde_mm256_storeu_ps(dst + (size_t)(k + i) * VIT__NR + jg, r[i]);
