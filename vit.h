@@ -2206,9 +2206,10 @@ typedef simde__m256i vit__vi;
    saturate, so x is kept signed (xq - 128) and the product is taken as
    |x| . (w with x's signs): at most 2 * 128 * 127 = 32512, never saturated
    (w is -127..127: vpsignb cannot overflow). vpmaddwd by ones sums the
-   pairs into int32. On Zen 3 that is ~1.4x the f32 tile's multiply-adds a
-   cycle (vpsignb takes the multiply ports too); the saturating u8 form
-   ONNX Runtime runs on AVX2 would be ~1.8x, but not exact. */
+   pairs into int32. On Zen 3 that peaks at 1.2x the FMA peak's
+   multiply-adds (vpsignb takes the multiply ports too; bench_kernels); the
+   saturating u8 form ONNX Runtime runs on AVX2 is ~1.2x faster again, but
+   not exact. */
 static VIT__INLINE vit__vi vit__vi_dot4(vit__vi acc, vit__vi a, vit__vi b) {
     simde__m256i p = simde_mm256_maddubs_epi16(simde_mm256_abs_epi8(a), simde_mm256_sign_epi8(b, a));
     return simde_mm256_add_epi32(acc, simde_mm256_madd_epi16(p, simde_mm256_set1_epi16(1)));

@@ -90,12 +90,16 @@ static double fma_peak(void) {
    GFLOP/s (GOP/s for int8) counting a multiply and an add as two. The I8
    step's weights are its own sums: with loop-invariant operands AVX2's
    form (vpsignb, vpmaddubsw, vpmaddwd, then the add) would be hoisted out
-   of the loop, leaving only the adds. */
+   of the loop, leaving only the adds. Its vpabsb of x is hoisted all the
+   same (the tile does one per row and step, for two vectors of columns). */
 static double dot_peak(int wt) {
-    vit__vf f0 = vit__v_zero(), f1 = f0, f2 = f0, f3 = f0, f4 = f0, f5 = f0, f6 = f0, f7 = f0, f8 = f0, f9 = f0,
-            f10 = f0, f11 = f0;
-    vit__vi i0 = vit__vi_zero(), i1 = i0, i2 = i0, i3 = i0, i4 = i0, i5 = i0, i6 = i0, i7 = i0, i8 = i0, i9 = i0,
-            i10 = i0, i11 = i0;
+    /* chains that start apart: twelve identical ones would be merged into one */
+    vit__vf f0 = vit__v_set1(0.f), f1 = vit__v_set1(1.f), f2 = vit__v_set1(2.f), f3 = vit__v_set1(3.f),
+            f4 = vit__v_set1(4.f), f5 = vit__v_set1(5.f), f6 = vit__v_set1(6.f), f7 = vit__v_set1(7.f),
+            f8 = vit__v_set1(8.f), f9 = vit__v_set1(9.f), f10 = vit__v_set1(10.f), f11 = vit__v_set1(11.f);
+    vit__vi i0 = vit__vi_set1(0), i1 = vit__vi_set1(1), i2 = vit__vi_set1(2), i3 = vit__vi_set1(3),
+            i4 = vit__vi_set1(4), i5 = vit__vi_set1(5), i6 = vit__vi_set1(6), i7 = vit__vi_set1(7),
+            i8 = vit__vi_set1(8), i9 = vit__vi_set1(9), i10 = vit__vi_set1(10), i11 = vit__vi_set1(11);
     vit__vi a = vit__vi_set1(0x3f803f80), b = vit__vi_set1(0x01010101);
     long i, iters = 20000000;
     double t, best = 1e30;
