@@ -1,4 +1,4 @@
-/* vit.h - v0.3.0 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.3.1 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -152,8 +152,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 3
-#define VIT_VERSION_PATCH 0
-#define VIT_VERSION_STRING "0.3.0"
+#define VIT_VERSION_PATCH 1
+#define VIT_VERSION_STRING "0.3.1"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -10714,6 +10714,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.3.1 (2026-11-24)  I8 products on AVX2 without VNNI run an exact
+                         vpmaddubsw tile (1.3x F32 on ViT-B/16); BF16 and I8
+                         panels widened in registers (BF16 level with F32 on
+                         AVX2). The loader refuses I8 values of -128 (the
+                         format is -127..127).
      0.3.0 (2026-11-23)  The ViTs people download: DeiT (distilled, III),
                          DINOv2 (registers, SwiGLU), CLIP, SigLIP, qk-norm,
                          read in timm's and transformers' names with their
