@@ -2430,6 +2430,30 @@ typedef struct vit__tl {
 typedef void (*vit__tl_fn)(const vit__tl *);
 #endif
 
+#if VIT__DOT_BF16 || VIT__DOT_I8
+/* A panel of 4-byte groups along k (BF16 pairs, I8 quads): dst[g NR + j]
+   = the 4 bytes at src + j ld + 4 g, zeros past `bytes` in a row and past
+   row nv. Whole 8 x 8 blocks go through the register transpose; one group
+   at a time, packing took 15% of a BF16 ViT-B/16 forward with vdpbf16ps. */
+static void vit__pack_panel_u32(uint32_t *dst, const unsigned char *src, size_t ld, int nv, int bytes) {
+    int j, g, i, ng = (bytes + 3) / 4, g8 = bytes / 32 * 8;
+    for (j = 0; j < VIT__NR; j++)
+        for (g = (j | 7) < nv ? g8 : 0; g < ng; g++) { /* what the blocks below leave */
+            uint32_t u = 0;
+            if (j < nv) memcpy(&u, src + (size_t)j * ld + 4 * g, bytes - 4 * g < 4 ? (size_t)(bytes - 4 * g) : 4);
+            dst[(size_t)g * VIT__NR + j] = u;
+        }
+    for (j = 0; j + 8 <= nv; j += 8)
+        for (g = 0; g < g8; g += 8) {
+            simde__m256 r[8];
+            for (i = 0; i < 8; i++)
+                r[i] = simde_mm256_loadu_ps((const float *)(const void *)(src + (size_t)(j + i) * ld + 4 * g));
+            vit__transpose8_v(r);
+            for (i = 0; i < 8; i++) simde_mm256_storeu_ps((float *)(void *)(dst + (size_t)(g + i) * VIT__NR + j), r[i]);
+        }
+}
+#endif
+
 #if VIT__DOT_BF16
 /* kc pairs: per pair and row, one broadcast of the row's pair and one
    vdpbf16ps per vector of columns. The finish is vit__tile's. */
@@ -2463,29 +2487,55 @@ static const vit__tl_fn vit__tiles_bf16[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__
 /* The panel of pairs: dst[g NR + j] = w[n0 + j][k0 + 2g], w[..][k0 + 2g + 1]
    (low half first, zeros past kc and nv). */
 static void vit__pack_panel_bf16(uint32_t *dst, const vit__mm *p, int n0, int nv, int k0, int kc) {
-    int j, g, ng = (kc + 1) / 2;
-    for (j = 0; j < VIT__NR; j++) {
-        const uint16_t *src = j < nv ? (const uint16_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0 : NULL;
-        for (g = 0; g < ng; g++) {
-            uint32_t u = 0;
-            if (src && 2 * g + 1 < kc) memcpy(&u, src + 2 * g, 4);
-            else if (src) u = src[2 * g];
-            dst[(size_t)g * VIT__NR + j] = u;
-        }
-    }
+    vit__pack_panel_u32(dst, (const unsigned char *)((const uint16_t *)p->wq + (size_t)n0 * p->ldw + k0),
+                        (size_t)p->ldw * 2, nv, kc * 2);
 }
 #endif
 
 #if VIT__DOT_I8
-/* kc quads: per quad and row, one broadcast of the row's four u8 and one
-   vpdpbusd per vector of columns, into int32 lanes. At the block's end
-   each lane loses zp * (its column's sum over the block), adds the
+/* The end of an I8 block for rows [0, mr) of the tile, whose sums acc
+   holds: each lane loses zp * (its column's sum over the block), adds the
    earlier blocks' S (kept in y as int32 bits), and the last block turns S
    into alpha * (S * (sx ws)) + b. */
+static void vit__tile_i8_finish(const vit__tl *t, int mr, int32_t (*acc)[VIT__NR]) {
+    int i, j, v;
+    for (i = 0; i < mr; i++) {
+        float *yi = t->y + (size_t)i * t->ldy;
+        int32_t z = t->zp[i] - VIT__I8_XOFF, *u = acc[i];
+        if (t->nv == VIT__NR)
+            for (v = 0; v < VIT__NR; v += VIT__VW) {
+                vit__vi c = vit__vi_sub(vit__vi_load(u + v), vit__vi_mul(vit__vi_set1(z), vit__vi_load(t->wsum + v)));
+                if (!t->first) c = vit__vi_add(vit__vi_load(yi + v), c);
+                if (t->last) {
+                    vit__vf f = vit__v_mul(vit__vi_float(c), vit__v_mul(vit__v_set1(t->sx[i]), vit__v_load(t->ws + v)));
+                    vit__v_store(yi + v, vit__v_add(vit__v_mul(vit__v_set1(t->alpha), f),
+                                                    t->b ? vit__v_load(t->b + v) : vit__v_zero()));
+                } else {
+                    vit__vi_store(yi + v, c);
+                }
+            }
+        else
+            for (j = 0; j < t->nv; j++) {
+                int32_t s = u[j] - z * t->wsum[j], sofar; /* |z wsum| <= 255 * 127 * 4 VIT__KC */
+                memcpy(&sofar, yi + j, 4);
+                if (!t->first) s += sofar;
+                if (t->last)
+                    yi[j] = t->alpha * ((float)s * (t->sx[i] * t->ws[j])) + (t->b ? t->b[j] : 0.0f);
+                else
+                    memcpy(yi + j, &s, 4);
+            }
+    }
+}
+
+/* kc quads: per quad and row, one broadcast of the row's four u8 and one
+   vpdpbusd per vector of columns, into int32 lanes. The sums then leave
+   the registers for vit__tile_i8_finish: with that work inlined here, 24
+   accumulators and the epilogue's values live at once, GCC 12 spilled
+   accumulators inside the k loop (AVX-512: half the speed). */
 static VIT__INLINE void vit__tile_i8_rows(const int mr, const int nvec, const vit__tl *t) {
     const uint32_t *x = t->x, *bp = t->bp;
     int g, ldx = t->ldx;
-    vit__vi w0, w1;
+    int32_t acc[12][VIT__NR]; /* VIT__ROWS names 12 rows whatever VIT__MR is (clang checks the dead ones too) */
 #define VIT__DECL_I(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = vit__vi_zero();
     VIT__ROWS(VIT__DECL_I)
 #undef VIT__DECL_I
@@ -2503,49 +2553,14 @@ static VIT__INLINE void vit__tile_i8_rows(const int mr, const int nvec, const vi
         VIT__ROWS(VIT__STEP)
 #undef VIT__STEP
     }
-
-    /* S less zp times the column sums, plus the earlier blocks'; the last block scales it to floats */
-    w0 = vit__vi_load(t->wsum);
-    w1 = vit__vi_load(t->wsum + VIT__VW);
-#define VIT__OUT_I(i) \
+#define VIT__SAVE_I(i) \
     if (mr > i) { \
-        float *yi = t->y + (size_t)i * t->ldy; \
-        vit__vi z = vit__vi_set1(t->zp[i] - VIT__I8_XOFF); \
-        c##i##a = vit__vi_sub(c##i##a, vit__vi_mul(z, w0)); \
-        c##i##b = vit__vi_sub(c##i##b, vit__vi_mul(z, w1)); \
-        if (nvec > 1 && t->nv == VIT__NR) { \
-            if (!t->first) { \
-                c##i##a = vit__vi_add(vit__vi_load(yi), c##i##a); \
-                c##i##b = vit__vi_add(vit__vi_load(yi + VIT__VW), c##i##b); \
-            } \
-            if (t->last) { \
-                vit__vf s = vit__v_set1(t->sx[i]), va = vit__v_set1(t->alpha); \
-                vit__vf fa = vit__v_mul(vit__vi_float(c##i##a), vit__v_mul(s, vit__v_load(t->ws))); \
-                vit__vf fb = vit__v_mul(vit__vi_float(c##i##b), vit__v_mul(s, vit__v_load(t->ws + VIT__VW))); \
-                vit__v_store(yi, vit__v_add(vit__v_mul(va, fa), t->b ? vit__v_load(t->b) : vit__v_zero())); \
-                vit__v_store(yi + VIT__VW, \
-                             vit__v_add(vit__v_mul(va, fb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero())); \
-            } else { \
-                vit__vi_store(yi, c##i##a); \
-                vit__vi_store(yi + VIT__VW, c##i##b); \
-            } \
-        } else { \
-            int32_t u[VIT__NR], j; \
-            vit__vi_store(u, c##i##a); \
-            if (nvec > 1) vit__vi_store(u + VIT__VW, c##i##b); \
-            for (j = 0; j < t->nv; j++) { \
-                int32_t sofar; \
-                memcpy(&sofar, yi + j, 4); \
-                if (!t->first) u[j] += sofar; \
-                if (t->last) \
-                    yi[j] = t->alpha * ((float)u[j] * (t->sx[i] * t->ws[j])) + (t->b ? t->b[j] : 0.0f); \
-                else \
-                    memcpy(yi + j, u + j, 4); \
-            } \
-        } \
+        vit__vi_store(acc[i], c##i##a); \
+        if (nvec > 1) vit__vi_store(acc[i] + VIT__VW, c##i##b); \
     }
-    VIT__ROWS(VIT__OUT_I)
-#undef VIT__OUT_I
+    VIT__ROWS(VIT__SAVE_I)
+#undef VIT__SAVE_I
+    vit__tile_i8_finish(t, mr, acc);
 }
 static VIT__INLINE void vit__tile_i8(const int mr, const int nvec, const vit__tl *t) {
 #ifdef VIT__I8_MADDUBS
@@ -2570,38 +2585,15 @@ static const vit__tl_fn vit__tiles_i8[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL
                                                          {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_i8)}};
 
 /* The panel of quads, dst[g NR + j] = w[n0 + j][k0 + 4g .. 4g + 3] (zeros
-   past kc and nv), and each column's sum over the block. Whole 8 x 8
-   blocks of quads go through the register transpose; the sums come from
-   the packed panel, eight columns a vector (vpmaddubsw by ones, then
-   vpmaddwd: exact, a quad sums to -512..508). One byte at a time, the
-   packing and the sums took 15% of an I8 ViT-B/16 forward on AVX2. */
+   past kc and nv), and each column's sum over the block, from the packed
+   panel, eight columns a vector (vpmaddubsw by ones, then vpmaddwd:
+   exact, a quad sums to -512..508). One byte at a time, the packing and
+   the sums took 15% of an I8 ViT-B/16 forward on AVX2. */
 static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, int n0, int nv, int k0, int kc) {
-    int j, g, k, i, ng = (kc + 3) / 4, g8 = kc / 32 * 8;
+    int j, g, ng = (kc + 3) / 4;
     simde__m256i ones8 = simde_mm256_set1_epi8(1), ones16 = simde_mm256_set1_epi16(1);
-    for (j = 0; j < VIT__NR; j++) {
-        const int8_t *src = j < nv ? (const int8_t *)p->wq + (size_t)(n0 + j) * p->ldw + k0 : NULL;
-        for (g = j + 8 <= nv && (j & 7) == 0 ? g8 : 0; g < ng; g++) { /* what the blocks below leave */
-            uint32_t u = 0;
-            if (src && 4 * g + 3 < kc) memcpy(&u, src + 4 * g, 4);
-            else if (src) {
-                int8_t q[4] = {0, 0, 0, 0};
-                for (k = 4 * g; k < kc; k++) q[k - 4 * g] = src[k];
-                memcpy(&u, q, 4);
-            }
-            dst[(size_t)g * VIT__NR + j] = u;
-        }
-        if ((j & 7) == 0 && j + 8 <= nv) /* columns j .. j + 7 are whole: their first g8 quads in blocks */
-            for (g = 0; g < g8; g += 8) {
-                simde__m256 r[8];
-                for (i = 0; i < 8; i++)
-                    r[i] = simde_mm256_castsi256_ps(
-                        simde_mm256_loadu_si256((const void *)(src + (size_t)i * p->ldw + 4 * g)));
-                vit__transpose8_v(r);
-                for (i = 0; i < 8; i++)
-                    simde_mm256_storeu_si256((void *)(dst + (size_t)(g + i) * VIT__NR + j),
-                                             simde_mm256_castps_si256(r[i]));
-            }
-    }
+    vit__pack_panel_u32(dst, (const unsigned char *)((const int8_t *)p->wq + (size_t)n0 * p->ldw + k0), (size_t)p->ldw,
+                        nv, kc);
     for (j = 0; j < VIT__NR; j += 8) {
         simde__m256i acc = simde_mm256_setzero_si256();
         for (g = 0; g < ng; g++) {
