@@ -7,16 +7,7 @@
    Under MemorySanitizer, every decoded value must be initialised. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
-
-#if defined(__has_feature)
-#if __has_feature(memory_sanitizer)
-#include <sanitizer/msan_interface.h>
-#define CHECK_INITIALISED(p, n) __msan_check_mem_is_initialized((p), (n))
-#endif
-#endif
-#ifndef CHECK_INITIALISED
-#define CHECK_INITIALISED(p, n) ((void)(p), (void)(n))
-#endif
+#include "../tests/check.h" /* CHECK_INITIALISED */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const int32_t sizes[8][2] = {{40, 32}, {256, 224}, {1, 1}, {2000000000, 224}, {16777216, 16777216},

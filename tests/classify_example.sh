@@ -9,13 +9,8 @@ set -u
 EX=$1 VIT=$2 PY=$3 W=$4
 M=tests/fixtures/vit_tv.safetensors
 IMG=tests/fixtures/maps/rgba.png
-pass=0
-fail=0
+. tests/lib.sh
 rm -rf "$W" && mkdir -p "$W"
-check() {
-  c_name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $c_name"; sed 's/^/    /' "$W/out.txt"; fi
-}
 # top MODEL: the index of the class `vit classify` ranks first.
 top() { "$VIT" classify "$1" $IMG --top 1 | awk '{print $2}'; }
 
@@ -52,5 +47,4 @@ check "--attention over the classified crop" test $? -eq 0
 "$EX" $M $IMG --top 0 > "$W/out.txt" 2>&1
 check "--top 0 refused, named" test $? -eq 2 -a -n "$(grep -F -- '--top 0' "$W/out.txt")"
 
-echo "02_classify: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary 02_classify

@@ -9,15 +9,9 @@ set -u
 VIT=$1 PY=$2 W=$3
 M=tests/fixtures/vit_tv.safetensors      # a 32 px torchvision ViT, 3 channels, 10 classes
 IMG=tests/fixtures/maps/rgba.png
-pass=0
-fail=0
+. tests/lib.sh
 rm -rf "$W" && mkdir -p "$W"
 
-# check NAME CONDITION...: one result.
-check() {
-  c_name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $c_name"; sed 's/^/    /' "$W/out.txt"; fi
-}
 # expect CODE TEXT ARGS...: `vit ARGS` exits with CODE and says TEXT (on stdout or stderr).
 expect() {
   e_code=$1 e_text=$2; shift 2
@@ -171,5 +165,4 @@ case $VIT in
 esac
 rm -f "$W/big.npy"
 
-echo "cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary cli

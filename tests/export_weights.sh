@@ -11,14 +11,9 @@ set -u
 VIT=$1 PY=$2 W=$3
 IMG=tests/fixtures/maps/prep_flower.png
 SMALL="torchvision:VisionTransformer:image_size=32,patch_size=8,num_layers=1,num_heads=2,hidden_dim=16,mlp_dim=20,num_classes=4"
-pass=0
-fail=0
+. tests/lib.sh
 mkdir -p "$W"
 rm -f "$W"/*.txt "$W"/*.safetensors "$W/config.json"
-check() {
-  c_name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $c_name"; sed 's/^/    /' "$W/out.txt"; fi
-}
 has() { [ -n "$(grep -F -- "$1" "$W/out.txt")" ]; }
 
 # torchvision:vit_b_16 --weights IMAGENET1K_V1 from the cache: a ViT-B/16
@@ -148,5 +143,4 @@ else
 fi
 
 rm -f "$W/vit_b_16.safetensors"
-echo "export: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary export
