@@ -157,6 +157,34 @@ static void test_patch_conv(void) {
     }
 }
 
+/* The BF16 attention of BF16 and I8 models (lowp, where VIT__DOT_BF16;
+   elsewhere it runs in f32) against its reference, which rounds the same
+   operands to bf16: the two sum in different orders, and a probability
+   whose f32 value changes in its last bits can round to the next bf16 (one
+   bf16 ulp of that term), hence 2e-3 of the largest output. With and
+   without kept maps, the same bits. f32: the f32 reference's outputs, to
+   show how far bf16 products move them. */
+static void test_attention_lowp(const vit_attn_shape *sh, const float *qkv, const float *f32) {
+    int B = sh->B, N = sh->N, NH = sh->NH, HS = sh->HS, C = NH * HS;
+    size_t no = (size_t)B * N * C, na = (size_t)B * NH * N * N;
+    float *o1 = randv(no, 0.0f), *o2 = randv(no, 0.0f), *o3 = randv(no, 0.0f), *a1 = randv(na, 0.0f),
+          *a3 = randv(na, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 1, 1) + 2 * vit__att_slot(N, HS, 0, 1), 0.0f);
+    vit__att at = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, sh);
+    char label[96];
+    at.lowp = 1;
+    vit__attention(&at, scr, 2);
+    at = vit__att_of(o2, a1, qkv, qkv + C, qkv + 2 * C, sh);
+    at.lowp = 1;
+    vit__attention(&at, scr, 2);
+    vit__attention_ref(o3, a3, qkv, qkv + C, qkv + 2 * C, sh, VIT__DOT_BF16);
+    snprintf(label, sizeof label, "bf16 attention B=%d N=%d NH=%d HS=%d post=%g", B, N, NH, HS, sh->post);
+    expect(check_close(label, o1, o3, no, 0.0, 2e-3), label);
+    expect(check_close(label, a1, a3, na, 1e-6, 1e-5), label);
+    expect(memcmp(o1, o2, no * sizeof(float)) == 0, "bf16 attention without maps: same bits as with");
+    expect(check_close(label, o1, f32, no, 0.0, 1e-2), "bf16 attention within 1e-2 of f32's");
+    free(o1); free(o2); free(o3); free(a1); free(a3); free(scr);
+}
+
 static void test_attention(void) {
     static const int cfg[][4] = {{1, 1, 1, 7}, {2, 7, 3, 8}, {1, 9, 2, 9}, {1, 65, 4, 16}, {2, 197, 3, 64}};
     int i, post;
@@ -178,13 +206,14 @@ static void test_attention(void) {
             /* Without kept maps (the models' path): per-thread score slots,
                the same bits. */
             {
-                float *o3 = randv((size_t)B * N * C, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
+                float *o3 = randv((size_t)B * N * C, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 0, 0), 0.0f);
                 vit__att at = vit__att_of(o3, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
                 vit__attention(&at, scr, 2);
                 expect(memcmp(o1, o3, (size_t)B * N * C * sizeof(float)) == 0,
                        "attention without maps: same bits as with");
                 free(o3); free(scr);
             }
+            test_attention_lowp(&sh, qkv, o2);
             free(qkv); free(o1); free(o2); free(a1); free(a2); free(vt);
         }
 }
@@ -210,12 +239,14 @@ static void test_attention_tiles(void) {
         N = 1030;
         vit__att_tiles(N, &nt, &per);
         qkv = randv((size_t)B * N * ld, 1.0f); o1 = randv((size_t)B * N * C, 0.0f); o2 = randv((size_t)B * N * C, 0.0f);
-        a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * vit__att_slot(N, HS, 0), 0.0f);
+        a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * vit__att_slot(N, HS, 0, 0), 0.0f);
         {
             vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, ld, 0.4f, 1.0f);
             vit__att at = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
             vit__attention(&at, scr, 2);
             vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, &sh);
+            /* BF16: past one k block of probabilities (515 pairs) */
+            test_attention_lowp(&sh, qkv, o2);
         }
         expect(nt == 2 && check_close("attention in query blocks N=1030", o1, o2, (size_t)B * N * C, 1e-6, 1e-5),
                "attention in query blocks equals the reference");
@@ -354,17 +385,21 @@ static void test_threads(void) {
         int B = 2, T = 197, NH = 3, HS = 64, C = NH * HS;
         float *qkv = randv((size_t)B * T * 3 * C, 1.0f), *o1 = randv((size_t)B * T * C, 0.0f),
               *o2 = randv((size_t)B * T * C, 0.0f);
-        float *scr = randv(3 * vit__att_slot(T, HS, 0), 0.0f);
+        float *scr = randv(3 * vit__att_slot(T, HS, 0, 1), 0.0f);
         vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, 0.125f, 1.0f);
-        vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh),
-                 a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
-        SET_THREADS(1, 0);
-        vit__attention(&a1, scr, 3);
-        for (r = 0; r < NRUNS; r++) {
-            SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
-            vit__attention(&a2, scr, 3);
-            expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0,
-                   runs_label(label, sizeof label, "attention", r));
+        int lowp;
+        for (lowp = 0; lowp < 2; lowp++) {
+            vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh),
+                     a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
+            a1.lowp = a2.lowp = lowp;
+            SET_THREADS(1, 0);
+            vit__attention(&a1, scr, 3);
+            for (r = 0; r < NRUNS; r++) {
+                SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
+                vit__attention(&a2, scr, 3);
+                expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0,
+                       runs_label(label, sizeof label, lowp ? "bf16 attention" : "attention", r));
+            }
         }
         free(qkv); free(o1); free(o2); free(scr);
     }
