@@ -2980,11 +2980,12 @@ static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
     for (j = 0; j < n; j++) p[j] = t[j];
 }
 
-/* One row; vit__v_exp is within ~2 ulp of expf, the sum differs from the
-   reference by rounding order only. */
-static void vit__softmax_row(float *y, const float *x, int n) {
+/* One row's exponentials, x minus its max, into y; returns their sum.
+   vit__v_exp is within ~2 ulp of expf, the sum differs from the reference
+   by rounding order only. */
+static float vit__softmax_exp(float *y, const float *x, int n) {
     int i = 0;
-    float mx = x[0], sum, inv;
+    float mx = x[0], sum;
     vit__vf vmx, vsum = vit__v_zero();
     if (n >= VIT__VW) {
         vmx = vit__v_load(x);
@@ -3008,7 +3009,13 @@ static void vit__softmax_row(float *y, const float *x, int n) {
         vit__v_store(e, vit__v_exp(vit__v_load(e)));
         for (j = 0; j < rem; j++) { y[i + j] = e[j]; sum += e[j]; }
     }
-    inv = 1.0f / sum;
+    return sum;
+}
+
+/* One row. */
+static void vit__softmax_row(float *y, const float *x, int n) {
+    float inv = 1.0f / vit__softmax_exp(y, x, n);
+    int i;
     for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_mul(vit__v_load(y + i), vit__v_set1(inv)));
     for (; i < n; i++) y[i] *= inv;
 }
@@ -3684,13 +3691,23 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         vit__bf16_row((uint16_t *)(void *)(qx + (size_t)i * hq), a->q + ((size_t)bi * N + i0 + i) * ld + h * HS, HS);
     vit__att_bf16_mm(S, N, qx, hq, kp, hq, rows, N, a->s.scale);
 
-    /* softmax by rows, then post, then the probabilities as pairs */
+    /* softmax by rows, then post, with the probabilities going straight
+       to pairs (and to att when it keeps them): one pass less over S */
     for (i = 0; i < rows; i++) {
-        float *Si = S + (size_t)i * N;
-        vit__softmax_row(Si, Si, N);
-        if (a->s.post != 1.0f)
-            for (j = 0; j < N; j++) Si[j] *= a->s.post;
-        vit__bf16_row((uint16_t *)(void *)(px + (size_t)i * hv), Si, N);
+        float *Si = S + (size_t)i * N, inv = 1.0f / vit__softmax_exp(Si, Si, N);
+        uint16_t *h = (uint16_t *)(void *)(px + (size_t)i * hv);
+        vit__vf vinv = vit__v_set1(inv), vpost = vit__v_set1(a->s.post);
+        for (j = 0; j + VIT__VW <= N; j += VIT__VW) {
+            vit__vf p = vit__v_mul(vit__v_mul(vit__v_load(Si + j), vinv), vpost);
+            if (a->att) vit__v_store(Si + j, p);
+            vit__vi_store_u16(h + j, vit__vi_srl16(vit__v_bf16_bits(p)));
+        }
+        for (; j < N; j++) {
+            float p = Si[j] * inv * a->s.post;
+            if (a->att) Si[j] = p;
+            h[j] = vit__bf16_round(p);
+        }
+        if (N & 1) h[N] = 0;
     }
 
     /* out = S v */
