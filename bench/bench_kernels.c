@@ -203,6 +203,29 @@ static void bench_matmul_q(int wt, int M, int K, int N, double peak) {
     free(x); free(w); free(b); free(ws); free(y1); free(y2); free(wq); free(xs);
 }
 
+/* The attention of BF16 and I8 files (ViT-B/16's: 197 tokens, 12 heads of
+   64, no maps kept), both products on vdpbf16ps where the build has it,
+   against the BF16 reference and the dot-product peak. */
+static void bench_attention_lowp(int B, double peak) {
+    int N = 197, NH = 12, HS = 64, C = NH * HS, threads = vit_get_threads();
+    size_t no = (size_t)B * N * C;
+    float *qkv = urandv((size_t)B * N * 3 * C), *y1 = urandv(no), *y2 = urandv(no),
+          *att = urandv((size_t)B * NH * N * N), *scr = urandv(vit__att_slot(N, HS, 0, 1) * (size_t)threads);
+    double flop = 4.0 * B * NH * N * N * HS, tf;
+    char label[64];
+    vit_attn_shape s = vit__attn_shape(B, N, NH, HS, 3 * C, 1.0f / sqrtf((float)HS), 1.0f);
+    vit__att a = vit__att_of(y1, NULL, qkv, qkv + C, qkv + 2 * C, &s);
+    a.lowp = 1;
+    snprintf(label, sizeof label, "attention bf16 B=%d N=%d NH=%d HS=%d", B, N, NH, HS);
+    vit__attention(&a, scr, threads);
+    vit__attention_ref(y2, att, qkv, qkv + C, qkv + 2 * C, &s, VIT__DOT_BF16);
+    if (!check_close(label, y1, y2, no, 0.0, 2e-3)) exit(1);
+    TIME_BEST(tf, 5, vit__attention(&a, scr, threads));
+    printf("%-36s fast %7.1f GFLOP/s (%5.1f%% of %s peak)\n", label, flop / tf / 1e9, 100.0 * flop / tf / 1e9 / peak,
+           VIT__DOT_BF16 ? "the vdpbf16ps" : "the FMA");
+    free(qkv); free(y1); free(y2); free(att); free(scr);
+}
+
 static void bench_matmul(int M, int K, int N, double peak) {
     float *x = urandv((size_t)M * K), *w = urandv((size_t)N * K), *b = urandv((size_t)N);
     float *y1 = urandv((size_t)M * N), *y2 = urandv((size_t)M * N);
@@ -754,6 +777,8 @@ int main(int argc, char **argv) {
             bench_matmul_q(wt, 197, 768, 2304, pk);
             bench_matmul_q(wt, 1576, 768, 3072, pk);
         }
+        bench_attention_lowp(1, pb);
+        bench_attention_lowp(8, pb);
     }
     /* The few-rows product takes at most a vector of rows: 16 and 12 with
        AVX-512, 8 and 6 with AVX2 (16 there read past its transposed x). */
