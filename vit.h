@@ -3521,7 +3521,7 @@ static void vit__att_tiles(int N, int *tiles, int *per) {
    one panel of K rows in bf16 while they are packed, part[3] a block's q
    rows and part[4] its probabilities, as pairs; returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
-    size_t hq = (size_t)(HS + 1) / 2, hv = (size_t)(N + 1) / 2, nr = 2 * VIT__VW, sum = 0;
+    size_t hq = (size_t)(HS + 1) / 2, hv = (size_t)(N + 1) / 2, nr = VIT__NR, sum = 0;
     int i;
     part[0] = ((size_t)N + nr - 1) / nr * nr * hq;
     part[1] = ((size_t)HS + nr - 1) / nr * nr * hv;
