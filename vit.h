@@ -2260,6 +2260,18 @@ static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
     return vit__vi_add(u, vit__vi_add(vit__vi_set1(0x7fff), vit__vi_and(vit__vi_srl16(u), vit__vi_set1(1))));
 }
 
+#if VIT__DOT_BF16
+/* h (K, then a zero if K is odd) = x rounded to bf16: pairs for vdpbf16ps. */
+static void vit__bf16_row(uint16_t *h, const float *x, int K) {
+    int k = 0;
+    for (; k + VIT__VW <= K; k += VIT__VW)
+        vit__vi_store_u16(h + k, vit__vi_srl16(vit__v_bf16_bits(vit__v_load(x + k))));
+    for (; k < K; k++) h[k] = vit__bf16_round(x[k]);
+    if (K & 1) h[K] = 0;
+}
+
+#endif
+
 /* Bytes of one row of x as the tiles read it: bf16 pairs or u8 quads for
    the dot-product kernels (zero padded), else floats. */
 static size_t vit__xs_row(int wt, int K) {
@@ -2291,11 +2303,7 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     /* BF16: the row rounded to bfloat16, in pairs for the dot product, else widened back to floats */
     if (p->wt == VIT_DTYPE_BF16) {
 #if VIT__DOT_BF16
-        uint16_t *h = (uint16_t *)(void *)d;
-        for (; k + VIT__VW <= K; k += VIT__VW)
-            vit__vi_store_u16(h + k, vit__vi_srl16(vit__v_bf16_bits(vit__v_load(xm + k))));
-        for (; k < K; k++) h[k] = vit__bf16_round(xm[k]);
-        if (K & 1) h[K] = 0;
+        vit__bf16_row((uint16_t *)(void *)d, xm, K);
 #else
         float *f = (float *)(void *)d;
         for (; k + VIT__VW <= K; k += VIT__VW)
@@ -3606,15 +3614,6 @@ static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held,
 }
 
 #if VIT__DOT_BF16
-/* h (K, then a zero if K is odd) = x rounded to bf16: pairs for vdpbf16ps. */
-static void vit__bf16_row(uint16_t *h, const float *x, int K) {
-    int k = 0;
-    for (; k + VIT__VW <= K; k += VIT__VW)
-        vit__vi_store_u16(h + k, vit__vi_srl16(vit__v_bf16_bits(vit__v_load(x + k))));
-    for (; k < K; k++) h[k] = vit__bf16_round(x[k]);
-    if (K & 1) h[K] = 0;
-}
-
 /* Rows [0, rows) of y (stride ldy) = alpha * x bp over the pairs [0, kc)
    of x (stride ldx uint32) and of the panels in bp (kc x NR each, n
    columns in all), in blocks of VIT__KC pairs as the GEMM runs them. */
