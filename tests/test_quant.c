@@ -68,7 +68,10 @@ static void product_def(float *y, const float *x, const void *wq, const float *w
     }
 }
 
-/* One product of each kind on (M, K, N): fast vs ref, ref vs definition. */
+static int packed_runs; /* products test_sizes ran on packed weights too */
+
+/* One product of each kind on (M, K, N): fast vs ref, ref vs definition,
+   and where the build packs such weights at load, packed vs row-major. */
 static int one(int wt, int M, int K, int N, float alpha, int bias) {
     float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f);
     float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f), *y3 = randv((size_t)M * N, 1.0f),
@@ -92,6 +95,42 @@ static int one(int wt, int M, int K, int N, float alpha, int bias) {
     vit__matmul(&p);
     p.y = y2;
     vit__matmul_ref(&p);
+    t.ndim = 2;
+    t.shape[0] = N;
+    t.shape[1] = K;
+    if (vit__pack_tmp(&t)) { /* a copy of the weight packed as a file's is at load: the same bits */
+        size_t bytes = (size_t)N * K * (wt == VIT_DTYPE_BF16 ? 2 : 1), r, k;
+        unsigned char *tmp = (unsigned char *)malloc(vit__pack_tmp(&t)), *wp = (unsigned char *)malloc(bytes);
+        int32_t *sums = (int32_t *)malloc(vit__pack_sums(&t) * sizeof(int32_t) + 1);
+        vit_tensor tp = t;
+        memcpy(wp, wq, bytes);
+        tp.q = wp;
+        vit__pack_weight(&tp, tmp, sums);
+        for (r = 0; r < (size_t)N; r++) /* every element where vit__q_at says */
+            for (k = 0; k < (size_t)K; k++)
+                if (vit__q_at(&tp, (int32_t)r, (int32_t)k) !=
+                    (wt == VIT_DTYPE_BF16 ? ((const uint16_t *)wq)[r * K + k] : ((const uint8_t *)wq)[r * K + k]))
+                    ok = 0;
+        p = vit__mm_w(y3, x, &tp, bias ? b : NULL, M, K, N, xs);
+        p.alpha = alpha;
+        vit__matmul(&p);
+        snprintf(label, sizeof label, "%s M=%d K=%d N=%d: packed weight, same bits",
+                 wt == VIT_DTYPE_BF16 ? "bf16" : "i8", M, K, N);
+        if (memcmp(y1, y3, (size_t)M * N * sizeof(float))) {
+            printf("FAIL %s\n", label);
+            ok = 0;
+        }
+        /* one group per row (K * es = 4) packs to the same bytes */
+        if (tp.panel != vit__panel_rows(wt, K) || !memcmp(wp, wq, bytes) != (K * (wt == VIT_DTYPE_BF16 ? 2 : 1) == 4)) {
+            printf("FAIL %s: panel %d, bytes %s\n", label, (int)tp.panel,
+                   memcmp(wp, wq, bytes) ? "moved" : "as they were");
+            ok = 0;
+        }
+        packed_runs++;
+        free(tmp);
+        free(wp);
+        free(sums);
+    }
     product_def(y3, x, wq, ws, wt, bias ? b : NULL, alpha, M, K, N);
     /* BF16: rounding order only (K * 2^-24 of the sum of |x w|, about
        sqrt(K) here); I8: S is exact, the last multiply-add may round
@@ -121,7 +160,7 @@ static void test_sizes(void) {
                     runs++;
                 }
     ok &= one(VIT_DTYPE_BF16, 197, 768, 200, 1.0f, 1) & one(VIT_DTYPE_I8, 197, 768, 200, 1.0f, 1);
-    printf("  %d shapes\n", runs + 2);
+    printf("  %d shapes, %d of them packed too\n", runs + 2, packed_runs);
     expect(ok, "bf16 and i8 products: fast equals _ref, _ref equals the definition");
 }
 
@@ -247,13 +286,158 @@ static void test_extremes(void) {
            "i8 product at the extremes (x - 128 = -128, 127; w = +-127) equals _ref");
 }
 
-int main(void) {
+/* A tensor of a hand-made file: (rows, cols), or (rows) when cols is 0. */
+typedef struct file_tensor {
+    char name[48];
+    const char *dtype;
+    int rows, cols;
+    const void *data;
+} file_tensor;
+
+/* A safetensors file of n tensors into out (large enough), each at a
+   64-byte aligned offset; its size. */
+static size_t write_file(unsigned char *out, const char *meta, const file_tensor *t, int n) {
+    char h[4096];
+    size_t len = 0, at = 0, i, start;
+    size_t off[16];
+    int k;
+    len += (size_t)snprintf(h + len, sizeof h - len, "{\"__metadata__\":{%s}", meta);
+    for (k = 0; k < n; k++) {
+        size_t es = t[k].dtype[0] == 'I' ? 1 : t[k].dtype[0] == 'B' ? 2 : 4;
+        size_t bytes = (size_t)t[k].rows * (t[k].cols ? t[k].cols : 1) * es;
+        char shape[32];
+        if (t[k].cols)
+            snprintf(shape, sizeof shape, "%d,%d", t[k].rows, t[k].cols);
+        else
+            snprintf(shape, sizeof shape, "%d", t[k].rows);
+        off[k] = at;
+        len += (size_t)snprintf(h + len, sizeof h - len,
+                                ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%zu,%zu]}", t[k].name,
+                                t[k].dtype, shape, at, at + bytes);
+        at = (at + bytes + 63) / 64 * 64;
+    }
+    len += (size_t)snprintf(h + len, sizeof h - len, "}");
+    while ((8 + len) % 64) h[len++] = ' ';
+    for (i = 0; i < 8; i++) out[i] = (unsigned char)((uint64_t)len >> (8 * i));
+    memcpy(out + 8, h, len);
+    start = 8 + len;
+    memset(out + start, 0, at);
+    for (k = 0; k < n; k++) {
+        size_t es = t[k].dtype[0] == 'I' ? 1 : t[k].dtype[0] == 'B' ? 2 : 4;
+        memcpy(out + start + off[k], t[k].data, (size_t)t[k].rows * (t[k].cols ? t[k].cols : 1) * es);
+    }
+    return start + at;
+}
+
+/* One dense layer of a hand-made file, weight (rows, cols) in type wt
+   from random values, then its I8 scales and its F32 bias. */
+static int add_dense(file_tensor *t, int n, const char *name, int wt, int rows, int cols, void **keep) {
+    float *w = randv((size_t)rows * cols, 0.1f), *s = randv((size_t)rows, 1.0f), *b = randv((size_t)rows, 0.5f);
+    snprintf(t[n].name, sizeof t[n].name, "%s.weight", name);
+    t[n].dtype = wt == VIT_DTYPE_BF16 ? "BF16" : "I8";
+    t[n].rows = rows;
+    t[n].cols = cols;
+    t[n].data = wt == VIT_DTYPE_BF16 ? (void *)to_bf16(w, (size_t)rows * cols) : (void *)to_i8(w, rows, cols, s);
+    keep[0] = (void *)(uintptr_t)t[n].data;
+    n++;
+    if (wt == VIT_DTYPE_I8) {
+        snprintf(t[n].name, sizeof t[n].name, "%s.weight_scale", name);
+        t[n].dtype = "F32";
+        t[n].rows = rows;
+        t[n].cols = 0;
+        t[n].data = s;
+        n++;
+    }
+    snprintf(t[n].name, sizeof t[n].name, "%s.bias", name);
+    t[n].dtype = "F32";
+    t[n].rows = rows;
+    t[n].cols = 0;
+    t[n].data = b;
+    keep[1] = s;
+    keep[2] = b;
+    free(w);
+    return n + 1;
+}
+
+/* A model loaded from a file (its BF16 and I8 weights packed in place,
+   where the build has their dot-product kernels) gives the bits of the
+   same bytes loaded from memory (row-major): an MLP whose layers are
+   bound in place, and an MHA whose separate q, k and v are read from
+   their packed panels into the fused matrix, which is then packed (from
+   memory too: it is the arena's). Each has rows in a last partial panel. */
+static void test_packed_load(const char *tmp_dir) {
+    static unsigned char buf[1 << 17];
+    static const char *metas[2] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                                   "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"",
+                                   "\"format\":\"vit.h\",\"kind\":\"mha\",\"naming\":\"proj_qkv\",\"embed_dim\":\"68\","
+                                   "\"num_heads\":\"4\",\"scale_after_softmax\":\"0\""};
+    static const char *layers[2][4] = {{"layers.0", "layers.2"}, {"proj_query", "proj_key", "proj_value", "final"}};
+    static const int dims[2][4][2] = {{{100, 64}, {68, 100}}, {{68, 68}, {68, 68}, {68, 68}, {68, 68}}};
+    int kind, wt;
+    for (kind = 0; kind < 2; kind++)
+        for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++) {
+            file_tensor t[12];
+            void *keep[12];
+            char path[1024], label[96], meta[512];
+            int n = 0, i, nl = kind ? 4 : 2, in = kind ? 68 : 64, packs = 0;
+            int32_t shape[3] = {2, 7, 0};
+            size_t size, bytes = 0, numel;
+            vit_model mf, mm;
+            vit_arena a1, a2;
+            vit_tensor x, y1, y2;
+            FILE *f;
+            snprintf(meta, sizeof meta, "%s%s", metas[kind],
+                     wt == VIT_DTYPE_I8 ? ",\"quantization\":\"int8-per-channel-symmetric\"" : "");
+            for (i = 0; i < nl; i++)
+                n = add_dense(t, n, layers[kind][i], wt, dims[kind][i][0], dims[kind][i][1], keep + 3 * i);
+            size = write_file(buf, meta, t, n);
+            snprintf(path, sizeof path, "%s/packed_load.safetensors", tmp_dir);
+            snprintf(label, sizeof label, "%s %s: file (packed) and memory (row-major) loads give the same bits",
+                     kind ? "mha" : "mlp", wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+            if (!(f = fopen(path, "wb")) || fwrite(buf, 1, size, f) != size || fclose(f)) {
+                printf("FAIL %s: cannot write %s\n", label, path);
+                failed++;
+                continue;
+            }
+            shape[2] = in;
+            if (vit_model_load_file(&mf, path) != VIT_OK || vit_model_load_memory(&mm, buf, size) != VIT_OK) {
+                printf("FAIL %s: %s\n", label, vit_last_error());
+                failed++;
+                continue;
+            }
+            packs = kind ? mf.mha_w.qkv_w.panel + mf.mha_w.out_w.panel : mf.mlp_w.fc1_w.panel + mf.mlp_w.fc2_w.panel;
+            vit_arena_init_alloc(&a1, 1 << 20);
+            vit_tensor_init(&a1, &x, 3, shape);
+            numel = vit_tensor_numel(&x);
+            for (i = 0; i < (int)numel; i++) x.data[i] = (float)sin(0.37 * i) * 2.0f;
+            if (vit_model_memory(&mf, &x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&a2, 2 * bytes) != VIT_OK ||
+                vit_model_forward(&mf, &a2, &x, NULL, &y1) != VIT_OK ||
+                vit_model_forward(&mm, &a2, &x, NULL, &y2) != VIT_OK) {
+                printf("FAIL %s: %s\n", label, vit_last_error());
+                failed++;
+            } else {
+                expect(y1.ndim == 3 && memcmp(y1.data, y2.data, vit_tensor_numel(&y1) * sizeof(float)) == 0 &&
+                           packs == 2 * vit__panel_rows(wt, 4) &&
+                           (kind ? mm.mha_w.out_w.panel : mm.mlp_w.fc1_w.panel) == 0,
+                       label);
+                vit_arena_free(&a2);
+            }
+            vit_arena_free(&a1);
+            vit_model_free(&mf);
+            vit_model_free(&mm);
+            for (i = 0; i < 3 * nl; i++) free(keep[i]);
+            remove(path);
+        }
+}
+
+int main(int argc, char **argv) {
     printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)",
            VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
     test_sizes();
     test_extremes();
     test_error();
     test_epilogue_threads();
+    test_packed_load(argc > 1 ? argv[1] : "build");
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
