@@ -200,13 +200,17 @@ static void test_error(void) {
     free(x); free(w); free(y0); free(y1); free(ws);
 }
 
-/* The fused epilogue on a quantised product equals the product then the
-   kernels; and the bits do not depend on the thread count. */
-static void test_epilogue_threads(void) {
-    int M = 37, K = 300, N = 70, wt, act;
+/* The fused epilogue on a quantised product (layer scale and residual
+   too; for I8 done inside the finish, and streamed when y is large) equals
+   the product then the kernels; and the bits do not depend on the thread
+   count. */
+static void test_epilogue_threads(int M, int K, int N) {
+    int wt, act;
     float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f),
-          *r = randv((size_t)M * N, 1.0f);
-    float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f), *ws = randv((size_t)N, 1.0f);
+          *r = randv((size_t)M * N, 1.0f), *g = randv((size_t)N, 1.0f);
+    /* y 64-byte aligned: a y of more than 4 MB is then streamed to memory */
+    float *y1a = randv((size_t)M * N + 16, 1.0f), *y2a = randv((size_t)M * N + 16, 1.0f), *ws = randv((size_t)N, 1.0f);
+    float *y1 = y1a + (64 - (uintptr_t)y1a % 64) % 64 / 4, *y2 = y2a + (64 - (uintptr_t)y2a % 64) % 64 / 4;
     for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++) {
         void *wq = wt == VIT_DTYPE_BF16 ? (void *)to_bf16(w, (size_t)N * K) : (void *)to_i8(w, N, K, ws);
         void *xs = malloc(vit__mm_scratch(wt, M, K) + 1);
@@ -220,13 +224,13 @@ static void test_epilogue_threads(void) {
             vit__epi e;
             vit__mm p = vit__mm_w(y1, x, &t, b, M, K, N, xs);
             int i;
-            e.act = acts[act]; e.g = NULL; e.r = r; e.ldr = N;
+            e.act = acts[act]; e.g = act == 2 ? g : NULL; e.r = r; e.ldr = N;
             p.e = &e;
             vit__matmul(&p);
             vit__dense(y2, x, &t, b, M, K, N, xs);
             if (e.act == VIT_ACT_GELU) vit_k_gelu(y2, y2, M * N);
             if (e.act == VIT_ACT_RELU) vit_k_relu(y2, y2, M * N);
-            for (i = 0; i < M * N; i++) y2[i] += r[i];
+            for (i = 0; i < M * N; i++) y2[i] = (e.g ? y2[i] * g[i % N] : y2[i]) + r[i];
             expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0,
                    "quantised product: fused epilogue equals the kernels");
         }
@@ -243,7 +247,7 @@ static void test_epilogue_threads(void) {
         free(wq);
         free(xs);
     }
-    free(x); free(w); free(b); free(r); free(y1); free(y2); free(ws);
+    free(x); free(w); free(b); free(r); free(g); free(y1a); free(y2a); free(ws);
 }
 
 /* The extremes, where a product of u8 by s8 pairs could saturate int16
@@ -436,7 +440,8 @@ int main(int argc, char **argv) {
     test_sizes();
     test_extremes();
     test_error();
-    test_epilogue_threads();
+    test_epilogue_threads(37, 300, 70);
+    test_epilogue_threads(1100, 40, 1024); /* 4.5 MB of y: streamed where the I8 finish can */
     test_packed_load(argc > 1 ? argv[1] : "build");
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
