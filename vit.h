@@ -90,8 +90,9 @@
      from the panel's start (p = panel); I8 then carries its panels' column
      sums (vit_tensor.sums). The products read them as they lie, one run of
      memory per block. Weights loaded from memory stay row-major (panel 0),
-     and so do weights a program builds itself; anything else in such a file (biases,
-     LayerNorm, class token, position embedding, conv kernels) is widened
+     and so do weights a program builds itself. Anything else in such a
+     file (biases, LayerNorm, class token, position embedding, conv
+     kernels) is widened
      to F32, and LayerNorm and softmax stay F32. Where vdpbf16ps runs
      (AVX512_BF16, and SIMDE_NO_NATIVE builds), the attention of such a
      file runs its two products (q k^T, probabilities times v) in BF16 too,
@@ -151,8 +152,9 @@
      vit_model_load_file maps the file where there is mmap (POSIX), private
      and writable (BF16 and I8 weights are packed in place, their pages
      then the process's own): a file truncated or rewritten while the model
-     is loaded can kill the next forward pass with SIGBUS. vit_load_opts.read_whole = 1 reads it
-     into memory instead, for files that may change. Files are checked
+     is loaded can kill the next forward pass with SIGBUS.
+     vit_load_opts.read_whole = 1 reads it into memory instead, for files
+     that may change. Files are checked
      (a directory, a missing file with errno's text, the size against
      what is read from it) before anything is read or allocated.
      The image and PNG functions allocate through stb (VIT_MALLOC/VIT_FREE),
@@ -2435,10 +2437,10 @@ static void vit__q8_finish(const vit__mm *p, int m0, int n0, int rows, int nv) {
 }
 
 #if VIT__DOT_BF16 || VIT__DOT_I8
-/* One tile of a dot-product kernel: as vit__tile, with x as pairs (BF16)
-   or quads (I8) of k per uint32, and kc counting them. */
 static vit__vf vit__v_act(vit__vf x, int act);
 
+/* One tile of a dot-product kernel: as vit__tile, with x as pairs (BF16)
+   or quads (I8) of k per uint32, and kc counting them. */
 typedef struct vit__tl {
     float *y;
     int ldy;
@@ -2683,6 +2685,10 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
     }
 }
 
+/* 1 when the panel of columns from n0 lies packed in w (vit__pack_weight):
+   every whole panel of a packed weight; the last partial one never is. */
+static int vit__mm_packed(const vit__mm *p, int n0) { return p->panel && n0 + VIT__NR <= p->N; }
+
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows;
    kcb is the type's block size (vit__kc). */
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv) {
@@ -2725,7 +2731,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
        read in place where the loader packed w (vit__pack_weight) */
     if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16 || VIT__DOT_I8
-    else if (p->panel && n0 + VIT__NR <= N) {
+    else if (vit__mm_packed(p, n0)) {
         t.bp = (const uint32_t *)(const void *)(wb + ((size_t)n0 * K + (size_t)k0 * VIT__NR) * es);
         t.wsum = p->wsums + ((size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
     }
@@ -2744,7 +2750,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
        forward, and NR rows read at once are more streams than the hardware
        prefetcher follows. A block packed at load is one run of lines that
        the hardware prefetcher follows (asking as well measured 3% slower). */
-    if (nn0 < N && !(p->panel && nn0 + VIT__NR <= N)) lines = (N - nn0 < VIT__NR ? N - nn0 : VIT__NR) * row_lines;
+    if (nn0 < N && !vit__mm_packed(p, nn0)) lines = (N - nn0 < VIT__NR ? N - nn0 : VIT__NR) * row_lines;
     per = (lines + (M + VIT__MR - 1) / VIT__MR - 1) / ((M + VIT__MR - 1) / VIT__MR);
     for (m = 0; m < M; m += VIT__MR) {
         int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
