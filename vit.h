@@ -104,7 +104,11 @@
      vdpbf16ps (AVX512_BF16), vpdpbusd (AVX512_VNNI, AVX-VNNI), NEON
      sdot (ARMv8.2 dotprod, through SIMDe) and for I8 AVX2's vpmaddubsw
      where the compiler targets them, f32 FMAs on widened weights
-     elsewhere, same results to rounding. An I8 value of -128 is refused.
+     elsewhere, same results to rounding. An I8 value of -128 is refused,
+     and so are I8 anywhere but a dense layer's weight matrix and a row
+     scale above FLT_MAX / 127 (scale * q would not be finite). A row of x
+     holding a NaN or an Inf makes that row's I8 outputs NaN (F32's are
+     not finite either); a range past FLT_MAX (+-3e38) is still quantised.
      tools/export.py --dtype BF16|I8 writes such files, and --from
      converts an F32 one (__metadata__ "quantization" says
      int8-per-channel-symmetric); timm and transformers checkpoints saved
@@ -1844,11 +1848,13 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
      product runs, asymmetric u8 (vpdpbusd multiplies u8 by s8, and after a
      GELU a row lies in [-0.17, max]: a symmetric s8 scale would leave half
      its steps unused): [lo, hi] = [min(x, 0), max(x, 0)] onto 0..255,
-     sx = (hi - lo) / 255, zp = rne(-lo / sx), xq = clamp(rne(x / sx) + zp,
-     0, 255). S = sum_k (xq - zp) q[n][k] is exact in int32 (K <= 65536,
-     the loader refuses more), and y = alpha * (S * (sx ws[n])) + b[n]:
-     the dot-product kernels equal the reference bit for bit but for the
-     final multiply-add's rounding.
+     sx = (hi - lo) / 255 (hi / 255 - lo / 255 when hi - lo overflows),
+     zp = rne(-lo / sx), xq = clamp(rne(x / sx) + zp, 0, 255). S =
+     sum_k (xq - zp) q[n][k] is exact in int32 (K <= 65536, the loader
+     refuses more), and y = alpha * (S * (sx ws[n])) + b[n]: the
+     dot-product kernels equal the reference bit for bit but for the final
+     multiply-add's rounding. A row holding a NaN or an Inf has sx = NaN
+     and xq = zp = 0: its outputs are NaN.
    x is converted once per product, into scratch the caller takes from its
    arena (vit__mm_scratch bytes). Where the CPU has the dot-product
    instructions (AVX512_BF16 vdpbf16ps, AVX512_VNNI or AVX-VNNI vpdpbusd,
@@ -1933,18 +1939,29 @@ static float vit__bf16_float(uint16_t h) {
 
 /* An I8 product's quantisation of one row of x (see above) from the row's
    lo = min(x, 0) and hi = max(x, 0). A row of zeros (or of values below
-   1e-30) gets scale 1 and quantises to zp = 0. */
-static void vit__q8_scale(float lo, float hi, float *sx, float *inv, int32_t *zp) {
-    float s = (hi - lo) / 255.0f;
+   1e-30) gets scale 1 and quantises to zp = 0. A row holding a NaN or an
+   Inf (finite = 0) gets scale NaN, zp = 0, and quantises to zeros, so its
+   outputs are NaN where F32's are not finite either, and no non-finite
+   value reaches an int conversion. A range past FLT_MAX (hi - lo
+   overflowing) is divided before it is subtracted. */
+static void vit__q8_scale(float lo, float hi, int finite, float *sx, float *inv, int32_t *zp) {
+    float s = isfinite(hi - lo) ? (hi - lo) / 255.0f : hi / 255.0f - lo / 255.0f;
+    if (!finite) {
+        *sx = NAN;
+        *inv = 0.0f;
+        *zp = 0;
+        return;
+    }
     if (!(s > 1e-30f)) s = 1.0f;
     *sx = s;
     *inv = 1.0f / s;
     *zp = (int32_t)nearbyintf(-lo * *inv);
 }
 
-/* xq - zp as a float (exact: -255..255). */
+/* xq - zp as a float (exact: -255..255); 0 in a row that is not finite
+   (inv = 0, see vit__q8_scale). */
 static float vit__q8(float x, float inv, int32_t zp) {
-    float r = nearbyintf(x * inv) + (float)zp;
+    float r = inv == 0.0f ? 0.0f : nearbyintf(x * inv) + (float)zp;
     return (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r) - (float)zp;
 }
 
@@ -1961,12 +1978,14 @@ static void vit__matmul_ref(const vit__mm *p) {
         const float *xm = p->x + (size_t)m * p->ldx;
         float lo = 0.0f, hi = 0.0f, sx = 1.0f, inv = 1.0f;
         int32_t zp = 0;
+        int finite = 1;
         if (p->wt == VIT_DTYPE_I8) {
             for (k = 0; k < p->K; k++) {
                 lo = xm[k] < lo ? xm[k] : lo;
                 hi = xm[k] > hi ? xm[k] : hi;
+                finite &= isfinite(xm[k]) != 0;
             }
-            vit__q8_scale(lo, hi, &sx, &inv, &zp);
+            vit__q8_scale(lo, hi, finite, &sx, &inv, &zp);
         }
         for (n = 0; n < p->N; n++) {
             float s = 0.0f;
@@ -2320,10 +2339,10 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     const float *xm = p->x + (size_t)m * p->ldx;
     size_t row = vit__xs_row(p->wt, p->K);
     unsigned char *d = (unsigned char *)p->xs + (size_t)m * row;
-    float *sxs = (float *)(void *)((unsigned char *)p->xs + (size_t)p->M * row), lo = 0.0f, hi = 0.0f, sx, inv;
+    float *sxs = (float *)(void *)((unsigned char *)p->xs + (size_t)p->M * row), lo = 0.0f, hi = 0.0f, nf, sx, inv;
     int32_t *zps = (int32_t *)(void *)(sxs + p->M), zp;
     int K = p->K, k = 0;
-    vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vinv;
+    vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vnf = vit__v_zero(), vinv;
     vit__vi vzp;
 
     /* BF16: the row rounded to bfloat16, in pairs for the dot product, else widened back to floats */
@@ -2340,21 +2359,40 @@ static void vit__xs_fill(const vit__mm *p, int m) {
         return;
     }
 
-    /* I8: the row's range, which sets its scale and zero point */
+    /* I8: the row's range, which sets its scale and zero point, and whether
+       it is finite (x * 0 summed is 0, else NaN: min and max drop NaNs) */
     for (; k + VIT__VW <= K; k += VIT__VW) {
         vit__vf v = vit__v_load(xm + k);
         vlo = vit__v_min(vlo, v);
         vhi = vit__v_max(vhi, v);
+        vnf = vit__v_fma(v, vit__v_zero(), vnf);
     }
     lo = -vit__v_hmax(vit__v_sub(vit__v_zero(), vlo));
     hi = vit__v_hmax(vhi);
+    nf = vit__v_hsum(vnf);
     for (; k < K; k++) {
         lo = xm[k] < lo ? xm[k] : lo;
         hi = xm[k] > hi ? xm[k] : hi;
+        nf += xm[k] * 0.0f;
     }
-    vit__q8_scale(lo, hi, &sx, &inv, &zp);
+    vit__q8_scale(lo, hi, nf == 0.0f, &sx, &inv, &zp);
     sxs[m] = sx;
     zps[m] = zp;
+
+    /* a row that is not finite: zeros (xq = zp = 0), and its outputs NaN through sx */
+    if (nf != 0.0f) {
+        for (k = 0; k < K; k++) {
+#if VIT__DOT_I8
+            d[k] = (unsigned char)(0 - VIT__I8_XOFF);
+#else
+            ((float *)(void *)d)[k] = 0.0f;
+#endif
+        }
+#if VIT__DOT_I8
+        for (; k % 4; k++) d[k] = 0;
+#endif
+        return;
+    }
     vinv = vit__v_set1(inv);
     vzp = vit__vi_set1(zp);
 
@@ -2733,7 +2771,9 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else if (vit__mm_packed(p, n0)) {
         t.bp = (const uint32_t *)(const void *)(wb + ((size_t)n0 * K + (size_t)k0 * VIT__NR) * es);
-        t.wsum = p->wsums + ((size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
+        /* I8 only: a packed BF16 weight has no sums (wsums is NULL, and an offset from NULL is undefined) */
+        if (p->wt == VIT_DTYPE_I8)
+            t.wsum = p->wsums + ((size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
     }
 #endif
 #if VIT__DOT_BF16
@@ -4719,8 +4759,35 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
 
 /* ---- modules: shared checks ---- */
 
-/* A weight tensor is set: F32 data, or BF16 or I8 elements. */
-static int vit__has_w(const vit_tensor *t) { return t->data != NULL || t->q != NULL; }
+/* A dense weight as the products will read it: F32 in data, BF16 in q,
+   I8 in q with its row scales, and a packing (panel) only as this build
+   packs that type, an I8 one with its column sums. Weights a program
+   builds by hand are checked here, where modules take them; the loader's
+   are right by construction. */
+static vit_result vit__w_ok(const char *mod, const char *name, const vit_tensor *t) {
+    const char *why = NULL;
+    if (t->dtype == VIT_DTYPE_F32) why = !t->data ? "is F32 with data NULL" : t->panel ? "is F32 and packed" : NULL;
+    else if (t->dtype != VIT_DTYPE_BF16 && t->dtype != VIT_DTYPE_I8) why = "has an unknown dtype";
+    else if (!t->q) why = t->dtype == VIT_DTYPE_I8 ? "is I8 with q NULL" : "is BF16 with q NULL";
+    else if (t->dtype == VIT_DTYPE_I8 && !t->scale) why = "is I8 with scale NULL";
+    else if (t->panel && (t->ndim != 2 || t->panel != vit__panel_rows(t->dtype, t->shape[1]) || t->shape[0] < t->panel))
+        why = "has a panel this build does not pack (see vit_tensor.panel)";
+    else if (t->panel && t->dtype == VIT_DTYPE_I8 && !t->sums) why = "is packed I8 with sums NULL";
+    return why ? vit__fail(VIT_ERR_ARG, "%s: weight %s %s", mod, name, why) : VIT_OK;
+}
+
+/* vit__w_ok on n pairs of (const char *name, const vit_tensor *t). */
+static vit_result vit__ws_ok(const char *mod, int n, ...) {
+    vit_result r = VIT_OK;
+    va_list ap;
+    va_start(ap, n);
+    for (; n > 0 && r == VIT_OK; n--) {
+        const char *name = va_arg(ap, const char *);
+        r = vit__w_ok(mod, name, va_arg(ap, const vit_tensor *));
+    }
+    va_end(ap);
+    return r;
+}
 
 static vit_result vit__need3(const vit_tensor *x, const char *mod, int32_t C) {
     char s[64];
@@ -4934,10 +5001,9 @@ static vit_result vit__sdpa_input(const vit_model *m, int32_t B, int32_t n, int3
 static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights *w) {
     if (p->dim < 1 || p->heads < 1 || p->dim % p->heads)
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
-    if (!vit__has_w(&w->qkv_w) || !vit__has_w(&w->out_w) ||
-        (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data)))
-        return vit__fail(VIT_ERR_ARG, "mha: weights not set");
-    return VIT_OK;
+    if (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data))
+        return vit__fail(VIT_ERR_ARG, "mha: qk_norm's weights not set");
+    return vit__ws_ok("mha", 2, "qkv_w", &w->qkv_w, "out_w", &w->out_w);
 }
 
 /* y (B*N, C) from x (B*N, C); e: the output projection's epilogue (the
@@ -5180,8 +5246,9 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     char s[64];
     size_t rows;
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "mlp: NULL argument");
-    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1 || !vit__has_w(&w->fc1_w) || !vit__has_w(&w->fc2_w))
+    if (p->in_dim < 1 || p->hidden_dim < 1 || p->out_dim < 1)
         return vit__fail(VIT_ERR_ARG, "mlp: params or weights not set");
+    if ((r = vit__ws_ok("mlp", 2, "fc1_w", &w->fc1_w, "fc2_w", &w->fc2_w)) != VIT_OK) return r;
     if (x->shape[x->ndim - 1] != p->in_dim)
         return vit__fail(VIT_ERR_SHAPE, "mlp: input has shape %s, expected last dimension %d",
                          vit_tensor_shape_str(x, s, sizeof s), (int)p->in_dim);
@@ -5292,12 +5359,14 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
 
 static vit_result vit__block_ready(const vit_block_params *p, const vit_block_weights *w) {
     vit_mha_params mp;
+    vit_result r;
     memset(&mp, 0, sizeof mp);
     mp.dim = p->dim; mp.heads = p->heads;
     mp.qk_norm = p->qk_norm;
     if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
-        !vit__has_w(&w->mlp.fc1_w) || !vit__has_w(&w->mlp.fc2_w) || (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
+        (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
+    if ((r = vit__ws_ok("block", 2, "mlp.fc1_w", &w->mlp.fc1_w, "mlp.fc2_w", &w->mlp.fc2_w)) != VIT_OK) return r;
     return vit__mha_ready(&mp, &w->attn);
 }
 
@@ -5680,10 +5749,9 @@ static vit_result vit__se_input(const vit_model *m, int32_t B, int32_t n, int32_
    and their biases (C). */
 
 static vit_result vit__sdsa_ready(int32_t C, const vit_sdsa_weights *w) {
-    if (C < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data || !vit__has_w(&w->v_w) ||
-        !w->v_b.data)
+    if (C < 1 || !w->q_b.data || !w->k_b.data || !w->v_b.data)
         return vit__fail(VIT_ERR_ARG, "sdsa: params or weights not set");
-    return VIT_OK;
+    return vit__ws_ok("sdsa", 3, "q_w", &w->q_w, "k_w", &w->k_w, "v_w", &w->v_w);
 }
 
 /* y (B*N, C) from x; att (B, N, N) keeps the probabilities, or NULL for
@@ -5793,8 +5861,9 @@ VITDEF vit_result vit_sdsa_classifier_forward(vit_arena *a, const vit_sdsa_class
     size_t mark;
     void *xs;
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: NULL argument");
-    if (p->seq_len < 1 || p->num_classes < 1 || !vit__has_w(&w->fc_w) || !w->fc_b.data)
+    if (p->seq_len < 1 || p->num_classes < 1 || !w->fc_b.data)
         return vit__fail(VIT_ERR_ARG, "sdsa_classifier: params or weights not set");
+    if ((r = vit__ws_ok("sdsa_classifier", 1, "fc_w", &w->fc_w)) != VIT_OK) return r;
     if ((r = vit__sdsa_ready(p->dim, &w->attn)) != VIT_OK) return r;
     if (!x || !x->data) return vit__fail(VIT_ERR_ARG, "sdsa_classifier: input is NULL");
     if (x->ndim != 3 || x->shape[1] != p->seq_len || x->shape[2] != p->dim)
@@ -5904,10 +5973,10 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "emsa: NULL argument");
     C = p->dim; NH = p->heads; dk = p->d_k; dv = p->d_v; R = p->ratio;
     tr = p->transform && NH > 1;
-    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) ||
-        !w->k_b.data || !vit__has_w(&w->v_w) || !w->v_b.data || !vit__has_w(&w->o_w) || !w->o_b.data ||
+    if (C < 1 || NH < 1 || dk < 1 || dv < 1 || !w->q_b.data || !w->k_b.data || !w->v_b.data || !w->o_b.data ||
         (R > 1 && (!w->sr_w.data || !w->ln_w.data || !w->ln_b.data)) || (tr && !w->tr_w.data))
         return vit__fail(VIT_ERR_ARG, "emsa: params or weights not set");
+    if ((r = vit__ws_ok("emsa", 4, "q_w", &w->q_w, "k_w", &w->k_w, "v_w", &w->v_w, "o_w", &w->o_w)) != VIT_OK) return r;
     if (R > 65536) return vit__fail(VIT_ERR_ARG, "emsa: ratio %d is larger than 65536", (int)R);
 
     /* the input (B, N, C); a reduction (R > 1) needs its tokens to be the H x W grid */
@@ -6344,10 +6413,12 @@ VITDEF vit_result vit_aft_forward(vit_arena *a, const vit_aft_params *p, const v
     if (p->variant != VIT_AFT_FULL && p->variant != VIT_AFT_SIMPLE && p->variant != VIT_AFT_LOCAL)
         return vit__fail(VIT_ERR_ARG, "aft: variant %d is not full, simple or local", (int)p->variant);
     simple = p->variant == VIT_AFT_SIMPLE;
-    if (D < 1 || HD < 1 || !vit__has_w(&w->q_w) || !w->q_b.data || !vit__has_w(&w->k_w) || !w->k_b.data ||
-        !vit__has_w(&w->v_w) || !w->v_b.data || !vit__has_w(&w->proj_w) || !w->proj_b.data ||
+    if (D < 1 || HD < 1 || !w->q_b.data || !w->k_b.data ||
+        !w->v_b.data || !w->proj_b.data ||
         (!simple && (M < 1 || !w->wbias.data)))
         return vit__fail(VIT_ERR_ARG, "aft: params or weights not set");
+    if ((r = vit__ws_ok("aft", 4, "q_w", &w->q_w, "k_w", &w->k_w, "v_w", &w->v_w, "proj_w", &w->proj_w)) != VIT_OK)
+        return r;
 
     /* the input (B, T, D); full and local read the top-left T x T of wbias */
     if ((r = vit__need3(x, "aft", D)) != VIT_OK) return r;
@@ -6476,11 +6547,11 @@ VITDEF vit_result vit_outlook_forward(vit_arena *a, const vit_outlook_params *p,
     /* the params and the weights they ask for */
     if (!a || !p || !w || !out) return vit__fail(VIT_ERR_ARG, "outlook: NULL argument");
     C = p->dim; NH = p->heads; K = p->kernel_size; P = p->padding; S = p->stride;
-    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || !vit__has_w(&w->v_w) ||
-        (p->qkv_bias && !w->v_b.data) || !vit__has_w(&w->attn_w) || !w->attn_b.data || !vit__has_w(&w->proj_w) ||
-        !w->proj_b.data)
+    if (C < 1 || NH < 1 || K < 1 || K > 64 || P < 0 || P > 65536 || S < 1 || (p->qkv_bias && !w->v_b.data) ||
+        !w->attn_b.data || !w->proj_b.data)
         return vit__fail(VIT_ERR_ARG,
                          "outlook: params or weights not set (kernel_size 1..64, padding 0..65536, stride >= 1)");
+    if ((r = vit__ws_ok("outlook", 3, "v_w", &w->v_w, "attn_w", &w->attn_w, "proj_w", &w->proj_w)) != VIT_OK) return r;
     if (C % NH) return vit__fail(VIT_ERR_ARG, "outlook: dim %d is not a multiple of num_heads %d", (int)C, (int)NH);
 
     /* the input (B, H, W, C): unfold's windows must match the pooled grid, as in PyTorch */
@@ -7056,6 +7127,7 @@ struct vit__ld {
     char inferred[320];       /* m->inferred, when the config was inferred */
     int allow_nonfinite;      /* vit_load_opts.allow_nonfinite */
     int dense;                /* 1 while binding a dense layer's weight: BF16 and I8 stay as they are */
+    int linear;               /* 1 while binding a linear layer's weight that is widened (views of it): I8 allowed */
     int writable;             /* 1: the file's bytes are the loader's to change (a private mapping, a copy) */
     vit_arena pack;           /* vit__ld_pack's room for one panel */
 };
@@ -7145,9 +7217,13 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) {
 
 /* A BF16 or I8 tensor e (its data at src), dst's shape set. A dense
    layer's weight stays BF16 or I8 (in place when aligned), anything else
-   is widened to F32. I8 needs its scales: F32 tensor '<name>_scale', one
-   per row (shape[0]), finite and > 0, values -127..127, and an I8 dense
-   layer at most 65536 inputs (its int32 sums stay exact). */
+   BF16 is widened to F32. I8 is for dense layers' weights only (what the
+   exporter writes: a class token or a norm quantised per row is not a
+   format vit.h defines), and needs its scales: F32 tensor '<name>_scale',
+   one per row (shape[0]), > 0 and at most FLT_MAX / 127 so that every
+   scale * q is a finite float, values -127..127, and at most 65536 inputs
+   (its int32 sums stay exact). */
+#define VIT__I8_SCALE_MAX (FLT_MAX / 127.0f) /* the largest I8 row scale: scale * q stays finite */
 static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, const unsigned char *src) {
     vit__st *st = &L->st;
     vit_arena *a = &L->m->arena;
@@ -7157,10 +7233,15 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
     float *sc;
     vit_result r;
 
-    /* I8: the per-row scales, from '<name>_scale', aligned, finite and positive */
+    /* I8: a dense layer's weight, with its per-row scales from '<name>_scale', aligned, positive, scale * 127 finite */
     if (e->dtype == VIT__I8) {
         char sn[300];
         vit__entry *s;
+        if (!L->dense && !L->linear)
+            return vit__fail(VIT_ERR_DTYPE,
+                             "%s: tensor '%s' is I8, but only dense layers' weight matrices may be I8 (this one is "
+                             "read as F32, F16 or BF16; hint: re-export with tools/export.py --dtype I8)",
+                             st->src, e->name);
         snprintf(sn, sizeof sn, "%s_scale", e->name);
         if (!(s = (vit__entry *)(uintptr_t)vit__entry_find(st, sn)))
             return vit__fail(VIT_ERR_MISSING, "%s: I8 tensor '%s' has no scale tensor '%s'", st->src, e->name, sn);
@@ -7175,11 +7256,12 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
         }
         if (!vit_arena_counting(a))
             for (i = 0; i < (size_t)rows; i++)
-                if (!(scale[i] > 0.0f && scale[i] < 3.4e38f))
+                if (!(scale[i] > 0.0f && scale[i] <= VIT__I8_SCALE_MAX))
                     return vit__fail(VIT_ERR_FORMAT,
-                                     "%s: scale tensor '%s' holds %g at row %d; scales must be finite and > 0", st->src,
-                                     sn, (double)scale[i], (int)i);
-        if (L->dense && dst->shape[1] > 65536)
+                                     "%s: scale tensor '%s' holds %g at row %d; scales must be > 0 and at most %g "
+                                     "(FLT_MAX / 127), so that scale * q is finite",
+                                     st->src, sn, (double)scale[i], (int)i, (double)VIT__I8_SCALE_MAX);
+        if (dst->shape[1] > 65536)
             return vit__fail(
                 VIT_ERR_UNSUPPORTED,
                 "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
@@ -7953,7 +8035,10 @@ static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const cha
         /* views of in_proj: its first C rows are q, the next 2C k and v */
         vit_tensor ipw, ipb;
         snprintf(n, sizeof n, "%sattention.in_proj_weight", prefix);
-        if ((r = vit__bind(L, &ipw, n, 2, 3 * C, C, 0, 0, why)) != VIT_OK) return r;
+        L->linear = 1;
+        r = vit__bind(L, &ipw, n, 2, 3 * C, C, 0, 0, why);
+        L->linear = 0;
+        if (r != VIT_OK) return r;
         snprintf(n, sizeof n, "%sattention.in_proj_bias", prefix);
         if ((r = vit__bind(L, &ipb, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
         w->q_w = ipw; w->q_w.shape[0] = C;

@@ -427,7 +427,7 @@ static void test_low(void) {
     n = build(MLP_META, i8, 5, 84);
     memset(file + n - 84, 0x7f, 12);
     memcpy(file + n - 84 + 12 + 8, &zero, 4);
-    expect_err(load(n), VIT_ERR_FORMAT, "finite and > 0", "a zero scale");
+    expect_err(load(n), VIT_ERR_FORMAT, "must be > 0 and at most", "a zero scale");
     n = build(MLP_META, i8, 5, 84);
     memset(file + n - 84, 0x7f, 12);
     file[n - 84 + 5] = 0x80;

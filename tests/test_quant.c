@@ -34,15 +34,23 @@ static void product_def(float *y, const float *x, const void *wq, const float *w
     for (m = 0; m < M; m++) {
         const float *xm = x + (size_t)m * K;
         float lo = 0.0f, hi = 0.0f, sx = 1.0f, inv = 1.0f;
-        int zp = 0;
+        int zp = 0, finite = 1;
         for (k = 0; k < K; k++) {
             lo = fminf(lo, xm[k]);
             hi = fmaxf(hi, xm[k]);
+            finite &= isfinite(xm[k]) != 0;
         }
-        if ((hi - lo) / 255.0f > 1e-30f) {
-            sx = (hi - lo) / 255.0f;
+        if (wt == VIT_DTYPE_I8 && !finite) { /* NaN outputs, as the manual says */
+            for (n = 0; n < N; n++) y[(size_t)m * N + n] = NAN;
+            continue;
+        }
+        /* a range past FLT_MAX divided first, as the manual says */
+        sx = isfinite(hi - lo) ? (hi - lo) / 255.0f : hi / 255.0f - lo / 255.0f;
+        if (sx > 1e-30f) {
             inv = 1.0f / sx;
             zp = (int)nearbyintf(-lo * inv);
+        } else {
+            sx = 1.0f;
         }
         for (n = 0; n < N; n++) {
             double s = 0.0;
@@ -290,6 +298,157 @@ static void test_extremes(void) {
            "i8 product at the extremes (x - 128 = -128, 127; w = +-127) equals _ref");
 }
 
+/* Rows that are not finite, or whose range overflows float, never reach an
+   int conversion (UBSan in every build of make test would stop here): a row
+   holding a NaN or an Inf gives NaN outputs (F32's are not finite either),
+   in the fast product and its _ref, on row-major and packed weights; a
+   finite row of +-3e38 (hi - lo past FLT_MAX) gives finite outputs that
+   equal _ref's and the definition's in double. Sizes take the tiles (M >=
+   4), the dot products (M < 4) and vector tails (K % VW != 0). */
+static void test_nonfinite_rows(void) {
+    static const int Ms[2] = {9, 2}, Ks[2] = {77, 64};
+    int im, ik, m, n, packed;
+    for (im = 0; im < 2; im++)
+        for (ik = 0; ik < 2; ik++)
+            for (packed = 0; packed < 2; packed++) {
+                int M = Ms[im], K = Ks[ik], N = 40, bad = 0, rows = packed ? vit__panel_rows(VIT_DTYPE_I8, K) : 0;
+                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *ws = randv((size_t)N, 1.0f);
+                float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f);
+                float *y3 = randv((size_t)M * N, 1.0f);
+                int8_t *q = to_i8(w, N, K, ws);
+                unsigned char *xs = (unsigned char *)malloc(vit__mm_scratch(VIT_DTYPE_I8, M, K) + 1);
+                int32_t *sums = NULL;
+                unsigned char *tmp = NULL;
+                char label[128];
+                vit_tensor t;
+                vit__mm p;
+                if (packed && !rows) { /* this build keeps I8 weights row-major */
+                    free(x); free(w); free(ws); free(y1); free(y2); free(y3); free(q); free(xs);
+                    continue;
+                }
+                /* row 0 NaN, row 1 +Inf, last -Inf (row M-1 = 1 when M = 2: Inf), row 2.. some +-3e38 */
+                x[3] = NAN;
+                x[(size_t)1 * K + K - 1] = INFINITY;
+                x[(size_t)(M - 1) * K + K / 2] = M > 2 ? -INFINITY : INFINITY;
+                for (m = 2; m < M - 1; m++) {
+                    x[(size_t)m * K + m] = 3e38f;
+                    if (m % 2) x[(size_t)m * K + K - 2] = -3e38f;
+                }
+                memset(&t, 0, sizeof t);
+                t.ndim = 2;
+                t.shape[0] = N;
+                t.shape[1] = K;
+                t.dtype = VIT_DTYPE_I8;
+                t.q = q;
+                t.scale = ws;
+                p = vit__mm_w(y2, x, &t, NULL, M, K, N, xs);
+                vit__matmul_ref(&p);
+                product_def(y3, x, q, ws, VIT_DTYPE_I8, NULL, 1.0f, M, K, N);
+                if (packed) {
+                    sums = (int32_t *)malloc(vit__pack_sums(&t) * sizeof(int32_t) + 4);
+                    tmp = (unsigned char *)malloc(vit__pack_tmp(&t));
+                    vit__pack_weight(&t, tmp, sums);
+                }
+                p = vit__mm_w(y1, x, &t, NULL, M, K, N, xs);
+                vit__matmul(&p);
+                for (m = 0; m < M; m++) {
+                    int want_nan = m == 0 || m == 1 || m == M - 1;
+                    for (n = 0; n < N; n++) {
+                        size_t i = (size_t)m * N + n;
+                        if (want_nan ? !(isnan(y1[i]) && isnan(y2[i]))
+                                     : !(isfinite(y1[i]) && isfinite(y2[i]) &&
+                                         fabsf(y1[i] - y2[i]) <= 1e-6f * fabsf(y2[i]) &&
+                                         fabs((double)y2[i] - y3[i]) <= 1e-5 * fabs((double)y3[i]) + 1e-30)) {
+                            if (bad++ < 3)
+                                printf("  row %d col %d: fast %g, ref %g, definition %g (%s)\n", m, n, y1[i], y2[i],
+                                       y3[i], want_nan ? "want NaN" : "want finite and equal");
+                        }
+                    }
+                }
+                snprintf(label, sizeof label,
+                         "i8 %dx%dx%d%s: NaN and Inf rows give NaN, rows of +-3e38 finite and equal to _ref", M, K,
+                         N, packed ? " (packed)" : "");
+                expect(bad == 0, label);
+                free(x); free(w); free(ws); free(y1); free(y2); free(y3); free(q); free(xs); free(sums); free(tmp);
+            }
+}
+
+/* Quantised weights a program builds by hand are checked where a module
+   takes them: each incomplete one (I8 without scales, packed I8 without
+   column sums, BF16 without bits, a panel this build does not pack, F32
+   without data) is VIT_ERR_ARG naming the weight, never a crash; the
+   complete ones run. */
+static void test_handmade_weights(void) {
+    enum { IN = 64, HID = 96, OUT = 40 };
+    float *w1 = randv((size_t)HID * IN, 0.1f), *w2 = randv((size_t)OUT * HID, 0.1f), s1[HID], s2[OUT];
+    int8_t *q1 = to_i8(w1, HID, IN, s1), *q2 = to_i8(w2, OUT, HID, s2);
+    int32_t sums[4096];
+    int32_t shape[2] = {3, IN}, s3[3] = {1, 3, 32};
+    vit_mlp_params mp;
+    vit_mlp_weights mw;
+    vit_mha_params hp;
+    vit_mha_weights hw;
+    vit_arena a;
+    vit_tensor x, y;
+    int c;
+    static const char *cases[7] = {"complete", "scale NULL", "sums NULL", "q NULL", "panel 7", "F32 data NULL",
+                                   "unknown dtype"};
+    static const char *want[7] = {"", "is I8 with scale NULL", "is packed I8 with sums NULL", "is BF16 with q NULL",
+                                  "a panel this build does not pack", "is F32 with data NULL", "has an unknown dtype"};
+    vit_arena_init_alloc(&a, 1 << 20);
+    vit_tensor_init(&a, &x, 2, shape);
+    memcpy(x.data, w1, sizeof(float) * 3 * IN);
+    memset(sums, 0, sizeof sums);
+    memset(&mp, 0, sizeof mp);
+    mp.in_dim = IN; mp.hidden_dim = HID; mp.out_dim = OUT; mp.act = VIT_ACT_GELU;
+    for (c = 0; c < 7; c++) {
+        vit_result r;
+        char label[160];
+        memset(&mw, 0, sizeof mw);
+        mw.fc1_w.ndim = 2; mw.fc1_w.shape[0] = HID; mw.fc1_w.shape[1] = IN;
+        mw.fc1_w.dtype = VIT_DTYPE_I8; mw.fc1_w.q = q1; mw.fc1_w.scale = s1;
+        mw.fc2_w.ndim = 2; mw.fc2_w.shape[0] = OUT; mw.fc2_w.shape[1] = HID;
+        mw.fc2_w.dtype = VIT_DTYPE_I8; mw.fc2_w.q = q2; mw.fc2_w.scale = s2;
+        if (c == 1) mw.fc2_w.scale = NULL;
+        if (c == 2) { /* a packing as this build's would be, but no sums (where the build packs: else "panel") */
+            mw.fc2_w.panel = vit__panel_rows(VIT_DTYPE_I8, HID) ? vit__panel_rows(VIT_DTYPE_I8, HID) : 32;
+            mw.fc2_w.sums = NULL;
+        }
+        if (c == 3) { mw.fc1_w.dtype = VIT_DTYPE_BF16; mw.fc1_w.q = NULL; }
+        if (c == 4) mw.fc1_w.panel = 7;
+        if (c == 5) { mw.fc2_w.dtype = VIT_DTYPE_F32; mw.fc2_w.q = NULL; }
+        if (c == 6) mw.fc1_w.dtype = (vit_dtype)9;
+        r = vit_mlp_forward(&a, &mp, &mw, &x, &y, NULL);
+        snprintf(label, sizeof label, "mlp with hand-built I8 weights, %s: %s", cases[c],
+                 c ? "VIT_ERR_ARG naming it" : "runs");
+        if (c == 0) {
+            expect(r == VIT_OK && y.ndim == 2 && isfinite(y.data[0]), label);
+        } else if (c == 2 && !vit__panel_rows(VIT_DTYPE_I8, HID)) {
+            expect(r == VIT_ERR_ARG && strstr(vit_last_error(), "a panel this build does not pack") != NULL, label);
+        } else {
+            expect(r == VIT_ERR_ARG && strstr(vit_last_error(), want[c]) != NULL &&
+                       strstr(vit_last_error(), c == 1 || c == 2 || c == 5 ? "fc2_w" : "fc1_w") != NULL,
+                   label);
+        }
+        if (r != VIT_OK) printf("  %s\n", vit_last_error());
+    }
+
+    /* the same check in mha (its fused qkv) */
+    memset(&hp, 0, sizeof hp);
+    memset(&hw, 0, sizeof hw);
+    hp.dim = 32; hp.heads = 4;
+    hw.qkv_w.ndim = 2; hw.qkv_w.shape[0] = 96; hw.qkv_w.shape[1] = 32;
+    hw.qkv_w.dtype = VIT_DTYPE_I8; hw.qkv_w.q = q1;
+    hw.out_w.ndim = 2; hw.out_w.shape[0] = 32; hw.out_w.shape[1] = 32;
+    hw.out_w.data = w1;
+    vit_tensor_init(&a, &x, 3, s3);
+    expect(vit_mha_forward(&a, &hp, &hw, &x, &y, NULL) == VIT_ERR_ARG &&
+               strstr(vit_last_error(), "qkv_w is I8 with scale NULL") != NULL,
+           "mha with a hand-built I8 qkv_w without scales: VIT_ERR_ARG naming it");
+    vit_arena_free(&a);
+    free(w1); free(w2); free(q1); free(q2);
+}
+
 /* A tensor of a hand-made file: (rows, cols), or (rows) when cols is 0. */
 typedef struct file_tensor {
     char name[48];
@@ -361,6 +520,102 @@ static int add_dense(file_tensor *t, int n, const char *name, int wt, int rows, 
     keep[2] = b;
     free(w);
     return n + 1;
+}
+
+/* The loader refuses I8 that would be silent garbage: a row scale whose
+   scale * 127 overflows float (an infinite weight), and I8 anywhere but a
+   dense layer's weight matrix (here a bias). And an I8 MLP given a finite
+   input of +-3e38 (whose range overflows float) is not finite where the F32
+   MLP of the same weights is not, and finite where it is. */
+static void test_i8_file_extremes(void) {
+    static unsigned char buf[1 << 16];
+    static const char *meta = "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                              "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\","
+                              "\"quantization\":\"int8-per-channel-symmetric\"";
+    file_tensor t[8], fbias;
+    void *keep[6];
+    int n = 0, i, bad = 0;
+    size_t size;
+    vit_model m, mf;
+    int8_t bq[100];
+    float bs[100];
+    n = add_dense(t, n, "layers.0", VIT_DTYPE_I8, 100, 64, keep);
+    n = add_dense(t, n, "layers.2", VIT_DTYPE_I8, 68, 100, keep + 3);
+
+    /* scale 3e38 with q = 127: refused */
+    ((float *)keep[1])[5] = 3e38f;
+    size = write_file(buf, meta, t, n);
+    expect(vit_model_load_memory(&m, buf, size) == VIT_ERR_FORMAT && strstr(vit_last_error(), "FLT_MAX / 127") &&
+               strstr(vit_last_error(), "layers.0.weight_scale"),
+           "i8 load: a scale whose scale * 127 overflows float is refused");
+    printf("  %s\n", vit_last_error());
+    ((float *)keep[1])[5] = 0.01f;
+
+    /* an I8 bias (with its scales): refused, naming it */
+    for (i = 0; i < 100; i++) {
+        bq[i] = (int8_t)(i % 50);
+        bs[i] = 0.01f;
+    }
+    fbias = t[2]; /* the F32 bias, kept aside while an I8 one and its scales take its place */
+    t[2].dtype = "I8";
+    t[2].data = bq;
+    t[n] = t[1];
+    t[n].data = bs;
+    strcpy(t[n].name, "layers.0.bias_scale");
+    size = write_file(buf, meta, t, n + 1);
+    expect(vit_model_load_memory(&m, buf, size) == VIT_ERR_DTYPE && strstr(vit_last_error(), "'layers.0.bias' is I8"),
+           "i8 load: an I8 tensor that is not a dense layer's weight is refused");
+    printf("  %s\n", vit_last_error());
+    t[2] = fbias;
+
+    /* +-3e38 into the I8 MLP and the F32 MLP of its dequantised weights */
+    size = write_file(buf, meta, t, n);
+    if (vit_model_load_memory(&m, buf, size) != VIT_OK) {
+        printf("FAIL i8 mlp load: %s\n", vit_last_error());
+        failed++;
+    } else {
+        static unsigned char fbuf[1 << 17];
+        file_tensor ft[4];
+        float *w0 = (float *)malloc(100 * 64 * sizeof(float)), *w2 = (float *)malloc(68 * 100 * sizeof(float));
+        int32_t shape[3] = {1, 4, 64};
+        size_t fsize, bytes = 0, k;
+        vit_arena a1, a2;
+        vit_tensor x, y1, y2;
+        for (k = 0; k < 100 * 64; k++) w0[k] = ((float *)keep[1])[k / 64] * ((int8_t *)keep[0])[k];
+        for (k = 0; k < 68 * 100; k++) w2[k] = ((float *)keep[4])[k / 100] * ((int8_t *)keep[3])[k];
+        ft[0] = t[0]; ft[0].dtype = "F32"; ft[0].data = w0;
+        ft[1] = t[2];
+        ft[2] = t[3]; ft[2].dtype = "F32"; ft[2].data = w2;
+        ft[3] = t[5];
+        fsize = write_file(fbuf, "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                                 "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"", ft, 4);
+        vit_arena_init_alloc(&a1, 1 << 16);
+        vit_tensor_init(&a1, &x, 3, shape);
+        for (k = 0; k < 4 * 64; k++) x.data[k] = (float)sin(0.37 * (double)k);
+        for (k = 0; k < 64; k++) x.data[64 + k] = k % 3 ? 3e38f : -3e38f; /* row 1: hi - lo overflows */
+        for (k = 0; k < 64; k++) x.data[128 + k] = 3e38f;                 /* row 2: one sign */
+        x.data[192 + 7] = 1e30f;                                          /* row 3: large, finite after */
+        if (vit_model_load_memory(&mf, fbuf, fsize) != VIT_OK || vit_model_memory(&m, &x, NULL, &bytes) != VIT_OK ||
+            vit_arena_init_alloc(&a2, 4 * bytes) != VIT_OK || vit_model_forward(&m, &a2, &x, NULL, &y1) != VIT_OK ||
+            vit_model_forward(&mf, &a2, &x, NULL, &y2) != VIT_OK) {
+            printf("FAIL i8 mlp at +-3e38: %s\n", vit_last_error());
+            failed++;
+        } else {
+            for (k = 0; k < 4 * 68; k++)
+                if (!isfinite(y2.data[k]) != !isfinite(y1.data[k])) {
+                    if (bad++ < 4)
+                        printf("  row %d col %d: i8 %g, f32 %g\n", (int)(k / 68), (int)(k % 68), y1.data[k],
+                               y2.data[k]);
+                }
+            expect(bad == 0, "i8 mlp at +-3e38: not finite exactly where the f32 mlp is not");
+            vit_arena_free(&a2);
+            vit_model_free(&mf);
+        }
+        vit_arena_free(&a1);
+        free(w0); free(w2);
+        vit_model_free(&m);
+    }
+    for (i = 0; i < 6; i++) free(keep[i]);
 }
 
 /* A model loaded from a file (its BF16 and I8 weights packed in place,
@@ -439,9 +694,12 @@ int main(int argc, char **argv) {
            VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
     test_sizes();
     test_extremes();
+    test_nonfinite_rows();
+    test_handmade_weights();
     test_error();
     test_epilogue_threads(37, 300, 70);
     test_epilogue_threads(1100, 40, 1024); /* 4.5 MB of y: streamed where the I8 finish can */
+    test_i8_file_extremes();
     test_packed_load(argc > 1 ? argv[1] : "build");
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

@@ -110,8 +110,11 @@ def _tensor_bytes(t, dtype):
 def is_dense_weight(name, t):
     """A dense layer's weight matrix, by name and shape: what I8 quantises and vit.h keeps as BF16 or I8.
 
-    vit.h's I8 products take at most 65536 inputs (their int32 sums stay exact); wider ones stay F32."""
-    return t.dim() == 2 and name.endswith("weight") and t.shape[1] <= 65536
+    vit.h's I8 products take at most 65536 inputs (their int32 sums stay exact); wider ones stay F32.
+    An nn.Embedding's table (transformers' position_embedding.weight) is 2-D and named "weight" too, but
+    it is added, not multiplied: vit.h refuses it as I8."""
+    parent = name.split(".")[-2] if "." in name else ""
+    return t.dim() == 2 and name.endswith("weight") and t.shape[1] <= 65536 and "embedding" not in parent
 
 
 def quantize_i8(w):
