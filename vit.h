@@ -8144,13 +8144,13 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     void *xs;
     char s[64];
     if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
-        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)",
+        return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input has shape %s, the model expects (B, %d, %d, %d)",
                          vit_tensor_shape_str(x, s, sizeof s), (int)c->in_channels, (int)c->image_size,
                          (int)c->image_size);
     B = x->shape[0];
-    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit")) != VIT_OK ||
-        (att && (r = vit__fits((double)B * c->heads * T * T, B, "vit attention")) != VIT_OK))
-        return r;
+    r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit_model_forward");
+    if (r == VIT_OK && att) r = vit__fits((double)B * c->heads * T * T, B, "vit_model_forward (attention maps)");
+    if (r != VIT_OK) return r;
 
     /* outputs and kept maps first, so that rewinding frees only scratch */
     if (tokens) r = vit__tensor4(a, &y, 3, B, T, C, 1);
@@ -9676,15 +9676,16 @@ __declspec(dllimport) int __stdcall MoveFileExA(const char *from, const char *to
 #if defined(VIT__HAVE_MMAP) && defined(__GLIBC__) && !defined(__cplusplus)
 /* glibc declares these POSIX.1-2001 functions only when a feature macro
    asks for them, and -std=c99 alone does not; libc has them all the same.
-   The guards are <unistd.h>'s and <sys/stat.h>'s own. */
+   The guards are <unistd.h>'s and <sys/stat.h>'s own; the types glibc's
+   own names, which they define whatever the feature macros. */
 #if !defined(__USE_XOPEN_EXTENDED) && !defined(__USE_XOPEN2K)
-extern ssize_t readlink(const char *path, char *buf, size_t size);
+extern __ssize_t readlink(const char *path, char *buf, size_t size);
 #endif
 #if !defined(__USE_POSIX199309) && !defined(__USE_XOPEN_EXTENDED)
-extern int fchmod(int fd, mode_t mode);
+extern int fchmod(int fd, __mode_t mode);
 #endif
 #if !defined(__USE_XOPEN_EXTENDED) && !defined(__USE_XOPEN2K8)
-extern int fchown(int fd, uid_t owner, gid_t group);
+extern int fchown(int fd, __uid_t owner, __gid_t group);
 #endif
 #endif
 
