@@ -9843,13 +9843,18 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
 
     ok = vit__write_close(f, n, part, len, &err);
 #ifdef VIT__HAVE_MMAP
-    /* the owner first: a change of owner can clear the mode's set-id bits */
-    if (ok && have && (sb.st_uid != getuid() || sb.st_gid != getgid()) && fchown(fd, sb.st_uid, sb.st_gid) != 0) {
-        /* not permitted (not root, not a group of ours): the new file is ours */
+    /* The old file's owner, then its mode (a change of owner can clear the
+       set-id bits). Only root may give a file away: otherwise the new file
+       stays ours, as fopen's would be. */
+    if (ok && have && fchown(fd, sb.st_uid, sb.st_gid) != 0) {
     }
     if (ok && have && fchmod(fd, sb.st_mode & 07777) != 0) {
-        ok = 0;
-        err = errno;
+        close(fd);
+        remove(s.tmp);
+        r = vit__fail(VIT_ERR_IO, "%s%s: cannot give the new file the old one's mode %o (%s); the file is unchanged",
+                      path, s.via, (unsigned)(sb.st_mode & 07777), strerror(errno));
+        vit_arena_free(&s.mem);
+        return r;
     }
     close(fd);
 #endif
