@@ -9844,9 +9844,9 @@ static vit_result vit__save(const char *path, int n, const void *const *part, co
     ok = vit__write_close(f, n, part, len, &err);
 #ifdef VIT__HAVE_MMAP
     /* The old file's owner, then its mode (a change of owner can clear the
-       set-id bits). Only root may give a file away: otherwise the new file
-       stays ours, as fopen's would be. */
+       set-id bits). */
     if (ok && have && fchown(fd, sb.st_uid, sb.st_gid) != 0) {
+        /* only root may give a file away: the new file stays ours, as fopen's would be */
     }
     if (ok && have && fchmod(fd, sb.st_mode & 07777) != 0) {
         close(fd);
