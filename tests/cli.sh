@@ -180,7 +180,7 @@ while [ ${#D} -lt 990 ]; do D=$D/$(printf '%0199d' 0); done
 mkdir -p "$D" && D=$D/$(printf "%0$((1195 - ${#D} - 1))d" 0)
 expect 0 "rollout through 2 layers" maps $M $IMG --out "$D"
 check "--out of 1,195 bytes: ${#D} bytes, the three PNGs by name" test ${#D} -eq 1195 -a -f "$D/rgba_heads.png" \
-  -a -f "$D/rgba_fused.png" -a -f "$D/rgba_rollout.png" -a "$(ls "$D" | wc -l)" -eq 3
+  -a -f "$D/rgba_fused.png" -a -f "$D/rgba_rollout.png" -a "$(find "$D" -mindepth 1 -maxdepth 1 | wc -l)" -eq 3
 
 # run: an input's shape is checked from its header before its data is read:
 # a 2 GB (sparse) .npy of the wrong shape is refused within 1 GB of address

@@ -15,7 +15,7 @@ MAPS="heads mean max min rollout_mean rollout_max rollout_min" TOUR="sge shuffle
 # all_pngs DIR PREFIX NAMES: DIR holds PREFIX<name>.png for every name, and nothing else.
 all_pngs() {
   for ap_n in $3; do [ -f "$1/$2$ap_n.png" ] || return 1; done
-  [ "$(ls "$1" | wc -l)" -eq "$(echo $3 | wc -w)" ]
+  [ "$(find "$1" -mindepth 1 -maxdepth 1 | wc -l)" -eq "$(echo "$3" | wc -w)" ]
 }
 
 # OUTDIR missing: made.

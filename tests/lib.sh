@@ -1,4 +1,4 @@
-# Sourced by the shell tests (cli.sh, classify_example.sh, export_weights.sh)
+# Sourced by the shell tests (cli.sh, classify_example.sh, example_outputs.sh, export_weights.sh)
 # from the repository root: counted results and the closing line. The
 # caller sets W, its work folder; a command under test writes to $W/out.txt,
 # which a failing check shows.
