@@ -42,7 +42,9 @@
      left untouched. Files (vit_npy_save, the PNG writers) are written
      whole to a temporary file beside the target, every write and the close
      checked, then renamed over it: a failed write (a full disk) returns
-     VIT_ERR_IO with errno's text and leaves the previous file intact.
+     VIT_ERR_IO with errno's text and leaves the previous file intact. A
+     symbolic link is written through (the file it names is replaced, the
+     link stays), and a replaced file keeps its mode.
 
    SHAPES
      Row-major float32, outermost first, exactly as PyTorch prints them.
@@ -8227,13 +8229,13 @@ static vit_result vit__vit_run(const vit_model *m, vit_arena *a, const vit_tenso
     void *xs;
     char s[64];
     if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
-        return vit__fail(VIT_ERR_SHAPE, "vit: input has shape %s, the model expects (B, %d, %d, %d)",
+        return vit__fail(VIT_ERR_SHAPE, "vit_model_forward: input has shape %s, the model expects (B, %d, %d, %d)",
                          vit_tensor_shape_str(x, s, sizeof s), (int)c->in_channels, (int)c->image_size,
                          (int)c->image_size);
     B = x->shape[0];
-    if ((r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit")) != VIT_OK ||
-        (att && (r = vit__fits((double)B * c->heads * T * T, B, "vit attention")) != VIT_OK))
-        return r;
+    r = vit__fits((double)B * T * (3.0 * C > c->mlp_dim ? 3.0 * C : c->mlp_dim), B, "vit_model_forward");
+    if (r == VIT_OK && att) r = vit__fits((double)B * c->heads * T * T, B, "vit_model_forward (attention maps)");
+    if (r != VIT_OK) return r;
 
     /* outputs and kept maps first, so that rewinding frees only scratch */
     if (tokens) r = vit__tensor4(a, &y, 3, B, T, C, 1);
@@ -8682,7 +8684,8 @@ static vit_result vit__cfg_load(vit__cfg *c, vit_arena *text_arena, const vit_lo
         size_t d = strlen(path);
         FILE *f;
         while (d > 0 && path[d - 1] != '/' && path[d - 1] != '\\') d--;
-        if (d + 12 > name_size) return VIT_OK;
+        if (d + 12 > name_size)
+            return vit__fail(VIT_ERR_ARG, "%s: no room for the name of config.json beside it", path);
         memcpy(name, path, d);
         memcpy(name + d, "config.json", 12);
         if (!(f = fopen(name, "rb"))) return VIT_OK;
@@ -9103,7 +9106,8 @@ static vit_result vit__pp_load(vit__cfg *c, vit_arena *text_arena, const vit_loa
         FILE *f;
         vit_result r;
         while (d > 0 && path[d - 1] != '/' && path[d - 1] != '\\') d--;
-        if (d + 25 > name_size) return VIT_OK;
+        if (d + 25 > name_size)
+            return vit__fail(VIT_ERR_ARG, "%s: no room for the name of preprocessor_config.json beside it", path);
         memcpy(name, path, d);
         memcpy(name + d, "preprocessor_config.json", 25);
         if (!(f = fopen(name, "rb"))) return VIT_OK;
@@ -9174,12 +9178,14 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
                             const vit_load_opts *o, const char *path, int writable) {
     vit__ld L;
     vit__cfg cj, pp;
-    vit_arena cfg_text, pp_text, lab_text, lab_names;
-    char cfg_name[1024], pp_name[1024];
+    vit_arena cfg_text, pp_text, lab_text, lab_names, name_mem;
+    char *cfg_name = NULL, *pp_name = NULL; /* the config files' names, for their messages: sized from path */
+    size_t name_size = (path ? strlen(path) : 0) + (o && o->config_path ? strlen(o->config_path) : 0) + 32;
     vit_result r;
     const char *s;
     int i;
     memset(&L, 0, sizeof L);
+    memset(&name_mem, 0, sizeof name_mem);
     memset(&cj, 0, sizeof cj);
     memset(&pp, 0, sizeof pp);
     memset(&cfg_text, 0, sizeof cfg_text);
@@ -9216,11 +9222,14 @@ static vit_result vit__load(vit_model *m, const unsigned char *buf, size_t size,
             }
         }
     } else {
-        if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, sizeof cfg_name)) != VIT_OK ||
+        if ((r = vit_arena_init_alloc(&name_mem, 2 * name_size + 2 * VIT_ALIGN)) != VIT_OK) goto done;
+        cfg_name = (char *)vit_arena_alloc(&name_mem, name_size);
+        pp_name = (char *)vit_arena_alloc(&name_mem, name_size);
+        if ((r = vit__cfg_load(&cj, &cfg_text, o, path, cfg_name, name_size)) != VIT_OK ||
             (r = vit__infer(&L, &cj, o)) != VIT_OK)
             goto done;
         /* timm's preprocessing, for programs that read vit_model_meta */
-        if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, sizeof pp_name)) != VIT_OK) goto done;
+        if ((r = vit__pp_load(&pp, &pp_text, o, path, pp_name, name_size)) != VIT_OK) goto done;
         vit__input_meta(&L, &cj, &pp);
     }
 
@@ -9248,6 +9257,7 @@ done:
     vit_arena_free(&pp_text);
     vit_arena_free(&lab_text);
     vit_arena_free(&lab_names);
+    vit_arena_free(&name_mem);
     return r;
 }
 
@@ -9748,6 +9758,29 @@ extern "C"
 #endif
 __declspec(dllimport) int __stdcall MoveFileExA(const char *from, const char *to, unsigned long flags);
 #endif
+#if defined(VIT__HAVE_MMAP) && defined(__GLIBC__) && !defined(__cplusplus)
+/* glibc declares these POSIX.1-2001 functions only when a feature macro
+   asks for them, and -std=c99 alone does not; libc has them all the same.
+   The guards are <unistd.h>'s and <sys/stat.h>'s own; the types glibc's
+   own names, which they define whatever the feature macros. */
+#if !defined(__USE_XOPEN_EXTENDED) && !defined(__USE_XOPEN2K)
+extern __ssize_t readlink(const char *path, char *buf, size_t size);
+#endif
+#if !defined(__USE_POSIX199309) && !defined(__USE_XOPEN_EXTENDED)
+extern int fchmod(int fd, __mode_t mode);
+#endif
+#if !defined(__USE_XOPEN_EXTENDED) && !defined(__USE_XOPEN2K8)
+extern int fchown(int fd, __uid_t owner, __gid_t group);
+#endif
+#endif
+
+/* The longest path the system takes; a link's text is read into a buffer
+   one byte longer, so a longer one shows as filling it. */
+#if defined(PATH_MAX)
+#define VIT__PATH_MAX PATH_MAX
+#else
+#define VIT__PATH_MAX 4096
+#endif
 
 /* Writes part[0..n) (len[i] bytes each) to f, flushes and closes it; 0 on
    any error, errno's value for it in *err. f is closed either way. */
@@ -9763,67 +9796,172 @@ static int vit__write_close(FILE *f, int n, const void *const *part, const size_
     return ok;
 }
 
+/* The length of path's folder part, its last separator included ("" for
+   a bare name). */
+static size_t vit__dir_len(const char *path) {
+    size_t d = strlen(path);
+    while (d > 0 && path[d - 1] != '/'
+#if defined(_WIN32)
+           && path[d - 1] != '\\' && path[d - 1] != ':'
+#endif
+    )
+        d--;
+    return d;
+}
+
+/* The names a save uses, in one allocation sized from path's length: no
+   fixed limit but the system's own. */
+typedef struct vit__save_names {
+    vit_arena mem;
+    char *file; /* the file to replace: path, its symbolic links followed */
+    char *tmp;  /* the temporary file in file's folder */
+    char *via;  /* "" or " (a link to FILE)", for the messages */
+} vit__save_names;
+
+/* Fills s->file from path: a symbolic link is followed (at most 40, as
+   Linux does) to the file it names, so the link stays a link and that file
+   gets the data, as fopen would write it. A dangling link names a file to
+   create. Other failures of readlink (EINVAL: not a link; a folder that
+   does not exist) are left for creating the temporary file to report. */
+static vit_result vit__save_names_init(vit__save_names *s, const char *path) {
+    size_t n = strlen(path), cap = n + VIT__PATH_MAX + 2;
+    memset(s, 0, sizeof *s);
+    if (vit_arena_init_alloc(&s->mem, 4 * cap + 64 + 8 * VIT_ALIGN) != VIT_OK)
+        return vit__fail(VIT_ERR_OOM, "%s: no memory for the names of its temporary file", path);
+    s->file = (char *)vit_arena_alloc(&s->mem, cap);
+    s->tmp = (char *)vit_arena_alloc(&s->mem, cap + 64);
+    s->via = (char *)vit_arena_alloc(&s->mem, cap + 16);
+    memcpy(s->file, path, n + 1);
+    s->via[0] = 0;
+#ifdef VIT__HAVE_MMAP
+    {
+        char *link = (char *)vit_arena_alloc(&s->mem, VIT__PATH_MAX + 1);
+        ssize_t got;
+        size_t len, d;
+        int hops = 0;
+        while ((got = readlink(s->file, link, VIT__PATH_MAX + 1)) >= 0) {
+            len = (size_t)got;
+            if (++hops > 40) return vit__fail(VIT_ERR_IO, "%s: too many levels of symbolic links", path);
+            d = link[0] == '/' ? 0 : vit__dir_len(s->file); /* a relative link is relative to its own folder */
+            if (len > VIT__PATH_MAX || d + len >= cap)
+                return vit__fail(VIT_ERR_IO, "%s: its symbolic links lead to a path longer than %d bytes", path,
+                                 (int)VIT__PATH_MAX);
+            memmove(s->file + d, link, len);
+            s->file[d + len] = 0;
+        }
+        if (hops) snprintf(s->via, cap + 16, " (a link to %s)", s->file);
+    }
+#endif
+    return VIT_OK;
+}
+
 /* Writes the parts to path atomically: into a temporary file in the same
    folder, every write, the flush and the close checked, then renamed over
    path. On failure (a full disk, a missing folder) path keeps its previous
    contents, the temporary is removed, and VIT_ERR_IO carries errno's text.
    A path that exists and is not a regular file (a device such as
-   /dev/null, a pipe) cannot be replaced: it is written in place. */
+   /dev/null, a pipe) cannot be replaced: it is written in place. A
+   symbolic link is written through: the file it names is replaced, the
+   link stays. The file keeps its mode and, where the process may give it,
+   its owner; a new file gets 0666 less the umask, as fopen gives. */
 static vit_result vit__save(const char *path, int n, const void *const *part, const size_t *len) {
-    char tmp[4096 + 40];
+    vit__save_names s;
+    vit_result r;
     FILE *f = NULL;
-    int k, ok, err;
+    int k, ok, err, have = 0; /* have: path names a regular file, sb its mode and owner */
+#ifdef VIT__HAVE_MMAP
+    int fd = -1;
+#endif
 #ifdef VIT__HAVE_STAT
     struct stat sb;
 
     /* not a regular file (a device, a pipe): written in place, there is nothing to rename over */
-    if (stat(path, &sb) == 0 && !VIT__IS_REG(sb.st_mode)) {
+    if (stat(path, &sb) == 0) {
         if (VIT__IS_DIR(sb.st_mode)) return vit__fail(VIT_ERR_IO, "%s: is a directory, not a file", path);
-        if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-        return vit__write_close(f, n, part, len, &err)
-                   ? VIT_OK
-                   : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
+        if (!VIT__IS_REG(sb.st_mode)) {
+            if (!(f = fopen(path, "wb"))) return vit__fail(VIT_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+            return vit__write_close(f, n, part, len, &err)
+                       ? VIT_OK
+                       : vit__fail(VIT_ERR_IO, "%s: write failed (%s)", path, strerror(err));
+        }
+        have = 1;
     }
 #endif
+    if ((r = vit__save_names_init(&s, path)) != VIT_OK) {
+        vit_arena_free(&s.mem);
+        return r;
+    }
 
-    /* otherwise write a temporary file beside it and rename it over the target, so a failed write leaves it intact */
-    if (strlen(path) > 4096) return vit__fail(VIT_ERR_IO, "%s: path too long", path);
-    /* A name no other writer uses: O_EXCL where there is POSIX, else a
-       check that it does not exist yet. */
+    /* Otherwise a temporary file beside it, renamed over it, so a failed
+       write leaves it intact. Its name is short whatever path's is, so it
+       stays within NAME_MAX, and unused by any other writer: O_EXCL where
+       there is POSIX, else a check that it does not exist yet. Over an
+       existing file it is made 0600 and given that file's mode once
+       written, never readable by more than the file was. */
     for (k = 0; k < 100 && !f; k++) {
+        size_t d = vit__dir_len(s.file);
+        memcpy(s.tmp, s.file, d);
 #ifdef VIT__HAVE_MMAP
-        int fd;
-        snprintf(tmp, sizeof tmp, "%s.%ld-%d.tmp", path, (long)getpid(), k);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        snprintf(s.tmp + d, 64, ".vit-%ld-%d.tmp", (long)getpid(), k);
+        fd = open(s.tmp, O_WRONLY | O_CREAT | O_EXCL, have ? 0600 : 0666);
         if (fd >= 0) {
-            close(fd);
-            f = fopen(tmp, "wb");
+            if (!(f = fopen(s.tmp, "wb"))) {
+                err = errno;
+                close(fd);
+                remove(s.tmp);
+                errno = err;
+                break;
+            }
         } else if (errno != EEXIST) break;
 #else
-        snprintf(tmp, sizeof tmp, "%s.%lx-%d.tmp", path, (unsigned long)(uintptr_t)&f, k);
-        if ((f = fopen(tmp, "rb")) != NULL) { fclose(f); f = NULL; continue; }
-        f = fopen(tmp, "wb");
+        snprintf(s.tmp + d, 64, ".vit-%lx-%d.tmp", (unsigned long)(uintptr_t)&f, k);
+        if ((f = fopen(s.tmp, "rb")) != NULL) { fclose(f); f = NULL; continue; }
+        f = fopen(s.tmp, "wb");
         if (!f) break;
 #endif
     }
+    if (!f) {
+        r = vit__fail(VIT_ERR_IO, "%s%s: cannot create a file beside it (%s)", path, s.via, strerror(errno));
+        vit_arena_free(&s.mem);
+        return r;
+    }
 
-    if (!f) return vit__fail(VIT_ERR_IO, "%s: cannot create a file beside it (%s)", path, strerror(errno));
-    if (vit__write_close(f, n, part, len, &err)) {
+    ok = vit__write_close(f, n, part, len, &err);
+#ifdef VIT__HAVE_MMAP
+    /* The old file's owner, then its mode (a change of owner can clear the
+       set-id bits). */
+    if (ok && have && fchown(fd, sb.st_uid, sb.st_gid) != 0) {
+        /* only root may give a file away: the new file stays ours, as fopen's would be */
+    }
+    if (ok && have && fchmod(fd, sb.st_mode & 07777) != 0) {
+        close(fd);
+        remove(s.tmp);
+        r = vit__fail(VIT_ERR_IO, "%s%s: cannot give the new file the old one's mode %o (%s); the file is unchanged",
+                      path, s.via, (unsigned)(sb.st_mode & 07777), strerror(errno));
+        vit_arena_free(&s.mem);
+        return r;
+    }
+    close(fd);
+#endif
+    (void)have;
+    if (ok) {
 #if defined(_WIN32)
-        ok = MoveFileExA(tmp, path, 1 /* MOVEFILE_REPLACE_EXISTING */) != 0;
+        ok = MoveFileExA(s.tmp, s.file, 1 /* MOVEFILE_REPLACE_EXISTING */) != 0;
         if (!ok) err = EACCES;
 #else
-        ok = rename(tmp, path) == 0;
+        ok = rename(s.tmp, s.file) == 0;
         err = errno;
 #endif
         if (!ok) {
-            remove(tmp);
-            return vit__fail(VIT_ERR_IO, "%s: cannot replace it (%s)", path, strerror(err));
-        }
-        return VIT_OK;
+            remove(s.tmp);
+            r = vit__fail(VIT_ERR_IO, "%s%s: cannot replace it (%s)", path, s.via, strerror(err));
+        } else r = VIT_OK;
+    } else {
+        remove(s.tmp);
+        r = vit__fail(VIT_ERR_IO, "%s%s: write failed (%s); the file is unchanged", path, s.via, strerror(err));
     }
-    remove(tmp);
-    return vit__fail(VIT_ERR_IO, "%s: write failed (%s); the file is unchanged", path, strerror(err));
+    vit_arena_free(&s.mem);
+    return r;
 }
 #endif
 
@@ -11180,7 +11318,12 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          by the packing. The file is mapped writable and
                          private; F32 pages stay shared. The I8 finish does
                          the epilogue and streams a y of more than 4 MB
-                         past the caches (batch 8: 2-5% faster).
+                         past the caches (batch 8: 2-5% faster). Saving
+                         writes through a symbolic link, keeps the replaced
+                         file's mode and owner, and takes any name the
+                         system does (the temporary file's name is short);
+                         a config.json beside a model in a folder of more
+                         than 1 KB is read, no longer skipped.
      0.3.2 (2026-11-25)  I8 products with VNNI twice as fast: GCC 12 had
                          spilled the AVX-512 tile's accumulators inside its
                          k loop (81-87% of vpdpbusd's peak now, from 42%).

@@ -131,7 +131,7 @@ typedef struct cli_args {
     float list[O_COUNT][3];       /* T_LIST: 1 to 3 numbers */
     int nlist[O_COUNT];
     long num_pos[4];              /* input-shape: B, N, W as numbers (index 1..3) */
-    char err[512];                /* a usage error: which argument, what is wrong */
+    char err[8192];               /* a usage error: which argument, what is wrong */
 } cli_args;
 
 enum { CLI_OK = 0, CLI_ERROR = 2, CLI_HELP = 3, CLI_VERSION = 4 };
@@ -366,7 +366,7 @@ static size_t cli_escape(char *out, size_t cap, const char *s) {
 
 /* cli_escape into one of a few rotating buffers: for printf arguments. */
 static const char *esc(const char *s) {
-    static char bufs[4][2048];
+    static char bufs[4][4 * 4096 + 64]; /* a path as long as PATH_MAX, every byte escaped */
     static int next;
     char *b = bufs[next++ & 3];
     if (!s) return "(null)";
@@ -402,8 +402,11 @@ static void cli_usage(FILE *f) {
            "IMAGE: PNG, JPEG, BMP, GIF, TGA, PSD or PNM. Usage errors exit 2, failures 1.\n");
 }
 
+/* vit.h's message alone: it names the file and says what failed, so
+   neither the file nor the code's name (vit_result_string) is repeated. */
 static int fail(vit_result r) {
-    fprintf(stderr, "vit: %s (%s)\n", esc(vit_last_error()), vit_result_string(r));
+    const char *msg = vit_last_error();
+    fprintf(stderr, "vit: %s\n", msg && *msg ? esc(msg) : vit_result_string(r));
     return 1;
 }
 
@@ -412,7 +415,7 @@ static int fail(vit_result r) {
 __attribute__((format(printf, 2, 3)))
 #endif
 static int usage_fail(const cli_args *a, const char *fmt, ...) {
-    char msg[512];
+    char msg[8192];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -583,8 +586,8 @@ static int channel_option(const cli_args *a, const vit_model *m, int o, float v[
    message. */
 static int preprocess_for(const cli_args *a, vit_model *m, vit_preprocess *pp) {
     vit_result r;
-    if ((r = vit_model_preprocess(m, pp)) != VIT_OK) {
-        fprintf(stderr, "vit: %s: %s (%s)\n", esc(a->pos[0]), esc(vit_last_error()), vit_result_string(r));
+    if ((r = vit_model_preprocess(m, pp)) != VIT_OK) { /* the message names the metadata, not the file */
+        fprintf(stderr, "vit: %s: %s\n", esc(a->pos[0]), esc(vit_last_error()));
         return 1;
     }
     if (pp->crop != m->cfg.image_size) {
@@ -727,15 +730,30 @@ static int cmd_classify(const cli_args *a) {
     return status;
 }
 
-/* "photos/cat.jpg" -> "cat" (at most n-1 bytes). */
-static void stem(const char *path, char *out, size_t n) {
+/* "photos/cat.jpg" -> "cat": where it starts in path, its length in *len. */
+static const char *stem(const char *path, int *len) {
     const char *b = path, *p, *dot;
-    size_t len;
     for (p = path; *p; p++)
         if (*p == '/' || *p == '\\') b = p + 1;
     dot = strrchr(b, '.');
-    len = dot && dot != b ? (size_t)(dot - b) : strlen(b);
-    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), b);
+    *len = (int)(dot && dot != b ? (size_t)(dot - b) : strlen(b));
+    return b;
+}
+
+/* "DIR/<stem>_<what>.png" in a buffer sized for it (free it), or NULL
+   with a message: never a name cut to a fixed size, where each PNG would
+   overwrite the last. */
+static char *png_path(const char *dir, const char *image, const char *what) {
+    int n;
+    const char *s = stem(image, &n);
+    size_t size = strlen(dir) + (size_t)n + strlen(what) + 8;
+    char *path = (char *)malloc(size);
+    if (!path) {
+        fprintf(stderr, "vit maps: out of memory for a file name in --out %s\n", esc(dir));
+        return NULL;
+    }
+    snprintf(path, size, "%s/%.*s_%s.png", dir, n, s, what);
+    return path;
 }
 
 /* The folder for the PNGs, made when missing. */
@@ -755,6 +773,7 @@ static int make_dir(const char *dir) {
 
 static int cmd_maps(const cli_args *a) {
     static const char *fusion_names[3] = {"mean", "max", "min"};
+    static const char *const outs[3] = {"heads", "fused", "rollout"}; /* DIR/<stem>_<out>.png */
     vit_model m;
     vit_preprocess pp, show;
     vit_rollout_params rp;
@@ -770,11 +789,10 @@ static int cmd_maps(const cli_args *a) {
     }
     for (i = 1; i < a->npos; i++) /* one set of PNGs per name */
         for (j = 1; j < i; j++) {
-            char s1[256], s2[256];
-            stem(a->pos[i], s1, sizeof s1);
-            stem(a->pos[j], s2, sizeof s2);
-            if (!strcmp(s1, s2)) {
-                usage_fail(a, "%s and %s would both write %s_*.png", a->pos[j], a->pos[i], s1);
+            int n1, n2;
+            const char *s1 = stem(a->pos[i], &n1), *s2 = stem(a->pos[j], &n2);
+            if (n1 == n2 && !memcmp(s1, s2, (size_t)n1)) {
+                usage_fail(a, "%s and %s would both write %.*s_*.png", a->pos[j], a->pos[i], n1, s1);
                 unload_model(&m);
                 return 2;
             }
@@ -799,9 +817,8 @@ static int cmd_maps(const cli_args *a) {
     for (i = 1; i < a->npos; i++) {
         vit_arena act;
         vit_tensor crop, logits;
-        char name[256], path[1200];
         float *maps, *row, prob;
-        int best;
+        int best, k, no_name = 0;
         vit_result r = forward_image(&m, a->pos[i], &pp, &show, extra, att, &act, &crop, &logits);
         if (r != VIT_OK) {
             status = fail(r);
@@ -812,7 +829,6 @@ static int cmd_maps(const cli_args *a) {
             printf("%s: %s (class %d, %.2f%%)\n", esc(a->pos[i]), vit_model_label(&m, best), best, 100.0f * prob);
         else printf("%s: class %d (%.2f%%)\n", esc(a->pos[i]), best, 100.0f * prob);
         crop = vit_tensor_view(&crop, 0); /* (C, S, S) */
-        stem(a->pos[i], name, sizeof name);
         maps = (float *)vit_arena_alloc(&act, (size_t)NH * G * G * sizeof(float));
         row = (float *)vit_arena_alloc(
             &act, (size_t)T * sizeof(float)); /* the class token's row, then the patches' part of it */
@@ -820,18 +836,24 @@ static int cmd_maps(const cli_args *a) {
         for (j = 0; r == VIT_OK && j < NH; j++)
             if ((r = vit_map_cls(&att[layer], 0, j, VIT_FUSE_MEAN, row)) == VIT_OK)
                 memcpy(maps + (size_t)j * G * G, row + skip, (size_t)G * G * sizeof(float));
-        snprintf(path, sizeof path, "%s/%s_heads.png", a->text[O_OUT], name);
-        if (r == VIT_OK && (r = vit_png_grid(path, &crop, maps, NH, G, G, NH < 6 ? NH : 6, 160, 0.6f)) == VIT_OK)
-            printf("  %s: the class token's attention in each of the %d heads of layer %d\n", esc(path), NH, layer);
-        snprintf(path, sizeof path, "%s/%s_fused.png", a->text[O_OUT], name);
-        if (r == VIT_OK && (r = vit_map_cls(&att[layer], 0, -1, rp.fusion, row)) == VIT_OK &&
-            (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
-            printf("  %s: layer %d's heads fused by %s\n", esc(path), layer, fusion_names[rp.fusion]);
-        snprintf(path, sizeof path, "%s/%s_rollout.png", a->text[O_OUT], name);
-        if (r == VIT_OK && (r = vit_map_rollout(&act, att, m.cfg.depth, 0, &rp, row)) == VIT_OK &&
-            (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
-            printf("  %s: rollout through %d layers, %s fusion, %.2f discarded\n", esc(path), (int)m.cfg.depth,
-                   fusion_names[rp.fusion], (double)rp.discard_ratio);
+        for (k = 0; r == VIT_OK && k < 3; k++) {
+            char *path = png_path(a->text[O_OUT], a->pos[i], outs[k]);
+            if (!path) {
+                no_name = 1;
+                break;
+            }
+            if (k == 0 && (r = vit_png_grid(path, &crop, maps, NH, G, G, NH < 6 ? NH : 6, 160, 0.6f)) == VIT_OK)
+                printf("  %s: the class token's attention in each of the %d heads of layer %d\n", esc(path), NH, layer);
+            if (k == 1 && (r = vit_map_cls(&att[layer], 0, -1, rp.fusion, row)) == VIT_OK &&
+                (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
+                printf("  %s: layer %d's heads fused by %s\n", esc(path), layer, fusion_names[rp.fusion]);
+            if (k == 2 && (r = vit_map_rollout(&act, att, m.cfg.depth, 0, &rp, row)) == VIT_OK &&
+                (r = vit_png_overlay(path, &crop, row + skip, G, G, 0.6f)) == VIT_OK)
+                printf("  %s: rollout through %d layers, %s fusion, %.2f discarded\n", esc(path), (int)m.cfg.depth,
+                       fusion_names[rp.fusion], (double)rp.discard_ratio);
+            free(path);
+        }
+        if (no_name) status = 1;
         if (r != VIT_OK) status = fail(r);
         vit_arena_free(&act);
     }

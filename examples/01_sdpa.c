@@ -21,7 +21,7 @@ int main(void) {
         for (i = 0; i < 12; i++) x.data[i] = tokens[i] * 3.0f;
     }
     if (vit_sdpa_forward(&a, &p, &x, &y, &att) != VIT_OK) {
-        fprintf(stderr, "sdpa: %s\n", vit_last_error());
+        fprintf(stderr, "01_sdpa: %s\n", vit_last_error()); /* the message starts "sdpa: " already */
         return 1;
     }
     printf("attention (row = query token, column = key token):\n");

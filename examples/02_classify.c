@@ -12,8 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* vit.h's message, with `what` (a file) before it unless the message
+   starts with it already. */
 static int fail(const char *what) {
-    fprintf(stderr, "02_classify: %s: %s\n", what, vit_last_error());
+    const char *msg = vit_last_error();
+    if (!strncmp(msg, what, strlen(what))) fprintf(stderr, "02_classify: %s\n", msg);
+    else fprintf(stderr, "02_classify: %s: %s\n", what, msg);
     return 1;
 }
 

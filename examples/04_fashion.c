@@ -19,16 +19,16 @@ static const char *labels[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", 
                                  "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 
 static unsigned char *read_idx(const char *dir, const char *name, size_t want) {
-    char path[1024];
+    char *path = (char *)malloc(strlen(dir) + strlen(name) + 2); /* DIR/name, sized from them */
     unsigned char *buf = (unsigned char *)malloc(want);
-    FILE *f;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "rb");
-    if (!buf || !f || fread(buf, 1, want, f) != want) {
-        fprintf(stderr, "04_fashion: cannot read %zu bytes of %s\n", want, path);
+    FILE *f = NULL;
+    if (path) sprintf(path, "%s/%s", dir, name);
+    if (!buf || !path || !(f = fopen(path, "rb")) || fread(buf, 1, want, f) != want) {
+        fprintf(stderr, "04_fashion: cannot read %zu bytes of %s/%s\n", want, dir, name);
         exit(1);
     }
     fclose(f);
+    free(path);
     return buf;
 }
 
@@ -115,7 +115,8 @@ int main(int argc, char **argv) {
             vit_rollout_params rp = {VIT_FUSE_MEAN, 0.0f, 0};
             vit_tensor img;
             int32_t ishape[3] = {1, 28, 28};
-            char path[1024];
+            char *path = (char *)malloc(strlen(out) + 32); /* DIR/fashion_<i>.png, sized from DIR */
+            if (!path) return 1;
             vit_tensor_init(&a, &img, 3, ishape);
             for (i = 0; i < show && i < batch; i++) {
                 int k;
@@ -123,13 +124,14 @@ int main(int argc, char **argv) {
                 vit_map_rollout(&a, att, m.cfg.depth, i, &rp, maps);
                 for (h = 0; h < NH; h++)
                     vit_map_cls(&att[m.cfg.depth - 1], i, h, VIT_FUSE_MEAN, maps + (size_t)(h + 1) * G * G);
-                snprintf(path, sizeof path, "%s/fashion_%d.png", out, i);
+                sprintf(path, "%s/fashion_%d.png", out, i);
                 if (vit_png_grid(path, &img, maps, NH + 1, G, G, NH + 1, 168, 0.55f) != VIT_OK) {
                     fprintf(stderr, "04_fashion: %s\n", vit_last_error());
                     return 1;
                 }
                 printf("  %s: rollout, then the %d heads of layer %d\n", path, NH, m.cfg.depth - 1);
             }
+            free(path);
         }
         vit_arena_rewind(&a, mark);
     }

@@ -4,13 +4,21 @@
      05_tour IMAGE OUTDIR
    Writes OUTDIR/tour_sge.png (SGE's spatial gate per group), tour_shuffle.png
    (ShuffleAttention's spatial gates), tour_emsa.png (EMSA: where the centre
-   token looks) and tour_aft.png (AFT-Simple's token weights), and prints
-   squeeze-excitation's channel gates. */
+   token looks) and tour_aft.png (AFT-Simple's token weights), making OUTDIR
+   if missing, and prints squeeze-excitation's channel gates. */
 #define VIT_IMPLEMENTATION
 #include "vit.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(_WIN32)
+#include <direct.h>
+#define mkdir(path, mode) _mkdir(path)
+#else
+#include <sys/stat.h>
+#endif
 
 static vit_arena A;
 static uint32_t seed = 1;
@@ -29,18 +37,28 @@ static vit_tensor rnd(int32_t ndim, int32_t d0, int32_t d1, int32_t d2, int32_t 
     return t;
 }
 
+/* vit.h's message, with `what` before it unless the message starts with
+   it already (a file's name). */
 static int ok(vit_result r, const char *what) {
-    if (r != VIT_OK) fprintf(stderr, "05_tour: %s: %s\n", what, vit_last_error());
-    return r == VIT_OK;
+    const char *msg = vit_last_error();
+    if (r == VIT_OK) return 1;
+    if (!strncmp(msg, what, strlen(what))) fprintf(stderr, "05_tour: %s\n", msg);
+    else fprintf(stderr, "05_tour: %s: %s\n", what, msg);
+    return 0;
 }
 
 int main(int argc, char **argv) {
     enum { S = 64, G = 16, C = 8 };
-    char path[1024];
+    char *path;
     vit_tensor img, rgb, feat, tok, y, gates, gs[2], att;
     vit_preprocess pp = {S, S, {0, 0, 0}, {1, 1, 1}, VIT_RESAMPLE_BILINEAR, 0, 0}; /* a 64x64 crop left in [0, 1] */
     int32_t shape[4], i, x, yy, c;
     if (argc < 3) { fprintf(stderr, "usage: 05_tour IMAGE OUTDIR\n"); return 2; }
+    if (mkdir(argv[2], 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "05_tour: %s: cannot make the folder (%s)\n", argv[2], strerror(errno));
+        return 1;
+    }
+    if (!(path = (char *)malloc(strlen(argv[2]) + 32))) return 1; /* OUTDIR/tour_<module>.png, sized from OUTDIR */
     if (!ok(vit_arena_init_alloc(&A, 64u << 20), "arena") || !ok(vit_image_load(&A, argv[1], 3, &img), argv[1]) ||
         !ok(vit_image_preprocess(&A, &img, &pp, &rgb), "preprocess"))
         return 1;
@@ -75,7 +93,7 @@ int main(int argc, char **argv) {
         vit_sge_params p = {4};
         vit_sge_weights w;
         w.weight = rnd(4, 1, 4, 1, 1, 2); w.bias = rnd(4, 1, 4, 1, 1, 0.5f);
-        snprintf(path, sizeof path, "%s/tour_sge.png", argv[2]);
+        sprintf(path, "%s/tour_sge.png", argv[2]);
         if (!ok(vit_sge_forward(&A, &p, &w, &feat, &y, &gates), "sge") ||
             !ok(vit_png_grid(path, &rgb, gates.data, 4, S, S, 4, 128, 0.6f), path))
             return 1;
@@ -89,7 +107,7 @@ int main(int argc, char **argv) {
         w.sweight = rnd(4, 1, 2, 1, 1, 2);
         w.sbias = rnd(4, 1, 2, 1, 1, 1);
         w.gn_w = rnd(1, 2, 1, 1, 1, 1); w.gn_b = rnd(1, 2, 1, 1, 1, 0.2f);
-        snprintf(path, sizeof path, "%s/tour_shuffle.png", argv[2]);
+        sprintf(path, "%s/tour_shuffle.png", argv[2]);
         if (!ok(vit_shuffle_forward(&A, &p, &w, &feat, &y, gs), "shuffle") ||
             !ok(vit_png_grid(path, &rgb, gs[1].data, C / 2, S, S, 4, 128, 0.6f), path))
             return 1;
@@ -124,7 +142,7 @@ int main(int argc, char **argv) {
         if (!ok(vit_emsa_forward(&A, &p, &w, &tok, &y, &att), "emsa")) return 1;
         for (i = 0; i < (G / 2) * (G / 2); i++) /* head 0, query = the centre token */
             map[i] = att.data[(size_t)(G / 2 * G + G / 2) * att.shape[3] + i];
-        snprintf(path, sizeof path, "%s/tour_emsa.png", argv[2]);
+        sprintf(path, "%s/tour_emsa.png", argv[2]);
         if (!ok(vit_png_grid(path, &rgb, map, 1, G / 2, G / 2, 1, 256, 0.6f), path)) return 1;
         printf("%s: EMSA, head 0, the centre token's attention over the reduced keys\n", path);
     }
@@ -146,10 +164,11 @@ int main(int argc, char **argv) {
             map[i] = 0;
             for (c = 0; c < 8; c++) map[i] += att.data[(size_t)c * G * G + i] / 8;
         }
-        snprintf(path, sizeof path, "%s/tour_aft.png", argv[2]);
+        sprintf(path, "%s/tour_aft.png", argv[2]);
         if (!ok(vit_png_grid(path, &rgb, map, 1, G, G, 1, 256, 0.6f), path)) return 1;
         printf("%s: AFT-Simple, each token's weight averaged over the features\n", path);
     }
+    free(path);
     vit_arena_free(&A);
     return 0;
 }

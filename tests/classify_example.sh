@@ -3,7 +3,7 @@
 # --labels names with commas (one a line), a model whose "labels" metadata
 # names fewer classes than it has, a model of 2^23 classes (an arena sized
 # by a counting pass, every allocation checked), and --attention drawn over
-# the classified crop, not the whole photo.
+# the classified crop, not the whole photo; failures that name each thing once.
 # Usage: tests/classify_example.sh EXAMPLE VIT PYTHON WORKDIR   (from the repository root)
 set -u
 EX=$1 VIT=$2 PY=$3 W=$4
@@ -46,5 +46,15 @@ rm -f "$W/wide.safetensors"
 check "--attention over the classified crop" test $? -eq 0
 "$EX" $M $IMG --top 0 > "$W/out.txt" 2>&1
 check "--top 0 refused, named" test $? -eq 2 -a -n "$(grep -F -- '--top 0' "$W/out.txt")"
+
+# Failures name each thing once: vit.h's message names the file, the example does not repeat it.
+printf '\377\330\377\340\000\020JFIF\000' > "$W/photo.jpg"
+for args in "$M $W/none.jpg" "$M $W/photo.jpg" "$W/none.safetensors $IMG" "$W/photo.jpg $IMG" \
+  "$M $IMG --attention $W/none/roll.png"; do
+  # shellcheck disable=SC2086
+  "$EX" $args > "$W/out.txt" 2>&1
+  check "02_classify $args: exit 1" test $? -eq 1
+  no_doubled "02_classify $args"
+done
 
 summary 02_classify

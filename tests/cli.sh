@@ -84,10 +84,21 @@ expect 0 "vit.h 0." version
 # Failures while running: exit 1 with vit.h's message naming the file.
 printf '\377\330\377\340\000\020JFIF\000' > "$W/photo.jpg"
 expect 1 "$W/photo.jpg" info "$W/photo.jpg"
-expect 1 "(bad file format)" classify "$W/photo.jpg" $IMG
+expect 1 "photo.jpg: not a safetensors file" classify "$W/photo.jpg" $IMG
 expect 1 "vit: " info "$W/no such file.safetensors"
 expect 1 "$W/no-image.png" classify $M "$W/no-image.png"
 expect 1 "vit_model_set_image_size: 36 is not a positive multiple of the patch size 8" info $M --image-size 36
+
+# Failures say each thing once: vit.h's message names the file, the command does not repeat it.
+"$PY" -c 'import numpy, sys; numpy.save(sys.argv[1], numpy.zeros((1, 3, 48, 48), numpy.float32))' "$W/x48.npy"
+for args in "info $W/photo.jpg" "info $W/none.safetensors" "classify $M $W/none.jpg" "classify $M $W/photo.jpg" \
+  "run $M $W/none.npy $W/o.npy" "run $M $W/x48.npy $W/o.npy" "run $M $W/x48.npy $W/none/o.npy --image-size 48" \
+  "maps $M $W/none.jpg --out $W/m1" "info $M --image-size 36" "run tests/fixtures/mha_nn.safetensors $W/x48.npy $W/o.npy"; do
+  # shellcheck disable=SC2086
+  "$VIT" $args > "$W/out.txt" 2>&1
+  check "vit $args: exit 1" test $? -eq 1
+  no_doubled "vit $args"
+done
 
 # A working classify, with several images; a broken one among them fails only itself.
 expect 0 "  4  " classify $M $IMG tests/fixtures/maps/gray.png --top 10
@@ -128,6 +139,23 @@ check "a tensor name in vit.h's message escaped" test $? -eq 1 -a -n "$(grep -F 
   "$VIT" run $M tests/fixtures/maps/pos48.in.npy "$W/t2.npy" --image-size 48 --threads 2 >> "$W/out.txt" 2>&1
 check "run --threads 1 and 2: same output" cmp "$W/t1.npy" "$W/t2.npy"
 
+# run's output written whole to a temporary file, then renamed over the target: through a
+# symbolic link the file it names is replaced (the link stays; a dangling link's file is made),
+# a 0600 file stays 0600, and a valid 250-byte name is saved (the temporary's name stays short).
+: > "$W/target.npy" && ln -s target.npy "$W/link.npy" && ln -s made.npy "$W/dangling.npy"
+: > "$W/private.npy" && chmod 600 "$W/private.npy"
+N250=$(printf 'n%.0s' $(seq 246)).npy
+for out in link.npy dangling.npy private.npy "$N250"; do
+  "$VIT" run $M tests/fixtures/maps/pos48.in.npy "$W/$out" --image-size 48 > "$W/out.txt" 2>&1
+  check "run into $(echo "$out" | cut -c1-20): exit 0" test $? -eq 0
+done
+check "through a link: the file it names replaced, the link kept" test -L "$W/link.npy" -a ! -L "$W/target.npy"
+check "through a link: the data" cmp "$W/target.npy" "$W/t1.npy"
+check "a 0600 file replaced stays 0600" test "$(stat -c %a "$W/private.npy")" = 600 -a -s "$W/private.npy"
+check "a dangling link: its file made, the link kept" test -L "$W/dangling.npy" -a -f "$W/made.npy"
+check "a dangling link: the data" cmp "$W/made.npy" "$W/t1.npy"
+check "a 250-byte name" cmp "$W/$N250" "$W/t1.npy"
+
 # maps: three PNGs per image, for several images, over the crop each was classified on.
 expect 0 "rollout through 2 layers, max fusion, 0.50 discarded" maps $M $IMG tests/fixtures/maps/gray.png --out "$W/maps" --fusion max --discard 0.5 --layer 0
 for f in rgba_heads rgba_fused rgba_rollout gray_heads gray_fused gray_rollout; do
@@ -146,6 +174,13 @@ sys.exit(a.size != (224, 224) or b.size != ((160 + 2) * 3 - 2, 160))' "$W/maps/r
 check "maps: the fused map is the 224 px crop, the heads a row of 3 cells" test $? -eq 0
 : > "$W/file"
 expect 1 "exists and is not a folder" maps $M $IMG --out "$W/file"
+# --out a valid folder of 1,195 bytes: each PNG under its whole name, none cut to a fixed size.
+D=$W
+while [ ${#D} -lt 990 ]; do D=$D/$(printf '%0199d' 0); done
+mkdir -p "$D" && D=$D/$(printf "%0$((1195 - ${#D} - 1))d" 0)
+expect 0 "rollout through 2 layers" maps $M $IMG --out "$D"
+check "--out of 1,195 bytes: ${#D} bytes, the three PNGs by name" test ${#D} -eq 1195 -a -f "$D/rgba_heads.png" \
+  -a -f "$D/rgba_fused.png" -a -f "$D/rgba_rollout.png" -a "$(find "$D" -mindepth 1 -maxdepth 1 | wc -l)" -eq 3
 
 # run: an input's shape is checked from its header before its data is read:
 # a 2 GB (sparse) .npy of the wrong shape is refused within 1 GB of address

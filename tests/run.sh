@@ -98,7 +98,8 @@ step example-sdpa build/examples/01_sdpa
 step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetensors tests/fixtures/maps/rgba.png --top 3 \
   --attention build/log/example_rollout.png
 step example-classify-cases tests/classify_example.sh build/examples/02_classify build/native/vit $PY build/log/example_classify
-mkdir -p build/log/example_maps
+# 03 and 05 make their output folders: each starts missing.
+rm -rf build/log/example_maps build/log/example_tour
 step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv.safetensors tests/fixtures/maps/gray.png build/log/example_maps
 # Maps of models with registers (timm's DINOv2), a distillation token, and a
 # crop other than their size (transformers' DINOv2, prepared per its
@@ -112,7 +113,8 @@ attention_png_prefix() {
   done
 }
 step example-attention-png-prefix attention_png_prefix
-step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_maps
+step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_tour
+step example-outputs tests/example_outputs.sh build/examples build/log/example_outputs
 # vit.pc and CMakeLists.txt used as a project that vendors vit.h would.
 step package-pkgconfig-cmake tests/package.sh build/log/package
 

@@ -24,6 +24,7 @@ static int counted_strcmp(const char *a, const char *b) {
 #ifdef __linux__
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -783,10 +784,8 @@ static void failed_writes(const char *dir, const char *why, void (*how)(void), v
     if ((f = fopen(png, "rb"))) { na = fread(after, 1, sizeof after, f); fclose(f); }
     expect_err(nb && na == nb && !memcmp(before, after, nb) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL,
                "the previous PNG is intact");
-    for (k = 0; k < 2; k++) {
-        snprintf(tmp, sizeof tmp, "%s.%ld-0.tmp", k ? png : npy, (long)getpid());
-        expect_err(file_exists(tmp) ? VIT_ERR_IO : VIT_OK, VIT_OK, NULL, "no temporary file left");
-    }
+    snprintf(tmp, sizeof tmp, "%s/.vit-%ld-0.tmp", dir, (long)getpid());
+    expect_err(file_exists(tmp) ? VIT_ERR_IO : VIT_OK, VIT_OK, NULL, "no temporary file left");
     /* Over a good file, a save replaces it whole. */
     t.shape[0] = 7;
     expect_err(vit_npy_save(npy, &t) == VIT_OK && npy_holds(npy, good, 7) ? VIT_OK : VIT_ERR_IO, VIT_OK, NULL,
@@ -820,6 +819,133 @@ static void fill_disk(void) {
     if (f) fclose(f);
 }
 static void empty_disk(void) { remove(filler); }
+
+/* What a save replaces: through a symbolic link, the file it names (the
+   link stays, a dangling one's file is created, a loop is refused); an
+   existing file's mode is kept, a new one's is 0666 less the umask; a
+   name of 250 bytes, and a path of nearly 4,096, are saved (the temporary
+   file's name must stay within NAME_MAX, its path within PATH_MAX). */
+static char long_path[4200];
+static void test_write_targets(const char *dir) {
+    static float v[3] = {1, 2, 3}, w[2] = {4, 5};
+    char target[1100], link1[1100], link2[1100], abs1[2200], loop[1100], made[1100], name[256];
+    vit_tensor t, u;
+    struct stat sb;
+    mode_t old_mask = umask(022);
+    size_t n;
+    int k;
+    memset(&t, 0, sizeof t);
+    t.data = v; t.ndim = 1; t.shape[0] = 3;
+    u = t;
+    u.data = w; u.shape[0] = 2;
+    snprintf(target, sizeof target, "%s/target.npy", dir);
+    snprintf(link1, sizeof link1, "%s/link1.npy", dir);
+    snprintf(link2, sizeof link2, "%s/link2.npy", dir);
+    remove(target); remove(link1); remove(link2);
+    /* link2 -> link1 (absolute) -> target.npy (relative to the link's folder) */
+    expect_err(vit_npy_save(target, &t), VIT_OK, NULL, "a file to link to");
+    abs1[0] = 0;
+    if (dir[0] != '/' && !getcwd(abs1, 1024)) abs1[0] = 0;
+    snprintf(abs1 + strlen(abs1), sizeof abs1 - strlen(abs1), "%s%s", dir[0] != '/' ? "/" : "", link1);
+    expect_true(symlink("target.npy", link1) == 0 && symlink(abs1, link2) == 0, "links made");
+    expect_err(vit_npy_save(link2, &u), VIT_OK, NULL, "a save through two links");
+    expect_true(lstat(link1, &sb) == 0 && S_ISLNK(sb.st_mode) && lstat(link2, &sb) == 0 && S_ISLNK(sb.st_mode),
+                "the links are still links");
+    expect_true(npy_holds(target, w, 2), "the file the links name holds the new data");
+    remove(target);
+    expect_err(vit_npy_save(link1, &t), VIT_OK, NULL, "a save through a dangling link");
+    expect_true(lstat(link1, &sb) == 0 && S_ISLNK(sb.st_mode) && npy_holds(target, v, 3),
+                "a dangling link: the file it names is created, the link stays");
+    snprintf(loop, sizeof loop, "%s/loop.npy", dir);
+    remove(loop);
+    expect_true(symlink("loop.npy", loop) == 0, "a link to itself made");
+    expect_err(vit_npy_save(loop, &t), VIT_ERR_IO, "symbolic links", "a link loop refused");
+    remove(loop); remove(link1); remove(link2);
+
+    /* modes: kept over a 0600 and a 0666 file; a new file's from the umask */
+    for (k = 0; k < 2; k++) {
+        mode_t want = k ? 0666 : 0600;
+        chmod(target, want);
+        expect_err(vit_npy_save(target, &u), VIT_OK, NULL, "a save over a file of another mode");
+        expect_true(stat(target, &sb) == 0 && (sb.st_mode & 07777) == want, k ? "mode 0666 kept" : "mode 0600 kept");
+    }
+    remove(target);
+    umask(027);
+    expect_err(vit_npy_save(target, &u), VIT_OK, NULL, "a new file");
+    expect_true(stat(target, &sb) == 0 && (sb.st_mode & 07777) == 0640, "a new file: 0666 less the umask 027");
+    remove(target);
+    umask(old_mask);
+
+    /* a 250-byte name; a path of nearly 4,096 bytes made of 200-byte folder names */
+    memset(name, 'n', 250);
+    name[250] = 0;
+    memcpy(name + 246, ".npy", 5);
+    snprintf(made, sizeof made, "%s/%s", dir, name);
+    expect_err(vit_npy_save(made, &t), VIT_OK, NULL, "a 250-byte file name");
+    expect_true(npy_holds(made, v, 3), "a 250-byte file name: saved");
+    remove(made);
+    n = (size_t)snprintf(long_path, sizeof long_path, "%s", dir);
+    memset(name, 'd', 200);
+    name[200] = 0;
+    while (n + 201 + 251 < 4090) {
+        n += (size_t)snprintf(long_path + n, sizeof long_path - n, "/%s", name);
+        mkdir(long_path, 0777);
+    }
+    memset(name, 'n', 250);
+    memcpy(name + 246, ".npy", 5);
+    snprintf(long_path + n, sizeof long_path - n, "/%s", name);
+    expect_err(vit_npy_save(long_path, &t), VIT_OK, NULL, "a path of 3,890 to 4,090 bytes");
+    expect_true(npy_holds(long_path, v, 3), "a long path: saved");
+    remove(long_path);
+    while (n > strlen(dir)) { /* the folders, innermost first */
+        long_path[n] = 0;
+        rmdir(long_path);
+        while (n > 0 && long_path[n] != '/') n--;
+    }
+}
+
+/* A checkpoint in a folder whose path is past 1,024 bytes: its config.json
+   is still read (timm's crop_pct 0.9 reaches the metadata), its name not
+   cut to a fixed buffer's size. */
+static void test_long_config_path(const char *fixtures, const char *dir) {
+    static const char *files[2] = {"model.safetensors", "config.json"};
+    static unsigned char buf[1 << 17];
+    char from[1100], *deep = long_path;
+    size_t n = (size_t)snprintf(deep, sizeof long_path, "%s", dir), got;
+    vit_model m;
+    const char *crop;
+    FILE *f, *g;
+    int k, ok = 1;
+    while (n < 1100) {
+        n += (size_t)snprintf(deep + n, sizeof long_path - n, "/%0200d", 0);
+        mkdir(deep, 0777);
+    }
+    for (k = 0; k < 2; k++) {
+        snprintf(from, sizeof from, "%s/naming/timm_avg/%s", fixtures, files[k]);
+        snprintf(deep + n, sizeof long_path - n, "/%s", files[k]);
+        f = fopen(from, "rb");
+        g = fopen(deep, "wb");
+        got = f ? fread(buf, 1, sizeof buf, f) : 0;
+        ok = ok && f && g && got > 0 && got < sizeof buf && fwrite(buf, 1, got, g) == got;
+        if (f) fclose(f);
+        if (g) fclose(g);
+    }
+    expect_true(ok, "a checkpoint copied into a folder of 1,100 bytes");
+    snprintf(deep + n, sizeof long_path - n, "/model.safetensors");
+    expect_err(vit_model_load_file(&m, deep), VIT_OK, NULL, "a checkpoint in a folder of 1,100 bytes");
+    crop = vit_model_meta(&m, "input_crop_pct");
+    expect_true(crop && !strcmp(crop, "0.9"), "its config.json read (crop_pct 0.9)");
+    vit_model_free(&m);
+    for (k = 0; k < 2; k++) {
+        snprintf(deep + n, sizeof long_path - n, "/%s", files[k]);
+        remove(deep);
+    }
+    while (n > strlen(dir)) {
+        deep[n] = 0;
+        rmdir(deep);
+        while (n > 0 && deep[n] != '/') n--;
+    }
+}
 #endif
 
 /* ---- reading files: checked before they are read ---- */
@@ -914,6 +1040,7 @@ static void test_writes(const char *tmp_dir, const char *full_dir) {
     failed_writes(tmp_dir, "File too large", limit_on, limit_off);
     if (file_exists("/dev/full")) /* a device is written in place: there, every write fails */
         expect_err(vit_npy_save("/dev/full", &t), VIT_ERR_IO, "No space left on device", "save to /dev/full");
+    test_write_targets(tmp_dir);
 #else
     (void)full_dir;
 #endif
@@ -927,6 +1054,9 @@ int main(int argc, char **argv) {
     }
     test_reads(argc > 1 ? argv[1] : "tests/fixtures", argc > 2 ? argv[2] : "build");
     test_writes(argc > 2 ? argv[2] : "build", NULL);
+#ifdef __linux__
+    test_long_config_path(argc > 1 ? argv[1] : "tests/fixtures", argc > 2 ? argv[2] : "build");
+#endif
     test_headers();
     test_duplicates();
     test_decoys();
