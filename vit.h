@@ -135,7 +135,10 @@
      (transformers' hidden_size, num_hidden_layers, intermediate_size,
      image_size, patch_size, num_channels; timm's model_args embed_dim,
      depth, reg_tokens and img_size) must be the weights' (VIT_ERR_FORMAT,
-     naming the key and the tensor).
+     naming the key and the tensor), and timm's model_args that change
+     the computation without tensors of their own (pool_include_prefix,
+     scale_attn_norm, final_norm, proj_bias, pos_embed, norm_layer,
+     attn_layer, ...: vit__timm_args) must have values vit.h runs.
      Class names: vit_model_label(), from a labels file, id2label or
      label_names. A tensor that does not fit is named in the refusal. A
      key given twice (a tensor name, a metadata key, a tensor's dtype,
@@ -7439,6 +7442,8 @@ static int vit__has(const vit__ld *L, const char *name) { return vit__entry_find
 
 typedef struct vit__label_desc { const char *name, *text; } vit__label_desc;
 
+typedef struct vit__timm_arg { const char *key, *runs, *what; } vit__timm_arg;
+
 typedef struct vit__cfg {
     vit__st st;                 /* st.src names the file; st.tmp holds its strings */
     int32_t heads;              /* num_attention_heads or model_args.num_heads; 0: absent */
@@ -7451,6 +7456,8 @@ typedef struct vit__cfg {
     const char *model_type;     /* transformers' model_type, or NULL */
     const char *hf_arch;        /* transformers' architectures[0], or NULL */
     int32_t depth, embed_dim, reg_tokens; /* timm's model_args depth, embed_dim and reg_tokens; -1: absent */
+    const vit__timm_arg *bad_arg; /* the first model_args member whose value vit.h does not run, or NULL */
+    const char *bad_value;        /* its value, as text */
     const char **labels;        /* n_labels class names by index, in cap slots */
     int32_t n_labels, cap;
     const char *labels_key;     /* "id2label" or "label_names" */
@@ -7565,6 +7572,58 @@ static int vit__desc_cmp(const void *a, const void *b) {
     return strcmp(((const vit__label_desc *)a)->name, ((const vit__label_desc *)b)->name);
 }
 
+/* 1 if name ("" for absent) is one of list's ';'-separated entries. */
+static int vit__in_list(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (;;) {
+        const char *e = strchr(list, ';');
+        size_t len = e ? (size_t)(e - list) : strlen(list);
+        if (len == n && !strncmp(list, name, n)) return 1;
+        if (!e) return 0;
+        list = e + 1;
+    }
+}
+
+/* timm's model_args that change what a VisionTransformer computes without
+   (always) changing its tensors: the values vit.h runs (';'-separated: a
+   JSON word or a string's text), and what another value would be. */
+static const vit__timm_arg vit__timm_args[] = {
+    {"pool_include_prefix", "false;null", "a pool over the prefix tokens too"},
+    {"scale_attn_norm", "false;null", "a LayerNorm inside the attention"},
+    {"scale_mlp_norm", "false;null", "a LayerNorm inside the MLP"},
+    {"final_norm", "true;null", "no final LayerNorm"},
+    {"proj_bias", "true;null", "projections without biases"},
+    {"pos_embed", "learn;null", "another position embedding than a learned one"},
+    {"norm_layer", "layernorm;null", "another norm than LayerNorm"},
+    {"embed_norm_layer", "null", "a norm in the patch embedding"},
+    {"attn_layer", "attention;null", "another attention than timm's Attention"},
+    {"block_fn", "block;null", "another block than timm's Block"},
+    {"mlp_layer", "mlp;null", "another MLP than timm's Mlp"},
+    {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"}};
+
+static const vit__timm_arg *vit__timm_arg_find(const char *key) {
+    size_t i;
+    for (i = 0; i < sizeof vit__timm_args / sizeof vit__timm_args[0]; i++)
+        if (!strcmp(vit__timm_args[i].key, key)) return &vit__timm_args[i];
+    return NULL;
+}
+
+/* A model_args member of vit__timm_args: true, false, null or a string;
+   the first value vit.h does not run is kept for the refusal. */
+static vit_result vit__cfg_arg(vit__cfg *c, vit__json *j, const vit__timm_arg *a) {
+    const char *v = NULL;
+    if (vit__json_word(j, "true")) v = "true";
+    else if (vit__json_word(j, "false")) v = "false";
+    else if (vit__json_word(j, "null")) v = "null";
+    else if (!vit__json_str(j, &v))
+        return vit__fail(VIT_ERR_FORMAT, "%s: model_args '%s' is not true, false, null or a string", c->st.src, a->key);
+    if (!c->bad_arg && !vit__in_list(a->runs, v)) {
+        c->bad_arg = a;
+        c->bad_value = v;
+    }
+    return VIT_OK;
+}
+
 /* The members of one object: level 0 the top, 1 timm's model_args, 2 its
    pretrained_cfg, 3 a CLIPModel's or SiglipModel's vision_config, 4 and 5
    a preprocessor_config.json's size and crop_size. Unknown members are
@@ -7576,6 +7635,7 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     if (vit__json_eat(j, '}')) return VIT_OK;
     do {
         const char *k, *s;
+        const vit__timm_arg *a;
         int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
@@ -7626,6 +7686,7 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
                 return vit__fail(VIT_ERR_FORMAT, "%s: 'reg_tokens' is not an integer in 0..1024", c->st.src);
             c->reg_tokens = (int32_t)v;
         }
+        else if (level == 1 && (a = vit__timm_arg_find(k)) != NULL) r = vit__cfg_arg(c, j, a);
         else if (level == 1 && !strcmp(k, "fc_norm")) {
             if (vit__json_word(j, "true")) c->fc_norm = 1;
             else if (vit__json_word(j, "false")) c->fc_norm = 0;
@@ -8765,18 +8826,6 @@ static int vit__glob(const char *p, const char *s) {
     }
 }
 
-/* 1 if name ("" for absent) is one of list's ';'-separated entries. */
-static int vit__in_list(const char *list, const char *name) {
-    size_t n = strlen(name);
-    for (;;) {
-        const char *e = strchr(list, ';');
-        size_t len = e ? (size_t)(e - list) : strlen(list);
-        if (len == n && !strncmp(list, name, n)) return 1;
-        if (!e) return 0;
-        list = e + 1;
-    }
-}
-
 /* The row of timm's architecture name, or of transformers' model_type and
    class (hf_arch, NULL when absent; any class when any_class); NULL when
    no row matches. */
@@ -8798,6 +8847,9 @@ static vit_result vit__arch_check(const vit__cfg *cj, const char *naming, const 
     const char *key = cj->arch ? "timm architecture" : "transformers model_type";
     const char *name = cj->arch ? cj->arch : cj->model_type;
     *out = NULL;
+    if (cj->st.src && cj->bad_arg)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: model_args '%s' is %s: %s, which vit.h does not run", cj->st.src,
+                         cj->bad_arg->key, cj->bad_value, cj->bad_arg->what);
     if (!cj->st.src || !name) return VIT_OK;
     if (cj->arch && cj->model_type)
         return vit__fail(VIT_ERR_FORMAT,

@@ -525,6 +525,9 @@ def generate(out):
               "'patch_embed.proj.weight'", config=dict(tcfg, model_args={"num_heads": 2, "embed_dim": 16}))
     fx.refuse("timm_reg_tokens", sd, None, "FORMAT", "'model_args.reg_tokens' is 4, but the weights have 0 (tensor "
               "'reg_token' is absent", config=dict(tcfg, model_args={"num_heads": 2, "reg_tokens": 4}))
+    fx.refuse("timm_pool_include_prefix", sd, None, "UNSUPPORTED", "model_args 'pool_include_prefix' is true: a pool over "
+              "the prefix tokens too, which vit.h does not run", config=dict(tcfg, model_args={
+                  "num_heads": 2, "global_pool": "avg", "pool_include_prefix": True}))
     fx.refuse("timm_arch_unknown", sd, None, "UNSUPPORTED", "timm architecture 'vit_unknown_224' is not one vit.h knows",
               config=dict(tcfg, architecture="vit_unknown_224"))
     fx.refuse("timm_arch_eva02", sd, None, "UNSUPPORTED", "timm architecture 'eva02_tiny_patch14_224' is an EVA-02 "
