@@ -124,6 +124,27 @@
      heads from vit_load_opts, else a config.json (given, or beside the
      file), else the standard widths (192:3, 384:6, 512:8, 768:12, 1024,
      1280, 1408 and 1664:16); m->inferred says which, and so does the log.
+     A config.json that names its model is the authority on what it
+     computes, as rotary position embeddings, a norm's placement or an
+     activation have no tensors: timm's "architecture", transformers'
+     "model_type" and "architectures" must be a name vit.h runs, in the
+     naming the tensors follow: timm's VisionTransformer as vit_*_patch*,
+     deit*, flexivit_* and eva_large_patch14_* (LayerNorm eps 1e-5 for
+     *_clip_*, QuickGELU for *_clip_quickgelu_*, GELU-tanh for SigLIP 2),
+     and transformers' vit, dinov2, dinov2_with_registers, clip,
+     clip_vision_model, siglip and siglip_vision_model. Other names are
+     refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
+     Eva class: EVA-02, Perception Encoder, DINOv3, RoPE ViTs; BEiT,
+     relative positions, SAM, NaFlexViT, hybrid, AIMv2, parallel or
+     post-norm blocks; README.md lists the patterns). Only without such a
+     name do the tensor names alone decide. Sizes a config gives
+     (transformers' hidden_size, num_hidden_layers, intermediate_size,
+     image_size, patch_size, num_channels; timm's model_args embed_dim,
+     depth, reg_tokens and img_size) must be the weights' (VIT_ERR_FORMAT,
+     naming the key and the tensor), and timm's model_args that change
+     the computation without tensors of their own (pool_include_prefix,
+     scale_attn_norm, final_norm, proj_bias, pos_embed, norm_layer,
+     attn_layer, ...: vit__timm_args) must have values vit.h runs.
      Class names: vit_model_label(), from a labels file, id2label or
      label_names. A tensor that does not fit is named in the refusal. A
      key given twice (a tensor name, a metadata key, a tensor's dtype,
@@ -140,9 +161,14 @@
      Little-endian hosts only. Inference only; dropout is identity.
      Tensors have at most VIT_MAX_DIMS dimensions and no strides; at most
      16384 tokens; activation buffers below 2^31 elements.
-     Checkpoints need a class token and a square grid of square patches;
-     layer scale, register or distillation tokens, qk-norm, a norm before
-     the blocks and attention pooling are refused.
+     Checkpoints need a square grid of square patches. Rotary or relative
+     position embeddings, parallel or post-norm blocks, RmsNorm, a norm
+     inside the attention, the MLP or the patch embedding, differential
+     attention and convolutional stems are not run: a config.json naming
+     such a model is refused by name. A file without a config.json that
+     names its model is read by its tensor names alone, which cannot see
+     a difference without tensors (RoPE, an activation): keep the
+     config.json beside such files.
      Images are decoded by stb_image (Debian's 2.27, or the program's own),
      compiled for PNG, JPEG, BMP and PNM only, and only after vit.h has
      checked the file's structure itself: every chunk, segment or row the
@@ -7500,6 +7526,8 @@ static int vit__has(const vit__ld *L, const char *name) { return vit__entry_find
 
 typedef struct vit__label_desc { const char *name, *text; } vit__label_desc;
 
+typedef struct vit__timm_arg { const char *key, *runs, *what; } vit__timm_arg;
+
 typedef struct vit__cfg {
     vit__st st;                 /* st.src names the file; st.tmp holds its strings */
     int32_t heads;              /* num_attention_heads or model_args.num_heads; 0: absent */
@@ -7508,7 +7536,12 @@ typedef struct vit__cfg {
     const char *act;            /* hidden_act, or NULL */
     const char *pool;           /* timm's global_pool (model_args' over the top level's), or NULL */
     int32_t fc_norm;            /* timm's model_args.fc_norm: -1 absent or null, else 0 or 1 */
-    const char *arch;           /* architectures[0] or architecture, or NULL */
+    const char *arch;           /* timm's architecture, or NULL */
+    const char *model_type;     /* transformers' model_type, or NULL */
+    const char *hf_arch;        /* transformers' architectures[0], or NULL */
+    int32_t depth, embed_dim, reg_tokens; /* timm's model_args depth, embed_dim and reg_tokens; -1: absent */
+    const vit__timm_arg *bad_arg; /* the first model_args member whose value vit.h does not run, or NULL */
+    const char *bad_value;        /* its value, as text */
     const char **labels;        /* n_labels class names by index, in cap slots */
     int32_t n_labels, cap;
     const char *labels_key;     /* "id2label" or "label_names" */
@@ -7623,6 +7656,58 @@ static int vit__desc_cmp(const void *a, const void *b) {
     return strcmp(((const vit__label_desc *)a)->name, ((const vit__label_desc *)b)->name);
 }
 
+/* 1 if name ("" for absent) is one of list's ';'-separated entries. */
+static int vit__in_list(const char *list, const char *name) {
+    size_t n = strlen(name);
+    for (;;) {
+        const char *e = strchr(list, ';');
+        size_t len = e ? (size_t)(e - list) : strlen(list);
+        if (len == n && !strncmp(list, name, n)) return 1;
+        if (!e) return 0;
+        list = e + 1;
+    }
+}
+
+/* timm's model_args that change what a VisionTransformer computes without
+   (always) changing its tensors: the values vit.h runs (';'-separated: a
+   JSON word or a string's text), and what another value would be. */
+static const vit__timm_arg vit__timm_args[] = {
+    {"pool_include_prefix", "false;null", "a pool over the prefix tokens too"},
+    {"scale_attn_norm", "false;null", "a LayerNorm inside the attention"},
+    {"scale_mlp_norm", "false;null", "a LayerNorm inside the MLP"},
+    {"final_norm", "true;null", "no final LayerNorm"},
+    {"proj_bias", "true;null", "projections without biases"},
+    {"pos_embed", "learn;null", "another position embedding than a learned one"},
+    {"norm_layer", "layernorm;null", "another norm than LayerNorm"},
+    {"embed_norm_layer", "null", "a norm in the patch embedding"},
+    {"attn_layer", "attention;null", "another attention than timm's Attention"},
+    {"block_fn", "block;null", "another block than timm's Block"},
+    {"mlp_layer", "mlp;null", "another MLP than timm's Mlp"},
+    {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"}};
+
+static const vit__timm_arg *vit__timm_arg_find(const char *key) {
+    size_t i;
+    for (i = 0; i < sizeof vit__timm_args / sizeof vit__timm_args[0]; i++)
+        if (!strcmp(vit__timm_args[i].key, key)) return &vit__timm_args[i];
+    return NULL;
+}
+
+/* A model_args member of vit__timm_args: true, false, null or a string;
+   the first value vit.h does not run is kept for the refusal. */
+static vit_result vit__cfg_arg(vit__cfg *c, vit__json *j, const vit__timm_arg *a) {
+    const char *v = NULL;
+    if (vit__json_word(j, "true")) v = "true";
+    else if (vit__json_word(j, "false")) v = "false";
+    else if (vit__json_word(j, "null")) v = "null";
+    else if (!vit__json_str(j, &v))
+        return vit__fail(VIT_ERR_FORMAT, "%s: model_args '%s' is not true, false, null or a string", c->st.src, a->key);
+    if (!c->bad_arg && !vit__in_list(a->runs, v)) {
+        c->bad_arg = a;
+        c->bad_value = v;
+    }
+    return VIT_OK;
+}
+
 /* The members of one object: level 0 the top, 1 timm's model_args, 2 its
    pretrained_cfg, 3 a CLIPModel's or SiglipModel's vision_config, 4 and 5
    a preprocessor_config.json's size and crop_size. Unknown members are
@@ -7634,6 +7719,7 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     if (vit__json_eat(j, '}')) return VIT_OK;
     do {
         const char *k, *s;
+        const vit__timm_arg *a;
         int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
@@ -7655,10 +7741,11 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         else if (level == 0 && !strcmp(k, "label_names")) r = vit__cfg_labels(c, j, "label_names");
         else if (level == 0 && !strcmp(k, "label_descriptions")) r = vit__cfg_desc(c, j);
         else if (level == 0 && !strcmp(k, "architecture")) r = vit__cfg_str(c, j, k, &c->arch);
+        else if (level == 0 && !strcmp(k, "model_type")) r = vit__cfg_str(c, j, k, &c->model_type);
         else if (level == 0 && !strcmp(k, "architectures")) {
             int ok = vit__json_eat(j, '[');
             if (ok && !vit__json_eat(j, ']')) {
-                ok = vit__json_str(j, &c->arch);
+                ok = vit__json_str(j, &c->hf_arch);
                 while (ok && vit__json_eat(j, ',')) ok = vit__json_skip(j, 1);
                 ok = ok && vit__json_eat(j, ']');
             }
@@ -7674,6 +7761,16 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         else if (level <= 1 && !strcmp(k, "global_pool")) {
             if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s && (level == 1 || !c->pool)) c->pool = s;
         } else if (level == 1 && !strcmp(k, "num_heads")) r = vit__cfg_int(c, j, k, 65536, &c->heads);
+        else if (level == 1 && !strcmp(k, "depth")) r = vit__cfg_int(c, j, k, 1024, &c->depth);
+        else if (level == 1 && !strcmp(k, "embed_dim")) r = vit__cfg_int(c, j, k, 65536, &c->embed_dim);
+        else if (level == 1 && !strcmp(k, "reg_tokens")) {
+            double v; /* 0 is a count here; null leaves it absent */
+            if (vit__json_word(j, "null")) v = -1.0;
+            else if (!vit__json_num(j, &v) || v < 0.0 || v > 1024.0 || v != floor(v))
+                return vit__fail(VIT_ERR_FORMAT, "%s: 'reg_tokens' is not an integer in 0..1024", c->st.src);
+            c->reg_tokens = (int32_t)v;
+        }
+        else if (level == 1 && (a = vit__timm_arg_find(k)) != NULL) r = vit__cfg_arg(c, j, a);
         else if (level == 1 && !strcmp(k, "fc_norm")) {
             if (vit__json_word(j, "true")) c->fc_norm = 1;
             else if (vit__json_word(j, "false")) c->fc_norm = 0;
@@ -7738,6 +7835,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     int32_t i;
     c->fc_norm = -1;
     c->center_crop = -1;
+    c->depth = c->embed_dim = c->reg_tokens = -1;
     if (n > ((size_t)16 << 20))
         return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
@@ -8719,10 +8817,156 @@ static int vit__act_of(const char *s) {
     return -1;
 }
 
-/* timm's architecture names carry defaults its config.json leaves out. */
-static const struct { const char *part; float ln_eps; int act; } vit__timm_arch[] = {
-    {"quickgelu", 1e-5f, VIT_ACT_QUICK_GELU}, /* OpenAI CLIP */
-    {"clip", 1e-5f, -1}};
+/* ---- model: the architectures a config.json names ----
+   A config.json's timm "architecture", or transformers' "model_type" and
+   "architectures", is the authority on what a checkpoint computes: rotary
+   position embeddings, a norm's placement or an activation have no
+   tensors, so a file's tensor names cannot tell such models apart. Each
+   row is a name pattern ('*' matches any run of characters); the first
+   row that matches decides. A row vit.h runs gives the naming the file's
+   tensors must follow and the defaults the config leaves out; a refusing
+   row says what the name is and what vit.h lacks for it. A name no row
+   matches is refused; without any such name in the config, the tensor
+   names decide (the timm list: tools/arch_reference.py walks
+   timm.list_models() against this table). */
+typedef struct vit__arch {
+    const char *pattern;    /* timm's architecture, or transformers' model_type */
+    const char *classes;    /* transformers' architectures[0] it may have, ';'-separated, "" for absent; NULL: any */
+    const char *naming;     /* the tensor naming its files follow; NULL: refused */
+    const char *what;       /* what it is; for a refused name, also what vit.h lacks */
+    float ln_eps;           /* LayerNorm eps its config.json leaves out; 0: the naming's */
+    int act;                /* its activation (vit_act); -1: the naming's */
+} vit__arch;
+
+#define VIT__EVA "timm's Eva class: "
+#define VIT__ROPE "rotary position embeddings (RoPE) in every attention layer, which have no tensors"
+static const vit__arch vit__timm_archs[] = {
+    /* timm's Eva, Beit, VisionTransformerRelPos, VisionTransformerSAM,
+       NaFlexVit and hybrid classes, some under vit_ names */
+    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1},
+    {"eva02_*", NULL, NULL, "an EVA-02 (" VIT__EVA VIT__ROPE ", a SwiGLU MLP with a LayerNorm inside)", 0, -1},
+    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1},
+    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1},
+    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1},
+    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1},
+    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1},
+    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1},
+    {"beit3_*", NULL, NULL, "a BEiT-3 (timm's VisionTransformer with a LayerNorm inside the attention and the MLP)", 0,
+     -1},
+    {"beit*", NULL, NULL, "a BEiT (timm's Beit class: a relative position bias in every attention layer)", 0, -1},
+    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1},
+    {"samvit_*", NULL, NULL, "a SAM image encoder (timm's VisionTransformerSAM: windowed attention with relative "
+                             "positions, a convolutional neck)", 0, -1},
+    {"naflexvit_*", NULL, NULL, "a NaFlexViT (timm's NaFlexVit: variable-resolution patch sequences, the position "
+                                "embedding resampled per image)", 0, -1},
+    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
+    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
+    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
+    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
+    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1},
+    {"aimv2_*", NULL, NULL, "an AIMv2 (RmsNorm, a SwiGLU MLP of separate gate and value layers, a norm in the patch "
+                            "embedding)", 0, -1},
+    /* timm's VisionTransformer with blocks or norms vit.h does not have */
+    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1},
+    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1},
+    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1},
+    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1},
+    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1},
+    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1},
+    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1},
+    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1},
+    /* timm's VisionTransformer as vit.h runs it */
+    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU},
+    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1},
+    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
+    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
+    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
+    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
+    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
+    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1},
+    {"deit_*", NULL, "timm", "a DeiT", 0, -1},
+    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1},
+    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1},
+    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1}};
+
+/* transformers' model_type, then architectures[0] */
+static const vit__arch vit__hf_archs[] = {
+    {"dinov2*", "Dinov2ForImageClassification;Dinov2WithRegistersForImageClassification", NULL,
+     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1},
+    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1},
+    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1},
+    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1},
+    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1},
+    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1},
+    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1},
+    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1}};
+#undef VIT__EVA
+#undef VIT__ROPE
+
+/* 1 if s matches pattern p, where '*' matches any run of characters. */
+static int vit__glob(const char *p, const char *s) {
+    for (; *p && *p != '*'; p++, s++)
+        if (*p != *s) return 0;
+    if (!*p) return !*s;
+    for (;; s++) {
+        if (vit__glob(p + 1, s)) return 1;
+        if (!*s) return 0;
+    }
+}
+
+/* The row of timm's architecture name, or of transformers' model_type and
+   class (hf_arch, NULL when absent; any class when any_class); NULL when
+   no row matches. */
+static const vit__arch *vit__arch_find(int timm, const char *name, const char *hf_arch, int any_class) {
+    const vit__arch *t = timm ? vit__timm_archs : vit__hf_archs;
+    size_t i, n = timm ? sizeof vit__timm_archs / sizeof vit__timm_archs[0]
+                       : sizeof vit__hf_archs / sizeof vit__hf_archs[0];
+    for (i = 0; i < n; i++)
+        if (vit__glob(t[i].pattern, name) &&
+            (any_class || !t[i].classes || vit__in_list(t[i].classes, hf_arch ? hf_arch : "")))
+            return &t[i];
+    return NULL;
+}
+
+/* The config's architecture, checked: *out is its row (NULL when cj names
+   none), one vit.h runs, with a naming the file's tensors follow. */
+static vit_result vit__arch_check(const vit__cfg *cj, const char *naming, const char *src, const vit__arch **out) {
+    const vit__arch *a = NULL;
+    const char *key = cj->arch ? "timm architecture" : "transformers model_type";
+    const char *name = cj->arch ? cj->arch : cj->model_type;
+    *out = NULL;
+    if (cj->st.src && cj->bad_arg)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: model_args '%s' is %s: %s, which vit.h does not run", cj->st.src,
+                         cj->bad_arg->key, cj->bad_value, cj->bad_arg->what);
+    if (!cj->st.src || !name) return VIT_OK;
+    if (cj->arch && cj->model_type)
+        return vit__fail(VIT_ERR_FORMAT,
+                         "%s: names both a timm architecture ('%s') and a transformers model_type ('%s')", cj->st.src,
+                         cj->arch, cj->model_type);
+    a = vit__arch_find(cj->arch != NULL, name, cj->hf_arch, 0);
+    if (!a && cj->arch)
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "%s: timm architecture '%s' is not one vit.h knows: it runs timm's VisionTransformer models "
+                         "named vit_*_patch*, deit*, flexivit_* and eva_large_patch14_* (README.md lists them)",
+                         cj->st.src, name);
+    if (!a && !vit__arch_find(0, name, NULL, 1))
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "%s: transformers model_type '%s' is not one vit.h runs (it runs vit, dinov2, "
+                         "dinov2_with_registers, clip, clip_vision_model, siglip and siglip_vision_model)",
+                         cj->st.src, name);
+    if (!a)
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "%s: transformers architecture '%s' (model_type '%s') is not one vit.h runs", cj->st.src,
+                         cj->hf_arch ? cj->hf_arch : "", name);
+    if (!a->naming)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %s '%s'%s%s is %s: vit.h does not run it", cj->st.src, key, name,
+                         cj->hf_arch ? ", architecture " : "", cj->hf_arch ? cj->hf_arch : "", a->what);
+    if (strcmp(a->naming, naming))
+        return vit__fail(VIT_ERR_FORMAT, "%s: %s '%s' is %s in %s naming, but the tensors of %s follow %s naming",
+                         cj->st.src, key, name, a->what, a->naming, src, naming);
+    *out = a;
+    return VIT_OK;
+}
 
 /* Names, sizes and hyperparameters of a ViT file without vit.h metadata.
    c (config.json, if c->st.src) is read already. */
@@ -8743,6 +8987,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const vit__block_naming *bn;
     const vit__mlp_naming *mn;
     const vit__entry *e = NULL;
+    const vit__arch *arch;
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
     int32_t T, G, P, i, l, feat, H1 = 0, k;
@@ -8773,6 +9018,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
             "export with tools/export.py",
             src, st->e[0].name);
     }
+    if ((r = vit__arch_check(cj, nm->naming, src, &arch)) != VIT_OK) return r;
     m->kind = VIT_KIND_VIT;
     snprintf(m->naming, sizeof m->naming, "%s", nm->naming);
     bn = nm->block;
@@ -8896,16 +9142,32 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (c->representation_size > (1 << 20))
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s' is too large", src, n);
 
-    /* config.json's sizes must be the weights' */
+    /* config.json's sizes (transformers' keys, timm's model_args) must be
+       the weights': each is named with the tensor that says otherwise */
     if (cj->st.src) {
-        const struct { const char *key; int32_t said, found;
-        } chk[] = {{"hidden_size", cj->hidden, c->dim},        {"num_hidden_layers", cj->layers, c->depth},
-                   {"intermediate_size", cj->mlp, c->mlp_dim}, {"image_size", cj->image, c->image_size},
-                   {"patch_size", cj->patch, c->patch_size},   {"num_channels", cj->channels, c->in_channels}};
+        char conv[256], reg[256], end[300], mlp[300], pos[256];
+        const struct { const char *key; int32_t said, found; const char *from;
+        } chk[] = {{"hidden_size", cj->hidden ? cj->hidden : -1, c->dim, conv},
+                   {"num_hidden_layers", cj->layers ? cj->layers : -1, c->depth, end},
+                   {"intermediate_size", cj->mlp ? cj->mlp : -1, c->mlp_dim, mlp},
+                   {"image_size", cj->image ? cj->image : -1, c->image_size, pos},
+                   {"patch_size", cj->patch ? cj->patch : -1, c->patch_size, conv},
+                   {"num_channels", cj->channels ? cj->channels : -1, c->in_channels, conv},
+                   {"model_args.embed_dim", cj->embed_dim, c->dim, conv},
+                   {"model_args.depth", cj->depth, c->depth, end},
+                   {"model_args.reg_tokens", cj->reg_tokens, c->reg_tokens, reg}};
+        snprintf(conv, sizeof conv, "tensor '%s%s.weight'", L->pfx, nm->patch.conv);
+        snprintf(pos, sizeof pos, "tensor '%s%s'", L->pfx, nm->patch.pos);
+        snprintf(pre, sizeof pre, nm->block_fmt, 0);
+        snprintf(mlp, sizeof mlp, "tensor '%s%s%s%s.weight'", L->pfx, pre, bn->mlp, mn->fc2);
+        snprintf(pre, sizeof pre, nm->block_fmt, (int)c->depth);
+        snprintf(end, sizeof end, "the blocks end before tensor '%s%s%s.weight'", L->pfx, pre, bn->ln1);
+        snprintf(reg, sizeof reg, "tensor '%s%s'%s", L->pfx, nm->patch.reg ? nm->patch.reg : "register tokens",
+                 c->reg_tokens ? "" : " is absent");
         for (i = 0; i < (int32_t)(sizeof chk / sizeof chk[0]); i++)
-            if (chk[i].said && chk[i].said != chk[i].found)
-                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but %s's weights have %d", cj->st.src, chk[i].key,
-                                 (int)chk[i].said, src, (int)chk[i].found);
+            if (chk[i].said >= 0 && chk[i].said != chk[i].found)
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %d, but the weights have %d (%s of %s)", cj->st.src,
+                                 chk[i].key, (int)chk[i].said, (int)chk[i].found, chk[i].from, src);
     }
 
     /* heads: the caller's, config.json's, or the standard size's */
@@ -8930,19 +9192,11 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         return vit__fail(VIT_ERR_FORMAT, "%s: hidden size %d is not a multiple of %d heads (%s)", src, (int)c->dim,
                          (int)c->heads, heads_from);
 
-    /* LayerNorm eps and activation: config.json's, else what timm's
-       architecture name implies, else the library's default (SiLU for a
+    /* LayerNorm eps and activation: config.json's, else what its
+       architecture's row implies, else the naming's default (SiLU for a
        gated MLP) */
-    c->ln_eps = nm->ln_eps;
-    c->act = c->glu ? VIT_ACT_SILU : nm->act;
-    for (i = 0;
-         cj->arch && nm->pool_rule == VIT__POOL_TIMM && i < (int32_t)(sizeof vit__timm_arch / sizeof vit__timm_arch[0]);
-         i++)
-        if (strstr(cj->arch, vit__timm_arch[i].part)) {
-            c->ln_eps = vit__timm_arch[i].ln_eps;
-            if (vit__timm_arch[i].act >= 0) c->act = (vit_act)vit__timm_arch[i].act;
-            break;
-        }
+    c->ln_eps = arch && arch->ln_eps > 0.0f ? arch->ln_eps : nm->ln_eps;
+    c->act = c->glu ? VIT_ACT_SILU : arch && arch->act >= 0 ? (vit_act)arch->act : nm->act;
     if (cj->ln_eps > 0.0) c->ln_eps = (float)cj->ln_eps;
     if (cj->act && !c->glu) { /* a gated MLP is SwiGLU whatever the config's activation */
         int a = vit__act_of(cj->act);
@@ -8990,7 +9244,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (c->pool == VIT_POOL_CLS && c->dist_token) pool_name = "class and distillation tokens";
 
     if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
-    s = cj->arch && strcmp(cj->arch, variant) ? cj->arch : NULL;
+    s = cj->arch ? cj->arch : cj->hf_arch;
+    if (s && !strcmp(s, variant)) s = NULL;
     snprintf(L->inferred, sizeof L->inferred,
              "%s naming (%s%s%s), no vit.h metadata: %d heads (%s), LayerNorm eps %g, %s%s, pool: %s", m->naming,
              variant, s ? " " : "", s ? s : "", (int)c->heads, heads_from, (double)c->ln_eps, vit__act_name(c->act),

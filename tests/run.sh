@@ -335,6 +335,11 @@ step naming-fixtures-drift $PY tools/naming_reference.py --check
 # transformers 4.48.3 make and save them: the committed small cases are
 # what tools/families_reference.py writes today.
 step families-fixtures-drift $PY tools/families_reference.py --check
+# Every name in timm.list_models() and every transformers model_type against
+# vit.h's table of architectures: what vit.h runs is timm's VisionTransformer
+# with features it has, at timm's LayerNorm eps and activation; the rest is
+# refused by name.
+step timm-architectures $PY tools/arch_reference.py --vit build/native/vit
 naming_big() {
   if [ ! build/naming_big/MANIFEST -nt tools/naming_reference.py ] || [ ! build/naming_big/MANIFEST -nt tools/export.py ]; then
     rm -rf build/naming_big && $PY tools/naming_reference.py --big build/naming_big || return 1

@@ -5,7 +5,9 @@
    the library's logits, pooled features and tokens at batch 1 and 3, within
    1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
    MANIFEST gives a second size, the same at that size, the position
-   embedding resampled as the library does it.
+   embedding resampled as the library does it. Each model of REFUSED (real
+   timm models whose config.json names an architecture vit.h does not run)
+   is refused with its code and message.
    Usage: test_families [DIR [--cases-only]]   (default
    tests/fixtures/families; --cases-only for the full-size models that
    families_reference.py --big writes: batch 1, no PREP tests). */
@@ -311,6 +313,39 @@ static void test_family(const char *dir) {
     }
 }
 
+/* A REFUSED line's code. */
+static vit_result want_code(const char *code) {
+    return !strcmp(code, "UNSUPPORTED") ? VIT_ERR_UNSUPPORTED : !strcmp(code, "FORMAT") ? VIT_ERR_FORMAT : VIT_OK;
+}
+
+/* REFUSED: "NAME CODE | MESSAGE" a line; refuse/NAME/model.safetensors
+   must fail to load with that code and a message containing MESSAGE. */
+static void test_refused(const char *dir) {
+    char path[1024], line[1024], name[128], code[32], what[256];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/REFUSED", dir);
+    if (!(f = fopen(path, "r"))) {
+        expect(0, "REFUSED can be opened");
+        return;
+    }
+    while (fgets(line, sizeof line, f)) {
+        char *msg = strstr(line, " | ");
+        vit_model m;
+        vit_result r;
+        if (!msg || sscanf(line, "%127s %31s", name, code) != 2) continue;
+        msg += 3;
+        msg[strcspn(msg, "\n")] = 0;
+        snprintf(path, sizeof path, "%s/refuse/%s/model.safetensors", dir, name);
+        r = vit_model_load_file(&m, path);
+        if (r == VIT_OK) vit_model_free(&m);
+        snprintf(what, sizeof what, "%s: refused (%s)", name, code);
+        if (r != want_code(code) || !strstr(vit_last_error(), msg))
+            printf("  %s: got %s \"%s\"\n", name, vit_result_string(r), r == VIT_OK ? "" : vit_last_error());
+        expect(r == want_code(code) && strstr(vit_last_error(), msg) != NULL, what);
+    }
+    fclose(f);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures/families";
     cases_only = argc > 2 && !strcmp(argv[2], "--cases-only");
@@ -338,6 +373,7 @@ int main(int argc, char **argv) {
     fclose(f);
     if (!cases_only) {
         test_family(dir);
+        test_refused(dir);
         test_preprocess(dir);
         test_model_preprocess(dir);
     }

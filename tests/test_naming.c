@@ -261,6 +261,13 @@ static void test_hostile(const char *dir, const char *fixtures) {
         {"{\"num_attention_heads\": 5, \"model_args\": {\"fc_norm\": 1}}", VIT_ERR_FORMAT,
          "'fc_norm' is not true, false or null"},
         {"{\"num_attention_heads\": 5, \"global_pool\": \"avg\"}", VIT_ERR_FORMAT, "global_pool is a timm setting"},
+        {"{\"num_attention_heads\": 5, \"model_args\": {\"final_norm\": 3}}", VIT_ERR_FORMAT,
+         "model_args 'final_norm' is not true, false, null or a string"},
+        {"{\"num_attention_heads\": 5, \"model_args\": {\"final_norm\": false}}", VIT_ERR_UNSUPPORTED,
+         "model_args 'final_norm' is false: no final LayerNorm, which vit.h does not run"},
+        {"{\"num_attention_heads\": 5, \"model_args\": {\"norm_layer\": \"rmsnorm\", \"final_norm\": false}}",
+         VIT_ERR_UNSUPPORTED, "model_args 'norm_layer' is rmsnorm: another norm than LayerNorm"},
+        {"{\"num_attention_heads\": 5, \"model_args\": {\"final_norm\": true, \"reg_tokens\": null}}", VIT_OK, NULL},
         {"{\"num_attention_heads\": 5, \"pretrained_cfg\": {\"mean\": [1, 2, 3, 4]}}", VIT_ERR_FORMAT,
          "'mean' is not a number or a list of up to 3"},
         {"{\"num_attention_heads\": 5, \"num_channels\": 1}", VIT_ERR_FORMAT, "'num_channels' is 1, but"},
@@ -414,12 +421,111 @@ static void test_meta(const char *dir) {
     vit_model_free(&m);
 }
 
+/* A load that succeeded: right when ok, else a failure that shows what was inferred. */
+static void loaded(int ok, const char *what, const char *inferred) {
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    printf("FAIL %s: loaded (%s)\n", what, inferred);
+}
+
+/* One name for each row of vit.h's table of timm architectures, in its
+   order, on a timm-named file (bad/no_heads: hidden 12, 2 heads given in
+   model_args): the names vit.h runs with their LayerNorm eps and
+   activation, the rest refused with what they are. Then transformers'
+   model_type and architectures on hf_cls. */
+static void test_archs(const char *dir) {
+    static const struct { const char *name, *needle; int runs;
+    } timm[] = {
+        {"vit_pe_core_tiny_patch16_384", "is a Perception Encoder (timm's Eva class: rotary position embeddings", 0},
+        {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary", 0},
+        {"eva_large_patch14_196", "eps 1e-06, gelu, pool", 1},
+        {"eva_giant_patch14_224", "is an EVA (timm's Eva class: q and v biases without a k bias)", 0},
+        {"vit_base_patch16_rope_224", "is a ViT with rotary position embeddings", 0},
+        {"vit_base_patch16_dinov3", "is a DINOv3", 0},
+        {"vit_base_patch16_sapiens2", "is a Sapiens2", 0},
+        {"vit_base_patch16_lingbot", "is a LingBot-Vision ViT", 0},
+        {"beit3_base_patch16_224", "is a BEiT-3", 0},
+        {"beitv2_base_patch16_224", "is a BEiT (timm's Beit class", 0},
+        {"vit_relpos_base_patch16_224", "is a ViT with relative positions", 0},
+        {"samvit_base_patch16", "is a SAM image encoder", 0},
+        {"naflexvit_base_patch16_gap", "is a NaFlexViT", 0},
+        {"vit_small_r26_s32_224", "is a hybrid ViT (a ResNet stem", 0},
+        {"vit_base_r50_s16_384", "is a hybrid ViT (a ResNet stem", 0},
+        {"vit_base_resnet50d_224", "is a hybrid ViT (a ResNet stem", 0},
+        {"vit_tiny_r_s16_p8_224", "is a hybrid ViT (a ResNet stem", 0},
+        {"vit_base_mci_224", "is a hybrid ViT (a MobileCLIP", 0},
+        {"aimv2_large_patch14_224", "is an AIMv2", 0},
+        {"vit_base_patch16_xp_224", "(timm's ParallelScalingBlock) and RmsNorm", 0},
+        {"vit_pwee_patch16_reg1_gap_256", "(timm's ParallelScalingBlock):", 0},
+        {"vit_base_patch16_18x2_224", "(timm's ParallelThingsBlock)", 0},
+        {"vit_base_patch16_rpn_224", "(timm's ResPostBlock)", 0},
+        {"vit_dpwee_patch16_reg1_gap_256", "parallel blocks with differential attention", 0},
+        {"vit_dwee_patch16_reg1_gap_256", "differential attention (timm's attn_layer='diff')", 0},
+        {"vit_base_patch16_radio_v3", "is a RADIO ViT", 0},
+        {"vit_intern300m_patch14_448", "is an InternViT", 0},
+        {"vit_base_patch16_clip_quickgelu_224", "eps 1e-05, quick_gelu, pool", 1},
+        {"vit_base_patch16_clip_224", "eps 1e-05, gelu, pool", 1},
+        {"vit_so400m_patch16_siglip_256", "eps 1e-06, gelu_tanh, pool", 1},
+        {"vit_giantopt_patch16_siglip_384", "eps 1e-06, gelu_tanh, pool", 1},
+        {"vit_base_patch32_siglip_256", "eps 1e-06, gelu_tanh, pool", 1},
+        {"vit_large_patch16_siglip_512", "eps 1e-06, gelu_tanh, pool", 1},
+        {"vit_large_patch16_siglip_gap_512", "eps 1e-06, gelu_tanh, pool", 1},
+        {"vit_base_patch16_siglip_224", "eps 1e-06, gelu, pool", 1},
+        {"deit_tiny_distilled_patch16_224", "eps 1e-06, gelu, pool", 1},
+        {"deit3_small_patch16_224", "eps 1e-06, gelu, pool", 1},
+        {"flexivit_small", "eps 1e-06, gelu, pool", 1},
+        {"vit_base_patch16_224", "eps 1e-06, gelu, pool", 1},
+        {"test_vit", "timm architecture 'test_vit' is not one vit.h knows", 0}};
+    static const struct { const char *json, *needle; int runs;
+    } hf[] = {
+        {"{\"model_type\": \"vit\", \"num_attention_heads\": 5}", "transformers naming (ViTForImageClassification)", 1},
+        {"{\"model_type\": \"vit\", \"architectures\": [\"ViTModel\"], \"num_attention_heads\": 5}", " ViTModel)", 1},
+        {"{\"model_type\": \"vit_mae\", \"num_attention_heads\": 5}", "model_type 'vit_mae' is not one vit.h runs", 0},
+        {"{\"model_type\": \"siglip_vision_model\", \"num_attention_heads\": 5}",
+         "is SigLIP's image tower in hf_siglip naming, but the tensors of", 0},
+        {"{\"model_type\": \"siglip\", \"architectures\": [\"SiglipForImageClassification\"]}",
+         "transformers architecture 'SiglipForImageClassification' (model_type 'siglip') is not one vit.h runs", 0},
+        {"{\"model_type\": \"vit\", \"architecture\": \"vit_base_patch16_224\"}",
+         "names both a timm architecture ('vit_base_patch16_224') and a transformers model_type ('vit')", 0}};
+    char path[1024], json[256];
+    vit_model m;
+    vit_load_opts o;
+    vit_result r;
+    size_t i;
+    memset(&o, 0, sizeof o);
+    snprintf(path, sizeof path, "%s/bad/no_heads/model.safetensors", dir);
+    for (i = 0; i < sizeof timm / sizeof timm[0]; i++) {
+        snprintf(json, sizeof json, "{\"architecture\": \"%s\", \"model_args\": {\"num_heads\": 2}}", timm[i].name);
+        o.config_text = json;
+        o.config_size = strlen(json);
+        r = vit_model_load_file_ex(&m, path, &o);
+        if (r == VIT_OK) {
+            loaded(timm[i].runs && strstr(m.inferred, timm[i].needle), timm[i].name, m.inferred);
+            vit_model_free(&m);
+        } else expect_err(r, timm[i].runs ? VIT_OK : VIT_ERR_UNSUPPORTED, timm[i].needle, timm[i].name);
+    }
+    snprintf(path, sizeof path, "%s/hf_cls/model.safetensors", dir);
+    for (i = 0; i < sizeof hf / sizeof hf[0]; i++) {
+        o.config_text = hf[i].json;
+        o.config_size = strlen(hf[i].json);
+        r = vit_model_load_file_ex(&m, path, &o);
+        if (r == VIT_OK) {
+            loaded(hf[i].runs && strstr(m.inferred, hf[i].needle), hf[i].json, m.inferred);
+            vit_model_free(&m);
+        } else expect_err(r, hf[i].runs ? VIT_OK : r, hf[i].needle, hf[i].json);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures/naming";
     vit_set_log(on_log, NULL);
     run_manifest(dir);
     if (argc <= 2 || strcmp(argv[2], "--cases-only")) {
         test_hostile(dir, argc > 2 ? argv[2] : "tests/fixtures");
+        test_archs(dir);
         test_meta(dir);
     }
     printf("test_naming: %d passed, %d failed\n", passed, failed);

@@ -1147,13 +1147,17 @@ def hf_config(model, classification=True, labels=None):
 
 
 def timm_config(model, global_pool="token", labels=None, mean=None, std=None, crop_pct=None):
-    """timm's hub config.json for a renamed torchvision ViT: global_pool, num_heads in model_args, labels, preprocessing."""
+    """timm's hub config.json for a renamed torchvision ViT: global_pool, num_heads in model_args, labels, preprocessing.
+    The architecture is timm's plain ViT-B/16 (LayerNorm eps 1e-6, GELU, as torchvision's), its sizes in model_args:
+    vit.h takes the architecture as the authority on what the model computes."""
     layers, head, _ = _tv_parts(model)
     pretrained = {"input_size": [3, model.image_size, model.image_size], "num_classes": head.out_features if head else 0}
     pretrained.update({k: v for k, v in (("mean", mean), ("std", std), ("crop_pct", crop_pct)) if v is not None})
-    config = {"architecture": "vit_custom", "num_classes": pretrained["num_classes"], "num_features": model.hidden_dim,
-              "global_pool": global_pool, "model_args": {"embed_dim": model.hidden_dim, "depth": len(layers),
-                                                         "num_heads": layers[0].num_heads, "global_pool": global_pool},
+    config = {"architecture": "vit_base_patch16_224", "num_classes": pretrained["num_classes"],
+              "num_features": model.hidden_dim, "global_pool": global_pool,
+              "model_args": {"img_size": model.image_size, "patch_size": model.patch_size,
+                             "embed_dim": model.hidden_dim, "depth": len(layers), "num_heads": layers[0].num_heads,
+                             "mlp_ratio": model.mlp_dim / model.hidden_dim, "global_pool": global_pool},
               "pretrained_cfg": pretrained}
     if labels:
         config["label_names"] = list(labels)

@@ -4,8 +4,8 @@
 
 Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
 without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
-tower of a whole CLIPModel file), SigLIP, DeiT distilled, qk-norm and a ViT
-without a class token, each built by timm.create_model or transformers'
+tower of a whole CLIPModel file), SigLIP and SigLIP 2, DeiT distilled,
+qk-norm and a ViT without a class token, each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -15,7 +15,9 @@ pooler_output) and every token (timm's forward_features, transformers'
 last_hidden_state). NAME.pix.npy is a photo prepared as the library
 does for that model (timm's eval transform from its pretrained_cfg;
 transformers' image processor, saved beside as preprocessor_config.json).
-tests/test_families.c checks vit.h against them.
+tests/test_families.c checks vit.h against them. refuse/NAME/ holds real
+timm models (made small) that vit.h must refuse by the architecture their
+config.json names (REFUSED: the code and message).
 
 --check regenerates into a temporary folder and compares (arrays within
 1e-5 of max(1, |ref|), the other files byte for byte); --big writes the
@@ -105,6 +107,8 @@ CASES = {
     "clip": ("timm", _timm("vit_base_patch16_clip_224", img_size=32, num_classes=6, **SMALL), 32),
     "clip_quickgelu": ("timm", _timm("vit_base_patch16_clip_quickgelu_224", img_size=32, num_classes=6, **SMALL), 32),
     "siglip": ("timm", _timm("vit_base_patch16_siglip_224", img_size=48, num_classes=5, **SMALL), 48),
+    # SigLIP 2's towers: gelu_tanh, which only the architecture's name says (timm's config.json leaves act_layer out)
+    "siglip2": ("timm", _timm("vit_base_patch32_siglip_256", img_size=64, num_classes=3, **SMALL), 64),
     "deit_distilled": ("timm", _timm("deit_tiny_distilled_patch16_224", img_size=32, num_classes=7, **SMALL), 32),
     "qk_norm": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, qk_norm=True, **SMALL), 32),
     "no_cls_avg": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, class_token=False, global_pool="avg", **SMALL), 32),
@@ -120,6 +124,16 @@ CASES = {
                                vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
     "hf_siglip_full": ("hf", _hf("SiglipModel", "SiglipConfig", text_config=TEXT,
                                  vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
+}
+# Real timm models vit.h must refuse by their config.json's architecture:
+# what they compute differently has no tensors, so their files look like
+# ones vit.h runs. name -> (builder, the refusal's code, a substring of its
+# message); written under refuse/NAME/ and listed in REFUSED.
+REFUSE = {
+    "pe_core": (_timm("vit_pe_core_tiny_patch16_384", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
+                "UNSUPPORTED", "timm architecture 'vit_pe_core_tiny_patch16_384' is a Perception Encoder (timm's Eva "
+                "class: rotary position embeddings (RoPE) in every attention layer, which have no tensors): vit.h "
+                "does not run it"),
 }
 BIG = {
     "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
@@ -268,9 +282,22 @@ def write_prep(out, cases):
         f.writelines(lines)
 
 
+def write_refusals(out):
+    """refuse/NAME/: each REFUSE model as timm saves it for the hub; REFUSED: NAME CODE | MESSAGE per line."""
+    lines = []
+    for name, (build, code, message) in REFUSE.items():
+        torch.manual_seed(0)
+        _save_model("timm", randomize(build(), _seed(name)), os.path.join(out, "refuse", name))
+        lines.append(f"{name} {code} | {message}\n")
+    with open(os.path.join(out, "REFUSED"), "w") as f:
+        f.writelines(lines)
+
+
 def generate(out, cases):
     os.makedirs(out, exist_ok=True)
     write_prep(out, cases)
+    if cases is CASES:
+        write_refusals(out)
     # the full-size models at batch 1 only: their weights are what is at stake, not the batching
     names = [write_case(out, name, spec, (1, 3) if cases is CASES else (1,)) for name, spec in cases.items()]
     with open(os.path.join(out, "MANIFEST"), "w") as f:

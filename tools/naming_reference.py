@@ -435,7 +435,7 @@ def generate(out):
     # timm, avg pool with fc_norm; timm's hub config.json: heads, global_pool, synset labels and their descriptions.
     m = _randomize(TimmViT(20, 5, 3, 5, 32, 2, 4, 40, global_pool="avg").eval(), _seed("timm_avg"))
     fx.case("timm_avg", m, _timm_sd(m), (3, 3, 20, 20),
-            config={"architecture": "vit_tiny_test", "num_classes": 5, "num_features": 32, "global_pool": "avg",
+            config={"architecture": "vit_tiny_patch16_224", "num_classes": 5, "num_features": 32, "global_pool": "avg",
                     "model_args": {"num_heads": 4, "global_pool": "avg"}, "label_names": SYNSETS5,
                     "label_descriptions": dict(zip(SYNSETS5[:4], LABELS5[:4])),
                     "pretrained_cfg": {"mean": [0.5, 0.5, 0.5], "std": [0.5, 0.5, 0.5], "crop_pct": 0.9}},
@@ -444,7 +444,7 @@ def generate(out):
     # timm, avg pool without fc_norm: norm on every token, then the mean; one input channel.
     m = _randomize(TimmViT(16, 4, 1, 3, 24, 1, 2, 20, global_pool="avg", fc_norm=False).eval(), _seed("timm_avg_norm"))
     fx.case("timm_avg_norm", m, _timm_sd(m), (2, 1, 16, 16),
-            config={"architecture": "vit_test", "model_args": {"num_heads": 2, "global_pool": "avg", "fc_norm": False}},
+            config={"architecture": "vit_small_patch16_224", "model_args": {"num_heads": 2, "global_pool": "avg", "fc_norm": False}},
             info=["norm, then the mean of the patch tokens"])
     # transformers ViTForImageClassification, eps 1e-12 from config.json, id2label with commas and escapes, F16.
     cfg = {"hidden_size": 30, "num_hidden_layers": 2, "num_attention_heads": 5, "intermediate_size": 44,
@@ -515,6 +515,24 @@ def generate(out):
               "tensor 'patch_embed.proj.weight' has shape [12,3,8,4], expected (hidden, in_channels, P, P)", "heads=2")
     fx.refuse("map_pool", sd, None, "MISSING", "global_pool 'map', but the file has no tensor 'attn_pool.latent'",
               config={"global_pool": "map", "model_args": {"num_heads": 2}})
+    # timm's model_args against the tensors, as transformers' sizes are: each contradiction names the key and the
+    # tensor; and the architecture as the authority: a name vit.h does not know, or knows and does not run, or runs
+    # in another naming than the file's.
+    tcfg = {"architecture": "vit_tiny_patch16_224", "model_args": {"num_heads": 2}}
+    fx.refuse("timm_depth", sd, None, "FORMAT", "'model_args.depth' is 3, but the weights have 2 (the blocks end before "
+              "tensor 'blocks.2.norm1.weight'", config=dict(tcfg, model_args={"num_heads": 2, "depth": 3}))
+    fx.refuse("timm_embed_dim", sd, None, "FORMAT", "'model_args.embed_dim' is 16, but the weights have 12 (tensor "
+              "'patch_embed.proj.weight'", config=dict(tcfg, model_args={"num_heads": 2, "embed_dim": 16}))
+    fx.refuse("timm_reg_tokens", sd, None, "FORMAT", "'model_args.reg_tokens' is 4, but the weights have 0 (tensor "
+              "'reg_token' is absent", config=dict(tcfg, model_args={"num_heads": 2, "reg_tokens": 4}))
+    fx.refuse("timm_pool_include_prefix", sd, None, "UNSUPPORTED", "model_args 'pool_include_prefix' is true: a pool over "
+              "the prefix tokens too, which vit.h does not run", config=dict(tcfg, model_args={
+                  "num_heads": 2, "global_pool": "avg", "pool_include_prefix": True}))
+    fx.refuse("timm_arch_unknown", sd, None, "UNSUPPORTED", "timm architecture 'vit_unknown_224' is not one vit.h knows",
+              config=dict(tcfg, architecture="vit_unknown_224"))
+    fx.refuse("timm_arch_eva02", sd, None, "UNSUPPORTED", "timm architecture 'eva02_tiny_patch14_224' is an EVA-02 "
+              "(timm's Eva class: rotary position embeddings (RoPE) in every attention layer, which have no tensors, a "
+              "SwiGLU MLP with a LayerNorm inside): vit.h does not run it", config=dict(tcfg, architecture="eva02_tiny_patch14_224"))
     hf = _randomize(HFViTForImageClassification({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
                                                  "intermediate_size": 8, "image_size": 8, "patch_size": 4,
                                                  "id2label": {"0": "a", "1": "b"}}).eval(), _seed("bad_hf"))
@@ -533,6 +551,16 @@ def generate(out):
                                                        "vit.pooler.dense.bias": torch.zeros(8)}), {"format": "pt"}, "FORMAT",
               "unexpected tensor 'vit.pooler.dense.weight' for a vit model with naming 'transformers'; the naming has "
               "no place for a pooler beside a classifier", config=hcfg)
+    fx.refuse("hf_model_type", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers model_type 'beit' is not one vit.h "
+              "runs", config=dict(hcfg, model_type="beit", architectures=["BeitForImageClassification"]))
+    fx.refuse("hf_vit_mim", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers architecture 'ViTForMaskedImageModeling' "
+              "(model_type 'vit') is not one vit.h runs", config=dict(hcfg, architectures=["ViTForMaskedImageModeling"]))
+    fx.refuse("hf_dinov2_classifier", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers model_type 'dinov2', "
+              "architecture Dinov2ForImageClassification is a DINOv2 classifier (its head reads the class token and the "
+              "mean of the patch tokens side by side): vit.h does not run it",
+              config=dict(hcfg, model_type="dinov2", architectures=["Dinov2ForImageClassification"]))
+    fx.refuse("hf_timm_arch", hsd, {"format": "pt"}, "FORMAT", "timm architecture 'vit_base_patch16_224' is a ViT in timm "
+              "naming, but the tensors of", config={"architecture": "vit_base_patch16_224"})
     fx.refuse("hf_config_not_json", hsd, {"format": "pt"}, "FORMAT", "config.json: bad JSON", config=None)
     with open(os.path.join(out, "bad", "hf_config_not_json", "config.json"), "w") as f:
         f.write('{"num_attention_heads": 2, "id2label": {"0": "a" "1": "b"}}\n')

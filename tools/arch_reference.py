@@ -1,0 +1,189 @@
+"""Every timm model name against vit.h's table of architectures: the check that vit.h runs exactly what it accepts.
+
+    build/venv/bin/python tools/arch_reference.py [--vit build/native/vit] [--list]
+
+A timm config.json's "architecture" is the authority on what a checkpoint
+computes (vit.h's vit__timm_archs). For each name in timm.list_models()
+this asks vit.h (`vit info` on a small timm-named file, with a config.json
+naming it) whether it runs the name, and checks the answer against timm's
+own source:
+
+- a name from any module but vision_transformer.py and deit.py (timm's
+  VisionTransformer class) is refused, by name, with what vit.h lacks;
+- a name vit.h accepts is one whose entrypoint asks _create_vision_transformer
+  (or _create_deit) only for features vit.h runs: timm's Block, Attention
+  and Mlp (or the packed SwiGLU of DINOv2-giant), a learned position
+  embedding, a final LayerNorm, LayerNorm (any eps) and a pool vit.h has
+  (token, avg, map); the LayerNorm eps and activation vit.h reports must
+  be the entrypoint's.
+
+vit.h may refuse a supported name (the table is conservative). Then every
+transformers model_type (CONFIG_MAPPING_NAMES) on a transformers ViT file:
+vit.h runs 'vit', refuses the other six it knows as another naming than
+the file's, and refuses every other model_type by name. --list prints
+every name with its verdict. Exit 1 on any disagreement.
+"""
+
+import argparse
+import functools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+# a timm-named ViT (hidden 12, 2 blocks, 2 heads), no config of its own
+MODEL = os.path.join(ROOT, "tests", "fixtures", "naming", "bad", "no_heads", "model.safetensors")
+# a transformers ViTForImageClassification (hidden 30, 5 heads)
+HF_MODEL = os.path.join(ROOT, "tests", "fixtures", "naming", "hf_cls", "model.safetensors")
+# the model_types vit.h runs (vit__hf_archs), each in its own naming
+HF_RUNS = ("vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model", "siglip", "siglip_vision_model")
+VIT_MODULES = ("vision_transformer", "deit")
+
+
+def timm_entrypoint_args():
+    """{name: (module, kwargs or None)}: each timm model's module, and for timm's VisionTransformer the arguments its
+    entrypoint gives the class (captured, no model built)."""
+    import logging
+    import warnings
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+    import timm
+    import timm.models.deit as D
+    import timm.models.vision_transformer as V
+    from timm.models import _registry as R
+
+    class Captured(Exception):
+        pass
+
+    got = {}
+
+    def capture(variant, pretrained=False, distilled=False, **kw):
+        got[variant] = kw
+        raise Captured
+
+    saved = V._create_vision_transformer, D._create_deit
+    V._create_vision_transformer, D._create_deit = capture, capture
+    out = {}
+    try:
+        for name in timm.list_models():
+            module = R._model_to_module[name]
+            if module in VIT_MODULES:
+                try:
+                    R.model_entrypoint(name)(pretrained=False)
+                except Captured:
+                    pass
+            out[name] = (module, got.get(name))
+    finally:
+        V._create_vision_transformer, D._create_deit = saved
+    return out
+
+
+def supported(kw):
+    """(what vit.h lacks for these VisionTransformer arguments (empty: nothing), LayerNorm eps, activation)."""
+    import torch.nn as nn
+    import timm.layers as L
+    import timm.models.vision_transformer as V
+    lacks, eps, glu = [], 1e-6, False
+    g = kw.get
+    if g("block_fn") not in (None, V.Block):
+        lacks.append(f"block_fn {g('block_fn').__name__}")
+    if g("attn_layer") is not None:
+        lacks.append(f"attn_layer {g('attn_layer')}")
+    mlp = g("mlp_layer")
+    if mlp is not None:  # SwiGLUPacked: GluMlp with the gate first, as DINOv2-giant
+        glu = isinstance(mlp, functools.partial) and mlp.func is L.GluMlp and mlp.keywords.get("gate_last") is False
+        if not glu:
+            lacks.append(f"mlp_layer {mlp}")
+    for k in ("scale_attn_norm", "scale_mlp_norm", "pool_include_prefix", "dynamic_img_pad"):
+        if g(k):
+            lacks.append(k)
+    for k in ("proj_bias", "final_norm"):
+        if g(k) is False:
+            lacks.append(f"{k}=False")
+    if g("embed_norm_layer") is not None:
+        lacks.append("embed_norm_layer")
+    if g("embed_layer") is not None:
+        lacks.append("embed_layer")
+    if g("pos_embed", "learn") != "learn":
+        lacks.append(f"pos_embed {g('pos_embed')}")
+    if g("global_pool", "token") not in ("token", "avg", "map"):
+        lacks.append(f"global_pool {g('global_pool')}")
+    norm = g("norm_layer")
+    if norm is not None:
+        if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
+            eps = norm.keywords["eps"]
+        else:
+            lacks.append(f"norm_layer {norm}")
+    act = {None: "gelu", "gelu": "gelu", "gelu_tanh": "gelu_tanh", "quick_gelu": "quick_gelu", "silu": "silu",
+           nn.SiLU: "silu", nn.GELU: "gelu"}.get(g("act_layer"), None)
+    if act is None:
+        lacks.append(f"act_layer {g('act_layer')}")
+    for k in ("img_size", "patch_size"):
+        v = g(k)
+        if isinstance(v, (tuple, list)) and v[0] != v[1]:
+            lacks.append(f"{k} not square")
+    return lacks, eps, "silu (gated)" if glu else act
+
+
+def vit_verdict(vit, name, tmp, hf=False):
+    """(accepted, what vit info said: the inferred line, or the refusal)."""
+    cfg = os.path.join(tmp, "config.json")
+    with open(cfg, "w") as f:
+        json.dump({"model_type": name, "num_attention_heads": 5} if hf else
+                  {"architecture": name, "model_args": {"num_heads": 2}}, f)
+    p = subprocess.run([vit, "info", HF_MODEL if hf else MODEL, "--config", cfg], capture_output=True, text=True)
+    if p.returncode == 0:
+        return True, p.stdout.splitlines()[1].strip()
+    return False, p.stderr.strip()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vit", default=os.path.join(ROOT, "build", "native", "vit"))
+    parser.add_argument("--list", action="store_true", help="print every name with vit.h's verdict")
+    args = parser.parse_args(argv)
+    names = timm_entrypoint_args()
+    problems, accepted, missed = [], 0, []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (module, kw) in sorted(names.items()):
+            ok, said = vit_verdict(args.vit, name, tmp)
+            if args.list:
+                print(f"{'runs   ' if ok else 'refuses'} {module:28} {name}: {said}")
+            if not ok:
+                if f"timm architecture '{name}' is" not in said:
+                    problems.append(f"{name}: refused, but not by its architecture: {said}")
+                elif module in VIT_MODULES and kw is not None and not supported(kw)[0]:
+                    missed.append(name)
+                continue
+            accepted += 1
+            if module not in VIT_MODULES or kw is None:
+                problems.append(f"{name}: timm's {module}.py, not its VisionTransformer, and vit.h runs it")
+                continue
+            lacks, eps, act = supported(kw)
+            if lacks:
+                problems.append(f"{name}: vit.h runs it, but it has {', '.join(lacks)}")
+            if f"LayerNorm eps {eps:g}," not in said:
+                problems.append(f"{name}: LayerNorm eps {eps:g} in timm, vit.h says: {said}")
+            if act != "silu (gated)" and f", {act}, pool" not in said:
+                problems.append(f"{name}: activation {act} in timm, vit.h says: {said}")
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+        for mt in sorted(CONFIG_MAPPING_NAMES):
+            ok, said = vit_verdict(args.vit, mt, tmp, hf=True)
+            if args.list:
+                print(f"{'runs   ' if ok else 'refuses'} {'transformers':28} {mt}: {said}")
+            want = (f"transformers model_type '{mt}' is" if mt not in HF_RUNS else
+                    None if mt == "vit" else "naming, but the tensors of")
+            if ok != (want is None) or (want and want not in said):
+                problems.append(f"transformers model_type {mt}: {said}")
+    print(*problems, sep="\n")
+    print(f"timm {len(names)} names: vit.h runs {accepted}, refuses {len(names) - accepted}"
+          f" ({len(missed)} of them VisionTransformer names it could run: {' '.join(missed) or 'none'})"
+          f"; transformers {len(CONFIG_MAPPING_NAMES)} model types: runs vit, refuses the rest; {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
