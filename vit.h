@@ -681,6 +681,24 @@ typedef struct vit_forward_opts {
                            tensors). Valid until the arena is rewound */
 } vit_forward_opts;
 
+/* A reverse pass (vit_model_reverse) of a ViT: the gradient of target =
+   sum(out * seed), out being what vit_model_forward gives. The [out]
+   tables the caller passes (each NULL or of the length given) receive
+   tensors from the activation arena, valid until it is rewound. */
+typedef struct vit_reverse {
+    const vit_tensor *seed;  /* (B, W): d target / d out, W out's width: a one-hot row for a class's
+                                logit, or any vector (a features-only model's direction) */
+    int32_t features;        /* 1: out is the representation (B, C), as vit_forward_opts.features */
+    vit_tensor out;          /* [out] (B, W): the forward's output */
+    vit_tensor *attn;        /* [out] depth tensors (B, NH, T, T): each block's probabilities */
+    vit_tensor *grad_attn;   /* [out] depth tensors (B, NH, T, T): d target / d probabilities */
+    vit_tensor *tokens;      /* [out] depth + 1 tensors (B, T, C): block 0's input (after the patch
+                                embedding, prefix tokens, position embedding and CLIP's LayerNorm),
+                                then each block's output */
+    vit_tensor *grad_tokens; /* [out] depth + 1 tensors (B, T, C): d target / d tokens */
+    vit_tensor *grad_input;  /* [out] one tensor (B, in_channels, H, W): d target / d x */
+} vit_reverse;
+
 /* Options for loading; all zero means the defaults. Only a ViT file without
    vit.h metadata (a timm, transformers or torchvision checkpoint) reads a
    config.json or needs `heads`; labels apply to any ViT classifier. */
@@ -860,6 +878,45 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
 VITDEF void vit_k_outlook_ref(float *y, float *att, const float *logits, const float *v, int B, int H, int W,
                               const vit_outlook_params *p);
 
+/* Reverse-pass kernels (vit_model_reverse): each takes the gradient dy of
+   a forward kernel's output and gives the gradient of its input (never of
+   its weights: explanations need only the activations'). */
+/* LayerNorm (vit_k_layernorm) reversed: dx (rows, C) += the gradient
+   through LayerNorm(x) with weight w, given dy; it accumulates, since
+   every LayerNorm of a ViT sits on a residual. */
+VITDEF void vit_k_layernorm_back(float *dx, const float *x, const float *w, const float *dy, int rows, int C,
+                                 float eps);
+VITDEF void vit_k_layernorm_back_ref(float *dx, const float *x, const float *w, const float *dy, int rows, int C,
+                                     float eps);
+/* dx (n) = dy * act'(x), x the activation's input; dx may alias dy. */
+VITDEF void vit_k_act_back(float *dx, const float *x, const float *dy, int n, vit_act act);
+VITDEF void vit_k_act_back_ref(float *dx, const float *x, const float *dy, int n, vit_act act);
+/* vit_k_glu reversed: dx (rows, 2H) from its input x (rows, 2H) and dy
+   (rows, H): the gate's half dy * x[H:] * act'(x[:H]), the values' dy *
+   act(x[:H]). */
+VITDEF void vit_k_glu_back(float *dx, const float *x, const float *dy, int rows, int H, vit_act act);
+VITDEF void vit_k_glu_back_ref(float *dx, const float *x, const float *dy, int rows, int H, vit_act act);
+/* Row softmax reversed: dx (rows, n) = y * (dy - sum(y dy)) from the
+   softmax's output y; dx may alias dy. */
+VITDEF void vit_k_softmax_back(float *dx, const float *y, const float *dy, int rows, int n);
+VITDEF void vit_k_softmax_back_ref(float *dx, const float *y, const float *dy, int rows, int n);
+/* vit_k_attention reversed, sizes in s: from dout (B, N, NH*HS), the
+   forward's q, k, v (B, N, ld) and probabilities att (B, NH, N, N), the
+   gradients dq, dk, dv (B, N, ld; head h in its columns [h*HS, (h+1)*HS),
+   the other columns untouched) and, unless datt is NULL, datt (B, NH, N,
+   N) = the gradient with respect to att. The fast version needs scratch of
+   B*NH*(N*N + 3*HS*N) floats. */
+VITDEF void vit_k_attention_back(float *dq, float *dk, float *dv, float *datt, float *scratch, const float *dout,
+                                 const float *q, const float *k, const float *v, const float *att,
+                                 const vit_attn_shape *s);
+VITDEF void vit_k_attention_back_ref(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
+                                     const float *k, const float *v, const float *att, const vit_attn_shape *s);
+/* vit_k_patch_conv reversed: dx (B, C, H, W) from dy (B, (H/P)*(W/P), D)
+   and w (D, C, P, P); pixels past the last whole patch get 0. The fast
+   version needs cols: scratch of B*(H/P)*(W/P)*C*P*P floats. */
+VITDEF void vit_k_patch_conv_back(float *dx, float *cols, const float *dy, const float *w, const vit_patch_shape *sh);
+VITDEF void vit_k_patch_conv_back_ref(float *dx, const float *dy, const float *w, const vit_patch_shape *sh);
+
 /* ---- modules ---- */
 /* Each takes its output (and scratch) from arena a, checks shapes and
    params first, and with a counting arena only sizes itself. Each returns
@@ -993,6 +1050,21 @@ typedef enum vit_pos_resize { VIT_POS_AUTO = 0, VIT_POS_TORCHVISION, VIT_POS_TIM
    the way `how` says (vit_model_set_image_size: VIT_POS_AUTO). */
 VITDEF vit_result vit_model_set_image_size(vit_model *m, int32_t image_size);
 VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, vit_pos_resize how);
+/* The reverse pass of a ViT with F32 weights on x (B, in_channels, H, W):
+   a forward that keeps what the chain rule reads, then the gradient of
+   sum(out * rv->seed) back through the head, pool, final LayerNorm, every
+   block and the patch embedding, into rv's tables. Attention maps for a
+   class come from it (vit_explain). VIT_ERR_SHAPE for a seed that is not
+   (B, W); VIT_ERR_UNSUPPORTED for another kind, or BF16/I8 weights (the
+   gradient of a quantised forward is not an F32 reverse pass's);
+   VIT_ERR_NONFINITE for NaN or Inf in x or the seed. On failure act is
+   rewound and rv is untouched. */
+VITDEF vit_result vit_model_reverse(const vit_model *m, vit_arena *act, const vit_tensor *x, vit_reverse *rv);
+/* Bytes an activation arena needs for vit_model_reverse with rv's
+   requests (rv's tables are not written): the kept activations, its
+   scratch and the outputs. */
+VITDEF vit_result vit_model_reverse_memory(const vit_model *m, const vit_tensor *x, const vit_reverse *rv,
+                                           size_t *act_bytes);
 
 
 /* ---- maps: attention maps and rollout ---- */
@@ -1929,6 +2001,8 @@ typedef struct vit__mm {
     int panel;              /* 0: wq is row-major; VIT__NR: its whole panels are packed (vit__pack_weight) */
     const int32_t *wsums;   /* I8 with panel: the packed panels' column sums, NR per k block */
     void *xs;               /* BF16, I8: vit__mm_scratch(wt, M, K) bytes for x as converted */
+    int nn;                 /* F32 only: w is (K, N), row stride ldw, and y = alpha x w + b: the reverse
+                               pass's dx = dy W without a transposed copy of W */
 } vit__mm;
 
 /* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
@@ -1948,6 +2022,7 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     p.panel = 0;
     p.wsums = NULL;
     p.xs = NULL;
+    p.nn = 0;
     return p;
 }
 
@@ -2025,6 +2100,8 @@ static void vit__matmul_ref(const vit__mm *p) {
             } else if (p->wt == VIT_DTYPE_BF16) {
                 const uint16_t *wn = (const uint16_t *)p->wq + (size_t)n * p->ldw;
                 for (k = 0; k < p->K; k++) s += vit__bf16_float(vit__bf16_round(xm[k])) * vit__bf16_float(wn[k]);
+            } else if (p->nn) {
+                for (k = 0; k < p->K; k++) s += xm[k] * p->w[(size_t)k * p->ldw + n];
             } else {
                 const float *wn = p->w + (size_t)n * p->ldw;
                 for (k = 0; k < p->K; k++) s += xm[k] * wn[k];
@@ -2751,6 +2828,16 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
     }
 }
 
+/* The same panel of a w laid out (K, N) (vit__mm.nn): its rows are the
+   panel's rows already, so packing is a copy of nv floats per k. */
+static void vit__pack_panel_nn(float *dst, const float *w, int ldw, int n0, int nv, int k0, int kc) {
+    int k;
+    for (k = 0; k < kc; k++) {
+        memcpy(dst + (size_t)k * VIT__NR, w + (size_t)(k0 + k) * ldw + n0, (size_t)nv * sizeof(float));
+        if (nv < VIT__NR) memset(dst + (size_t)k * VIT__NR + nv, 0, (size_t)(VIT__NR - nv) * sizeof(float));
+    }
+}
+
 /* 1 when the panel of columns from n0 lies packed in w (vit__pack_weight):
    every whole panel of a packed weight; the last partial one never is. */
 static int vit__mm_packed(const vit__mm *p, int n0) { return p->panel && n0 + VIT__NR <= p->N; }
@@ -2795,7 +2882,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 
     /* this block's panel of weights, packed in the order the tiles read it:
        read in place where the loader packed w (vit__pack_weight) */
-    if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
+    if (p->wt == VIT_DTYPE_F32 && p->nn) vit__pack_panel_nn(bp, p->w, ldw, n0, nv, k0, kc);
+    else if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else if (vit__mm_packed(p, n0)) {
         t.bp = (const uint32_t *)(const void *)(wb + ((size_t)n0 * K + (size_t)k0 * VIT__NR) * es);
@@ -2818,7 +2906,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
        forward, and NR rows read at once are more streams than the hardware
        prefetcher follows. A block packed at load is one run of lines that
        the hardware prefetcher follows (asking as well measured 3% slower). */
-    if (nn0 < N && !vit__mm_packed(p, nn0)) lines = (N - nn0 < VIT__NR ? N - nn0 : VIT__NR) * row_lines;
+    if (nn0 < N && !vit__mm_packed(p, nn0) && !p->nn) lines = (N - nn0 < VIT__NR ? N - nn0 : VIT__NR) * row_lines;
     per = (lines + (M + VIT__MR - 1) / VIT__MR - 1) / ((M + VIT__MR - 1) / VIT__MR);
     for (m = 0; m < M; m += VIT__MR) {
         int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
@@ -3023,6 +3111,10 @@ static void vit__matmul(const vit__mm *p) {
         vit__gemm_tiles(p);
         return;
     }
+    if (p->nn) { /* the few-rows and dot-product paths read rows of w: (N, K) only */
+        vit__gemm_tiles(p);
+        return;
+    }
     if (!p->blocked_rows && VIT__FEW_USE(p->M, p->K, p->N)) {
         vit__gemm_few(p);
         return;
@@ -3141,6 +3233,15 @@ static vit__mm vit__mm_w(float *y, const float *x, const vit_tensor *w, const fl
     p.wsums = w->sums;
     VIT_ASSERT(!w->panel || (w->shape[0] == N && w->shape[1] == K)); /* packed: the whole matrix, as it lies */
     p.xs = xs;
+    return p;
+}
+
+/* y (M, N) = x (M, K) w (K, N): a product whose w is laid out (K, N),
+   row stride N (vit__mm.nn). */
+static vit__mm vit__mm_nn(float *y, const float *x, const float *w, int M, int K, int N) {
+    vit__mm p = vit__mm_dense(y, x, w, NULL, M, K, N);
+    p.nn = 1;
+    p.ldw = N;
     return p;
 }
 
@@ -3975,6 +4076,428 @@ VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, c
     VIT_ASSERT(att != NULL);
     vit__attention(&a, vt, s->B * s->NH);
 }
+
+/* ---- kernels: reverse pass ---- */
+/* The chain rule through each forward kernel, for the explanations'
+   reverse pass (vit_model_reverse). The fast versions sum in other orders
+   than their _ref (vectors, the GEMM's k blocks): |fast - ref| is rounding
+   only, and every output is summed in one order whatever the thread count.
+   The activations' derivatives use the forward's approximations (erfc as
+   A&S 7.1.26, vit__v_exp): |fast - ref| <= ~2e-7 * (1 + |x|) |dy|. */
+
+VITDEF void vit_k_layernorm_back_ref(float *dx, const float *x, const float *w, const float *dy, int rows, int C,
+                                     float eps) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * C, *gr = dy + (size_t)r * C;
+        float *dr = dx + (size_t)r * C, mean = 0.0f, var = 0.0f, rstd, mg = 0.0f, mgx = 0.0f;
+        for (i = 0; i < C; i++) mean += xr[i];
+        mean /= (float)C;
+        for (i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= (float)C;
+        rstd = 1.0f / sqrtf(var + eps);
+        /* g = dy w; dx = rstd (g - mean(g) - xh mean(g xh)), xh = (x - mean) rstd */
+        for (i = 0; i < C; i++) {
+            mg += gr[i] * w[i];
+            mgx += gr[i] * w[i] * (xr[i] - mean) * rstd;
+        }
+        mg /= (float)C;
+        mgx /= (float)C;
+        for (i = 0; i < C; i++) dr[i] += rstd * (gr[i] * w[i] - mg - (xr[i] - mean) * rstd * mgx);
+    }
+}
+
+/* act'(x) of a vit_act, as vit__act1 computes act. */
+static float vit__act_d1(float x, int act) {
+    float s, t, u;
+    switch (act) {
+    case VIT_ACT_GELU: /* Phi(x) + x phi(x) */
+        return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) + x * 0.39894228040143268f * expf(-0.5f * x * x);
+    case VIT_ACT_RELU: return x > 0.0f ? 1.0f : 0.0f;
+    case VIT_ACT_GELU_TANH:
+        u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+        t = tanhf(u);
+        return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.79788456080286536f * (1.0f + 0.134145f * x * x);
+    case VIT_ACT_QUICK_GELU: s = 1.0f / (1.0f + expf(-1.702f * x)); return s + 1.702f * x * s * (1.0f - s);
+    case VIT_ACT_SILU: s = 1.0f / (1.0f + expf(-x)); return s * (1.0f + x * (1.0f - s));
+    default: return 1.0f;
+    }
+}
+
+VITDEF void vit_k_act_back_ref(float *dx, const float *x, const float *dy, int n, vit_act act) {
+    int i;
+    for (i = 0; i < n; i++) dx[i] = dy[i] * vit__act_d1(x[i], act);
+}
+
+VITDEF void vit_k_glu_back_ref(float *dx, const float *x, const float *dy, int rows, int H, vit_act act) {
+    int r, j;
+    for (r = 0; r < rows; r++)
+        for (j = 0; j < H; j++) {
+            const float *xr = x + (size_t)r * 2 * H;
+            float g = dy[(size_t)r * H + j], a = xr[j], v = xr[H + j];
+            dx[(size_t)r * 2 * H + j] = g * v * vit__act_d1(a, act);
+            dx[(size_t)r * 2 * H + H + j] = g * vit__act1(a, act);
+        }
+}
+
+VITDEF void vit_k_softmax_back_ref(float *dx, const float *y, const float *dy, int rows, int n) {
+    int r, i;
+    for (r = 0; r < rows; r++) {
+        const float *yr = y + (size_t)r * n, *gr = dy + (size_t)r * n;
+        float *dr = dx + (size_t)r * n, s = 0.0f;
+        for (i = 0; i < n; i++) s += yr[i] * gr[i];
+        for (i = 0; i < n; i++) dr[i] = yr[i] * (gr[i] - s);
+    }
+}
+
+/* P = post softmax(S), S = scale q k^T, out = P v; so dP = dout v^T,
+   dv = P^T dout, dS = P (dP - sum(P dP) / post) (the softmax reversed with
+   P / post its output), dq = scale dS k, dk = scale dS^T q. */
+VITDEF void vit_k_attention_back_ref(float *dq, float *dk, float *dv, float *datt, const float *dout, const float *q,
+                                     const float *k, const float *v, const float *att, const vit_attn_shape *s) {
+    int b, h, i, j, d, N = s->N, HS = s->HS, ld = s->ld, ldo = s->NH * s->HS;
+    for (b = 0; b < s->B; b++)
+        for (h = 0; h < s->NH; h++) {
+            const float *P = att + ((size_t)b * s->NH + h) * N * N, *o = dout + (size_t)b * N * ldo + h * HS;
+            size_t base = (size_t)b * N * ld + (size_t)h * HS;
+            for (i = 0; i < N && datt; i++)
+                for (j = 0; j < N; j++) {
+                    float g = 0.0f;
+                    for (d = 0; d < HS; d++) g += o[(size_t)i * ldo + d] * v[base + (size_t)j * ld + d];
+                    datt[((size_t)b * s->NH + h) * N * N + (size_t)i * N + j] = g;
+                }
+            for (j = 0; j < N; j++)
+                for (d = 0; d < HS; d++) {
+                    float g = 0.0f;
+                    for (i = 0; i < N; i++) g += P[(size_t)i * N + j] * o[(size_t)i * ldo + d];
+                    dv[base + (size_t)j * ld + d] = g;
+                }
+            for (i = 0; i < N; i++)
+                for (d = 0; d < HS; d++) dq[base + (size_t)i * ld + d] = dk[base + (size_t)i * ld + d] = 0.0f;
+            for (i = 0; i < N; i++) {
+                float sum = 0.0f, g;
+                /* dP row i again (the _ref keeps no N x N scratch), then dS row i */
+                for (j = 0; j < N; j++) {
+                    g = 0.0f;
+                    for (d = 0; d < HS; d++) g += o[(size_t)i * ldo + d] * v[base + (size_t)j * ld + d];
+                    sum += P[(size_t)i * N + j] * g;
+                }
+                for (j = 0; j < N; j++) {
+                    float ds;
+                    g = 0.0f;
+                    for (d = 0; d < HS; d++) g += o[(size_t)i * ldo + d] * v[base + (size_t)j * ld + d];
+                    ds = P[(size_t)i * N + j] * (g - sum / s->post);
+                    for (d = 0; d < HS; d++) {
+                        dq[base + (size_t)i * ld + d] += s->scale * ds * k[base + (size_t)j * ld + d];
+                        dk[base + (size_t)j * ld + d] += s->scale * ds * q[base + (size_t)i * ld + d];
+                    }
+                }
+            }
+        }
+}
+
+VITDEF void vit_k_patch_conv_back_ref(float *dx, const float *dy, const float *w, const vit_patch_shape *sh) {
+    int B = sh->B, Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, D = sh->D;
+    int GH = H / P, GW = W / P, bi, c, yy, xx, d;
+    for (bi = 0; bi < B; bi++)
+        for (c = 0; c < Cin; c++)
+            for (yy = 0; yy < H; yy++)
+                for (xx = 0; xx < W; xx++) {
+                    float g = 0.0f;
+                    if (yy < GH * P && xx < GW * P) {
+                        const float *dt = dy + ((size_t)bi * GH * GW + (size_t)(yy / P) * GW + xx / P) * D;
+                        for (d = 0; d < D; d++)
+                            g += dt[d] * w[(((size_t)d * Cin + c) * P + yy % P) * P + xx % P];
+                    }
+                    dx[(((size_t)bi * Cin + c) * H + yy) * W + xx] = g;
+                }
+}
+
+#ifndef VIT_NO_SIMD
+static void vit__layernorm_back_row(float *dx, const float *x, const float *w, const float *dy, int C, float eps) {
+    int i;
+    float mean, var, rstd, mg, mgx;
+    vit__vf acc = vit__v_zero(), acc2, vm, vr, vmg, vmgx;
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
+    mean = vit__v_hsum(acc);
+    for (; i < C; i++) mean += x[i];
+    mean /= (float)C;
+    vm = vit__v_set1(mean);
+    acc = vit__v_zero();
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
+        vit__vf d = vit__v_sub(vit__v_load(x + i), vm);
+        acc = vit__v_fma(d, d, acc);
+    }
+    var = vit__v_hsum(acc);
+    for (; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
+    var /= (float)C;
+    rstd = 1.0f / sqrtf(var + eps);
+    vr = vit__v_set1(rstd);
+    acc = vit__v_zero();
+    acc2 = vit__v_zero();
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
+        vit__vf g = vit__v_mul(vit__v_load(dy + i), vit__v_load(w + i));
+        acc = vit__v_add(acc, g);
+        acc2 = vit__v_fma(g, vit__v_mul(vit__v_sub(vit__v_load(x + i), vm), vr), acc2);
+    }
+    mg = vit__v_hsum(acc);
+    mgx = vit__v_hsum(acc2);
+    for (; i < C; i++) {
+        mg += dy[i] * w[i];
+        mgx += dy[i] * w[i] * (x[i] - mean) * rstd;
+    }
+    mg /= (float)C;
+    mgx /= (float)C;
+    vmg = vit__v_set1(mg);
+    vmgx = vit__v_set1(mgx);
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
+        vit__vf xh = vit__v_mul(vit__v_sub(vit__v_load(x + i), vm), vr);
+        vit__vf g = vit__v_sub(vit__v_sub(vit__v_mul(vit__v_load(dy + i), vit__v_load(w + i)), vmg),
+                               vit__v_mul(xh, vmgx));
+        vit__v_store(dx + i, vit__v_fma(vr, g, vit__v_load(dx + i)));
+    }
+    for (; i < C; i++) dx[i] += rstd * (dy[i] * w[i] - mg - (x[i] - mean) * rstd * mgx);
+}
+
+static void vit__layernorm_back_task(const void *ctx, int r0, int r1, int thread) {
+    const vit__rows_ctx *c = (const vit__rows_ctx *)ctx;
+    int r;
+    (void)thread;
+    for (r = r0; r < r1; r++)
+        vit__layernorm_back_row(c->y + (size_t)r * c->n, c->x + (size_t)r * c->n, c->w, c->b + (size_t)r * c->n, c->n,
+                                c->eps);
+}
+
+VITDEF void vit_k_layernorm_back(float *dx, const float *x, const float *w, const float *dy, int rows, int C,
+                                 float eps) {
+    vit__rows_ctx c;
+    c.y = dx; c.x = x; c.w = w; c.b = dy; c.n = C; c.eps = eps; /* b carries dy */
+    vit__parallel(rows, vit__par_threads((double)rows * C), vit__layernorm_back_task, &c);
+}
+
+/* act'(x), vectors: the forward's erfc, exp and tanh approximations. */
+static vit__vf vit__v_act_d(vit__vf x, int act) {
+    vit__vf s, t, u, one = vit__v_set1(1.0f);
+    switch (act) {
+    case VIT_ACT_GELU: { /* Phi(x) + x phi(x), Phi = (1 + erf(x / sqrt2)) / 2 as vit__v_gelu has it */
+        vit__vf z = vit__v_mul(vit__v_abs(x), vit__v_set1(0.70710678118654752f)), e, q, p;
+        t = vit__v_div(one, vit__v_fma(z, vit__v_set1(0.3275911f), one));
+        p = vit__v_set1(1.061405429f);
+        p = vit__v_fma(p, t, vit__v_set1(-1.453152027f));
+        p = vit__v_fma(p, t, vit__v_set1(1.421413741f));
+        p = vit__v_fma(p, t, vit__v_set1(-0.284496736f));
+        p = vit__v_fma(p, t, vit__v_set1(0.254829592f));
+        p = vit__v_mul(p, t);
+        e = vit__v_exp(vit__v_mul(vit__v_sub(vit__v_zero(), z), z)); /* e^(-x^2/2) */
+        q = vit__v_mul(p, e);                                         /* erfc(|z|) */
+        q = vit__v_select_ge0(x, vit__v_sub(vit__v_set1(2.0f), q), q);
+        return vit__v_fma(vit__v_mul(x, vit__v_set1(0.39894228040143268f)), e, vit__v_mul(vit__v_set1(0.5f), q));
+    }
+    case VIT_ACT_RELU: return vit__v_select_ge0(vit__v_sub(vit__v_zero(), x), vit__v_zero(), one); /* 0 at 0 */
+    case VIT_ACT_GELU_TANH:
+        u = vit__v_mul(vit__v_set1(0.79788456080286536f),
+                       vit__v_fma(vit__v_mul(vit__v_set1(0.044715f), x), vit__v_mul(x, x), x));
+        t = vit__v_tanh(u);
+        s = vit__v_mul(vit__v_mul(vit__v_set1(0.5f * 0.79788456080286536f), x),
+                       vit__v_mul(vit__v_sub(one, vit__v_mul(t, t)),
+                                  vit__v_fma(vit__v_set1(0.134145f), vit__v_mul(x, x), one)));
+        return vit__v_fma(vit__v_set1(0.5f), vit__v_add(one, t), s);
+    case VIT_ACT_QUICK_GELU:
+        s = vit__v_sigmoid(vit__v_mul(vit__v_set1(1.702f), x));
+        return vit__v_fma(vit__v_mul(vit__v_set1(1.702f), x), vit__v_mul(s, vit__v_sub(one, s)), s);
+    case VIT_ACT_SILU:
+        s = vit__v_sigmoid(x);
+        return vit__v_mul(s, vit__v_fma(x, vit__v_sub(one, s), one));
+    default: return one;
+    }
+}
+
+VITDEF void vit_k_act_back(float *dx, const float *x, const float *dy, int n, vit_act act) {
+    int i, j;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW)
+        vit__v_store(dx + i, vit__v_mul(vit__v_load(dy + i), vit__v_act_d(vit__v_load(x + i), act)));
+    if (i < n) { /* the tail through one padded vector: every element meets the same approximation */
+        float t[VIT__VW] = {0};
+        for (j = 0; j < n - i; j++) t[j] = x[i + j];
+        vit__v_store(t, vit__v_act_d(vit__v_load(t), act));
+        for (j = 0; j < n - i; j++) dx[i + j] = dy[i + j] * t[j];
+    }
+}
+
+VITDEF void vit_k_glu_back(float *dx, const float *x, const float *dy, int rows, int H, vit_act act) {
+    int r, j, u;
+    for (r = 0; r < rows; r++) {
+        const float *a = x + (size_t)r * 2 * H, *v = a + H, *g = dy + (size_t)r * H;
+        float *da = dx + (size_t)r * 2 * H, *dv = da + H;
+        for (j = 0; j + VIT__VW <= H; j += VIT__VW) {
+            vit__vf va = vit__v_load(a + j), vg = vit__v_load(g + j);
+            vit__v_store(da + j, vit__v_mul(vit__v_mul(vg, vit__v_load(v + j)), vit__v_act_d(va, act)));
+            vit__v_store(dv + j, vit__v_mul(vg, vit__v_act(va, act)));
+        }
+        if (j < H) {
+            float t[VIT__VW] = {0}, f[VIT__VW];
+            for (u = 0; u < H - j; u++) t[u] = a[j + u];
+            vit__v_store(f, vit__v_act(vit__v_load(t), act));
+            vit__v_store(t, vit__v_act_d(vit__v_load(t), act));
+            for (u = 0; u < H - j; u++) {
+                da[j + u] = g[j + u] * v[j + u] * t[u];
+                dv[j + u] = g[j + u] * f[u];
+            }
+        }
+    }
+}
+
+/* One row: dx = y (dy - s / post) with s = sum(y dy) (post 1: the softmax's own rule). */
+static void vit__softmax_back_row(float *dx, const float *y, const float *dy, int n, float post) {
+    int i;
+    float s;
+    vit__vf acc = vit__v_zero(), vs;
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) acc = vit__v_fma(vit__v_load(y + i), vit__v_load(dy + i), acc);
+    s = vit__v_hsum(acc);
+    for (; i < n; i++) s += y[i] * dy[i];
+    s /= post;
+    vs = vit__v_set1(s);
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW)
+        vit__v_store(dx + i, vit__v_mul(vit__v_load(y + i), vit__v_sub(vit__v_load(dy + i), vs)));
+    for (; i < n; i++) dx[i] = y[i] * (dy[i] - s);
+}
+
+VITDEF void vit_k_softmax_back(float *dx, const float *y, const float *dy, int rows, int n) {
+    int r;
+    for (r = 0; r < rows; r++)
+        vit__softmax_back_row(dx + (size_t)r * n, y + (size_t)r * n, dy + (size_t)r * n, n, 1.0f);
+}
+
+/* dst (cols, rows) = src (rows, cols)^T, src's row stride lds. */
+static void vit__transpose(float *dst, const float *src, int rows, int cols, int lds) {
+    int i, j;
+    for (i = 0; i < rows; i++)
+        for (j = 0; j < cols; j++) dst[(size_t)j * rows + i] = src[(size_t)i * lds + j];
+}
+
+typedef struct vit__attb {
+    float *dq, *dk, *dv, *datt, *scratch;
+    const float *dout, *q, *k, *v, *att;
+    const vit_attn_shape *s;
+} vit__attb;
+
+/* One (batch, head) per task, its products through the GEMM (one thread
+   each: tasks are the parallel loop) in slot `thread` of the scratch:
+   dS (N, N), then three (HS, N) for the transposed operands, so that every
+   product reads its operands as rows (dv^T = dout^T P, dk^T = q^T dS). */
+static void vit__attention_back_task(const void *ctx, int t0, int t1, int thread) {
+    const vit__attb *c = (const vit__attb *)ctx;
+    const vit_attn_shape *s = c->s;
+    int N = s->N, HS = s->HS, ld = s->ld, ldo = s->NH * s->HS, t, i;
+    float *dS = c->scratch + (size_t)thread * ((size_t)N * N + 3 * (size_t)HS * N), *t1m = dS + (size_t)N * N;
+    float *t2 = t1m + (size_t)HS * N;
+    for (t = t0; t < t1; t++) {
+        int b = t / s->NH, h = t % s->NH;
+        const float *P = c->att + (size_t)t * N * N, *o = c->dout + (size_t)b * N * ldo + h * HS;
+        size_t base = (size_t)b * N * ld + (size_t)h * HS;
+        vit__mm p;
+
+        /* dP = dout v^T, kept where asked for */
+        p = vit__mm_dense(dS, o, c->v + base, NULL, N, HS, N);
+        p.ldx = ldo; p.ldw = ld; p.threaded = 0;
+        vit__matmul(&p);
+        if (c->datt) memcpy(c->datt + (size_t)t * N * N, dS, (size_t)N * N * sizeof(float));
+
+        /* dv^T = dout^T P, then into dv's columns */
+        vit__transpose(t1m, o, N, HS, ldo);
+        p = vit__mm_nn(t2, t1m, P, HS, N, N);
+        p.threaded = 0;
+        vit__matmul(&p);
+        for (i = 0; i < N; i++) {
+            int d;
+            for (d = 0; d < HS; d++) c->dv[base + (size_t)i * ld + d] = t2[(size_t)d * N + i];
+        }
+
+        /* dS = P (dP - sum(P dP) / post) */
+        for (i = 0; i < N; i++)
+            vit__softmax_back_row(dS + (size_t)i * N, P + (size_t)i * N, dS + (size_t)i * N, N, s->post);
+
+        /* dq = scale dS k */
+        p = vit__mm_nn(c->dq + base, dS, c->k + base, N, N, HS);
+        p.ldw = ld; p.ldy = ld; p.alpha = s->scale; p.threaded = 0;
+        vit__matmul(&p);
+
+        /* dk^T = scale q^T dS, then into dk's columns */
+        vit__transpose(t1m, c->q + base, N, HS, ld);
+        p = vit__mm_nn(t2, t1m, dS, HS, N, N);
+        p.alpha = s->scale; p.threaded = 0;
+        vit__matmul(&p);
+        for (i = 0; i < N; i++) {
+            int d;
+            for (d = 0; d < HS; d++) c->dk[base + (size_t)i * ld + d] = t2[(size_t)d * N + i];
+        }
+    }
+}
+
+/* slots: scratch slots of N*N + 3*HS*N floats (at most that many threads). */
+static void vit__attention_back(const vit__attb *c, int slots) {
+    int tasks = c->s->B * c->s->NH, n = vit__threads();
+    if (n > slots) n = slots;
+    vit__parallel(tasks, n, vit__attention_back_task, c);
+}
+
+VITDEF void vit_k_attention_back(float *dq, float *dk, float *dv, float *datt, float *scratch, const float *dout,
+                                 const float *q, const float *k, const float *v, const float *att,
+                                 const vit_attn_shape *s) {
+    vit__attb c;
+    c.dq = dq; c.dk = dk; c.dv = dv; c.datt = datt; c.scratch = scratch;
+    c.dout = dout; c.q = q; c.k = k; c.v = v; c.att = att; c.s = s;
+    vit__attention_back(&c, s->B * s->NH);
+}
+
+VITDEF void vit_k_patch_conv_back(float *dx, float *cols, const float *dy, const float *w, const vit_patch_shape *sh) {
+    int B = sh->B, Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, D = sh->D, GH = H / P, GW = W / P;
+    int K = Cin * P * P, bi, g, c, py;
+    /* cols (B*G, Cin*P*P) = dy (B*G, D) w (D, Cin*P*P): each patch's pixels, then put back in place */
+    vit__mm p = vit__mm_nn(cols, dy, w, B * GH * GW, D, K);
+    vit__matmul(&p);
+    if (GH * P < H || GW * P < W) memset(dx, 0, (size_t)B * Cin * H * W * sizeof(float));
+    for (bi = 0; bi < B; bi++)
+        for (g = 0; g < GH * GW; g++)
+            for (c = 0; c < Cin; c++)
+                for (py = 0; py < P; py++)
+                    memcpy(dx + (((size_t)bi * Cin + c) * H + (size_t)(g / GW) * P + py) * W + (size_t)(g % GW) * P,
+                           cols + ((size_t)bi * GH * GW + g) * K + ((size_t)c * P + py) * P, (size_t)P * sizeof(float));
+}
+#else
+VITDEF void vit_k_layernorm_back(float *dx, const float *x, const float *w, const float *dy, int rows, int C,
+                                 float eps) {
+    vit_k_layernorm_back_ref(dx, x, w, dy, rows, C, eps);
+}
+VITDEF void vit_k_act_back(float *dx, const float *x, const float *dy, int n, vit_act act) {
+    vit_k_act_back_ref(dx, x, dy, n, act);
+}
+VITDEF void vit_k_glu_back(float *dx, const float *x, const float *dy, int rows, int H, vit_act act) {
+    vit_k_glu_back_ref(dx, x, dy, rows, H, act);
+}
+VITDEF void vit_k_softmax_back(float *dx, const float *y, const float *dy, int rows, int n) {
+    vit_k_softmax_back_ref(dx, y, dy, rows, n);
+}
+VITDEF void vit_k_attention_back(float *dq, float *dk, float *dv, float *datt, float *scratch, const float *dout,
+                                 const float *q, const float *k, const float *v, const float *att,
+                                 const vit_attn_shape *s) {
+    (void)scratch;
+    vit_k_attention_back_ref(dq, dk, dv, datt, dout, q, k, v, att, s);
+}
+typedef struct vit__attb {
+    float *dq, *dk, *dv, *datt, *scratch;
+    const float *dout, *q, *k, *v, *att;
+    const vit_attn_shape *s;
+} vit__attb;
+static void vit__attention_back(const vit__attb *c, int slots) {
+    (void)slots;
+    vit_k_attention_back_ref(c->dq, c->dk, c->dv, c->datt, c->dout, c->q, c->k, c->v, c->att, c->s);
+}
+VITDEF void vit_k_patch_conv_back(float *dx, float *cols, const float *dy, const float *w, const vit_patch_shape *sh) {
+    (void)cols;
+    vit_k_patch_conv_back_ref(dx, dy, w, sh);
+}
+#endif
 
 /* ---- kernels: row statistics, row affine maps, products ---- */
 /* The pieces of the seed modules' pooling, normalisations and gates.
@@ -9715,6 +10238,659 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
                      m->n_labels > 1 ? vit_model_label(m, 1) : "", vit_model_label(m, m->n_labels - 1));
     return b.len;
 }
+/* ---- model: reverse pass ---- */
+/* The gradient of target = sum(out * seed) with respect to every layer's
+   attention probabilities and tokens and the input, for a ViT of F32
+   weights: a forward that keeps what the chain rule reads (each block's
+   input, q k v before qk-norm, probabilities, attention output, the
+   residual between the branches, the MLP's pre-activation; the head's
+   pooled vectors), then every step reversed in the opposite order through
+   the reverse kernels, the products dx = dy W with W read where it lies
+   (vit__mm.nn). No weight gradients. */
+
+typedef struct vit__rev_block { /* what one block's reverse reads, all (B*T, .) rows */
+    float *x;                   /* (C) its input */
+    float *qkv;                 /* (3C) q, k, v before qk-norm */
+    float *att;                 /* (B, NH, T, T) probabilities */
+    float *ao;                  /* (C) attention output, before the projection */
+    float *mid;                 /* (C) x + ls1 * attention: the second LayerNorm's input */
+    float *u;                   /* (H1) the MLP's pre-activation */
+} vit__rev_block;
+
+typedef struct vit__rev_head { /* what the pool and head's reverse reads */
+    float *tok;                /* (B, T, C) after the blocks */
+    float *pooled;             /* (B, C) before the final LayerNorm (norm on the pooled vector) */
+    float *dist;               /* (B, C) DeiT's distillation token, likewise */
+    float *pre;                /* (B, R) pre_logits' tanh output */
+    float *feat;               /* (B, C) what the head takes */
+    float *kv, *probs, *o, *z, *u, *q; /* attention pool: (B*Np, 2C), (B, NH, Np), (B, C), (B, C), (B, H), (B, C) */
+    float *emb;                /* (B, T, C) before CLIP's LayerNorm ahead of the blocks */
+} vit__rev_head;
+
+/* y = x W^T + b, all rows, F32 weights (checked by the caller). */
+static void vit__rev_dense(float *y, const float *x, const vit_tensor *w, const vit_tensor *b, int M, int K, int N) {
+    vit__dense(y, x, w, b->data, M, K, N, NULL);
+}
+
+/* dx (M, K) = dy (M, N) W, W (N, K) as nn.Linear holds it. */
+static void vit__rev_linear(float *dx, const float *dy, const vit_tensor *w, int M, int N, int K) {
+    vit__mm p = vit__mm_nn(dx, dy, w->data, M, N, K);
+    vit__matmul(&p);
+}
+
+/* dy *= g column by column (layer scale), rows (rows, C) into d. */
+static void vit__rev_scale(float *d, const float *dy, const float *g, int rows, int C) {
+    int r;
+    for (r = 0; r < rows; r++) vit_k_mul(d + (size_t)r * C, dy + (size_t)r * C, g, C);
+}
+
+/* One block forward, keeping s's tensors; y its output. */
+static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit_block_weights *w,
+                                     const vit__rev_block *s, float *y, int32_t B, int32_t T) {
+    const vit_config *c = &m->cfg;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, H1 = c->glu ? 2 * c->mlp_dim : c->mlp_dim, rows = B * T, t;
+    size_t mark = vit_arena_mark(a);
+    float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
+    float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f, *scratch = NULL;
+    int slots = 1, tiles, per;
+    vit_tensor h, qn, g;
+    vit_result r;
+    vit__att_tiles(T, &tiles, &per);
+    if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm ? 3 * C : 1, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &g, 2, rows, c->mlp_dim, 1, 1)) != VIT_OK ||
+        (r = vit__att_scratch(a, T, HS, 1, 0, B * NH * tiles, &scratch, &slots)) != VIT_OK)
+        return r;
+    if (!vit_arena_counting(a)) {
+        vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, scale, post);
+        const float *qkv = s->qkv;
+        vit__att at;
+        vit__epi e;
+        vit__mm p;
+
+        /* LN1, q k v (kept before qk-norm), attention keeping the probabilities */
+        vit_k_layernorm(h.data, s->x, w->ln1_w.data, w->ln1_b.data, rows, C, c->ln_eps);
+        vit__rev_dense(s->qkv, h.data, &w->attn.qkv_w, &w->attn.qkv_b, rows, C, 3 * C);
+        if (c->qk_norm) {
+            memcpy(qn.data, s->qkv, (size_t)rows * 3 * C * sizeof(float));
+            for (t = 0; t < rows; t++) {
+                float *q = qn.data + (size_t)t * 3 * C;
+                vit_k_layernorm(q, q, w->attn.q_norm_w.data, w->attn.q_norm_b.data, NH, HS, c->ln_eps);
+                vit_k_layernorm(q + C, q + C, w->attn.k_norm_w.data, w->attn.k_norm_b.data, NH, HS, c->ln_eps);
+            }
+            qkv = qn.data;
+        }
+        at = vit__att_of(s->ao, s->att, qkv, qkv + C, qkv + 2 * C, &sh);
+        vit__attention(&at, scratch, slots);
+
+        /* mid = x + ls1 * proj(ao), LN2, the MLP's pre-activation kept, y = mid + ls2 * fc2(act(u)) */
+        p = vit__mm_w(s->mid, s->ao, &w->attn.out_w, w->attn.out_b.data, rows, C, C, NULL);
+        e.act = VIT__EPI_NONE; e.g = c->layer_scale ? w->ls1.data : NULL; e.r = s->x; e.ldr = C;
+        p.e = &e;
+        vit__matmul(&p);
+        vit_k_layernorm(h.data, s->mid, w->ln2_w.data, w->ln2_b.data, rows, C, c->ln_eps);
+        vit__rev_dense(s->u, h.data, &w->mlp.fc1_w, &w->mlp.fc1_b, rows, C, H1);
+        if (c->glu) vit_k_glu(g.data, s->u, rows, c->mlp_dim, c->act);
+        else vit_k_act(g.data, s->u, rows * c->mlp_dim, c->act);
+        p = vit__mm_w(y, g.data, &w->mlp.fc2_w, w->mlp.fc2_b.data, rows, c->mlp_dim, C, NULL);
+        e.g = c->layer_scale ? w->ls2.data : NULL; e.r = s->mid;
+        p.e = &e;
+        vit__matmul(&p);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* One block reversed: dx from dy (both (B*T, C); they may not alias);
+   datt, unless NULL, gets the gradient of the probabilities. */
+static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vit_block_weights *w,
+                                      const vit__rev_block *s, const float *dy, float *dx, float *datt, int32_t B,
+                                      int32_t T) {
+    const vit_config *c = &m->cfg;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, H = c->mlp_dim, H1 = c->glu ? 2 * H : H, rows = B * T, t;
+    size_t mark = vit_arena_mark(a), slot = (size_t)T * T + 3 * (size_t)HS * T;
+    float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
+    float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
+    int slots = vit__threads() < B * NH ? vit__threads() : B * NH;
+    vit_tensor dm, dg, du, dt, dq, qn, sc;
+    vit_result r;
+    if ((r = vit__tensor4(a, &dm, 2, rows, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dg, 2, rows, H > C ? H : C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &du, 2, rows, H1 > 3 * C ? H1 : 3 * C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dt, 2, rows, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dq, 2, rows, 3 * C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm ? 3 * C : 1, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &sc, 2, slots, (int32_t)slot, 1, 1)) != VIT_OK)
+        return r;
+    if (!vit_arena_counting(a)) {
+        const float *qkv = s->qkv;
+        vit__attb ab;
+
+        /* the MLP branch: dm = dy ls2, through fc2, the activation and fc1, then LN2 onto the residual's dy */
+        if (c->layer_scale) vit__rev_scale(dm.data, dy, w->ls2.data, rows, C);
+        else memcpy(dm.data, dy, (size_t)rows * C * sizeof(float));
+        vit__rev_linear(dg.data, dm.data, &w->mlp.fc2_w, rows, C, H);
+        if (c->glu) vit_k_glu_back(du.data, s->u, dg.data, rows, H, c->act);
+        else vit_k_act_back(du.data, s->u, dg.data, rows * H, c->act);
+        vit__rev_linear(dm.data, du.data, &w->mlp.fc1_w, rows, H1, C);
+        memcpy(dt.data, dy, (size_t)rows * C * sizeof(float));
+        vit_k_layernorm_back(dt.data, s->mid, w->ln2_w.data, dm.data, rows, C, c->ln_eps);
+
+        /* the attention branch: d ao = (dt ls1) W_o, then the attention reversed into dq */
+        if (c->layer_scale) vit__rev_scale(dm.data, dt.data, w->ls1.data, rows, C);
+        else memcpy(dm.data, dt.data, (size_t)rows * C * sizeof(float));
+        vit__rev_linear(dg.data, dm.data, &w->attn.out_w, rows, C, C); /* dg as (rows, C) now */
+        if (c->qk_norm) {
+            memcpy(qn.data, s->qkv, (size_t)rows * 3 * C * sizeof(float));
+            for (t = 0; t < rows; t++) {
+                float *q = qn.data + (size_t)t * 3 * C;
+                vit_k_layernorm(q, q, w->attn.q_norm_w.data, w->attn.q_norm_b.data, NH, HS, c->ln_eps);
+                vit_k_layernorm(q + C, q + C, w->attn.k_norm_w.data, w->attn.k_norm_b.data, NH, HS, c->ln_eps);
+            }
+            qkv = qn.data;
+        }
+        {
+            vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, scale, post);
+            ab.dq = dq.data; ab.dk = dq.data + C; ab.dv = dq.data + 2 * C; ab.datt = datt; ab.scratch = sc.data;
+            ab.dout = dg.data; ab.q = qkv; ab.k = qkv + C; ab.v = qkv + 2 * C; ab.att = s->att; ab.s = &sh;
+            vit__attention_back(&ab, slots);
+        }
+
+        /* qk-norm reversed per token and head, then q k v's product and LN1 onto the residual's dt */
+        if (c->qk_norm) {
+            memset(du.data, 0, (size_t)rows * 3 * C * sizeof(float));
+            for (t = 0; t < rows; t++) {
+                size_t o = (size_t)t * 3 * C;
+                vit_k_layernorm_back(du.data + o, s->qkv + o, w->attn.q_norm_w.data, dq.data + o, NH, HS, c->ln_eps);
+                vit_k_layernorm_back(du.data + o + C, s->qkv + o + C, w->attn.k_norm_w.data, dq.data + o + C, NH, HS,
+                                     c->ln_eps);
+                memcpy(dq.data + o, du.data + o, 2 * (size_t)C * sizeof(float));
+            }
+        }
+        vit__rev_linear(dm.data, dq.data, &w->attn.qkv_w, rows, 3 * C, C);
+        memcpy(dx, dt.data, (size_t)rows * C * sizeof(float));
+        vit_k_layernorm_back(dx, s->x, w->ln1_w.data, dm.data, rows, C, c->ln_eps);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* The attention pool (vit__attn_pool) forward keeping s's tensors, from
+   the normalised patch tokens x (B, Np, C), into pooled (B, C). */
+static vit_result vit__rev_pool_fwd(const vit_model *m, vit_arena *a, const vit__rev_head *s, const float *x,
+                                    float *pooled, int32_t B, int32_t Np) {
+    const vit_config *c = &m->cfg;
+    const vit_attn_pool_weights *w = &m->pool_w;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
+    size_t mark = vit_arena_mark(a);
+    vit_tensor vt, h, g;
+    vit_heads_shape hs;
+    vit_result r;
+    if ((r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &g, 2, B, c->mlp_dim, 1, 1)) != VIT_OK)
+        return r;
+    if (!vit_arena_counting(a)) {
+        vit__mm p;
+        vit__epi e;
+        vit__rev_dense(s->q, w->latent.data, &w->q_w, &w->q_b, 1, C, C);
+        for (bi = 1; bi < B; bi++) memcpy(s->q + (size_t)bi * C, s->q, (size_t)C * sizeof(float));
+        vit__rev_dense(s->kv, x, &w->kv_w, &w->kv_b, B * Np, C, 2 * C);
+        hs.B = B; hs.NH = NH; hs.Nq = 1; hs.Nk = Np; hs.HS = HS; hs.ldq = C; hs.ldk = hs.ldv = 2 * C;
+        hs.scale = 1.0f / sqrtf((float)HS);
+        vit_k_scores(s->probs, s->q, s->kv, &hs);
+        vit_k_softmax(s->probs, s->probs, B * NH, Np);
+        vit_k_attend(s->o, vt.data, s->probs, s->kv + C, &hs);
+        vit__rev_dense(s->z, s->o, &w->proj_w, &w->proj_b, B, C, C);
+        vit_k_layernorm(h.data, s->z, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
+        vit__rev_dense(s->u, h.data, &w->mlp.fc1_w, &w->mlp.fc1_b, B, C, c->mlp_dim);
+        vit_k_act(g.data, s->u, B * c->mlp_dim, c->act);
+        p = vit__mm_w(pooled, g.data, &w->mlp.fc2_w, w->mlp.fc2_b.data, B, c->mlp_dim, C, NULL);
+        e.act = VIT__EPI_NONE; e.g = NULL; e.r = s->z; e.ldr = C;
+        p.e = &e;
+        vit__matmul(&p);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* The attention pool reversed: dx (B, Np, C) from dpooled (B, C). */
+static vit_result vit__rev_pool_back(const vit_model *m, vit_arena *a, const vit__rev_head *s, const float *dpooled,
+                                     float *dx, int32_t B, int32_t Np) {
+    const vit_config *c = &m->cfg;
+    const vit_attn_pool_weights *w = &m->pool_w;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, H = c->mlp_dim, bi, h, j, d;
+    size_t mark = vit_arena_mark(a);
+    float scale = 1.0f / sqrtf((float)HS);
+    vit_tensor dz, dg, dh, dkv, dp;
+    vit_result r;
+    if ((r = vit__tensor4(a, &dz, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dg, 2, B, H, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dh, 2, B, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dkv, 2, B * Np, 2 * C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dp, 1, Np, 1, 1, 1)) != VIT_OK)
+        return r;
+    if (!vit_arena_counting(a)) {
+        /* pooled = z + MLP(LN(z)): dz = dpooled + LN reversed of the MLP reversed */
+        memcpy(dz.data, dpooled, (size_t)B * C * sizeof(float));
+        vit__rev_linear(dg.data, dpooled, &w->mlp.fc2_w, B, C, H);
+        vit_k_act_back(dg.data, s->u, dg.data, B * H, c->act);
+        vit__rev_linear(dh.data, dg.data, &w->mlp.fc1_w, B, H, C);
+        vit_k_layernorm_back(dz.data, s->z, w->norm_w.data, dh.data, B, C, c->ln_eps);
+
+        /* z = proj(o); o = per head the probe's probabilities times v; the probe's q takes no gradient */
+        vit__rev_linear(dh.data, dz.data, &w->proj_w, B, C, C);
+        for (bi = 0; bi < B; bi++)
+            for (h = 0; h < NH; h++) {
+                const float *pr = s->probs + ((size_t)bi * NH + h) * Np, *dout = dh.data + (size_t)bi * C + h * HS;
+                const float *q = s->q + (size_t)bi * C + h * HS;
+                for (j = 0; j < Np; j++) {
+                    const float *v = s->kv + ((size_t)bi * Np + j) * 2 * C + C + h * HS;
+                    float *dv = dkv.data + ((size_t)bi * Np + j) * 2 * C + C + h * HS, g = 0.0f;
+                    for (d = 0; d < HS; d++) {
+                        g += dout[d] * v[d];
+                        dv[d] = pr[j] * dout[d];
+                    }
+                    dp.data[j] = g;
+                }
+                vit_k_softmax_back(dp.data, pr, dp.data, 1, Np);
+                for (j = 0; j < Np; j++) {
+                    float *dk = dkv.data + ((size_t)bi * Np + j) * 2 * C + h * HS;
+                    for (d = 0; d < HS; d++) dk[d] = scale * dp.data[j] * q[d];
+                }
+            }
+        vit__rev_linear(dx, dkv.data, &w->kv_w, B * Np, 2 * C, C);
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* Pool and head forward from s->tok, keeping s's tensors, into out. */
+static vit_result vit__rev_head_fwd(const vit_model *m, vit_arena *a, const vit__rev_head *s, int features,
+                                    float *out, int32_t B, int32_t T) {
+    const vit_config *c = &m->cfg;
+    int32_t C = c->dim, P = vit__prefix(c), first = c->pool == VIT_POOL_MEAN ? 0 : P, bi, l, i;
+    size_t mark = vit_arena_mark(a);
+    vit_tensor tn, y2;
+    vit_result r;
+    if ((r = vit__tensor4(a, &tn, 3, B, T, C, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &y2, 2, B, c->num_classes ? c->num_classes : 1, 1, 1)) != VIT_OK)
+        return r;
+    if (c->pool == VIT_POOL_MAP) {
+        if (!vit_arena_counting(a)) {
+            vit_k_layernorm(tn.data, s->tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+            for (bi = 0; bi < B; bi++) /* the patch rows, packed: the pool's input */
+                memmove(tn.data + (size_t)bi * (T - P) * C, tn.data + ((size_t)bi * T + P) * C,
+                        (size_t)(T - P) * C * sizeof(float));
+        }
+        if ((r = vit__rev_pool_fwd(m, a, s, tn.data, s->feat, B, T - P)) != VIT_OK) return r;
+    } else if (!vit_arena_counting(a)) {
+        const float *src = s->tok;
+        if (c->norm_tokens) {
+            vit_k_layernorm(tn.data, s->tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
+            src = tn.data;
+        }
+        for (bi = 0; bi < B; bi++) {
+            float *pb = s->pooled + (size_t)bi * C;
+            const float *tb = src + (size_t)bi * T * C;
+            if (c->pool == VIT_POOL_CLS) {
+                memcpy(pb, tb, (size_t)C * sizeof(float));
+                if (c->dist_token) memcpy(s->dist + (size_t)bi * C, tb + C, (size_t)C * sizeof(float));
+            } else {
+                memset(pb, 0, (size_t)C * sizeof(float));
+                for (l = first; l < T; l++) vit_k_add(pb, pb, tb + (size_t)l * C, C);
+                for (i = 0; i < C; i++) pb[i] /= (float)(T - first);
+            }
+        }
+        memcpy(s->feat, s->pooled, (size_t)B * C * sizeof(float));
+        if (!c->norm_tokens) {
+            vit_k_layernorm(s->feat, s->pooled, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+            if (c->dist_token) vit_k_layernorm(tn.data, s->dist, m->norm_w.data, m->norm_b.data, B, C, c->ln_eps);
+        } else if (c->dist_token) {
+            memcpy(tn.data, s->dist, (size_t)B * C * sizeof(float));
+        }
+    }
+    if (vit_arena_counting(a)) {
+        vit_arena_rewind(a, mark);
+        return VIT_OK;
+    }
+
+    /* DeiT: the two tokens' mean as features, the two heads' mean as logits (tn holds the normalised dist) */
+    if (c->dist_token && features) {
+        for (i = 0; i < B * C; i++) out[i] = (s->feat[i] + tn.data[i]) / 2.0f;
+    } else if (c->dist_token && c->num_classes) {
+        vit__rev_dense(out, s->feat, &m->head_w, &m->head_b, B, C, c->num_classes);
+        vit__rev_dense(y2.data, tn.data, &m->head_dist_w, &m->head_dist_b, B, C, c->num_classes);
+        for (i = 0; i < B * c->num_classes; i++) out[i] = (out[i] + y2.data[i]) / 2.0f;
+    } else if (features) {
+        memcpy(out, s->feat, (size_t)B * C * sizeof(float));
+    } else {
+        const float *f = s->feat;
+        int32_t fw = C;
+        if (c->representation_size) {
+            vit__rev_dense(s->pre, s->feat, &m->pre_w, &m->pre_b, B, C, c->representation_size);
+            vit_k_tanh(s->pre, s->pre, B * c->representation_size);
+            f = s->pre;
+            fw = c->representation_size;
+        }
+        if (c->num_classes) vit__rev_dense(out, f, &m->head_w, &m->head_b, B, fw, c->num_classes);
+        else memcpy(out, f, (size_t)B * fw * sizeof(float));
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* Pool and head reversed: dtok (B, T, C) from seed (B, W). */
+static vit_result vit__rev_head_back(const vit_model *m, vit_arena *a, const vit__rev_head *s, int features,
+                                     const float *seed, float *dtok, int32_t B, int32_t T) {
+    const vit_config *c = &m->cfg;
+    int32_t C = c->dim, P = vit__prefix(c), first = c->pool == VIT_POOL_MEAN ? 0 : P, R = c->representation_size;
+    int32_t bi, l, i;
+    size_t mark = vit_arena_mark(a);
+    vit_tensor df, dd, dr, dn, dpre, dhalf, dpatch;
+    vit_result r;
+    if ((r = vit__tensor4(a, &df, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dd, 2, B, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dr, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dn, 3, B, T, C, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dpre, 2, B, R > 0 ? R : 1, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dhalf, 2, B, c->num_classes ? c->num_classes : 1, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &dpatch, 3, B, c->pool == VIT_POOL_MAP ? T - P : 1, C, 1)) != VIT_OK)
+        return r;
+    if (vit_arena_counting(a)) {
+        if (c->pool == VIT_POOL_MAP && (r = vit__rev_pool_back(m, a, s, df.data, dpatch.data, B, T - P)) != VIT_OK)
+            return r;
+        vit_arena_rewind(a, mark);
+        return VIT_OK;
+    }
+
+    /* the head: df = d feat (dd = d of DeiT's normalised distillation token) */
+    memset(dd.data, 0, (size_t)B * C * sizeof(float));
+    if (c->dist_token && features) {
+        for (i = 0; i < B * C; i++) df.data[i] = dd.data[i] = seed[i] / 2.0f;
+    } else if (c->dist_token && c->num_classes) {
+        for (i = 0; i < B * c->num_classes; i++) dhalf.data[i] = seed[i] / 2.0f;
+        vit__rev_linear(df.data, dhalf.data, &m->head_w, B, c->num_classes, C);
+        vit__rev_linear(dd.data, dhalf.data, &m->head_dist_w, B, c->num_classes, C);
+    } else if (features) {
+        memcpy(df.data, seed, (size_t)B * C * sizeof(float));
+    } else {
+        float *dfw = R ? dpre.data : df.data;
+        int32_t fw = R ? R : C;
+        if (c->num_classes) vit__rev_linear(dfw, seed, &m->head_w, B, c->num_classes, fw);
+        else memcpy(dfw, seed, (size_t)B * fw * sizeof(float));
+        if (R) { /* tanh reversed, then pre_logits' weight */
+            for (i = 0; i < B * R; i++) dpre.data[i] *= 1.0f - s->pre[i] * s->pre[i];
+            vit__rev_linear(df.data, dpre.data, &m->pre_w, B, R, C);
+        }
+    }
+
+    /* the pool: back onto the tokens (normalised ones where the norm came first) */
+    memset(dn.data, 0, (size_t)B * T * C * sizeof(float));
+    if (c->pool == VIT_POOL_MAP) {
+        if ((r = vit__rev_pool_back(m, a, s, df.data, dpatch.data, B, T - P)) != VIT_OK) return r;
+        for (bi = 0; bi < B; bi++)
+            memcpy(dn.data + ((size_t)bi * T + P) * C, dpatch.data + (size_t)bi * (T - P) * C,
+                   (size_t)(T - P) * C * sizeof(float));
+    } else {
+        if (!c->norm_tokens) { /* the final LayerNorm on the pooled vectors */
+            memset(dr.data, 0, (size_t)B * C * sizeof(float));
+            vit_k_layernorm_back(dr.data, s->pooled, m->norm_w.data, df.data, B, C, c->ln_eps);
+            memcpy(df.data, dr.data, (size_t)B * C * sizeof(float));
+            if (c->dist_token) {
+                memset(dr.data, 0, (size_t)B * C * sizeof(float));
+                vit_k_layernorm_back(dr.data, s->dist, m->norm_w.data, dd.data, B, C, c->ln_eps);
+                memcpy(dd.data, dr.data, (size_t)B * C * sizeof(float));
+            }
+        }
+        for (bi = 0; bi < B; bi++) {
+            float *db = dn.data + (size_t)bi * T * C;
+            const float *g = df.data + (size_t)bi * C;
+            if (c->pool == VIT_POOL_CLS) {
+                memcpy(db, g, (size_t)C * sizeof(float));
+                if (c->dist_token) memcpy(db + C, dd.data + (size_t)bi * C, (size_t)C * sizeof(float));
+            } else {
+                for (l = first; l < T; l++)
+                    for (i = 0; i < C; i++) db[(size_t)l * C + i] = g[i] / (float)(T - first);
+            }
+        }
+    }
+    if (c->pool == VIT_POOL_MAP || c->norm_tokens) {
+        memset(dtok, 0, (size_t)B * T * C * sizeof(float));
+        vit_k_layernorm_back(dtok, s->tok, m->norm_w.data, dn.data, B * T, C, c->ln_eps);
+    } else {
+        memcpy(dtok, dn.data, (size_t)B * T * C * sizeof(float));
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* The forward's output width for the reverse's options. */
+static int32_t vit__rev_width(const vit_config *c, int features) {
+    if (features) return c->dim;
+    return c->num_classes ? c->num_classes : c->representation_size ? c->representation_size : c->dim;
+}
+
+static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tensor *x, vit_reverse *rv) {
+    const vit_config *c = &m->cfg;
+    int32_t B = x->shape[0], C = c->dim, G = c->image_size / c->patch_size, P = vit__prefix(c), T = G * G + P;
+    int32_t L = c->depth, NH = c->heads, H1 = c->glu ? 2 * c->mlp_dim : c->mlp_dim, l, bi;
+    int features = rv->features || (c->num_classes == 0 && c->representation_size == 0);
+    int32_t W = vit__rev_width(c, features);
+    vit_tensor out, gin, tmp, dcur, dnext, emb;
+    vit_tensor *tok = NULL, *att = NULL;
+    vit__rev_head hs;
+    vit__rev_block *bs;
+    vit_result r;
+    size_t mark;
+    vit_tensor *tokv, *attv;
+    char s[64];
+    if (x->ndim != 4 || x->shape[1] != c->in_channels || x->shape[2] != c->image_size || x->shape[3] != c->image_size)
+        return vit__fail(VIT_ERR_SHAPE, "vit_model_reverse: input has shape %s, the model expects (B, %d, %d, %d)",
+                         vit_tensor_shape_str(x, s, sizeof s), (int)c->in_channels, (int)c->image_size,
+                         (int)c->image_size);
+    if (!rv->seed || rv->seed->ndim != 2 || rv->seed->shape[0] != B || rv->seed->shape[1] != W)
+        return vit__fail(VIT_ERR_SHAPE, "vit_model_reverse: seed has shape %s, expected (%d, %d): one weight per %s",
+                         rv->seed ? vit_tensor_shape_str(rv->seed, s, sizeof s) : "NULL", (int)B, (int)W,
+                         features ? "feature" : c->num_classes ? "class" : "output");
+    if ((r = vit__fits((double)B * T * (H1 > 3 * C ? H1 : 3 * C), B, "vit_model_reverse")) != VIT_OK ||
+        (r = vit__fits((double)B * NH * T * T, B, "vit_model_reverse (attention)")) != VIT_OK)
+        return r;
+
+    /* the caller's tensors first, so that rewinding frees only what the reverse keeps for itself */
+    if ((r = vit__tensor4(a, &out, 2, B, W, 1, 1)) != VIT_OK) return r;
+    for (l = 0; rv->attn && l < L; l++)
+        if ((r = vit__tensor4(a, &rv->attn[l], 4, B, NH, T, T)) != VIT_OK) return r;
+    for (l = 0; rv->grad_attn && l < L; l++)
+        if ((r = vit__tensor4(a, &rv->grad_attn[l], 4, B, NH, T, T)) != VIT_OK) return r;
+    for (l = 0; rv->tokens && l <= L; l++)
+        if ((r = vit__tensor4(a, &rv->tokens[l], 3, B, T, C, 1)) != VIT_OK) return r;
+    for (l = 0; rv->grad_tokens && l <= L; l++)
+        if ((r = vit__tensor4(a, &rv->grad_tokens[l], 3, B, T, C, 1)) != VIT_OK) return r;
+    if (rv->grad_input &&
+        (r = vit__tensor4(a, &gin, 4, B, c->in_channels, c->image_size, c->image_size)) != VIT_OK)
+        return r;
+    mark = vit_arena_mark(a);
+
+    /* what the reverse reads: tokens and probabilities (the caller's when asked for), each block's tensors */
+    tokv = rv->tokens;
+    attv = rv->attn;
+    if (!tokv || !attv) {
+        vit_tensor *tab;
+        if (!(tab = (vit_tensor *)vit_arena_alloc(a, (size_t)(2 * L + 1) * sizeof(vit_tensor)))) return VIT_ERR_OOM;
+        tok = tab;
+        att = tab + L + 1;
+        if (vit_arena_counting(a)) { /* the table is fake memory while counting: size with one entry */
+            vit_tensor t1;
+            for (l = 0; !tokv && l <= L; l++)
+                if ((r = vit__tensor4(a, &t1, 3, B, T, C, 1)) != VIT_OK) return r;
+            for (l = 0; !attv && l < L; l++)
+                if ((r = vit__tensor4(a, &t1, 4, B, NH, T, T)) != VIT_OK) return r;
+        } else {
+            for (l = 0; !tokv && l <= L; l++)
+                if ((r = vit__tensor4(a, &tok[l], 3, B, T, C, 1)) != VIT_OK) return r;
+            for (l = 0; !attv && l < L; l++)
+                if ((r = vit__tensor4(a, &att[l], 4, B, NH, T, T)) != VIT_OK) return r;
+        }
+        if (!tokv) tokv = tok;
+        if (!attv) attv = att;
+    }
+    if (!(bs = (vit__rev_block *)vit_arena_alloc(a, (size_t)L * sizeof(vit__rev_block)))) return VIT_ERR_OOM;
+    for (l = 0; l < L; l++) {
+        vit_tensor q, ao, mid, u;
+        if ((r = vit__tensor4(a, &q, 2, B * T, 3 * C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &ao, 2, B * T, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &mid, 2, B * T, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &u, 2, B * T, H1, 1, 1)) != VIT_OK)
+            return r;
+        if (!vit_arena_counting(a)) {
+            bs[l].x = tokv[l].data; bs[l].qkv = q.data; bs[l].att = attv[l].data;
+            bs[l].ao = ao.data; bs[l].mid = mid.data; bs[l].u = u.data;
+        }
+    }
+    {
+        vit_tensor t[11];
+        int32_t Np = T - P, map = c->pool == VIT_POOL_MAP;
+        if ((r = vit__tensor4(a, &t[0], 2, B, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[1], 2, B, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[2], 2, B, c->representation_size ? c->representation_size : 1, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[3], 2, B, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[4], 2, map ? B * Np : 1, 2 * C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[5], 3, B, NH, map ? Np : 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[6], 2, B, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[7], 2, B, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[8], 2, B, map ? c->mlp_dim : 1, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[9], 2, B, C, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &emb, 3, B, T, C, 1)) != VIT_OK)
+            return r;
+        hs.pooled = t[0].data; hs.dist = t[1].data; hs.pre = t[2].data; hs.feat = t[3].data;
+        hs.kv = t[4].data; hs.probs = t[5].data; hs.o = t[6].data; hs.z = t[7].data; hs.u = t[8].data;
+        hs.q = t[9].data; hs.emb = emb.data;
+        hs.tok = vit_arena_counting(a) ? NULL : tokv[L].data;
+    }
+    if ((r = vit__tensor4(a, &dcur, 3, B, T, C, 1)) != VIT_OK || (r = vit__tensor4(a, &dnext, 3, B, T, C, 1)) != VIT_OK)
+        return r;
+
+    /* forward: patch embedding (CLIP's LayerNorm after it), the blocks, pool and head, keeping what is read back */
+    {
+        size_t m2 = vit_arena_mark(a);
+        if ((r = vit_patch_forward(a, &m->patch, &m->patch_w, x, &tmp, NULL)) != VIT_OK) return r;
+        if (!vit_arena_counting(a)) {
+            memcpy(emb.data, tmp.data, (size_t)B * T * C * sizeof(float));
+            if (c->pre_norm)
+                vit_k_layernorm(tokv[0].data, emb.data, m->pre_norm_w.data, m->pre_norm_b.data, B * T, C, c->ln_eps);
+            else
+                memcpy(tokv[0].data, emb.data, (size_t)B * T * C * sizeof(float));
+        }
+        vit_arena_rewind(a, m2);
+    }
+    for (l = 0; l < L; l++)
+        if ((r = vit__rev_block_fwd(m, a, &m->blocks[l], &bs[l], vit_arena_counting(a) ? NULL : tokv[l + 1].data, B,
+                                    T)) != VIT_OK)
+            return r;
+    if ((r = vit__rev_head_fwd(m, a, &hs, features, out.data, B, T)) != VIT_OK) return r;
+
+    /* reverse: the head, then each block, then CLIP's LayerNorm and the patch convolution */
+    if ((r = vit__rev_head_back(m, a, &hs, features, rv->seed->data, dcur.data, B, T)) != VIT_OK) return r;
+    for (l = L - 1; l >= 0; l--) {
+        if (rv->grad_tokens && !vit_arena_counting(a))
+            memcpy(rv->grad_tokens[l + 1].data, dcur.data, (size_t)B * T * C * sizeof(float));
+        if ((r = vit__rev_block_back(m, a, &m->blocks[l], &bs[l], dcur.data, dnext.data,
+                                     rv->grad_attn ? rv->grad_attn[l].data : NULL, B, T)) != VIT_OK)
+            return r;
+        tmp = dcur; dcur = dnext; dnext = tmp;
+    }
+    if (!vit_arena_counting(a)) {
+        if (rv->grad_tokens) memcpy(rv->grad_tokens[0].data, dcur.data, (size_t)B * T * C * sizeof(float));
+        if (c->pre_norm) {
+            memset(dnext.data, 0, (size_t)B * T * C * sizeof(float));
+            vit_k_layernorm_back(dnext.data, emb.data, m->pre_norm_w.data, dcur.data, B * T, C, c->ln_eps);
+            tmp = dcur; dcur = dnext; dnext = tmp;
+        }
+    }
+    if (rv->grad_input) {
+        vit_patch_shape sh;
+        vit_tensor cols;
+        sh.B = 1; sh.C = c->in_channels; sh.H = sh.W = c->image_size; sh.P = c->patch_size; sh.D = C;
+        if ((r = vit__tensor4(a, &cols, 2, G * G, c->in_channels * c->patch_size * c->patch_size, 1, 1)) != VIT_OK)
+            return r;
+        /* the patch rows of each image; prefix tokens have no pixels */
+        for (bi = 0; bi < B && !vit_arena_counting(a); bi++)
+            vit_k_patch_conv_back(gin.data + (size_t)bi * c->in_channels * c->image_size * c->image_size, cols.data,
+                                  dcur.data + ((size_t)bi * T + P) * C, m->patch_w.conv_w.data, &sh);
+        rv->grad_input[0] = gin;
+    }
+    vit_arena_rewind(a, mark);
+    rv->out = out;
+    return VIT_OK;
+}
+
+/* What vit_model_reverse and its sizing check first. */
+static vit_result vit__reverse_check(const vit_model *m, const vit_tensor *x, const vit_reverse *rv, const char *who) {
+    vit_result r;
+    if (!m || !x || !rv) return vit__fail(VIT_ERR_ARG, "%s: NULL argument", who);
+    if ((r = vit__check_call(m, x, who)) != VIT_OK) return r;
+    if (m->kind != VIT_KIND_VIT)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: the reverse pass runs a ViT, not a %s", who, vit_kind_name(m->kind));
+    if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "%s: the file keeps dense layers in %s; the reverse pass needs F32 weights (its gradient "
+                         "would not be the one of the quantised forward; hint: use the F32 file)",
+                         who, m->n_kept[VIT_DTYPE_I8] ? "I8" : "BF16");
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_model_reverse(const vit_model *m, vit_arena *act, const vit_tensor *x, vit_reverse *rv) {
+    size_t i, n, mark;
+    vit_result r;
+    vit_reverse keep;
+    if (!m || !act || !x || !x->data || !rv) return vit__fail(VIT_ERR_ARG, "vit_model_reverse: NULL argument");
+    if (vit_arena_counting(act))
+        return vit__fail(VIT_ERR_ARG, "vit_model_reverse: act is a counting arena; size one with "
+                                      "vit_model_reverse_memory, then allocate it");
+    if ((r = vit__reverse_check(m, x, rv, "vit_model_reverse")) != VIT_OK) return r;
+    n = vit_tensor_numel(x);
+    if (!vit__all_finite(x->data, n))
+        for (i = 0; i < n; i++)
+            if (!isfinite(x->data[i]))
+                return vit__fail(VIT_ERR_NONFINITE, "vit_model_reverse: input element %zu is %s", i,
+                                 isnan(x->data[i]) ? "NaN" : "infinite");
+    if (rv->seed && rv->seed->data && !vit__all_finite(rv->seed->data, vit_tensor_numel(rv->seed)))
+        return vit__fail(VIT_ERR_NONFINITE, "vit_model_reverse: the seed holds a NaN or Inf");
+    if (rv->seed && !rv->seed->data) return vit__fail(VIT_ERR_ARG, "vit_model_reverse: seed has no data");
+    /* On failure the arena is rewound and the caller's tensors are as they were. */
+    keep = *rv;
+    mark = vit_arena_mark(act);
+    if ((r = vit__reverse(m, act, x, rv)) != VIT_OK) {
+        vit_arena_rewind(act, mark);
+        *rv = keep;
+    }
+    return r;
+}
+
+VITDEF vit_result vit_model_reverse_memory(const vit_model *m, const vit_tensor *x, const vit_reverse *rv,
+                                           size_t *act_bytes) {
+    vit_arena counter;
+    vit_tensor probe, seed, tab[1025], gin; /* depth <= 1024, checked at load; one table for all: nothing is read */
+    vit_reverse o;
+    vit_result r;
+    if (!act_bytes) return vit__fail(VIT_ERR_ARG, "vit_model_reverse_memory: NULL argument");
+    if ((r = vit__reverse_check(m, x, rv, "vit_model_reverse_memory")) != VIT_OK) return r;
+    vit_arena_init(&counter, NULL, 0);
+    probe = *x;
+    probe.data = (float *)(uintptr_t)VIT_ALIGN; /* never read while counting */
+    o = *rv;
+    if (rv->seed) {
+        seed = *rv->seed;
+        o.seed = &seed;
+    }
+    if (o.attn) o.attn = tab;
+    if (o.grad_attn) o.grad_attn = tab;
+    if (o.tokens) o.tokens = tab;
+    if (o.grad_tokens) o.grad_tokens = tab;
+    if (o.grad_input) o.grad_input = &gin;
+    if ((r = vit__reverse(m, &counter, &probe, &o)) != VIT_OK) return r;
+    *act_bytes = counter.peak + VIT_ALIGN;
+    return VIT_OK;
+}
+
 /* ---- maps: attention maps and rollout ---- */
 
 static float vit__fuse(const float *p, size_t stride, int32_t n, vit_fusion f) {
