@@ -14,8 +14,14 @@
   baselines/ViT/ViT_new.py, Attention.forward, at commit
   6b4f3119cb93da4c5aa2751f9dc6f838467defb0, hooks them), not on PyPI.
 - legrad: torchcam 0.5.0's LeGrad (tools/explain_legrad.py ports it to torch 1.13).
-- gradcam: pytorch-grad-cam 1.5.7's GradCAM, as its ViT tutorial
-  (tutorials/vision_transformers.md, usage_examples/vit_example.py) sets it up.
+- gradcam: pytorch-grad-cam 1.5.7's GradCAM, set up as jacobgil/pytorch-grad-cam's
+  ViT tutorial does (tutorials/vision_transformers.md at commit
+  1cb3b5b8f3bf717cb286ba667e12cf3d93ab6b8f, usage_examples/vit_example.py at
+  18144f2afc8a14a73e71b68dc7fbdb7378af2f8e: target_layers = [model.blocks[-1].norm1],
+  a reshape_transform dropping the class token). Its reason for norm1 (the
+  class token's last block ignores the patches' outputs) does not hold for
+  the average- and attention-pooled models; we keep norm1 for all, so the
+  six cases use one rule.
 - integrated_gradients: Sundararajan et al. 2017, Riemann midpoint rule.
 
 Models without a class token (timm's gap and SigLIP's 'map' pooling): the
