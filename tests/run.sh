@@ -335,6 +335,7 @@ step naming-fixtures-drift $PY tools/naming_reference.py --check
 # transformers 4.48.3 make and save them: the committed small cases are
 # what tools/families_reference.py writes today.
 step families-fixtures-drift $PY tools/families_reference.py --check
+step explain-fixtures-drift $PY tools/explain_reference.py --check
 # Every name in timm.list_models() and every transformers model_type against
 # vit.h's table of architectures: what vit.h runs is timm's VisionTransformer
 # with features it has, at timm's LayerNorm eps and activation; the rest is

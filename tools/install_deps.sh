@@ -13,7 +13,7 @@ case "$need" in
   bench) pkgs="$pkgs libopenblas-dev" ;;
   cross) pkgs="gcc-aarch64-linux-gnu qemu-user libc6-dev-arm64-cross" ;;
   web) pkgs="make libsimde-dev libstb-dev emscripten node-acorn dataset-fashion-mnist" ;;
-  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn chromium python3-pil cmake pkg-config libomp-dev" ;;
+  test) pkgs="$pkgs dataset-fashion-mnist python3-sklearn gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user mingw-w64 wine64 emscripten node-acorn chromium python3-pil cmake pkg-config libomp-dev python3-opencv python3-matplotlib" ;;
 esac
 missing=""
 for p in $pkgs; do
@@ -35,7 +35,7 @@ case "$need" in cross | web) exit 0 ;; esac
 # holds the list it was made from. timm and transformers are the ground
 # truth of the ViT families; --no-deps keeps Debian's torch the one torch.
 if [ ! -x build/venv/bin/python ] || ! cmp -s tools/requirements.txt build/venv/requirements.txt ||
-   ! build/venv/bin/python -c "import einops, torch, timm, transformers" 2>/dev/null; then
+   ! build/venv/bin/python -c "import einops, torch, timm, transformers, pytorch_grad_cam, torchcam" 2>/dev/null; then
   echo "making build/venv (system site packages + tools/requirements.txt)"
   /usr/bin/python3 -m venv --system-site-packages build/venv
   build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
