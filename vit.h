@@ -1093,6 +1093,66 @@ VITDEF vit_result vit_map_cls(const vit_tensor *att, int32_t b, int32_t head, vi
 VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t depth, int32_t b,
                                   const vit_rollout_params *p, float *out);
 
+/* Explanations: maps for one class (or one direction of a model's
+   features), from a reverse pass, each as its authors' code computes it:
+   ROLLOUT       vit-explain's VITAttentionRollout (heads' mean; not
+                 class-specific), for comparison
+   GRAD_ROLLOUT  vit-explain's VITAttentionGradRollout
+   CHEFER        Chefer et al. 2021, "Generic Attention-model
+                 Explainability": R += mean_h((grad att)+) R
+   LEGRAD        LeGrad (Bousselham et al. 2024, as torch-cam has it):
+                 each block's output through the final norm and head, the
+                 gradient of that score at the block's own probabilities
+   GRADCAM       Grad-CAM on the last block's first LayerNorm (as
+                 pytorch-grad-cam's ViT tutorial)
+   SALIENCY      max over channels of |d target / d x| (Simonyan et al.)
+   GXI           gradient times input, summed over channels
+   IG            integrated gradients (Sundararajan et al. 2017)
+   The token maps (the first five) are G x G over the patches: each reads
+   the class token's row where the model has one, else the mean of every
+   token's row (a GAP or attention-pooled model); the pixel maps are H x W.
+   ROLLOUT and GRAD_ROLLOUT are divided by their maximum (vit-explain
+   returns only that), the others are raw. */
+typedef enum vit_method {
+    VIT_METHOD_ROLLOUT = 0,
+    VIT_METHOD_GRAD_ROLLOUT,
+    VIT_METHOD_CHEFER,
+    VIT_METHOD_LEGRAD,
+    VIT_METHOD_GRADCAM,
+    VIT_METHOD_SALIENCY,
+    VIT_METHOD_GXI,
+    VIT_METHOD_IG,
+    VIT_METHOD_COUNT
+} vit_method;
+
+/* All zero: vit-explain's layer pairing fixed, no discarding, 16 steps. */
+typedef struct vit_explain_params {
+    float discard_ratio;      /* rollouts: the fraction of each layer's lowest weights set to 0 (vit-explain: 0.9) */
+    int32_t paper_pairing;    /* grad rollout: 1 pairs layer l's attention with layer depth-1-l's gradient, as
+                                 vit-explain's hooks do (its issue #6); 0 with its own */
+    int32_t ig_steps;         /* integrated gradients: midpoints on the path (0: 16); one batch */
+    const float *ig_baseline; /* integrated gradients: the path's start (in_channels * H * W), NULL: black */
+    int32_t features;         /* 1: explain the representation (seed over its C values), not the logits */
+} vit_explain_params;
+
+/* The method's name as the CLI spells it ("grad-rollout"). */
+VITDEF const char *vit_method_name(vit_method method);
+/* Floats of a method's map for m: G*G or H*W; 0 for a model that is not a ViT. */
+VITDEF int32_t vit_explain_size(const vit_model *m, vit_method method);
+/* Width W of vit_model_forward's output (logits, or the representation
+   with features or a model without a head): the length of a seed. */
+VITDEF int32_t vit_model_output_width(const vit_model *m, int32_t features);
+/* The map of `method` for x (1, in_channels, H, W) into out
+   (vit_explain_size floats): for class cls, or when seed is not NULL for
+   the direction seed (vit_model_output_width floats: the target is
+   sum(out * seed)). Scratch comes from act and is released. F32 ViTs
+   only, as vit_model_reverse; VIT_ERR_ARG for a class out of range. */
+VITDEF vit_result vit_explain(const vit_model *m, vit_arena *act, const vit_tensor *x, vit_method method, int32_t cls,
+                              const float *seed, const vit_explain_params *p, float *out);
+/* Bytes act needs for vit_explain on x's shape. */
+VITDEF vit_result vit_explain_memory(const vit_model *m, const vit_tensor *x, vit_method method,
+                                     const vit_explain_params *p, size_t *act_bytes);
+
 /* ---- I/O: npy ---- */
 
 /* float32 C-order .npy (versions 1-3; float64 is narrowed) into a tensor
@@ -4379,6 +4439,7 @@ typedef struct vit__attb {
     float *dq, *dk, *dv, *datt, *scratch;
     const float *dout, *q, *k, *v, *att;
     const vit_attn_shape *s;
+    int datt_only; /* 1: datt alone (dq, dk, dv untouched) */
 } vit__attb;
 
 /* One (batch, head) per task, its products through the GEMM (one thread
@@ -4402,6 +4463,7 @@ static void vit__attention_back_task(const void *ctx, int t0, int t1, int thread
         p.ldx = ldo; p.ldw = ld; p.threaded = 0;
         vit__matmul(&p);
         if (c->datt) memcpy(c->datt + (size_t)t * N * N, dS, (size_t)N * N * sizeof(float));
+        if (c->datt_only) continue;
 
         /* dv^T = dout^T P, then into dv's columns */
         vit__transpose(t1m, o, N, HS, ldo);
@@ -4447,6 +4509,7 @@ VITDEF void vit_k_attention_back(float *dq, float *dk, float *dv, float *datt, f
     vit__attb c;
     c.dq = dq; c.dk = dk; c.dv = dv; c.datt = datt; c.scratch = scratch;
     c.dout = dout; c.q = q; c.k = k; c.v = v; c.att = att; c.s = s;
+    c.datt_only = 0;
     vit__attention_back(&c, s->B * s->NH);
 }
 
@@ -4488,9 +4551,10 @@ typedef struct vit__attb {
     float *dq, *dk, *dv, *datt, *scratch;
     const float *dout, *q, *k, *v, *att;
     const vit_attn_shape *s;
+    int datt_only; /* 1: datt alone (dq, dk, dv untouched) */
 } vit__attb;
 static void vit__attention_back(const vit__attb *c, int slots) {
-    (void)slots;
+    (void)slots; /* datt_only: the _ref computes all (it has no scratch to keep dS in) */
     vit_k_attention_back_ref(c->dq, c->dk, c->dv, c->datt, c->dout, c->q, c->k, c->v, c->att, c->s);
 }
 VITDEF void vit_k_patch_conv_back(float *dx, float *cols, const float *dy, const float *w, const vit_patch_shape *sh) {
@@ -10342,10 +10406,12 @@ static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit
 }
 
 /* One block reversed: dx from dy (both (B*T, C); they may not alias);
-   datt, unless NULL, gets the gradient of the probabilities. */
+   datt, unless NULL, gets the gradient of the probabilities, dln1 that of
+   the first LayerNorm's output (Grad-CAM's activations). With dx NULL it
+   stops at datt (LeGrad asks no more of a layer). */
 static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vit_block_weights *w,
-                                      const vit__rev_block *s, const float *dy, float *dx, float *datt, int32_t B,
-                                      int32_t T) {
+                                      const vit__rev_block *s, const float *dy, float *dx, float *datt, float *dln1,
+                                      int32_t B, int32_t T) {
     const vit_config *c = &m->cfg;
     int32_t C = c->dim, NH = c->heads, HS = C / NH, H = c->mlp_dim, H1 = c->glu ? 2 * H : H, rows = B * T, t;
     size_t mark = vit_arena_mark(a), slot = (size_t)T * T + 3 * (size_t)HS * T;
@@ -10393,7 +10459,12 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
             vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, scale, post);
             ab.dq = dq.data; ab.dk = dq.data + C; ab.dv = dq.data + 2 * C; ab.datt = datt; ab.scratch = sc.data;
             ab.dout = dg.data; ab.q = qkv; ab.k = qkv + C; ab.v = qkv + 2 * C; ab.att = s->att; ab.s = &sh;
+            ab.datt_only = dx == NULL;
             vit__attention_back(&ab, slots);
+        }
+        if (!dx) {
+            vit_arena_rewind(a, mark);
+            return VIT_OK;
         }
 
         /* qk-norm reversed per token and head, then q k v's product and LN1 onto the residual's dt */
@@ -10408,6 +10479,7 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
             }
         }
         vit__rev_linear(dm.data, dq.data, &w->attn.qkv_w, rows, 3 * C, C);
+        if (dln1) memcpy(dln1, dm.data, (size_t)rows * C * sizeof(float));
         memcpy(dx, dt.data, (size_t)rows * C * sizeof(float));
         vit_k_layernorm_back(dx, s->x, w->ln1_w.data, dm.data, rows, C, c->ln_eps);
     }
@@ -10668,13 +10740,20 @@ static int32_t vit__rev_width(const vit_config *c, int features) {
     return c->num_classes ? c->num_classes : c->representation_size ? c->representation_size : c->dim;
 }
 
-static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tensor *x, vit_reverse *rv) {
+/* dln1: NULL, or (B*T*C) floats for the last block's first LayerNorm's
+   gradient (Grad-CAM). legrad: instead of one reverse pass from the
+   output, grad_attn[l] gets the gradient of the score that block l's
+   output would give through the final norm and head, with respect to its
+   own probabilities (LeGrad); grad_tokens and grad_input are not made. */
+static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tensor *x, vit_reverse *rv, float *dln1,
+                               int legrad) {
     const vit_config *c = &m->cfg;
     int32_t B = x->shape[0], C = c->dim, G = c->image_size / c->patch_size, P = vit__prefix(c), T = G * G + P;
     int32_t L = c->depth, NH = c->heads, H1 = c->glu ? 2 * c->mlp_dim : c->mlp_dim, l, bi;
     int features = rv->features || (c->num_classes == 0 && c->representation_size == 0);
     int32_t W = vit__rev_width(c, features);
-    vit_tensor out, gin, tmp, dcur, dnext, emb;
+    int counting;
+    vit_tensor out, gin, tmp, dcur, dnext, emb, one;
     vit_tensor *tok = NULL, *att = NULL;
     vit__rev_head hs;
     vit__rev_block *bs;
@@ -10694,16 +10773,18 @@ static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tenso
         (r = vit__fits((double)B * NH * T * T, B, "vit_model_reverse (attention)")) != VIT_OK)
         return r;
 
-    /* the caller's tensors first, so that rewinding frees only what the reverse keeps for itself */
+    /* the caller's tensors first, so that rewinding frees only what the reverse keeps for itself (while
+       counting, the caller's tables are not touched: they may be fake memory too) */
+    counting = vit_arena_counting(a);
     if ((r = vit__tensor4(a, &out, 2, B, W, 1, 1)) != VIT_OK) return r;
     for (l = 0; rv->attn && l < L; l++)
-        if ((r = vit__tensor4(a, &rv->attn[l], 4, B, NH, T, T)) != VIT_OK) return r;
+        if ((r = vit__tensor4(a, counting ? &one : &rv->attn[l], 4, B, NH, T, T)) != VIT_OK) return r;
     for (l = 0; rv->grad_attn && l < L; l++)
-        if ((r = vit__tensor4(a, &rv->grad_attn[l], 4, B, NH, T, T)) != VIT_OK) return r;
+        if ((r = vit__tensor4(a, counting ? &one : &rv->grad_attn[l], 4, B, NH, T, T)) != VIT_OK) return r;
     for (l = 0; rv->tokens && l <= L; l++)
-        if ((r = vit__tensor4(a, &rv->tokens[l], 3, B, T, C, 1)) != VIT_OK) return r;
+        if ((r = vit__tensor4(a, counting ? &one : &rv->tokens[l], 3, B, T, C, 1)) != VIT_OK) return r;
     for (l = 0; rv->grad_tokens && l <= L; l++)
-        if ((r = vit__tensor4(a, &rv->grad_tokens[l], 3, B, T, C, 1)) != VIT_OK) return r;
+        if ((r = vit__tensor4(a, counting ? &one : &rv->grad_tokens[l], 3, B, T, C, 1)) != VIT_OK) return r;
     if (rv->grad_input &&
         (r = vit__tensor4(a, &gin, 4, B, c->in_channels, c->image_size, c->image_size)) != VIT_OK)
         return r;
@@ -10787,13 +10868,32 @@ static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tenso
             return r;
     if ((r = vit__rev_head_fwd(m, a, &hs, features, out.data, B, T)) != VIT_OK) return r;
 
+    /* LeGrad: each block's output through the head, back to that block's probabilities */
+    if (legrad) {
+        vit_tensor y1;
+        if ((r = vit__tensor4(a, &y1, 2, B, W, 1, 1)) != VIT_OK) return r;
+        for (l = 0; l < L; l++) {
+            hs.tok = vit_arena_counting(a) ? NULL : tokv[l + 1].data;
+            if ((r = vit__rev_head_fwd(m, a, &hs, features, y1.data, B, T)) != VIT_OK ||
+                (r = vit__rev_head_back(m, a, &hs, features, rv->seed->data, dcur.data, B, T)) != VIT_OK ||
+                (r = vit__rev_block_back(m, a, &m->blocks[l], &bs[l], dcur.data, NULL,
+                                         rv->grad_attn && !counting ? rv->grad_attn[l].data : NULL, NULL, B, T)) !=
+                    VIT_OK)
+                return r;
+        }
+        vit_arena_rewind(a, mark);
+        rv->out = out;
+        return VIT_OK;
+    }
+
     /* reverse: the head, then each block, then CLIP's LayerNorm and the patch convolution */
     if ((r = vit__rev_head_back(m, a, &hs, features, rv->seed->data, dcur.data, B, T)) != VIT_OK) return r;
     for (l = L - 1; l >= 0; l--) {
         if (rv->grad_tokens && !vit_arena_counting(a))
             memcpy(rv->grad_tokens[l + 1].data, dcur.data, (size_t)B * T * C * sizeof(float));
         if ((r = vit__rev_block_back(m, a, &m->blocks[l], &bs[l], dcur.data, dnext.data,
-                                     rv->grad_attn ? rv->grad_attn[l].data : NULL, B, T)) != VIT_OK)
+                                     rv->grad_attn && !counting ? rv->grad_attn[l].data : NULL,
+                                     l == L - 1 ? dln1 : NULL, B, T)) != VIT_OK)
             return r;
         tmp = dcur; dcur = dnext; dnext = tmp;
     }
@@ -10815,7 +10915,7 @@ static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tenso
         for (bi = 0; bi < B && !vit_arena_counting(a); bi++)
             vit_k_patch_conv_back(gin.data + (size_t)bi * c->in_channels * c->image_size * c->image_size, cols.data,
                                   dcur.data + ((size_t)bi * T + P) * C, m->patch_w.conv_w.data, &sh);
-        rv->grad_input[0] = gin;
+        if (!counting) rv->grad_input[0] = gin;
     }
     vit_arena_rewind(a, mark);
     rv->out = out;
@@ -10858,7 +10958,7 @@ VITDEF vit_result vit_model_reverse(const vit_model *m, vit_arena *act, const vi
     /* On failure the arena is rewound and the caller's tensors are as they were. */
     keep = *rv;
     mark = vit_arena_mark(act);
-    if ((r = vit__reverse(m, act, x, rv)) != VIT_OK) {
+    if ((r = vit__reverse(m, act, x, rv, NULL, 0)) != VIT_OK) {
         vit_arena_rewind(act, mark);
         *rv = keep;
     }
@@ -10886,7 +10986,7 @@ VITDEF vit_result vit_model_reverse_memory(const vit_model *m, const vit_tensor 
     if (o.tokens) o.tokens = tab;
     if (o.grad_tokens) o.grad_tokens = tab;
     if (o.grad_input) o.grad_input = &gin;
-    if ((r = vit__reverse(m, &counter, &probe, &o)) != VIT_OK) return r;
+    if ((r = vit__reverse(m, &counter, &probe, &o, NULL, 0)) != VIT_OK) return r;
     *act_bytes = counter.peak + VIT_ALIGN;
     return VIT_OK;
 }
@@ -11034,6 +11134,361 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
     if (mx > 0.0f)
         for (j = 0; j < T - 1; j++) out[j] /= mx;
     vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* ---- maps: explanations ---- */
+/* Class-specific maps from a reverse pass (vit_model_reverse), each as its
+   authors' code computes it. The token maps read the query rows of the
+   final (T, T) matrix over the patch columns [prefix, T): the class
+   token's row where the model has one, else the mean of every row (a GAP
+   or attention-pooled model has no token that stands for the image). */
+
+/* Rollout-type maps through `depth` layers for batch item b: A_l from the
+   probabilities att[l] and (grad rollout, Chefer) the gradients grad[g(l)]
+   with g(l) = l, or depth-1-l for vit-explain's pairing; then
+     GRAD:   A = max(mean_h(att D), 0), where D = att (grad - sum_j att
+             grad) is the gradient of the scores before the softmax: what
+             vit-explain's backward hook on attn_drop receives (in eval the
+             dropout returns its input, so the hook lands on the softmax's
+             node); the lowest discard_ratio of A's
+             T*T values (class token's included, as vit-explain) set to 0,
+             A = (A + I) / 2 divided column j by row j's sum (vit-explain's
+             a / a.sum(-1) broadcasts so), R = A R; the map over its max;
+     ROLL:   the same from mean_h(att), never dropping entry 0 (its
+             rollout leaves the class token alone);
+     CHEFER: R = R + mean_h(max(grad att, 0)) R, the map raw. */
+enum { VIT__ROLL_PLAIN = 0, VIT__ROLL_GRAD, VIT__ROLL_CHEFER };
+
+static vit_result vit__roll(vit_arena *a, const vit_tensor *att, const vit_tensor *grad, int32_t depth, int32_t b,
+                            int32_t prefix, int32_t query, int mode, float discard, int paper_pairing, float *out,
+                            const char *who) {
+    int32_t NH, T, l, i, j, k, h, drop = 0, G2;
+    size_t mark, hs;
+    float *A, *R, *Rn, *sums, *swap, mx;
+    vit__ranked *rank = NULL;
+    vit_result r;
+    if (!a || !att || !out || depth < 1) return vit__fail(VIT_ERR_ARG, "%s: NULL argument or depth < 1", who);
+    if (vit_arena_counting(a)) return vit__fail(VIT_ERR_ARG, "%s: needs a real arena", who);
+    if (mode != VIT__ROLL_PLAIN && !grad)
+        return vit__fail(VIT_ERR_ARG, "%s: no gradients (vit_reverse.grad_attn)", who);
+    if (!(discard >= 0.0f && discard < 1.0f))
+        return vit__fail(VIT_ERR_ARG, "%s: discard_ratio %g outside [0, 1)", who, (double)discard);
+    for (l = 0; l < depth; l++) {
+        if ((r = vit__check_att(&att[l], b, who)) != VIT_OK ||
+            (grad && mode != VIT__ROLL_PLAIN && (r = vit__check_att(&grad[l], b, who)) != VIT_OK))
+            return r;
+        if (memcmp(att[l].shape, att[0].shape, sizeof att[0].shape) ||
+            (grad && mode != VIT__ROLL_PLAIN && memcmp(grad[l].shape, att[0].shape, sizeof att[0].shape)))
+            return vit__fail(VIT_ERR_SHAPE, "%s: layer %d's attention or gradient differs in shape from layer 0's", who,
+                             (int)l);
+    }
+    NH = att[0].shape[1]; T = att[0].shape[2];
+    if (prefix < 0 || prefix >= T)
+        return vit__fail(VIT_ERR_ARG, "%s: prefix %d outside 0..%d", who, (int)prefix, (int)T - 1);
+    G2 = T - prefix;
+    hs = (size_t)T * T;
+    mark = vit_arena_mark(a);
+    A = (float *)vit_arena_alloc(a, hs * sizeof(float));
+    R = (float *)vit_arena_alloc(a, hs * sizeof(float));
+    Rn = (float *)vit_arena_alloc(a, hs * sizeof(float));
+    sums = (float *)vit_arena_alloc(a, (size_t)T * sizeof(float));
+    if (mode != VIT__ROLL_CHEFER && discard > 0.0f) {
+        rank = (vit__ranked *)vit_arena_alloc(a, hs * sizeof(vit__ranked));
+        drop = vit__discard_count(hs, discard);
+    }
+    if (!A || !R || !Rn || !sums || (mode != VIT__ROLL_CHEFER && discard > 0.0f && !rank)) {
+        vit_arena_rewind(a, mark);
+        return VIT_ERR_OOM;
+    }
+
+    /* R = I; R holds the running product as it is (row i: query i) */
+    for (i = 0; i < (int32_t)hs; i++) R[i] = 0.0f;
+    for (i = 0; i < T; i++) R[(size_t)i * T + i] = 1.0f;
+    for (l = 0; l < depth; l++) {
+        int32_t g = paper_pairing ? depth - 1 - l : l;
+        const float *P = att[l].data + (size_t)b * NH * hs, *Pg = att[g].data + (size_t)b * NH * hs;
+        const float *D = mode == VIT__ROLL_PLAIN ? NULL : grad[g].data + (size_t)b * NH * hs;
+
+        /* the layer's fused matrix (GRAD: the scores' gradient per head first, a row at a time into Rn) */
+        for (i = 0; i < (int32_t)hs; i++) A[i] = 0.0f;
+        for (h = 0; h < NH; h++)
+            for (i = 0; i < T; i++) {
+                const float *pr = P + (size_t)h * hs + (size_t)i * T;
+                const float *dr = D ? D + (size_t)h * hs + (size_t)i * T : NULL;
+                float *ar = A + (size_t)i * T;
+                if (mode == VIT__ROLL_GRAD) { /* the scores' gradient of the gradient's own layer */
+                    vit_k_softmax_back(Rn, Pg + (size_t)h * hs + (size_t)i * T, dr, 1, T);
+                    dr = Rn;
+                }
+                for (j = 0; j < T; j++) {
+                    float v = mode == VIT__ROLL_PLAIN ? pr[j] : pr[j] * dr[j];
+                    ar[j] += mode == VIT__ROLL_CHEFER && v < 0.0f ? 0.0f : v;
+                }
+            }
+        for (i = 0; i < (int32_t)hs; i++) {
+            float s = A[i] / (float)NH;
+            A[i] = mode == VIT__ROLL_GRAD && s < 0.0f ? 0.0f : s;
+        }
+
+        /* Chefer: R += A R */
+        if (mode == VIT__ROLL_CHEFER) {
+            vit__mm p = vit__mm_nn(Rn, A, R, T, T, T);
+            vit__matmul(&p);
+            for (i = 0; i < (int32_t)hs; i++) R[i] += Rn[i];
+            continue;
+        }
+
+        /* rollout: the lowest weights dropped, (A + I) / 2, divided by sums, R = A R */
+        if (rank) {
+            for (i = 0; i < (int32_t)hs; i++) { rank[i].v = A[i]; rank[i].i = i; }
+            qsort(rank, hs, sizeof *rank, vit__ranked_cmp);
+            for (k = 0; k < drop; k++)
+                if (mode == VIT__ROLL_GRAD || rank[k].i != 0) A[rank[k].i] = 0.0f;
+        }
+        for (i = 0; i < T; i++) {
+            float s = 0.0f;
+            for (j = 0; j < T; j++) {
+                float v = (A[(size_t)i * T + j] + (i == j ? 1.0f : 0.0f)) * 0.5f;
+                A[(size_t)i * T + j] = v;
+                s += v;
+            }
+            sums[i] = s;
+        }
+        for (i = 0; i < T; i++)
+            for (j = 0; j < T; j++) A[(size_t)i * T + j] /= sums[j];
+        {
+            vit__mm p = vit__mm_nn(Rn, A, R, T, T, T);
+            vit__matmul(&p);
+        }
+        swap = R; R = Rn; Rn = swap;
+    }
+
+    /* the query rows over the patch columns: the class token's (query), else (query < 0) their mean */
+    for (j = 0; j < G2; j++) {
+        float s = 0.0f;
+        if (query >= 0) s = R[(size_t)query * T + prefix + j];
+        else {
+            for (i = 0; i < T; i++) s += R[(size_t)i * T + prefix + j];
+            s /= (float)T;
+        }
+        out[j] = s;
+    }
+    if (mode != VIT__ROLL_CHEFER) {
+        mx = out[0];
+        for (j = 1; j < G2; j++) mx = out[j] > mx ? out[j] : mx;
+        if (mx != 0.0f)
+            for (j = 0; j < G2; j++) out[j] /= mx;
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+VITDEF const char *vit_method_name(vit_method method) {
+    static const char *const names[VIT_METHOD_COUNT] = {"rollout", "grad-rollout", "chefer", "legrad",
+                                                        "gradcam", "saliency",     "gxi",    "ig"};
+    return (int)method >= 0 && (int)method < VIT_METHOD_COUNT ? names[method] : "unknown";
+}
+
+VITDEF int32_t vit_explain_size(const vit_model *m, vit_method method) {
+    int32_t G;
+    if (!m || m->kind != VIT_KIND_VIT || (int)method < 0 || (int)method >= VIT_METHOD_COUNT) return 0;
+    G = m->cfg.image_size / m->cfg.patch_size;
+    return method >= VIT_METHOD_SALIENCY ? m->cfg.image_size * m->cfg.image_size : G * G;
+}
+
+VITDEF int32_t vit_model_output_width(const vit_model *m, int32_t features) {
+    if (!m || m->kind != VIT_KIND_VIT) return 0;
+    return vit__rev_width(&m->cfg, features || (m->cfg.num_classes == 0 && m->cfg.representation_size == 0));
+}
+
+/* The explanation, its arena use counted when a is counting (out then unread). */
+static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tensor *x, vit_method method,
+                               const float *seedv, const vit_explain_params *p, float *out) {
+    const vit_config *c = &m->cfg;
+    int32_t L = c->depth, C = c->dim, G = c->image_size / c->patch_size, P = vit__prefix(c), T = G * G + P;
+    int32_t S = c->image_size, Cin = c->in_channels, W = vit_model_output_width(m, p->features), l, i, j, h, k;
+    int32_t query = c->class_token ? 0 : -1, steps = p->ig_steps > 0 ? p->ig_steps : 16;
+    int counting = vit_arena_counting(a);
+    size_t mark = vit_arena_mark(a), hs = (size_t)T * T;
+    vit_tensor *tab, seed, xb, ln;
+    vit_reverse rv;
+    vit_result r;
+    float *dln1 = NULL;
+    int32_t B = method == VIT_METHOD_IG ? steps : 1, sshape[2];
+
+    /* the reverse pass this method reads */
+    if (!(tab = (vit_tensor *)vit_arena_alloc(a, (size_t)(3 * L + 3) * sizeof(vit_tensor)))) return VIT_ERR_OOM;
+    sshape[0] = B; sshape[1] = W;
+    if ((r = vit_tensor_init(a, &seed, 2, sshape)) != VIT_OK) return r;
+    xb = *x;
+    xb.shape[0] = B;
+    if (method == VIT_METHOD_IG && (r = vit_tensor_init(a, &xb, 4, xb.shape)) != VIT_OK) return r;
+    if (!counting) {
+        for (i = 0; i < B; i++) memcpy(seed.data + (size_t)i * W, seedv, (size_t)W * sizeof(float));
+        /* the path's midpoints: baseline + (s + 1/2) / steps (x - baseline) */
+        for (i = 0; method == VIT_METHOD_IG && i < B; i++) {
+            float t = ((float)i + 0.5f) / (float)steps;
+            size_t n = (size_t)Cin * S * S, e;
+            for (e = 0; e < n; e++) {
+                float b0 = p->ig_baseline ? p->ig_baseline[e] : 0.0f;
+                xb.data[(size_t)i * n + e] = b0 + t * (x->data[e] - b0);
+            }
+        }
+    }
+    memset(&rv, 0, sizeof rv);
+    rv.seed = &seed;
+    rv.features = p->features;
+    if (method == VIT_METHOD_ROLLOUT || method == VIT_METHOD_GRAD_ROLLOUT || method == VIT_METHOD_CHEFER ||
+        method == VIT_METHOD_LEGRAD)
+        rv.attn = tab;
+    if (method == VIT_METHOD_GRAD_ROLLOUT || method == VIT_METHOD_CHEFER || method == VIT_METHOD_LEGRAD)
+        rv.grad_attn = tab + L;
+    if (method == VIT_METHOD_GRADCAM) {
+        rv.tokens = tab + 2 * L;
+        if (!(dln1 = (float *)vit_arena_alloc(a, (size_t)T * C * sizeof(float)))) return VIT_ERR_OOM;
+    }
+    if (method >= VIT_METHOD_SALIENCY) rv.grad_input = tab + 3 * L + 2;
+    if ((r = vit__reverse(m, a, &xb, &rv, dln1, method == VIT_METHOD_LEGRAD)) != VIT_OK) return r;
+
+    /* the map from it */
+    switch (method) {
+    case VIT_METHOD_ROLLOUT:
+    case VIT_METHOD_GRAD_ROLLOUT:
+    case VIT_METHOD_CHEFER:
+        if (counting) { /* vit__roll's scratch */
+            if (!vit_arena_alloc(a, 3 * hs * sizeof(float) + (size_t)T * sizeof(float) + hs * sizeof(vit__ranked)))
+                return VIT_ERR_OOM;
+            break;
+        }
+        r = vit__roll(a, rv.attn, rv.grad_attn, L, 0, P, query,
+                      method == VIT_METHOD_ROLLOUT ? VIT__ROLL_PLAIN
+                      : method == VIT_METHOD_CHEFER ? VIT__ROLL_CHEFER
+                                                    : VIT__ROLL_GRAD,
+                      method == VIT_METHOD_CHEFER ? 0.0f : p->discard_ratio, p->paper_pairing, out, "vit_explain");
+        if (r != VIT_OK) return r;
+        break;
+    case VIT_METHOD_LEGRAD:
+        /* each layer: ReLU of its gradient, the mean over heads and queries, per patch key; then the layers' mean */
+        for (j = 0; !counting && j < G * G; j++) {
+            double s = 0.0;
+            for (l = 0; l < L; l++) {
+                const float *g = rv.grad_attn[l].data;
+                float sl = 0.0f;
+                for (h = 0; h < c->heads; h++)
+                    for (i = 0; i < T; i++) {
+                        float v = g[(size_t)h * hs + (size_t)i * T + P + j];
+                        sl += v > 0.0f ? v : 0.0f;
+                    }
+                s += sl / (float)(c->heads * T);
+            }
+            out[j] = (float)(s / L);
+        }
+        break;
+    case VIT_METHOD_GRADCAM:
+        /* the last block's first LayerNorm's output and gradient over the patch tokens: channel weights are
+           the gradient's mean over the patches, the map ReLU(sum_c weight_c activation_c) */
+        if ((r = vit__tensor4(a, &ln, 2, T, C, 1, 1)) != VIT_OK) return r;
+        if (counting) break;
+        vit_k_layernorm(ln.data, rv.tokens[L - 1].data, m->blocks[L - 1].ln1_w.data, m->blocks[L - 1].ln1_b.data, T, C,
+                        c->ln_eps);
+        for (j = 0; j < G * G; j++) out[j] = 0.0f;
+        for (k = 0; k < C; k++) {
+            float wk = 0.0f;
+            for (j = 0; j < G * G; j++) wk += dln1[(size_t)(P + j) * C + k];
+            wk /= (float)(G * G);
+            for (j = 0; j < G * G; j++) out[j] += wk * ln.data[(size_t)(P + j) * C + k];
+        }
+        for (j = 0; j < G * G; j++) out[j] = out[j] > 0.0f ? out[j] : 0.0f;
+        break;
+    default: { /* the pixels: |grad| max over channels, grad x input, or integrated gradients */
+        size_t n = (size_t)S * S, e;
+        const float *g = counting ? NULL : rv.grad_input[0].data;
+        for (e = 0; !counting && e < n; e++) {
+            float v = 0.0f;
+            for (k = 0; k < Cin; k++) {
+                size_t at = (size_t)k * n + e;
+                if (method == VIT_METHOD_SALIENCY) {
+                    float u = fabsf(g[at]);
+                    v = k == 0 || u > v ? u : v;
+                } else if (method == VIT_METHOD_GXI) {
+                    v += g[at] * x->data[at];
+                } else {
+                    float gm = 0.0f, b0 = p->ig_baseline ? p->ig_baseline[at] : 0.0f;
+                    for (i = 0; i < B; i++) gm += g[(size_t)i * Cin * n + at];
+                    v += (x->data[at] - b0) * (gm / (float)B);
+                }
+            }
+            out[e] = v;
+        }
+    }
+    }
+    vit_arena_rewind(a, mark);
+    return VIT_OK;
+}
+
+/* What vit_explain and its sizing check: a ViT of F32 weights, x (1, C, H, W), the method, seed or class. */
+static vit_result vit__explain_check(const vit_model *m, const vit_tensor *x, vit_method method, int32_t cls,
+                                     const float *seed, const vit_explain_params *p, const char *who) {
+    vit_reverse probe;
+    vit_result r;
+    int32_t W;
+    memset(&probe, 0, sizeof probe);
+    if (!p) return vit__fail(VIT_ERR_ARG, "%s: NULL params", who);
+    if ((r = vit__reverse_check(m, x, &probe, who)) != VIT_OK) return r;
+    if (x->shape[0] != 1)
+        return vit__fail(VIT_ERR_SHAPE, "%s: explains one image at a time (B = %d)", who, (int)x->shape[0]);
+    if ((int)method < 0 || (int)method >= VIT_METHOD_COUNT)
+        return vit__fail(VIT_ERR_ARG, "%s: unknown method %d", who, (int)method);
+    if (!(p->discard_ratio >= 0.0f && p->discard_ratio < 1.0f))
+        return vit__fail(VIT_ERR_ARG, "%s: discard_ratio %g outside [0, 1)", who, (double)p->discard_ratio);
+    if (p->ig_steps < 0 || p->ig_steps > 4096)
+        return vit__fail(VIT_ERR_ARG, "%s: ig_steps %d outside 0..4096", who, (int)p->ig_steps);
+    W = vit_model_output_width(m, p->features);
+    if (!seed && (cls < 0 || cls >= W))
+        return vit__fail(VIT_ERR_ARG, "%s: class %d outside 0..%d%s", who, (int)cls, (int)W - 1,
+                         m->cfg.num_classes && !p->features ? "" : " (this model has no classes: give a seed vector)");
+    return VIT_OK;
+}
+
+VITDEF vit_result vit_explain(const vit_model *m, vit_arena *act, const vit_tensor *x, vit_method method, int32_t cls,
+                              const float *seed, const vit_explain_params *p, float *out) {
+    vit_result r;
+    size_t mark, n, i;
+    float *sv;
+    int32_t W;
+    if (!m || !act || !x || !x->data || !out) return vit__fail(VIT_ERR_ARG, "vit_explain: NULL argument");
+    if (vit_arena_counting(act))
+        return vit__fail(VIT_ERR_ARG, "vit_explain: act is a counting arena; size one with vit_explain_memory");
+    if ((r = vit__explain_check(m, x, method, cls, seed, p, "vit_explain")) != VIT_OK) return r;
+    n = vit_tensor_numel(x);
+    if (!vit__all_finite(x->data, n)) return vit__fail(VIT_ERR_NONFINITE, "vit_explain: the input holds a NaN or Inf");
+    W = vit_model_output_width(m, p->features);
+    if (seed && !vit__all_finite(seed, (size_t)W))
+        return vit__fail(VIT_ERR_NONFINITE, "vit_explain: the seed holds a NaN or Inf");
+    mark = vit_arena_mark(act);
+    if (!(sv = (float *)vit_arena_alloc(act, (size_t)W * sizeof(float)))) return VIT_ERR_OOM;
+    for (i = 0; i < (size_t)W; i++) sv[i] = seed ? seed[i] : (int32_t)i == cls ? 1.0f : 0.0f;
+    r = vit__explain(m, act, x, method, sv, p, out);
+    vit_arena_rewind(act, mark);
+    return r;
+}
+
+VITDEF vit_result vit_explain_memory(const vit_model *m, const vit_tensor *x, vit_method method,
+                                     const vit_explain_params *p, size_t *act_bytes) {
+    vit_arena counter;
+    vit_tensor probe;
+    vit_result r;
+    if (!act_bytes) return vit__fail(VIT_ERR_ARG, "vit_explain_memory: NULL argument");
+    if ((r = vit__explain_check(m, x, method, 0, (const float *)(uintptr_t)VIT_ALIGN, p, "vit_explain_memory")) !=
+        VIT_OK)
+        return r;
+    vit_arena_init(&counter, NULL, 0);
+    probe = *x;
+    probe.data = (float *)(uintptr_t)VIT_ALIGN; /* never read while counting */
+    if (!vit_arena_alloc(&counter, (size_t)vit_model_output_width(m, p->features) * sizeof(float))) return VIT_ERR_OOM;
+    if ((r = vit__explain(m, &counter, &probe, method, NULL, p, NULL)) != VIT_OK) return r;
+    *act_bytes = counter.peak + VIT_ALIGN;
     return VIT_OK;
 }
 

@@ -376,6 +376,164 @@ static void test_model_fd(const char *path, int cls) {
     vit_model_free(&m);
 }
 
+/* meta.txt's value of key (a line "key value"), into val; 0 if absent. */
+static int meta_get(const char *dir, const char *key, char *val, size_t size) {
+    char path[1400], line[1024];
+    size_t n = strlen(key);
+    FILE *f;
+    int found = 0;
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    if (!(f = fopen(path, "r"))) return 0;
+    while (!found && fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ' ') {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(val, size, "%s", line + n + 1);
+            found = 1;
+        }
+    fclose(f);
+    return found;
+}
+
+/* got (n floats) against dir/name.npy, within 1e-4 of the reference's largest value (and 1e-4 relative) */
+static void expect_npy(vit_arena *a, const char *dir, const char *name, const char *what, const float *got,
+                       size_t n) {
+    char path[1400], label[1400];
+    size_t mark = vit_arena_mark(a);
+    vit_tensor want;
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    snprintf(label, sizeof label, "%s: %s", dir, what);
+    if (vit_npy_load(a, path, &want) != VIT_OK) {
+        printf("FAIL %s: %s\n", label, vit_last_error());
+        failed++;
+        return;
+    }
+    if (vit_tensor_numel(&want) != n) {
+        printf("FAIL %s: %zu values, the reference has %zu\n", label, n, vit_tensor_numel(&want));
+        failed++;
+    } else {
+        double mx = 0.0;
+        size_t i;
+        for (i = 0; i < n; i++) mx = fabs(want.data[i]) > mx ? fabs(want.data[i]) : mx;
+        expect(check_close(label, got, want.data, n, 1e-4 * mx, 1e-4), label);
+    }
+    vit_arena_rewind(a, mark);
+}
+
+/* One case of tests/fixtures/explain: the reverse pass's every output
+   against autograd's, then each method's map against its authors' code. */
+static void test_explain_case(const char *dir) {
+    static const char *files[] = {"rollout", "grad_rollout", "grad_rollout_orig", "chefer", "legrad",
+                                  "gradcam", "saliency",     "gxi",               "ig"};
+    static const vit_method methods[] = {VIT_METHOD_ROLLOUT, VIT_METHOD_GRAD_ROLLOUT, VIT_METHOD_GRAD_ROLLOUT,
+                                         VIT_METHOD_CHEFER,  VIT_METHOD_LEGRAD,       VIT_METHOD_GRADCAM,
+                                         VIT_METHOD_SALIENCY, VIT_METHOD_GXI,         VIT_METHOD_IG};
+    char path[1400], val[256], what[128];
+    vit_model m;
+    vit_arena a, act;
+    vit_tensor x, seed, gin, *t;
+    vit_reverse rv;
+    size_t bytes = 0, per;
+    int32_t L, l, k, cls = -1;
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (vit_model_load_file(&m, path) != VIT_OK) {
+        printf("FAIL %s: %s\n", dir, vit_last_error());
+        failed++;
+        return;
+    }
+    L = m.cfg.depth;
+    vit_arena_init_alloc(&a, 8u << 20);
+    t = (vit_tensor *)calloc((size_t)4 * (L + 1), sizeof(vit_tensor));
+    snprintf(path, sizeof path, "%s/in.npy", dir);
+    if (vit_npy_load(&a, path, &x) != VIT_OK) goto fail;
+    snprintf(path, sizeof path, "%s/seed.npy", dir);
+    if (vit_npy_load(&a, path, &seed) != VIT_OK) goto fail;
+    if (meta_get(dir, "target", val, sizeof val) && strncmp(val, "class ", 6) == 0) cls = atoi(val + 6);
+
+    /* the reverse pass against autograd */
+    memset(&rv, 0, sizeof rv);
+    rv.seed = &seed;
+    rv.attn = t;
+    rv.grad_attn = t + (L + 1);
+    rv.tokens = t + 2 * (L + 1);
+    rv.grad_tokens = t + 3 * (L + 1);
+    rv.grad_input = &gin;
+    if (vit_model_reverse_memory(&m, &x, &rv, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK)
+        goto fail;
+    if (vit_model_reverse(&m, &act, &x, &rv) != VIT_OK) {
+        vit_arena_free(&act);
+        goto fail;
+    }
+    expect_npy(&a, dir, "out", "the reverse pass's forward output", rv.out.data, vit_tensor_numel(&rv.out));
+    per = vit_tensor_numel(&rv.attn[0]);
+    {
+        /* the layers as one array, as the .npy has them */
+        float *all = (float *)malloc((size_t)(L + 1) * (per > vit_tensor_numel(&rv.tokens[0]) ? per
+                                                                                                : vit_tensor_numel(&rv.tokens[0])) *
+                                     sizeof(float));
+        size_t pt = vit_tensor_numel(&rv.tokens[0]);
+        for (l = 0; l < L; l++) memcpy(all + (size_t)l * per, rv.attn[l].data, per * sizeof(float));
+        expect_npy(&a, dir, "attn", "every block's probabilities", all, (size_t)L * per);
+        for (l = 0; l < L; l++) memcpy(all + (size_t)l * per, rv.grad_attn[l].data, per * sizeof(float));
+        expect_npy(&a, dir, "grad_attn", "d target / d probabilities (autograd)", all, (size_t)L * per);
+        for (l = 0; l <= L; l++) memcpy(all + (size_t)l * pt, rv.tokens[l].data, pt * sizeof(float));
+        expect_npy(&a, dir, "tokens", "every block's tokens", all, (size_t)(L + 1) * pt);
+        for (l = 0; l <= L; l++) memcpy(all + (size_t)l * pt, rv.grad_tokens[l].data, pt * sizeof(float));
+        expect_npy(&a, dir, "grad_tokens", "d target / d tokens (autograd)", all, (size_t)(L + 1) * pt);
+        free(all);
+    }
+    expect_npy(&a, dir, "grad_input", "d target / d pixels (autograd)", gin.data, vit_tensor_numel(&gin));
+    vit_arena_free(&act);
+
+    /* each method against its authors' code */
+    for (k = 0; k < (int32_t)(sizeof methods / sizeof methods[0]); k++) {
+        vit_explain_params p;
+        int32_t n = vit_explain_size(&m, methods[k]);
+        float *map = (float *)malloc((size_t)n * sizeof(float));
+        memset(&p, 0, sizeof p);
+        p.discard_ratio = meta_get(dir, "discard_ratio", val, sizeof val) ? (float)atof(val) : 0.9f;
+        p.ig_steps = meta_get(dir, "ig_steps", val, sizeof val) ? atoi(val) : 16;
+        p.paper_pairing = strcmp(files[k], "grad_rollout_orig") == 0;
+        if (methods[k] == VIT_METHOD_ROLLOUT || methods[k] == VIT_METHOD_GRAD_ROLLOUT) p.discard_ratio = 0.9f;
+        snprintf(what, sizeof what, "%s (%s)", files[k], cls >= 0 ? "class" : "seed vector");
+        if (vit_explain_memory(&m, &x, methods[k], &p, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK ||
+            vit_explain(&m, &act, &x, methods[k], cls, cls >= 0 ? NULL : seed.data, &p, map) != VIT_OK) {
+            printf("FAIL %s: %s: %s\n", dir, what, vit_last_error());
+            failed++;
+        } else {
+            expect_npy(&a, dir, files[k], what, map, (size_t)n);
+            vit_arena_free(&act);
+        }
+        free(map);
+    }
+    free(t);
+    vit_arena_free(&a);
+    vit_model_free(&m);
+    return;
+fail:
+    printf("FAIL %s: %s\n", dir, vit_last_error());
+    failed++;
+    free(t);
+    vit_arena_free(&a);
+    vit_model_free(&m);
+}
+
+static void test_explain(const char *root) {
+    char path[1024], name[256];
+    if (strlen(root) > 700) return;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/MANIFEST", root);
+    if (!(f = fopen(path, "r"))) {
+        printf("FAIL %s: cannot open\n", path);
+        failed++;
+        return;
+    }
+    while (fscanf(f, "%255s", name) == 1) {
+        snprintf(path, sizeof path, "%s/%s", root, name);
+        test_explain_case(path);
+    }
+    fclose(f);
+}
+
 int main(int argc, char **argv) {
     test_matmul_nn();
     test_layernorm_back();
@@ -387,6 +545,8 @@ int main(int argc, char **argv) {
         char path[1024];
         snprintf(path, sizeof path, "%s/vit_tv.safetensors", argv[1]);
         test_model_fd(path, 1);
+        snprintf(path, sizeof path, "%s/explain", argv[1]);
+        test_explain(path);
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;

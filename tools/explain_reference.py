@@ -17,7 +17,7 @@ FILES (float32 .npy, C order; L blocks, NH heads, T tokens with the prefix
 tokens first in timm's order (class, distillation, registers) then the G x G
 patches row by row, C channels, S image size, W output width; B = 1):
   in (1, 3, S, S)  out (1, W)  seed (1, W): the target is (out * seed).sum()
-  attn, grad_attn (L, 1, NH, T, T): each block's softmax output (what attn_drop
+  attn, grad_attn (L, NH, T, T), B = 1 dropped: each block's softmax output (what attn_drop
     receives) and d target / d it
   tokens, grad_tokens (L+1, 1, T, C): [0] what enters blocks[0] (after patch
     embedding, prefix tokens, position embedding, norm_pre), [l+1] block l's output
@@ -157,7 +157,8 @@ def write_case(out, name):
 
     fw = M.forward_backward(model, x, seed)
     arrays = {
-        "in": x, "out": fw["out"], "seed": seed, "attn": fw["attn"], "grad_attn": fw["grad_attn"],
+        # (L, NH, T, T): B = 1 dropped, so that the arrays stay within vit.h's 4 dimensions (VIT_MAX_DIMS)
+        "in": x, "out": fw["out"], "seed": seed, "attn": fw["attn"][:, 0], "grad_attn": fw["grad_attn"][:, 0],
         "tokens": fw["tokens"], "grad_tokens": fw["grad_tokens"], "grad_input": fw["grad_input"],
         "rollout": M.vit_explain_rollout(model, x, DISCARD_RATIO, prefix, query),
         "grad_rollout": M.vit_explain_grad_rollout(model, x, seed, DISCARD_RATIO, prefix, query, fixed=True),
