@@ -5,6 +5,8 @@
      vit classify    MODEL IMAGE... [--top K] [PREP] [--threads N] [LOAD]
      vit maps        MODEL IMAGE... --out DIR [--layer L] [--fusion mean|max|min] [--discard R] [PREP]
                     [--threads N] [LOAD]
+     vit maps        MODEL IMAGE... --out DIR --method M [--class K|NAME]... [--top K] [--target FILE.npy]
+                    [--npy] [--pairing own|vit-explain] [--steps N] [--discard R] [PREP] [--threads N] [LOAD]
      vit input-shape MODEL [B [N [W]]] [LOAD]
      vit version          (also --version; --help anywhere prints the usage)
    LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
@@ -22,6 +24,13 @@
    `maps` writes, per image, DIR/<name>_heads.png (the class token's
    attention in each head of one layer), <name>_fused.png (those heads
    fused) and <name>_rollout.png (attention rollout through every layer).
+   With --method (rollout, grad-rollout, chefer, legrad, gradcam,
+   saliency, gxi, ig) it draws instead, per image and class, the map that
+   method gives from a reverse pass (vit_explain) as
+   DIR/<name>_<method>_<class>.png, and with --npy the raw map beside it;
+   the classes are --class (a number or a label; repeats), else the --top
+   K likeliest, else the likeliest; a model without a head takes --target,
+   a direction over its outputs.
    --image-size runs a ViT at another input size: its position embedding
    is resized as the library the file came from does it (torchvision,
    timm or transformers; vit_model_set_image_size).
@@ -94,7 +103,8 @@ enum { T_FLAG, T_INT, T_REAL, T_LIST, T_TEXT, T_CHOICE };
     X(TOKENS, "--tokens", T_FLAG, C_RUN, 0, 0, "", "a ViT's every token after the final norm, (B, T, C)")              \
     X(THREADS, "--threads", T_INT, C_RUN | C_IMAGE, 1, VIT_MAX_THREADS, "N",                                           \
       "threads (default: OMP_NUM_THREADS, else one per core)")                                                         \
-    X(TOP, "--top", T_INT, C_CLASSIFY, 1, INT_MAX, "K", "how many classes to print (default 5)")                       \
+    X(TOP, "--top", T_INT, C_CLASSIFY | C_MAPS, 1, INT_MAX, "K",                                                       \
+      "classify: how many classes to print (default 5); maps --method: explain the K likeliest")                       \
     X(MEAN, "--mean", T_LIST, C_IMAGE, 0, 0, "M", "per-channel mean: one number, or one per channel (A,B,C)")          \
     X(STD, "--std", T_LIST, C_IMAGE, 0, 0, "S", "per-channel std, positive: one number, or one per channel")           \
     X(RESIZE, "--resize", T_INT, C_IMAGE, 1, 65536, "N",                                                               \
@@ -103,7 +113,17 @@ enum { T_FLAG, T_INT, T_REAL, T_LIST, T_TEXT, T_CHOICE };
     X(LAYER, "--layer", T_INT, C_MAPS, 0, 65535, "L", "the layer whose heads are drawn (default: the last)")           \
     X(FUSION, "--fusion", T_CHOICE, C_MAPS, 0, 0, "mean|max|min", "how heads are fused (default mean)")                \
     X(DISCARD, "--discard", T_REAL, C_MAPS, 0, 1, "R",                                                                 \
-      "rollout: fraction of the lowest weights dropped, in [0, 1) (default 0.9)")
+      "rollout: fraction of the lowest weights dropped, in [0, 1) (default 0.9)")                                      \
+    X(METHOD, "--method", T_CHOICE, C_MAPS, 0, 0, "rollout|grad-rollout|chefer|legrad|gradcam|saliency|gxi|ig",       \
+      "a class's map from a reverse pass (vit_explain) instead of the attention PNGs")                                 \
+    X(CLASS, "--class", T_TEXT, C_MAPS, 0, 0, "K|NAME",                                                                \
+      "--method: the class to explain, by number or label (repeats)")                                                  \
+    X(TARGET, "--target", T_TEXT, C_MAPS, 0, 0, "FILE.npy",                                                            \
+      "--method: the direction to explain, one weight per output (a model without classes)")                           \
+    X(NPY, "--npy", T_FLAG, C_MAPS, 0, 0, "", "--method: also each raw map as .npy (G x G, or H x W for pixels)")      \
+    X(PAIRING, "--pairing", T_CHOICE, C_MAPS, 0, 0, "own|vit-explain",                                                 \
+      "grad-rollout: each layer with its own gradient (default), or vit-explain's reversed pairing")                   \
+    X(STEPS, "--steps", T_INT, C_MAPS, 1, 4096, "N", "ig: steps along the path from black (default 16)")
 
 #define CLI_ENUM(id, name, type, cmds, lo, hi, value, help) O_##id,
 enum { CLI_OPTIONS(CLI_ENUM) O_COUNT };
@@ -131,6 +151,8 @@ typedef struct cli_args {
     float list[O_COUNT][3];       /* T_LIST: 1 to 3 numbers */
     int nlist[O_COUNT];
     long num_pos[4];              /* input-shape: B, N, W as numbers (index 1..3) */
+    const char *classes[64];      /* maps --class, each as typed (the one option that repeats) */
+    int nclasses;
     char err[8192];               /* a usage error: which argument, what is wrong */
 } cli_args;
 
@@ -278,7 +300,8 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
         if (!(cli_options[o].cmds & a->cmd->bit))
             return cli_fail(a, "%s is not an option of %s (it is for %s)", cli_options[o].name, a->cmd->name,
                             cli_takers(o, list, sizeof list));
-        if (a->given[o]) return cli_fail(a, "%s given twice", cli_options[o].name);
+        if (a->given[o] && o != O_CLASS) return cli_fail(a, "%s given twice", cli_options[o].name);
+        if (o == O_CLASS && a->nclasses == 64) return cli_fail(a, "--class given more than 64 times");
         a->given[o] = 1;
         if (cli_options[o].type == T_FLAG) {
             if (eq) return cli_fail(a, "%s takes no value (got '%s')", cli_options[o].name, eq + 1);
@@ -290,6 +313,7 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
             return cli_fail(a, "%s needs a value (%s)%s%s", cli_options[o].name, cli_options[o].value,
                             i + 1 < argc ? ", got the option " : "", i + 1 < argc ? argv[i + 1] : "");
         if (cli_value(a, o, value) != CLI_OK) return CLI_ERROR;
+        if (o == O_CLASS) a->classes[a->nclasses++] = value;
     }
     if (a->npos < a->cmd->min_pos) {
         /* Name the first missing argument: the npos-th word of args. */
@@ -303,6 +327,17 @@ static int cli_parse(int argc, char **argv, cli_args *a) {
     }
     if (a->cmd->bit == C_MAPS && !a->given[O_OUT]) return cli_fail(a, "missing --out DIR (the folder for the PNGs)");
     if (a->given[O_FEATURES] && a->given[O_TOKENS]) return cli_fail(a, "--features and --tokens: one or the other");
+    for (o = 0; o < O_COUNT; o++) /* the reverse pass's options need --method */
+        if (a->given[o] && !a->given[O_METHOD] &&
+            (o == O_CLASS || o == O_TARGET || o == O_NPY || o == O_PAIRING || o == O_STEPS ||
+             (o == O_TOP && a->cmd->bit == C_MAPS)))
+            return cli_fail(a, "%s: only with --method (a class's map)", cli_options[o].name);
+    if (a->given[O_METHOD] && (a->given[O_LAYER] || a->given[O_FUSION]))
+        return cli_fail(a, "%s: not with --method (it draws the attention PNGs)",
+                        a->given[O_LAYER] ? "--layer" : "--fusion");
+    if (a->given[O_TARGET] && (a->given[O_CLASS] || a->given[O_TOP]))
+        return cli_fail(a, "--target and %s: a direction or classes, not both",
+                        a->given[O_CLASS] ? "--class" : "--top");
     for (i = 1; a->cmd->bit == C_SHAPE && i < a->npos; i++) { /* B, N, W: sizes */
         char *end;
         long v;
@@ -771,6 +806,209 @@ static int make_dir(const char *dir) {
     return 0;
 }
 
+/* maps --method: per image and class (--class, else the --top K likeliest,
+   else the likeliest) or direction (--target), the method's map over the
+   crop the model saw, DIR/<stem>_<method>_<K|target>.png, and with --npy
+   the raw map beside it. */
+static int cmd_explain(const cli_args *a) {
+    vit_model m;
+    vit_preprocess pp, show;
+    vit_explain_params ep;
+    vit_method method = (vit_method)a->num[O_METHOD];
+    vit_arena ta;
+    vit_tensor target;
+    int cls[64], ncls = 0, i, j, k, status = 0, W, G, S, pixels, top;
+    if (set_threads(a)) return 1;
+    if ((i = (int)load_model(&m, a)) != VIT_OK) return fail((vit_result)i);
+    if (m.kind != VIT_KIND_VIT) {
+        usage_fail(a, "%s holds a module (kind %s), not a ViT", a->pos[0], vit_kind_name(m.kind));
+        unload_model(&m);
+        return 2;
+    }
+    W = vit_model_output_width(&m, 0);
+    memset(&ta, 0, sizeof ta);
+
+    /* what to explain: classes by number or label, or a direction */
+    if (a->given[O_TARGET]) {
+        if (vit_arena_init_alloc(&ta, (size_t)W * sizeof(float) + 65536) != VIT_OK ||
+            vit_npy_load(&ta, a->text[O_TARGET], &target) != VIT_OK) {
+            i = fail(VIT_ERR_IO);
+            vit_arena_free(&ta);
+            unload_model(&m);
+            return i;
+        }
+        if ((int)vit_tensor_numel(&target) != W) {
+            usage_fail(a, "--target %s: %d values, the model has %d outputs", a->text[O_TARGET],
+                       (int)vit_tensor_numel(&target), W);
+            vit_arena_free(&ta);
+            unload_model(&m);
+            return 2;
+        }
+    } else if (m.cfg.num_classes < 1) {
+        usage_fail(a, "%s is a ViT without a head: it has no classes to explain (give --target FILE.npy, a direction "
+                      "of its %d features)",
+                   a->pos[0], W);
+        unload_model(&m);
+        return 2;
+    }
+    for (k = 0; k < a->nclasses; k++) {
+        const char *c = a->classes[k];
+        char *end;
+        long v = strtol(c, &end, 10);
+        int found = -1;
+        if (end != c && !*end) {
+            if (v < 0 || v >= m.cfg.num_classes) {
+                usage_fail(a, "--class %s: out of range, the model has classes 0..%d", c, (int)m.cfg.num_classes - 1);
+                unload_model(&m);
+                return 2;
+            }
+            found = (int)v;
+        } else {
+            for (j = 0; j < m.cfg.num_classes && found < 0; j++)
+                if (vit_model_label(&m, j) && !strcmp(vit_model_label(&m, j), c)) found = j;
+            if (found < 0) {
+                usage_fail(a, "--class '%s': no label of %s is that (give a number, or a name as `vit info` lists)", c,
+                           a->pos[0]);
+                unload_model(&m);
+                return 2;
+            }
+        }
+        cls[ncls++] = found;
+    }
+    if ((i = preprocess_for(a, &m, &pp))) {
+        vit_arena_free(&ta);
+        unload_model(&m);
+        return i;
+    }
+    warn_untrained(&m, a->pos[0]);
+    if (make_dir(a->text[O_OUT])) {
+        vit_arena_free(&ta);
+        unload_model(&m);
+        return 1;
+    }
+    show = display_crop(&pp);
+    memset(&ep, 0, sizeof ep);
+    ep.discard_ratio = method == VIT_METHOD_ROLLOUT || method == VIT_METHOD_GRAD_ROLLOUT
+                           ? (a->given[O_DISCARD] ? (float)a->real[O_DISCARD] : 0.9f)
+                           : 0.0f;
+    ep.paper_pairing = a->given[O_PAIRING] && a->num[O_PAIRING] == 1;
+    ep.ig_steps = a->given[O_STEPS] ? (int32_t)a->num[O_STEPS] : 16;
+    G = m.cfg.image_size / m.cfg.patch_size;
+    S = m.cfg.image_size;
+    pixels = method >= VIT_METHOD_SALIENCY;
+    top = a->given[O_TOP] ? (int)a->num[O_TOP] : 1;
+    if (top > m.cfg.num_classes) top = m.cfg.num_classes;
+
+    for (i = 1; i < a->npos; i++) {
+        vit_arena count, act;
+        vit_tensor img, x, crop, logits, mapt;
+        vit_forward_opts fo;
+        size_t fwd = 0, exb = 0, total;
+        int32_t n = vit_explain_size(&m, method), shape[2];
+        int these[64], nthese = 0, t;
+        float *map, *prob = NULL;
+        vit_result r;
+        memset(&fo, 0, sizeof fo);
+
+        /* sizes: the image, its crops, the forward (the classes' probabilities), the explanation, the map */
+        vit_arena_init(&count, NULL, 0);
+        if ((r = vit_image_load(&count, a->pos[i], m.cfg.in_channels, &img)) != VIT_OK ||
+            (r = vit_image_preprocess(&count, &img, &pp, &x)) != VIT_OK ||
+            (r = vit_image_preprocess(&count, &img, &show, &crop)) != VIT_OK ||
+            (r = vit_model_memory(&m, &x, NULL, &fwd)) != VIT_OK ||
+            (r = vit_explain_memory(&m, &x, method, &ep, &exb)) != VIT_OK) {
+            status = fail(r);
+            continue;
+        }
+        total = count.peak + fwd + exb + (size_t)n * sizeof(float) + 8 * VIT_ALIGN;
+        if ((r = vit_arena_init_alloc(&act, total)) != VIT_OK) {
+            status = fail(r);
+            continue;
+        }
+        shape[0] = pixels ? S : G;
+        shape[1] = pixels ? S : G;
+        if ((r = vit_image_load(&act, a->pos[i], m.cfg.in_channels, &img)) != VIT_OK ||
+            (r = vit_image_preprocess(&act, &img, &pp, &x)) != VIT_OK ||
+            (r = vit_image_preprocess(&act, &img, &show, &crop)) != VIT_OK ||
+            (r = vit_tensor_init(&act, &mapt, 2, shape)) != VIT_OK) {
+            status = fail(r);
+            vit_arena_free(&act);
+            continue;
+        }
+        map = mapt.data;
+        crop = vit_tensor_view(&crop, 0); /* (C, S, S) */
+
+        /* the classes: given, else the likeliest (their probabilities printed beside) */
+        if (!a->given[O_TARGET]) {
+            size_t mark = vit_arena_mark(&act);
+            if ((r = vit_model_forward(&m, &act, &x, &fo, &logits)) != VIT_OK) {
+                status = fail(r);
+                vit_arena_free(&act);
+                continue;
+            }
+            vit_k_softmax(logits.data, logits.data, 1, m.cfg.num_classes);
+            prob = logits.data;
+            if (ncls) {
+                for (t = 0; t < ncls; t++) these[nthese++] = cls[t];
+            } else {
+                for (t = 0; t < top && t < 64; t++) {
+                    int best = -1;
+                    for (j = 0; j < m.cfg.num_classes; j++) {
+                        int taken = 0, u;
+                        for (u = 0; u < nthese; u++) taken |= these[u] == j;
+                        if (!taken && (best < 0 || prob[j] > prob[best])) best = j;
+                    }
+                    these[nthese++] = best;
+                }
+            }
+            (void)mark; /* the logits stay: the explanation's scratch comes after them */
+        } else {
+            these[nthese++] = -1;
+        }
+
+        /* one map per class */
+        for (t = 0; t < nthese; t++) {
+            char what[64], *path, *npy = NULL;
+            if (these[t] >= 0) snprintf(what, sizeof what, "%s_%d", vit_method_name(method), these[t]);
+            else snprintf(what, sizeof what, "%s_target", vit_method_name(method));
+            if ((r = vit_explain(&m, &act, &x, method, these[t], these[t] >= 0 ? NULL : target.data, &ep, map)) !=
+                VIT_OK) {
+                status = fail(r);
+                break;
+            }
+            if (!(path = png_path(a->text[O_OUT], a->pos[i], what))) {
+                status = 1;
+                break;
+            }
+            r = vit_png_overlay(path, &crop, map, shape[0], shape[1], 0.6f);
+            if (r == VIT_OK && a->given[O_NPY]) {
+                size_t len = strlen(path);
+                if (!(npy = (char *)malloc(len + 1))) r = VIT_ERR_OOM;
+                else {
+                    memcpy(npy, path, len - 3);
+                    memcpy(npy + len - 3, "npy", 4);
+                    r = vit_npy_save(npy, &mapt);
+                }
+            }
+            if (r != VIT_OK) status = fail(r);
+            else if (these[t] >= 0)
+                printf("%s: %s for class %d%s%s (%.2f%%)%s%s\n", esc(path), vit_method_name(method), these[t],
+                       vit_model_label(&m, these[t]) ? " " : "",
+                       vit_model_label(&m, these[t]) ? vit_model_label(&m, these[t]) : "", 100.0f * prob[these[t]],
+                       npy ? ", raw map in " : "", npy ? esc(npy) : "");
+            else
+                printf("%s: %s for the direction in %s%s%s\n", esc(path), vit_method_name(method),
+                       esc(a->text[O_TARGET]), npy ? ", raw map in " : "", npy ? esc(npy) : "");
+            free(path);
+            free(npy);
+        }
+        vit_arena_free(&act);
+    }
+    vit_arena_free(&ta);
+    unload_model(&m);
+    return status;
+}
+
 static int cmd_maps(const cli_args *a) {
     static const char *fusion_names[3] = {"mean", "max", "min"};
     static const char *const outs[3] = {"heads", "fused", "rollout"}; /* DIR/<stem>_<out>.png */
@@ -780,6 +1018,7 @@ static int cmd_maps(const cli_args *a) {
     vit_tensor *att;
     int i, j, layer, G, NH, T, skip, status = 0;
     size_t extra;
+    if (a->given[O_METHOD]) return cmd_explain(a);
     if ((i = image_command_setup(a, &m, &pp, 0))) return i;
     layer = a->given[O_LAYER] ? (int)a->num[O_LAYER] : m.cfg.depth - 1;
     if (layer >= m.cfg.depth) {

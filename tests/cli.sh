@@ -34,7 +34,7 @@ expect 2 "unexpected argument 'extra' (info takes MODEL)" info $M extra
 expect 2 "unexpected argument 'now' (version takes none)" version now
 expect 2 "unknown option '--tpo'" classify $M $IMG --tpo 3
 expect 2 "unknown option '-t'" classify $M $IMG -t 3
-expect 2 "--top is not an option of info (it is for classify)" info $M --top 3
+expect 2 "--top is not an option of info (it is for classify, maps)" info $M --top 3
 expect 2 "--features is not an option of classify (it is for run)" classify $M $IMG --features
 expect 2 "--top needs a value (K)" classify $M $IMG --top
 expect 2 "--top needs a value (K), got the option --resize" classify $M $IMG --top --resize 40
