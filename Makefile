@@ -92,12 +92,15 @@ bench: deps build/vit
 	@tools/install_deps.sh bench
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
 	$(CC) $(WARN) -D_POSIX_C_SOURCE=200809L $(CFLAGS) -I. bench/bench_vit.c -o build/bench_vit -lm
+	$(CC) $(WARN) -D_POSIX_C_SOURCE=200809L $(CFLAGS) -I. bench/bench_explain.c -o build/bench_explain -lm
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
 	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8
 	$(PY) bench/compare.py --peers --models DINOv2-S/14,CLIP-B/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --modules
+	build/bench_explain build/bench/ViT-B_16.safetensors --threads 1
+	build/bench_explain build/bench/ViT-B_16.safetensors --threads 2
 
 # Open-ended fuzzing from a random seed, FUZZ_SECONDS per parser (`make test`
 # replays the corpus and a fixed-seed run only).

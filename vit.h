@@ -1,4 +1,4 @@
-/* vit.h - v0.3.3 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.4.0 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -33,6 +33,23 @@
      (attention keeps one scratch slot per thread; run with more threads
      later and it takes the slots that fit). A tensor lives as long as its arena,
      and every function that creates tensors takes that arena first.
+
+   EXPLANATIONS (the reverse pass)
+     vit_model_reverse runs a ViT forward that keeps what the chain rule
+     reads, then takes the gradient of sum(out * seed) back to every
+     block's attention probabilities and tokens and to the input pixels
+     (no weight gradients). vit_explain turns it into a map for one class
+     or direction: grad rollout, Chefer's relevance, LeGrad, Grad-CAM,
+     saliency, gradient x input, integrated gradients (its steps run as one
+     batch), each equal to its authors' code (tests/test_reverse.c, tools/
+     explain_reference.py). The kept activations live in the caller's
+     arena, sized by vit_model_reverse_memory and vit_explain_memory:
+     ViT-B/16 at B = 1 keeps about 120 MB (the forward alone needs 5 MB)
+     and costs about 2.1-2.3 forwards (bench/bench_explain.c). Models
+     without a class token (average or attention pooling) read the mean of
+     every token's row where a method reads the class token's. F32 weights
+     only: a BF16 or I8 file's gradient would not be its quantised
+     forward's, and is refused.
 
    ERRORS
      Fallible functions return vit_result (VIT_OK = 0). vit_result_string()
@@ -198,9 +215,9 @@
 #define VIT_H_INCLUDED
 
 #define VIT_VERSION_MAJOR 0
-#define VIT_VERSION_MINOR 3
-#define VIT_VERSION_PATCH 3
-#define VIT_VERSION_STRING "0.3.3"
+#define VIT_VERSION_MINOR 4
+#define VIT_VERSION_PATCH 0
+#define VIT_VERSION_STRING "0.4.0"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -13194,6 +13211,22 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.4.0 (2026-11-26)  Explanations: vit_model_reverse (the gradient of
+                         sum(out * seed) with respect to every block's
+                         probabilities and tokens and the pixels) and
+                         vit_explain (grad rollout, Chefer's relevance,
+                         LeGrad, Grad-CAM, saliency, gradient x input,
+                         integrated gradients), each equal to its authors'
+                         code; reverse kernels vit_k_*_back with _ref twins.
+                         A config.json's architecture is the authority: a
+                         name vit.h does not run is refused, saying why (a
+                         Perception Encoder read as SigLIP was 21% off),
+                         and timm's model_args that contradict the weights
+                         are refused. I8: rows holding a NaN or an Inf give
+                         NaN, a range past FLT_MAX is quantised, row scales
+                         above FLT_MAX / 127 and I8 outside linear layers
+                         are refused, hand-built quantised weights are
+                         checked; no undefined behaviour on BF16 forwards.
      0.3.3 (2026-11-26)  Where vdpbf16ps runs, the attention of BF16 and I8
                          files runs its two products in BF16 (1.5x faster on
                          Zen 4). A file's BF16 and I8 dense weights are
