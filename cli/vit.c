@@ -746,6 +746,7 @@ static vit_result forward_image(const vit_model *m, const char *path, const vit_
     int grey = facts && m->cfg.in_channels == 1;
     memset(&opts, 0, sizeof opts);
     opts.attn = att;
+    if (facts) memset(facts, 0, sizeof *facts);
     vit_arena_init(&count, NULL, 0);
     if ((grey && (r = colour_image(&count, path, &facts->colour)) != VIT_OK) ||
         (r = vit_image_load(&count, path, m->cfg.in_channels, &img)) != VIT_OK ||
