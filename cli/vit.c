@@ -417,7 +417,8 @@ static void cli_usage_command(FILE *f, const cli_command *cmd) {
     for (o = 0; o < O_COUNT; o++) /* maps' --out is not optional */
         if ((cli_options[o].cmds & cmd->bit) && cli_options[o].cmds != C_LOAD && len < sizeof line)
             len += (size_t)snprintf(line + len, sizeof line - len, o == O_OUT ? " %s%s%s" : " [%s%s%s]",
-                                    cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ", cli_options[o].value);
+                                    cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
+                                    cli_options[o].value);
     if (cmd->bit & C_LOAD) snprintf(line + len, len < sizeof line ? sizeof line - len : 0, " [LOAD]");
     fprintf(f, "%s\n      %s\n", line, cmd->help);
 }

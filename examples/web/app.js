@@ -178,7 +178,8 @@ function showModel(name, m) {
     `resize to ${m.resize}, centre crop ${m.crop}, mean ${norm(m.mean)}, std ${norm(m.std)}.`;
   const warning = $('model-warning');
   warning.hidden = !m.untrained;
-  warning.textContent = m.untrained ? `WARNING: ${name} holds untrained weights (${m.untrained}): its predictions mean nothing.` : '';
+  warning.textContent = m.untrained
+    ? `WARNING: ${name} holds untrained weights (${m.untrained}): its predictions mean nothing.` : '';
   const layer = $('layer');
   layer.replaceChildren();
   for (let l = 0; l < m.depth; l++) layer.add(new Option(`layer ${l}${l === m.depth - 1 ? ' (last)' : ''}`, l));
