@@ -46,10 +46,10 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
 
 # A model for vit.h from PyTorch, e.g. ImageNet's ViT-B/16 with its class names:
-#   make export SPEC=torchvision:vit_b_16 OUT=vit_b_16.safetensors ARGS="--weights IMAGENET1K_V1"
+#   make export SPEC=torchvision:vit_b_16 OUT=build/vit_b_16.safetensors ARGS="--weights IMAGENET1K_V1"
 # (tools/export.py --help lists the rest; /usr/bin/python3 tools/export.py works too).
 export: build/vit
-	@test -n "$(SPEC)" -a -n "$(OUT)" || { echo 'usage: make export SPEC=torchvision:vit_b_16 OUT=vit_b_16.safetensors [ARGS="--weights IMAGENET1K_V1"]' >&2; exit 2; }
+	@test -n "$(SPEC)" -a -n "$(OUT)" || { echo 'usage: make export SPEC=torchvision:vit_b_16 OUT=build/vit_b_16.safetensors [ARGS="--weights IMAGENET1K_V1"]' >&2; exit 2; }
 	@tools/install_deps.sh export
 	$(PY) tools/export.py '$(SPEC)' '$(OUT)' $(ARGS)
 

@@ -57,6 +57,13 @@ barriers loses there, one that sleeps does not. The models run one after
 the other, each with its tables. Tables print in the README's format, with
 the command and what the CPU offers (OpenVINO runs bf16 as f32 where the
 CPU has no bf16: the `ran` column says what it ran).
+
+Every table is printed and also written into docs/BENCHMARKS.md (--out;
+`--out -` only prints), between the markers of this run's kind
+(<!-- compare.py KEY: begin --> and <!-- compare.py KEY: end -->, KEY
+being "whole ViTs", "--modules" or "--peers --models M,..."), so `make
+bench` rewrites that file's tables and leaves its text. A --quick or
+--only run prints alone unless --out names a file.
 """
 
 import argparse
@@ -516,7 +523,52 @@ def main():
     ap.add_argument("--models", default=PEER_DEFAULT, help=f"--peers: comma-separated, of {', '.join(PEER_MODELS)} (default {PEER_DEFAULT})")
     ap.add_argument("--no-busy", action="store_true", help="--peers: leave out the busy-core table")
     ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype, F32, BF16 or I8 (default F32)")
+    ap.add_argument("--out", help="the Markdown file whose section of this run's kind gets the tables "
+                                  "(default docs/BENCHMARKS.md; '-': print only; --quick and --only print only unless given)")
     args = ap.parse_args()
+    out = args.out if args.out is not None else None if args.quick or args.only else os.path.join(ROOT, "docs", "BENCHMARKS.md")
+    if out in (None, "-"):
+        return run(args)
+    key = "--modules" if args.modules else f"--peers --models {args.models}" if args.peers else "whole ViTs"
+    tee = Tee(sys.stdout)
+    sys.stdout = tee
+    try:
+        run(args)
+    finally:
+        sys.stdout = tee.stream
+    write_section(out, key, "".join(tee.text).strip() + "\n")
+    print(f"compare.py: wrote the tables into {out} (section '{key}')", file=sys.stderr)
+
+
+class Tee:
+    """stdout, with a copy of everything printed kept in .text."""
+
+    def __init__(self, stream):
+        self.stream, self.text = stream, []
+
+    def write(self, s):
+        self.text.append(s)
+        return self.stream.write(s)
+
+    def flush(self):
+        self.stream.flush()
+
+
+def write_section(path, key, body):
+    """body between path's markers for key, replacing what was there; a new section at the end when missing."""
+    begin, end = f"<!-- compare.py {key}: begin -->", f"<!-- compare.py {key}: end -->"
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    section = f"{begin}\n\n{body}\n{end}"
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + f"\n\n`bench/compare.py` ({key}):\n\n{section}\n"
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def run(args):
     if args.modules:
         return modules(args)
     if args.peers:

@@ -8,7 +8,8 @@
      vit maps        MODEL IMAGE... --out DIR --method M [--class K|NAME]... [--top K] [--target FILE.npy]
                     [--npy] [--pairing own|vit-explain] [--steps N] [--discard R] [PREP] [--threads N] [LOAD]
      vit input-shape MODEL [B [N [W]]] [LOAD]
-     vit version          (also --version; --help anywhere prints the usage)
+     vit version          (also --version)
+     vit help [COMMAND]   (also --help anywhere: COMMAND's usage after a command)
    LOAD: [--heads N] [--config config.json] [--labels FILE] [--image-size N]
    PREP: [--mean M] [--std S] [--resize N]
 
@@ -60,7 +61,7 @@
 
 /* ---- arguments: the commands and options, as tables ---- */
 
-enum { C_INFO = 1, C_RUN = 2, C_CLASSIFY = 4, C_MAPS = 8, C_SHAPE = 16 };
+enum { C_INFO = 1, C_RUN = 2, C_CLASSIFY = 4, C_MAPS = 8, C_SHAPE = 16, C_VERSION = 32, C_HELP = 64 };
 #define C_LOAD (C_INFO | C_RUN | C_CLASSIFY | C_MAPS | C_SHAPE)
 #define C_IMAGE (C_CLASSIFY | C_MAPS)
 #define CLI_MAX_POS 4096 /* positional arguments: at most this many images */
@@ -84,9 +85,14 @@ static const cli_command cli_commands[] = {
      "attention PNGs of each image: every head, the heads fused, rollout"},
     {"input-shape", C_SHAPE, 1, 4, "MODEL [B [N [W]]]",
      "the input shape for B items (N tokens or height, W width where the kind leaves them free)"},
-    {"version", 0, 0, 0, "", "the version of vit.h"},
+    {"version", C_VERSION, 0, 0, "", "the version of vit.h"},
+    {"help", C_HELP, 0, 1, "[COMMAND]", "the usage of every command, or of COMMAND"},
 };
 #define CLI_N_COMMANDS (int)(sizeof cli_commands / sizeof cli_commands[0])
+
+/* The formats vit_image_load reads: the usage and README.md say this, and
+   tests/cli.sh holds both to what the loader accepts. */
+#define CLI_IMAGE_FORMATS "PNG, JPEG, BMP or PNM (binary PPM/PGM)"
 
 enum { T_FLAG, T_INT, T_REAL, T_LIST, T_TEXT, T_CHOICE };
 
@@ -141,7 +147,7 @@ typedef struct cli_option {
 static const cli_option cli_options[O_COUNT] = {CLI_OPTIONS(CLI_ROW)};
 
 typedef struct cli_args {
-    const cli_command *cmd;       /* NULL until known */
+    const cli_command *cmd;       /* NULL until known; CLI_HELP: the command whose usage to print, NULL for all */
     const char *pos[CLI_MAX_POS]; /* positional arguments after the command */
     int npos;
     int given[O_COUNT];           /* 1: the option was given */
@@ -179,6 +185,24 @@ static const char *cli_takers(int o, char *buf, size_t n) {
         if (cli_options[o].cmds & cli_commands[c].bit)
             len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? ", " : "", cli_commands[c].name);
     return buf;
+}
+
+/* Every command's name, for messages: "info, run, ... or help". */
+static const char *cli_command_names(char *buf, size_t n) {
+    int c;
+    size_t len = 0;
+    buf[0] = 0;
+    for (c = 0; c < CLI_N_COMMANDS && len < n; c++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", c == 0 ? "" : c + 1 < CLI_N_COMMANDS ? ", " : " or ",
+                                cli_commands[c].name);
+    return buf;
+}
+
+static const cli_command *cli_find_command(const char *name) {
+    int c;
+    for (c = 0; c < CLI_N_COMMANDS; c++)
+        if (!strcmp(name, cli_commands[c].name)) return &cli_commands[c];
+    return NULL;
 }
 
 /* The options a command takes, for messages: "--top, --mean, ...". */
@@ -259,22 +283,33 @@ static int cli_value(cli_args *a, int o, const char *v) {
 /* argv into a; no I/O, no exit. CLI_OK, CLI_HELP, CLI_VERSION, or
    CLI_ERROR with the reason in a->err. */
 static int cli_parse(int argc, char **argv, cli_args *a) {
-    int i, o, c, options_done = 0;
-    char list[512];
+    int i, o, options_done = 0;
+    char list[512], names[256];
     memset(a, 0, sizeof *a);
+    cli_command_names(names, sizeof names);
     for (i = 1; i < argc; i++) /* --help and --version win wherever they are (before a --) */
         if (!strcmp(argv[i], "--")) break;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return CLI_HELP;
-        else if (!strcmp(argv[i], "--version")) return CLI_VERSION;
-    if (argc < 2) return cli_fail(a, "no command given (info, run, classify, maps or version)");
-    for (c = 0; c < CLI_N_COMMANDS; c++)
-        if (!strcmp(argv[1], cli_commands[c].name)) a->cmd = &cli_commands[c];
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            a->cmd = argc > 1 ? cli_find_command(argv[1]) : NULL; /* vit CMD ... --help: CMD's usage */
+            return CLI_HELP;
+        } else if (!strcmp(argv[i], "--version")) return CLI_VERSION;
+    if (argc < 2) return cli_fail(a, "no command given (%s)", names);
+    a->cmd = cli_find_command(argv[1]);
     if (!a->cmd) {
-        if (argv[1][0] == '-')
-            return cli_fail(a, "expected a command before '%s' (info, run, classify, maps or version)", argv[1]);
-        return cli_fail(a, "unknown command '%s' (info, run, classify, maps or version)", argv[1]);
+        if (argv[1][0] == '-') return cli_fail(a, "expected a command before '%s' (%s)", argv[1], names);
+        return cli_fail(a, "unknown command '%s' (%s)", argv[1], names);
     }
-    if (!a->cmd->bit && argc > 2) return cli_fail(a, "unexpected argument '%s' (version takes none)", argv[2]);
+    if (a->cmd->bit == C_HELP) { /* vit help [COMMAND] */
+        if (argc > 3) return cli_fail(a, "unexpected argument '%s' (help takes [COMMAND])", argv[3]);
+        if (argc < 3) {
+            a->cmd = NULL;
+            return CLI_HELP;
+        }
+        if (!(a->cmd = cli_find_command(argv[2]))) return cli_fail(a, "unknown command '%s' (%s)", argv[2], names);
+        return CLI_HELP;
+    }
+    if (a->cmd->bit == C_VERSION && argc > 2)
+        return cli_fail(a, "unexpected argument '%s' (version takes none)", argv[2]);
     for (i = 2; i < argc; i++) {
         const char *arg = argv[i], *eq, *value;
         size_t len;
@@ -409,32 +444,63 @@ static const char *esc(const char *s) {
     return b;
 }
 
-static void cli_usage(FILE *f) {
-    int c, o;
-    fprintf(f, "vit.h %s: run Vision Transformers and attention modules.\n\nusage:\n", vit_version());
-    for (c = 0; c < CLI_N_COMMANDS; c++) {
-        char line[512];
-        size_t len = (size_t)snprintf(line, sizeof line, "  vit %s%s%s", cli_commands[c].name,
-                                      *cli_commands[c].args ? " " : "", cli_commands[c].args);
-        for (o = 0; o < O_COUNT; o++) /* maps' --out is not optional */
-            if ((cli_options[o].cmds & cli_commands[c].bit) && cli_options[o].cmds != C_LOAD && len < sizeof line)
-                len += (size_t)snprintf(line + len, sizeof line - len, o == O_OUT ? " %s%s%s" : " [%s%s%s]",
-                                        cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
-                                        cli_options[o].value);
-        if (cli_commands[c].bit) snprintf(line + len, len < sizeof line ? sizeof line - len : 0, " [LOAD]");
-        fprintf(f, "%s\n      %s\n", line, cli_commands[c].help);
-    }
-    fprintf(f, "\noptions:\n");
+/* "  vit maps MODEL IMAGE... --out DIR [--layer L] ... [LOAD]" and its help line. */
+static void cli_usage_command(FILE *f, const cli_command *cmd) {
+    char line[512];
+    int o;
+    size_t len = (size_t)snprintf(line, sizeof line, "  vit %s%s%s", cmd->name, *cmd->args ? " " : "", cmd->args);
+    for (o = 0; o < O_COUNT; o++) /* maps' --out is not optional */
+        if ((cli_options[o].cmds & cmd->bit) && cli_options[o].cmds != C_LOAD && len < sizeof line)
+            len += (size_t)snprintf(line + len, sizeof line - len, o == O_OUT ? " %s%s%s" : " [%s%s%s]",
+                                    cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
+                                    cli_options[o].value);
+    if (cmd->bit & C_LOAD) snprintf(line + len, len < sizeof line ? sizeof line - len : 0, " [LOAD]");
+    fprintf(f, "%s\n      %s\n", line, cmd->help);
+}
+
+/* The options of the commands in `cmds` (C_* bits). */
+static void cli_usage_options(FILE *f, int cmds) {
+    int o;
     for (o = 0; o < O_COUNT; o++) {
         char name[64], takers[128];
+        if (!(cli_options[o].cmds & cmds)) continue;
         snprintf(name, sizeof name, "%s%s%s", cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
                  cli_options[o].value);
         fprintf(f, "  %-22s %s (%s)\n", name, cli_options[o].help,
-                cli_options[o].cmds == C_LOAD ? "LOAD: every command" : cli_takers(o, takers, sizeof takers));
+                cli_options[o].cmds == C_LOAD ? "LOAD: every command that reads a model"
+                                              : cli_takers(o, takers, sizeof takers));
     }
-    fprintf(
-        f, "\nMODEL: a .safetensors file from tools/export.py, or a timm, transformers or torchvision ViT checkpoint.\n"
-           "IMAGE: PNG, JPEG, BMP, GIF, TGA, PSD or PNM. Usage errors exit 2, failures 1.\n");
+}
+
+static void cli_usage_notes(FILE *f, int cmds) {
+    fprintf(f, "\n");
+    if (cmds & C_LOAD)
+        fprintf(f, "MODEL: a .safetensors file from tools/export.py, or a timm, transformers or torchvision ViT "
+                   "checkpoint.\n");
+    if (cmds & C_IMAGE) fprintf(f, "IMAGE: " CLI_IMAGE_FORMATS ".\n");
+    fprintf(f, "Usage errors exit 2, failures 1.\n");
+}
+
+/* The whole usage (cmd NULL), or one command's: `vit CMD --help`, `vit help CMD`. */
+static void cli_usage(FILE *f, const cli_command *cmd) {
+    int c;
+    if (cmd) {
+        fprintf(f, "usage:\n");
+        cli_usage_command(f, cmd);
+        if (cmd->bit & C_LOAD) {
+            fprintf(f, "\noptions:\n");
+            cli_usage_options(f, cmd->bit);
+        }
+        cli_usage_notes(f, cmd->bit);
+        if (cmd->bit & C_LOAD) fprintf(f, "'vit help' lists every command.\n");
+        return;
+    }
+    fprintf(f, "vit.h %s: run Vision Transformers and attention modules.\n\nusage:\n", vit_version());
+    for (c = 0; c < CLI_N_COMMANDS; c++) cli_usage_command(f, &cli_commands[c]);
+    fprintf(f, "\noptions:\n");
+    cli_usage_options(f, C_LOAD);
+    cli_usage_notes(f, C_LOAD | C_IMAGE);
+    fprintf(f, "'vit help COMMAND' (or 'vit COMMAND --help'): one command's usage.\n");
 }
 
 /* vit.h's message alone: it names the file and says what failed, so
@@ -455,7 +521,7 @@ static int usage_fail(const cli_args *a, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "vit %s: %s\nrun 'vit --help' for the usage\n", a->cmd->name, esc(msg));
+    fprintf(stderr, "vit %s: %s\nrun 'vit help %s' for the usage\n", a->cmd->name, esc(msg), a->cmd->name);
     return 2;
 }
 
@@ -513,6 +579,23 @@ static void warn_untrained(const vit_model *m, const char *path) {
                 esc(why));
 }
 
+/* "greyscale" or "colour": the images a ViT of c channels takes. */
+static const char *channels_word(int c) { return c == 1 ? "greyscale" : c == 3 ? "colour" : "multi-channel"; }
+
+/* What the file says it was trained on (its `dataset` metadata, as
+   tools/train_fashion.py writes it): that kind of image is all it knows. */
+static void print_trained_on(const vit_model *m) {
+    const char *data = vit_model_meta(m, "dataset"), *acc = vit_model_meta(m, "test_accuracy");
+    char *end;
+    double a = acc ? strtod(acc, &end) : 0.0;
+    if (!data) return;
+    printf("  trained on: %s", esc(data));
+    if (m->kind == VIT_KIND_VIT)
+        printf(", %dx%d %s images", (int)m->cfg.image_size, (int)m->cfg.image_size, channels_word(m->cfg.in_channels));
+    if (acc && end != acc && !*end && a > 0.0 && a <= 1.0) printf(" (test accuracy %.2f%%)", 100.0 * a);
+    printf(": it knows that kind of image only, and gives confident answers on others too\n");
+}
+
 /* vit_model_describe's text, each line escaped. */
 static int cmd_info(const cli_args *a) {
     const char *s;
@@ -533,6 +616,7 @@ static int cmd_info(const cli_args *a) {
         printf(line == text ? "%s: %s\n" : "%s%s\n", line == text ? esc(a->pos[0]) : "", esc(line));
         if (line == text && (s = vit_model_meta(&m, "untrained"))) printf("  UNTRAINED: %s\n", esc(s));
         else if (line == text && (s = vit_model_meta(&m, "weights"))) printf("  weights: %s\n", esc(s));
+        if (line == text) print_trained_on(&m);
         if (!nl) break;
     }
     free(text);
@@ -654,22 +738,54 @@ static vit_preprocess display_crop(const vit_preprocess *pp) {
     return d;
 }
 
+/* What classify tells about an image beside its classes. */
+typedef struct image_facts {
+    int32_t h, w; /* its size as decoded */
+    int colour;   /* 1: a colour image given to a greyscale model */
+} image_facts;
+
+/* For a greyscale model: 1 when the image at path has colour (over 1% of
+   its pixels with channels 24/255 apart), read as RGB in a's scratch. */
+static vit_result colour_image(vit_arena *a, const char *path, int *colour) {
+    size_t mark = vit_arena_mark(a), i, n, k = 0;
+    vit_tensor rgb;
+    vit_result r = vit_image_load(a, path, 3, &rgb);
+    *colour = 0;
+    if (r == VIT_OK && !vit_arena_counting(a)) {
+        const float *R, *G, *B;
+        n = (size_t)rgb.shape[1] * rgb.shape[2];
+        R = rgb.data, G = R + n, B = G + n;
+        for (i = 0; i < n; i++) {
+            float hi = R[i] > G[i] ? R[i] : G[i], lo = R[i] < G[i] ? R[i] : G[i];
+            hi = B[i] > hi ? B[i] : hi, lo = B[i] < lo ? B[i] : lo;
+            k += hi - lo > 24.0f / 255.0f;
+        }
+        *colour = k * 100 > n;
+    }
+    vit_arena_rewind(a, mark);
+    return r;
+}
+
 /* One image through m, in arena a sized for it: a counting pass decodes
    and preprocesses it (and the display crop, with show) and sizes the
    forward (keeping attention in att when given), then a real one runs.
-   `extra` bytes stay free after the forward for the caller. */
+   `extra` bytes stay free after the forward for the caller. With facts,
+   what classify notes about the image. */
 static vit_result forward_image(const vit_model *m, const char *path, const vit_preprocess *pp,
                                 const vit_preprocess *show, size_t extra, vit_tensor *att, vit_arena *a,
-                                vit_tensor *crop, vit_tensor *out) {
+                                vit_tensor *crop, vit_tensor *out, image_facts *facts) {
     vit_arena count;
     vit_tensor img, x;
     vit_forward_opts opts;
     size_t fwd, total;
     vit_result r;
+    int grey = facts && m->cfg.in_channels == 1;
     memset(&opts, 0, sizeof opts);
     opts.attn = att;
+    if (facts) memset(facts, 0, sizeof *facts);
     vit_arena_init(&count, NULL, 0);
-    if ((r = vit_image_load(&count, path, m->cfg.in_channels, &img)) != VIT_OK ||
+    if ((grey && (r = colour_image(&count, path, &facts->colour)) != VIT_OK) ||
+        (r = vit_image_load(&count, path, m->cfg.in_channels, &img)) != VIT_OK ||
         (r = vit_image_preprocess(&count, &img, pp, &x)) != VIT_OK ||
         (show && (r = vit_image_preprocess(&count, &img, show, crop)) != VIT_OK) ||
         (r = vit_model_memory(m, &x, &opts, &fwd)) != VIT_OK)
@@ -678,12 +794,28 @@ static vit_result forward_image(const vit_model *m, const char *path, const vit_
     total = count.peak + fwd < fwd ? SIZE_MAX : count.peak + fwd;
     total = total + extra + 4 * VIT_ALIGN < total ? SIZE_MAX : total + extra + 4 * VIT_ALIGN;
     if ((r = vit_arena_init_alloc(a, total)) != VIT_OK) return r;
-    if ((r = vit_image_load(a, path, m->cfg.in_channels, &img)) != VIT_OK ||
+    if ((grey && (r = colour_image(a, path, &facts->colour)) != VIT_OK) ||
+        (r = vit_image_load(a, path, m->cfg.in_channels, &img)) != VIT_OK ||
         (r = vit_image_preprocess(a, &img, pp, &x)) != VIT_OK ||
         (show && (r = vit_image_preprocess(a, &img, show, crop)) != VIT_OK) ||
         (r = vit_model_forward(m, a, &x, &opts, out)) != VIT_OK)
         vit_arena_free(a);
+    else if (facts) facts->h = img.shape[1], facts->w = img.shape[2];
     return r;
+}
+
+/* A note on stderr when an image is far from what m takes: a colour image
+   for a greyscale model (the shipped Fashion-MNIST ViT given a photo), or
+   one whose short side is 16 times the model's crop. The answer is printed
+   all the same. */
+static void note_far_image(const vit_model *m, const char *model, const char *path, const vit_preprocess *pp,
+                           const image_facts *f) {
+    const char *data = vit_model_meta(m, "dataset");
+    int32_t S = f->h < f->w ? f->h : f->w;
+    if (!f->colour && S < 16 * pp->crop) return;
+    fprintf(stderr, "vit: note: %s is a %dx%d%s image; %s takes %dx%d %s images%s%s%s: its answer may mean little\n",
+            esc(path), (int)f->w, (int)f->h, f->colour ? " colour" : "", esc(model), (int)pp->crop, (int)pp->crop,
+            channels_word(m->cfg.in_channels), data ? " (trained on " : "", data ? esc(data) : "", data ? ")" : "");
 }
 
 /* Softmax of logits (1, classes) in place; best gets the k most likely
@@ -749,11 +881,13 @@ static int cmd_classify(const cli_args *a) {
     for (i = 1; i < a->npos; i++) {
         vit_arena act;
         vit_tensor logits;
-        vit_result r = forward_image(&m, a->pos[i], &pp, NULL, 0, NULL, &act, NULL, &logits);
+        image_facts facts;
+        vit_result r = forward_image(&m, a->pos[i], &pp, NULL, 0, NULL, &act, NULL, &logits, &facts);
         if (r != VIT_OK) {
             status = fail(r);
             continue;
         }
+        note_far_image(&m, a->pos[0], a->pos[i], &pp, &facts);
         if (a->npos > 2) printf("%s\n", esc(a->pos[i]));
         top_classes(&logits, k, best, prob);
         for (j = 0; j < k; j++) printf("%6.2f%%  %4d  %s\n", 100.0f * prob[j], best[j], class_name(&m, best[j]));
@@ -1058,15 +1192,19 @@ static int cmd_maps(const cli_args *a) {
         vit_tensor crop, logits;
         float *maps, *row, prob;
         int best, k, no_name = 0;
-        vit_result r = forward_image(&m, a->pos[i], &pp, &show, extra, att, &act, &crop, &logits);
+        vit_result r = forward_image(&m, a->pos[i], &pp, &show, extra, att, &act, &crop, &logits, NULL);
         if (r != VIT_OK) {
             status = fail(r);
             continue;
         }
-        top_classes(&logits, 1, &best, &prob);
-        if (vit_model_label(&m, best))
-            printf("%s: %s (class %d, %.2f%%)\n", esc(a->pos[i]), vit_model_label(&m, best), best, 100.0f * prob);
-        else printf("%s: class %d (%.2f%%)\n", esc(a->pos[i]), best, 100.0f * prob);
+        if (m.cfg.num_classes < 1) { /* the forward gave features: there is no class to name */
+            printf("%s: no class (a ViT without a head: its maps only)\n", esc(a->pos[i]));
+        } else {
+            top_classes(&logits, 1, &best, &prob);
+            if (vit_model_label(&m, best))
+                printf("%s: %s (class %d, %.2f%%)\n", esc(a->pos[i]), vit_model_label(&m, best), best, 100.0f * prob);
+            else printf("%s: class %d (%.2f%%)\n", esc(a->pos[i]), best, 100.0f * prob);
+        }
         crop = vit_tensor_view(&crop, 0); /* (C, S, S) */
         maps = (float *)vit_arena_alloc(&act, (size_t)NH * G * G * sizeof(float));
         row = (float *)vit_arena_alloc(
@@ -1105,10 +1243,12 @@ static int cmd_maps(const cli_args *a) {
 int main(int argc, char **argv) {
     static cli_args a; /* 40 KB of positional pointers: not on the stack */
     switch (cli_parse(argc, argv, &a)) {
-    case CLI_HELP: cli_usage(stdout); return 0;
+    case CLI_HELP: cli_usage(stdout, a.cmd); return 0;
     case CLI_VERSION: printf("vit.h %s\n", vit_version()); return 0;
     case CLI_ERROR:
-        fprintf(stderr, "%s\nrun 'vit --help' for the usage\n", esc(a.err));
+        if (a.cmd && a.cmd->bit != C_HELP)
+            fprintf(stderr, "%s\nrun 'vit help %s' for the usage\n", esc(a.err), a.cmd->name);
+        else fprintf(stderr, "%s\nrun 'vit help' for the usage\n", esc(a.err));
         return 2;
     default: break;
     }

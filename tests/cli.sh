@@ -3,7 +3,8 @@
 # (exit 2), --help and --version, the bounds of each number, text from
 # files printed with control characters escaped, classify on images the old
 # arena guess was too small for, timm's crop_pct, --mean/--std against the
-# model's channels, and `vit maps`.
+# model's channels, `vit maps`, each command's help, the image formats the
+# usage lists, and what the shipped model says about the images it knows.
 # Usage: tests/cli.sh VIT PYTHON WORKDIR   (from the repository root)
 set -u
 VIT=$1 PY=$2 W=$3
@@ -80,6 +81,81 @@ check "--help: usage on stdout, exit 0" test $? -eq 0 -a -n "$(grep -F 'vit maps
 check "--help wins over a bad option" test $? -eq 0 -a -n "$(grep -F 'usage:' "$W/out.txt")"
 expect 0 "vit.h 0." --version
 expect 0 "vit.h 0." version
+
+# Help: `vit CMD --help` and `vit help CMD` print CMD's usage alone (exit 0);
+# the commands come from cli/vit.c's table, and the no-command message names each.
+CMDS=$(sed -n '/^static const cli_command cli_commands\[\] = {/,/^};/p' cli/vit.c | sed -n 's/^ *{"\([a-z-]*\)",.*/\1/p')
+check "the command table read from cli/vit.c: $(echo $CMDS)" test "$(echo "$CMDS" | wc -l)" -ge 7
+"$VIT" > "$W/none.txt" 2>&1
+"$VIT" --help > "$W/all.txt" 2>&1
+for c in $CMDS; do
+  check "the no-command message names $c" grep -qE "[(, ]$c[,) ]" "$W/none.txt"
+  check "vit --help lists $c" grep -q "^  vit $c\b" "$W/all.txt"
+done
+for c in $CMDS; do
+  "$VIT" "$c" --help > "$W/out.txt" 2>&1
+  check "vit $c --help: exit 0, its usage" test $? -eq 0 -a -n "$(grep "^  vit $c\b" "$W/out.txt")"
+  check "vit $c --help: no other command's usage" test "$(grep -c '^  vit ' "$W/out.txt")" -eq 1
+  "$VIT" help "$c" > "$W/help.txt" 2>&1
+  check "vit help $c: exit 0, the same as vit $c --help" test $? -eq 0
+  check "vit help $c: the same text" cmp -s "$W/out.txt" "$W/help.txt"
+done
+"$VIT" help > "$W/out.txt" 2>&1
+check "vit help: exit 0, the whole usage" test $? -eq 0
+check "vit help: the same as vit --help" cmp -s "$W/out.txt" "$W/all.txt"
+expect 2 "unknown command 'clasify'" help clasify
+expect 2 "unexpected argument 'maps' (help takes [COMMAND])" help classify maps
+
+# Image formats: the list in `vit --help` is README.md's, and each format
+# listed is read, each other one refused (tiny images made by PIL).
+help_formats=$("$VIT" --help | sed -n 's/^IMAGE: //p' | grep -oE '\b[A-Z][A-Z]+\b' | sort -u | tr '\n' ' ')
+readme_formats=$(sed -n 's/^IMAGE: //p' README.md | grep -oE '\b[A-Z][A-Z]+\b' | sort -u | tr '\n' ' ')
+echo "--help: $help_formats; README: $readme_formats" > "$W/out.txt"
+check "image formats: --help lists some ($help_formats)" test -n "$help_formats"
+check "image formats: README.md's IMAGE: line lists --help's" test "$help_formats" = "$readme_formats"
+/usr/bin/python3 -c '
+import sys
+from PIL import Image
+im = Image.new("RGB", (40, 30), (200, 40, 90))
+for ext, fmt in [("png", "PNG"), ("jpg", "JPEG"), ("bmp", "BMP"), ("ppm", "PPM"), ("gif", "GIF"), ("tga", "TGA"),
+                 ("tif", "TIFF"), ("ico", "ICO"), ("webp", "WEBP")]:
+    try: im.save(f"{sys.argv[1]}/fmt.{ext}", fmt)
+    except Exception as e: print("PIL cannot write", fmt, e)
+im.convert("L").save(f"{sys.argv[1]}/fmt.pgm", "PPM")
+open(f"{sys.argv[1]}/fmt.psd", "wb").write(b"8BPS\0\1" + bytes(6) + b"\0\3" + (30).to_bytes(4, "big") + (40).to_bytes(4, "big") + b"\0\x08\0\3" + bytes(64))
+' "$W" > "$W/out.txt" 2>&1
+for f in png:PNG jpg:JPEG bmp:BMP ppm:PPM pgm:PGM gif:GIF tga:TGA tif:TIFF ico:ICO webp:WEBP psd:PSD; do
+  ext=${f%%:*} name=${f#*:}
+  [ -f "$W/fmt.$ext" ] || continue
+  "$VIT" classify $M "$W/fmt.$ext" --top 1 > "$W/out.txt" 2>&1
+  rc=$?
+  case " $help_formats " in
+  *" $name "*) check "image format $name: listed, and read" test $rc -eq 0 ;;
+  *) check "image format $name: not listed, and refused with the formats read" test $rc -eq 1 \
+       -a -n "$(grep -F 'PNG, JPEG, BMP' "$W/out.txt")" ;;
+  esac
+done
+
+# maps on a ViT without a head: no class, the maps all the same.
+"$VIT" maps tests/fixtures/families/hf_dinov2/model.safetensors $IMG --out "$W/nohead" > "$W/out.txt" 2>&1
+check "maps without a head: exit 0, 'no class', no class number" test $? -eq 0 -a -n "$(grep -F 'rgba.png: no class' "$W/out.txt")" \
+  -a -z "$(grep -E 'class [0-9]' "$W/out.txt")"
+check "maps without a head: the three PNGs" test -f "$W/nohead/rgba_heads.png" -a -f "$W/nohead/rgba_fused.png" -a -f "$W/nohead/rgba_rollout.png"
+
+# The shipped Fashion-MNIST model says what it was trained on (vit info), and
+# classify notes a colour photo given to it (stderr), not a small grey image.
+F=models/fashion_vit.safetensors
+expect 0 "trained on: fashion-mnist, 28x28 greyscale images (test accuracy 90.24%)" info $F
+"$VIT" classify $F tests/fixtures/maps/prep_flower.png --top 1 > "$W/std.txt" 2> "$W/out.txt"
+check "classify: a colour photo for the greyscale 28x28 model, a note on stderr" test $? -eq 0 -a -s "$W/std.txt" \
+  -a -n "$(grep -F 'note: tests/fixtures/maps/prep_flower.png is a 224x224 colour image; models/fashion_vit.safetensors takes 28x28 greyscale images (trained on fashion-mnist)' "$W/out.txt")"
+/usr/bin/python3 -c 'import sys; from PIL import Image; Image.new("L", (28, 28), 90).save(sys.argv[1]); Image.new("L", (600, 500), 90).save(sys.argv[2])' "$W/g28.png" "$W/g600.png"
+"$VIT" classify $F "$W/g28.png" --top 1 > "$W/std.txt" 2> "$W/out.txt"
+check "classify: a 28x28 grey image for that model, no note" test $? -eq 0 -a ! -s "$W/out.txt"
+"$VIT" classify $F "$W/g600.png" --top 1 > "$W/std.txt" 2> "$W/out.txt"
+check "classify: a 600x500 grey image for that model, a note" test $? -eq 0 -a -n "$(grep -F 'is a 600x500 image;' "$W/out.txt")"
+"$VIT" classify $M $IMG --top 1 > "$W/std.txt" 2> "$W/out.txt"
+check "classify: a colour model on a colour image, no note" test $? -eq 0 -a ! -s "$W/out.txt"
 
 # Failures while running: exit 1 with vit.h's message naming the file.
 printf '\377\330\377\340\000\020JFIF\000' > "$W/photo.jpg"

@@ -14,6 +14,7 @@ SMALL="torchvision:VisionTransformer:image_size=32,patch_size=8,num_layers=1,num
 . tests/lib.sh
 mkdir -p "$W"
 rm -f "$W"/*.txt "$W"/*.safetensors "$W/config.json"
+rm -rf "$W/timm" "$W/new" "$W/file"
 has() { [ -n "$(grep -F -- "$1" "$W/out.txt")" ]; }
 
 # torchvision:vit_b_16 --weights IMAGENET1K_V1 from the cache: a ViT-B/16
@@ -92,6 +93,16 @@ check "--seed: untrained too" has "UNTRAINED: random weights, --seed 3"
   { /usr/bin/python3 tools/export.py reference:seed004.ViT:img_size=16 "$W/x.safetensors" > "$W/out.txt" 2>&1
     check "seed 004 without einops: exit 2, how to get it" test $? -eq 2 -a -n "$(grep -F 'need einops==0.8.2' "$W/out.txt")"; }
 
+# The output's folder is made when missing (the README's timm_b16/model.safetensors),
+# and one that cannot be made is refused before any model is built or downloaded.
+/usr/bin/python3 tools/export.py "$SMALL" "$W/new/deeper/x.safetensors" > "$W/out.txt" 2>&1
+check "an output folder that does not exist: made" test $? -eq 0 -a -f "$W/new/deeper/x.safetensors" \
+  -a -n "$(grep -F "made the folder $W/new/deeper/" "$W/out.txt")"
+: > "$W/file"
+HF_HOME="$PWD/$W/empty" HF_HUB_OFFLINE=1 $PY tools/export.py timm:vit_base_patch16_224 "$W/file/model.safetensors" --pretrained > "$W/out.txt" 2>&1
+check "an output folder that cannot be made: exit 2 before the model is built" test $? -eq 2 \
+  -a -n "$(grep -F "cannot make the folder for $W/file/model.safetensors" "$W/out.txt")"
+
 # --labels: one name a line, into the metadata.
 printf 'cat\ndog\nsea otter\nhot-air balloon\n' > "$W/labels.txt"
 $PY tools/export.py "$SMALL" "$W/labelled.safetensors" --seed 3 --labels "$W/labels.txt" > "$W/out.txt" 2>&1 &&
@@ -113,7 +124,7 @@ check "--naming transformers: labels with commas in config.json, untrained in th
 # in for the download; vit's top class is timm's (bilinear resize, as vit.h).
 if $PY -c 'import timm, huggingface_hub' > /dev/null 2>&1; then
   HF=$PWD/$W/hf/hub/models--timm--vit_tiny_patch16_224.augreg_in21k_ft_in1k
-  mkdir -p "$HF/snapshots/0" "$HF/refs" "$W/timm" && printf 0 > "$HF/refs/main"
+  mkdir -p "$HF/snapshots/0" "$HF/refs" && printf 0 > "$HF/refs/main"  # $W/timm is made by export.py
   $PY -c '
 import sys, torch, timm
 sys.path.insert(0, "tools")

@@ -13,7 +13,10 @@ Checks, against VIT (the native CLI) for every image the page classifies:
 1e-5; for the bundled Fashion-MNIST images that input is (pixel / 255 -
 mean) / std of the idx file's pixels, as examples/04_fashion.c makes it.
 Screenshots go to LOG_DIR/web_*.png, and the rollout and every head's map
-must be in them, in colour. A corrupt model, a model over the size limit,
+must be in them, in colour. The first screen, before any click, already
+shows the first sample classified and its maps. A model whose file records
+untrained weights (an untrained export.py export) gets a warning, as `vit
+classify` gives one; a trained one none. A corrupt model, a model over the size limit,
 a model that is not a ViT classifier and a file that is not an image each
 give a message (vit.h's own for a truncated or garbage file; the page's
 for a mean without its std in the metadata), and the page classifies as
@@ -295,10 +298,21 @@ def run(web, vit, log, work):
             check(msg["kind"] == "ok" and info and info["depth"] == 4 and info["heads"] == 4,
                   f"the default model loads: {msg['text']!r}")
             check(info["labels"][9] == "Ankle boot", "labels come from the model's metadata")
-
-            # The bundled images, each against the native CLI.
             samples = page.js("fetch('samples/samples.json').then((r) => r.json())")
             want = fashion_inputs(samples, info)
+            first = samples[0]["file"]
+
+            # The first screen, without a click: the first sample classified, its maps drawn.
+            last = page.js("vitWeb.last")
+            check(last is not None and last["name"] == first, f"the first screen: {first} classified without a click ({last and last['name']})")
+            check(page.js("!document.getElementById('result').hidden && document.querySelectorAll('#top li').length > 0"),
+                  "the first screen shows the classes")
+            shot = page.screenshot(os.path.join(log, "web_first_screen.png"))
+            check_pictures(page, shot, "screenshot web_first_screen.png (no click)")
+            compare(page, vit, model, os.path.join(web, "samples", first), work, f"the first screen's {first}", want[first])
+            check(page.js("document.getElementById('model-warning').hidden"), "the shipped model: no untrained warning")
+
+            # The bundled images, each against the native CLI.
             results = {}
             for s in samples:
                 page.click(f"button.sample[data-file='{s['file']}']")
@@ -316,7 +330,6 @@ def run(web, vit, log, work):
                     layer0 = check_pictures(page, shot, "screenshot web_layer0.png (layer selector at 0)")
                     differ = [float(np.abs(a - b).mean()) > 1 for a, b in zip(layer0[1:], last_layer[1:]) if a.shape == b.shape]
                     check(len(differ) == info["heads"] + 1 and all(differ), "layer 0's head maps differ from the last layer's")
-            first = samples[0]["file"]
 
             # Grey and RGBA files, converted as the CLI converts them; one
             # dropped on the page, one chosen.
@@ -354,10 +367,22 @@ def run(web, vit, log, work):
             check(msg["kind"] == "error" and msg["text"].startswith("README.md: image: "), f"a file that is not an image: {msg['text']!r}")
             same_as_before("these refusals")
 
+            # An untrained export: a warning beside the model, as `vit classify` gives.
+            untrained = os.path.join(work, "untrained.safetensors")
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "export.py"),
+                            "torchvision:VisionTransformer:image_size=32,patch_size=8,num_layers=1,num_heads=2,hidden_dim=16,mlp_dim=20,num_classes=4",
+                            untrained], check=True, capture_output=True)
+            msg = page.choose_file("#model-file", untrained)
+            warning = page.js("(() => { const w = document.getElementById('model-warning'); return w.hidden ? '' : w.textContent; })()")
+            check(msg["kind"] == "ok" and "untrained weights (random initialisation, head all zeros)" in warning,
+                  f"an untrained model: the page warns: {warning!r}")
+            page.screenshot(os.path.join(log, "web_untrained.png"))
+
             # Another model: an RGB ViT with ImageNet's preprocessing.
             other = os.path.join(fixtures, "vit_tv.safetensors")
             msg = page.choose_file("#model-file", other)
             check(msg["kind"] == "ok" and page.js("vitWeb.model.channels") == 3, f"an RGB ViT from a file: {msg['text']!r}")
+            check(page.js("document.getElementById('model-warning').hidden"), "a model without the untrained record: no warning")
             for name in ("rgba.png", "gray.png"):
                 path = os.path.join(fixtures, "maps", name)
                 page.choose_file("#image-file", path)

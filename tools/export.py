@@ -1426,6 +1426,18 @@ def _classes(module):
     return head.out_features if head is not None else 0
 
 
+def make_out_dir(parser, out):
+    """The output's folder, made when missing, before any model is built or downloaded."""
+    folder = os.path.dirname(out)
+    if not folder or os.path.isdir(folder):
+        return
+    try:
+        os.makedirs(folder)
+    except OSError as e:
+        parser.exit(2, f"export.py: error: cannot make the folder for {out}: {e}\n")
+    print(f"export.py: made the folder {folder}/")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_build_args(parser)
@@ -1444,6 +1456,7 @@ def main(argv=None):
     if args.src:
         if args.out is not None:
             parser.error("--from takes one path, the output: export.py --from IN --dtype BF16|I8 OUT")
+        make_out_dir(parser, args.spec)
         try:
             count = convert(args.src, args.spec, args.dtype)
         except (ExportError, OSError, ValueError) as e:
@@ -1452,6 +1465,7 @@ def main(argv=None):
         return 0
     if args.out is None:
         parser.error("the following arguments are required: out")
+    make_out_dir(parser, args.out)
     try:
         if args.seed is not None and (args.weights or args.pretrained):
             raise ExportError("--seed re-draws every weight: it cannot go with --weights or --pretrained")

@@ -1,7 +1,10 @@
 // The page: picks a model and an image, hands them to the worker
 // (worker.js, which runs vit.h), and shows the classes and attention maps.
 // Every action is a job on one queue; a failed job leaves a message and the
-// last good model in place. window.vitWeb is what tests/test_web.py reads.
+// last good model in place. The shipped model, once loaded, classifies the
+// first sample, so the first screen already shows classes and maps. A file
+// that records untrained weights says so, as `vit classify` does. window.vitWeb
+// is what tests/test_web.py reads.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -111,7 +114,8 @@ async function readUpTo(name, size, read, max, what) {
   return bytes;
 }
 
-function loadModel(name, size, read) {
+// then(): more work in the same job once the model is loaded (a first sample).
+function loadModel(name, size, read, then) {
   return enqueue(`loading ${name}`, async () => {
     const bytes = await readUpTo(name, size, read, vitWeb.maxModelBytes,
                                  'a model (its WebAssembly memory, at most 2 GB, holds the file, its weights and the activations)');
@@ -129,25 +133,28 @@ function loadModel(name, size, read) {
     $('result').hidden = true;
     vitWeb.last = null;
     say('ok', `${name} loaded`);
+    if (then) await then();
   });
 }
 
 function classify(name, size, read) {
-  return enqueue(`classifying ${name}`, async () => {
-    if (!current) throw new Error('no model loaded');
-    const bytes = await readUpTo(name, size, read, vitWeb.maxImageBytes, 'an image');
-    let out;
-    try {
-      out = await call('classify', { bytes }, [bytes]);
-    } catch (err) {
-      err.message = `${name}: ${err.message}`;
-      throw err;
-    }
-    vitWeb.last = { name, probs: Array.from(out.probs), input: Array.from(out.input), forwardMs: out.forwardMs };
-    await showResult(out);
-    await showLayer(vitWeb.model.depth - 1);
-    say('ok', `${name}: ${$('top').firstChild.dataset.label}`);
-  });
+  return enqueue(`classifying ${name}`, () => classifyNow(name, size, read));
+}
+
+async function classifyNow(name, size, read) {
+  if (!current) throw new Error('no model loaded');
+  const bytes = await readUpTo(name, size, read, vitWeb.maxImageBytes, 'an image');
+  let out;
+  try {
+    out = await call('classify', { bytes }, [bytes]);
+  } catch (err) {
+    err.message = `${name}: ${err.message}`;
+    throw err;
+  }
+  vitWeb.last = { name, probs: Array.from(out.probs), input: Array.from(out.input), forwardMs: out.forwardMs };
+  await showResult(out);
+  await showLayer(vitWeb.model.depth - 1);
+  say('ok', `${name}: ${$('top').firstChild.dataset.label}`);
 }
 
 // ---- drawing ----
@@ -169,6 +176,10 @@ function showModel(name, m) {
     `${m.imageSize}\u00d7${m.imageSize} ${m.channels === 1 ? 'grey' : 'RGB'} input in ${m.patch}\u00d7${m.patch} patches, ` +
     `${m.classes} classes${m.dataset ? ` (${m.dataset})` : ''}. Preprocessing, as vit classify does it: ` +
     `resize to ${m.resize}, centre crop ${m.crop}, mean ${norm(m.mean)}, std ${norm(m.std)}.`;
+  const warning = $('model-warning');
+  warning.hidden = !m.untrained;
+  warning.textContent = m.untrained
+    ? `WARNING: ${name} holds untrained weights (${m.untrained}): its predictions mean nothing.` : '';
   const layer = $('layer');
   layer.replaceChildren();
   for (let l = 0; l < m.depth; l++) layer.add(new Option(`layer ${l}${l === m.depth - 1 ? ' (last)' : ''}`, l));
@@ -237,12 +248,20 @@ function takeFile(file) {
   else classify(file.name, file.size, () => file.arrayBuffer());
 }
 
-function loadDefaultModel() { loadModel(DEFAULT_MODEL, 0, fetched(DEFAULT_MODEL)); }
+// The shipped model, then its first sample classified: the first screen shows maps.
+function loadDefaultModel() { loadModel(DEFAULT_MODEL, 0, fetched(DEFAULT_MODEL), classifyFirstSample); }
 
+async function classifyFirstSample() {
+  const s = (await samples)[0];
+  if (s) await classifyNow(s.file, 0, fetched(`samples/${s.file}`));
+}
+
+// The sample buttons; the list of samples (empty without samples.json).
 async function showSamples() {
   const r = await fetch('samples/samples.json');
-  if (!r.ok) return;
-  for (const s of await r.json()) {
+  if (!r.ok) return [];
+  const list = await r.json();
+  for (const s of list) {
     const b = document.createElement('button');
     b.type = 'button';
     b.className = 'sample';
@@ -254,6 +273,7 @@ async function showSamples() {
     b.onclick = () => classify(s.file, 0, fetched(`samples/${s.file}`));
     $('samples').append(b);
   }
+  return list;
 }
 
 function wire() {
@@ -280,6 +300,6 @@ function wire() {
 
 startWorker();
 wire();
-showSamples();
+const samples = showSamples().catch(() => []);
 enqueue('starting WebAssembly', drawColorbar);
 loadDefaultModel();

@@ -49,7 +49,7 @@ function modelInfo() {
     imageSize: s[0], channels: s[1], patch: s[2], depth: s[3], heads: s[4], classes: s[5], grid: s[6],
     resize: s[7], crop: s[8], mean: norm.slice(0, 3), std: norm.slice(3, 6),
     params: M._web_model_params(), naming: str(M._web_model_naming()), labels,
-    dataset: meta('dataset'), accuracy: meta('test_accuracy'),
+    dataset: meta('dataset'), accuracy: meta('test_accuracy'), untrained: meta('untrained'),
   };
 }
 
