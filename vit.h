@@ -40,12 +40,13 @@
      block's attention probabilities and tokens and to the input pixels
      (no weight gradients). vit_explain turns it into a map for one class
      or direction: grad rollout, Chefer's relevance, LeGrad, Grad-CAM,
-     saliency, gradient x input, integrated gradients (its steps run as one
-     batch), each equal to its authors' code (tests/test_reverse.c, tools/
+     saliency, gradient x input, integrated gradients (its steps run four
+     at a time, as one batch each), each equal to its authors' code (tests/test_reverse.c, tools/
      explain_reference.py). The kept activations live in the caller's
      arena, sized by vit_model_reverse_memory and vit_explain_memory:
-     ViT-B/16 at B = 1 keeps about 120 MB (the forward alone needs 5 MB)
-     and costs about 2.1-2.3 forwards (bench/bench_explain.c). Models
+     ViT-B/16 at B = 1 keeps about 110-130 MB (the forward alone needs 5
+     MB) and costs 1.9-2.6 forwards (rollout, which needs no gradient,
+     1.25; bench/bench_explain.c). Models
      without a class token (average or attention pooling) read the mean of
      every token's row where a method reads the class token's. F32 weights
      only: a BF16 or I8 file's gradient would not be its quantised
@@ -1147,7 +1148,7 @@ typedef struct vit_explain_params {
     float discard_ratio;      /* rollouts: the fraction of each layer's lowest weights set to 0 (vit-explain: 0.9) */
     int32_t paper_pairing;    /* grad rollout: 1 pairs layer l's attention with layer depth-1-l's gradient, as
                                  vit-explain's hooks do (its issue #6); 0 with its own */
-    int32_t ig_steps;         /* integrated gradients: midpoints on the path (0: 16); one batch */
+    int32_t ig_steps;         /* integrated gradients: midpoints on the path (0: 16), four a batch */
     const float *ig_baseline; /* integrated gradients: the path's start (in_channels * H * W), NULL: black */
     int32_t features;         /* 1: explain the representation (seed over its C values), not the logits */
 } vit_explain_params;
@@ -11319,6 +11320,8 @@ VITDEF int32_t vit_model_output_width(const vit_model *m, int32_t features) {
     return vit__rev_width(&m->cfg, features || (m->cfg.num_classes == 0 && m->cfg.representation_size == 0));
 }
 
+#define VIT__IG_CHUNK 4 /* integrated gradients: steps per reverse pass */
+
 /* The explanation, its arena use counted when a is counting (out then unread). */
 static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tensor *x, vit_method method,
                                const float *seedv, const vit_explain_params *p, float *out) {
@@ -11331,8 +11334,11 @@ static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tenso
     vit_tensor *tab, seed, xb, ln;
     vit_reverse rv;
     vit_result r;
-    float *dln1 = NULL;
-    int32_t B = method == VIT_METHOD_IG ? steps : 1, sshape[2];
+    float *dln1 = NULL, *gsum = NULL;
+    /* integrated gradients' steps run VIT__IG_CHUNK at a time: one batch of
+       16 ViT-B/16 reverse passes keeps 1.7 GB, a batch of 4 a quarter */
+    int32_t B = method == VIT_METHOD_IG ? (steps < VIT__IG_CHUNK ? steps : VIT__IG_CHUNK) : 1, sshape[2], s0;
+    size_t npix = (size_t)Cin * S * S;
 
     /* the reverse pass this method reads */
     if (!(tab = (vit_tensor *)vit_arena_alloc(a, (size_t)(3 * L + 3) * sizeof(vit_tensor)))) return VIT_ERR_OOM;
@@ -11340,18 +11346,12 @@ static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tenso
     if ((r = vit_tensor_init(a, &seed, 2, sshape)) != VIT_OK) return r;
     xb = *x;
     xb.shape[0] = B;
-    if (method == VIT_METHOD_IG && (r = vit_tensor_init(a, &xb, 4, xb.shape)) != VIT_OK) return r;
+    if (method == VIT_METHOD_IG && ((r = vit_tensor_init(a, &xb, 4, xb.shape)) != VIT_OK ||
+                                    !(gsum = (float *)vit_arena_alloc(a, npix * sizeof(float)))))
+        return r != VIT_OK ? r : VIT_ERR_OOM;
     if (!counting) {
         for (i = 0; i < B; i++) memcpy(seed.data + (size_t)i * W, seedv, (size_t)W * sizeof(float));
-        /* the path's midpoints: baseline + (s + 1/2) / steps (x - baseline) */
-        for (i = 0; method == VIT_METHOD_IG && i < B; i++) {
-            float t = ((float)i + 0.5f) / (float)steps;
-            size_t n = (size_t)Cin * S * S, e;
-            for (e = 0; e < n; e++) {
-                float b0 = p->ig_baseline ? p->ig_baseline[e] : 0.0f;
-                xb.data[(size_t)i * n + e] = b0 + t * (x->data[e] - b0);
-            }
-        }
+        if (gsum) memset(gsum, 0, npix * sizeof(float));
     }
     memset(&rv, 0, sizeof rv);
     rv.seed = &seed;
@@ -11366,7 +11366,42 @@ static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tenso
         if (!(dln1 = (float *)vit_arena_alloc(a, (size_t)T * C * sizeof(float)))) return VIT_ERR_OOM;
     }
     if (method >= VIT_METHOD_SALIENCY) rv.grad_input = tab + 3 * L + 2;
-    if ((r = vit__reverse(m, a, &xb, &rv, dln1, method == VIT_METHOD_LEGRAD)) != VIT_OK) return r;
+    if (method == VIT_METHOD_ROLLOUT) { /* no gradient: the forward's probabilities are enough */
+        vit_forward_opts fo;
+        vit_tensor y;
+        memset(&fo, 0, sizeof fo);
+        fo.attn = tab;
+        if (counting) { /* the forward sizes itself against a table of its own */
+            size_t fb;
+            if ((r = vit_model_memory(m, x, &fo, &fb)) != VIT_OK) return r;
+            if (!vit_arena_alloc(a, fb)) return VIT_ERR_OOM;
+        } else if ((r = vit__dispatch(m, a, x, &fo, &y)) != VIT_OK) {
+            return r;
+        }
+    } else if (method == VIT_METHOD_IG) {
+        /* the path's midpoints baseline + (s + 1/2) / steps (x - baseline), a chunk at a time; gsum sums
+           their input gradients in step order */
+        for (s0 = 0; s0 < steps; s0 += B) {
+            int32_t nb = steps - s0 < B ? steps - s0 : B;
+            size_t m2 = vit_arena_mark(a), e;
+            xb.shape[0] = nb;
+            seed.shape[0] = nb;
+            for (i = 0; !counting && i < nb; i++) {
+                float t = ((float)(s0 + i) + 0.5f) / (float)steps;
+                for (e = 0; e < npix; e++) {
+                    float b0 = p->ig_baseline ? p->ig_baseline[e] : 0.0f;
+                    xb.data[(size_t)i * npix + e] = b0 + t * (x->data[e] - b0);
+                }
+            }
+            if ((r = vit__reverse(m, a, &xb, &rv, NULL, 0)) != VIT_OK) return r;
+            if (counting) break; /* every chunk takes the first's bytes or fewer */
+            for (i = 0; i < nb; i++)
+                for (e = 0; e < npix; e++) gsum[e] += rv.grad_input[0].data[(size_t)i * npix + e];
+            vit_arena_rewind(a, m2);
+        }
+    } else if ((r = vit__reverse(m, a, &xb, &rv, dln1, method == VIT_METHOD_LEGRAD)) != VIT_OK) {
+        return r;
+    }
 
     /* the map from it */
     switch (method) {
@@ -11420,7 +11455,7 @@ static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tenso
         break;
     default: { /* the pixels: |grad| max over channels, grad x input, or integrated gradients */
         size_t n = (size_t)S * S, e;
-        const float *g = counting ? NULL : rv.grad_input[0].data;
+        const float *g = counting || method == VIT_METHOD_IG ? NULL : rv.grad_input[0].data;
         for (e = 0; !counting && e < n; e++) {
             float v = 0.0f;
             for (k = 0; k < Cin; k++) {
@@ -11431,9 +11466,8 @@ static vit_result vit__explain(const vit_model *m, vit_arena *a, const vit_tenso
                 } else if (method == VIT_METHOD_GXI) {
                     v += g[at] * x->data[at];
                 } else {
-                    float gm = 0.0f, b0 = p->ig_baseline ? p->ig_baseline[at] : 0.0f;
-                    for (i = 0; i < B; i++) gm += g[(size_t)i * Cin * n + at];
-                    v += (x->data[at] - b0) * (gm / (float)B);
+                    float b0 = p->ig_baseline ? p->ig_baseline[at] : 0.0f;
+                    v += (x->data[at] - b0) * (gsum[at] / (float)steps);
                 }
             }
             out[e] = v;

@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
             if (t2 - t1 < te) te = t2 - t1;
         }
         printf("| %s%s | %.3f | %.3f | **%.2f** | %.0f | %.0f |\n", vit_method_name(meth),
-               meth == VIT_METHOD_IG ? " (16 steps, one batch)" : "", tf, te, te / tf, (double)ebytes / 1e6,
+               meth == VIT_METHOD_IG ? " (16 steps, 4 a batch)" : "", tf, te, te / tf, (double)ebytes / 1e6,
                (double)fbytes / 1e6);
         vit_arena_free(&ea);
     }

@@ -82,7 +82,7 @@ static const cli_command cli_commands[] = {
     {"classify", C_CLASSIFY, 2, CLI_MAX_POS, "MODEL IMAGE...",
      "the top classes of each image, with the model's labels"},
     {"maps", C_MAPS, 2, CLI_MAX_POS, "MODEL IMAGE...",
-     "attention PNGs of each image: every head, the heads fused, rollout"},
+     "attention PNGs of each image: every head, the heads fused, rollout; with --method, a class's map"},
     {"input-shape", C_SHAPE, 1, 4, "MODEL [B [N [W]]]",
      "the input shape for B items (N tokens or height, W width where the kind leaves them free)"},
     {"version", C_VERSION, 0, 0, "", "the version of vit.h"},
@@ -462,7 +462,7 @@ static void cli_usage_command(FILE *f, const cli_command *cmd) {
 static void cli_usage_options(FILE *f, int cmds) {
     int o;
     for (o = 0; o < O_COUNT; o++) {
-        char name[64], takers[128];
+        char name[128], takers[128];
         if (!(cli_options[o].cmds & cmds)) continue;
         snprintf(name, sizeof name, "%s%s%s", cli_options[o].name, cli_options[o].type == T_FLAG ? "" : " ",
                  cli_options[o].value);
