@@ -40,9 +40,10 @@
      block's attention probabilities and tokens and to the input pixels
      (no weight gradients). vit_explain turns it into a map for one class
      or direction: grad rollout, Chefer's relevance, LeGrad, Grad-CAM,
-     saliency, gradient x input, integrated gradients (its steps run four
-     at a time, as one batch each), each equal to its authors' code (tests/test_reverse.c, tools/
-     explain_reference.py). The kept activations live in the caller's
+     saliency, gradient x input, integrated gradients (its steps four at
+     a time, one batch each), each equal to its authors' code
+     (tests/test_reverse.c, tools/explain_reference.py). The kept
+     activations live in the caller's
      arena, sized by vit_model_reverse_memory and vit_explain_memory:
      ViT-B/16 at B = 1 keeps about 110-130 MB (the forward alone needs 5
      MB) and costs 1.9-2.6 forwards (rollout, which needs no gradient,
