@@ -48,20 +48,52 @@ static void *worker(void *arg) {
 enum { KM = 197, KK = 256, KN = 200, KB = 2, KNH = 3, KHS = 32 };
 static float kx[KM * KK], kw[KN * KK], kqkv[KB * KM * 3 * KNH * KHS], ky1[KM * KN], ko1[KB * KM * KNH * KHS];
 static float ky[NTHREADS][KM * KN], ko[NTHREADS][KB * KM * KNH * KHS], kscr[NTHREADS][3 * (KHS + KM + 3) * KM];
+/* the reverse pass's attention kernel: probabilities, gradients and its scratch */
+static float katt[KB * KNH * KM * KM], kg1[KB * KM * 3 * KNH * KHS], kg[NTHREADS][KB * KM * 3 * KNH * KHS];
+static float kbscr[NTHREADS][KB * KNH * (KM * KM + 3 * KHS * KM)];
 
-static void kernels(float *y, float *o, float *scr) {
+static void kernels(float *y, float *o, float *scr, float *g, float *bscr) {
     int C = KNH * KHS;
     vit_attn_shape sh = vit__attn_shape(KB, KM, KNH, KHS, 3 * C, 0.125f, 1.0f);
     vit__att a = vit__att_of(o, NULL, kqkv, kqkv + C, kqkv + 2 * C, &sh);
     vit_k_matmul(y, kx, kw, NULL, KM, KK, KN);
     vit__attention(&a, scr, 3);
+    vit_k_attention_back(g, g + C, g + 2 * C, NULL, bscr, o, kqkv, kqkv + C, kqkv + 2 * C, katt, &sh);
+}
+
+/* The reverse pass of one model: each thread's explanation (Chefer's, the
+   input gradient beneath) equals the single-threaded one. */
+static float *expected_map;
+static int map_n;
+static void *explain_worker(void *arg) {
+    vit_arena act;
+    vit_explain_params p;
+    size_t bytes;
+    int rep, bad = 0;
+    float *map = (float *)malloc((size_t)map_n * sizeof(float));
+    memset(&p, 0, sizeof p);
+    vit_set_threads(1 + (int)(intptr_t)arg % 3);
+    if (!map || vit_explain_memory(&model, &input, VIT_METHOD_SALIENCY, &p, &bytes) != VIT_OK ||
+        vit_arena_init_alloc(&act, bytes) != VIT_OK)
+        bad = 1;
+    for (rep = 0; rep < 2 && !bad; rep++)
+        if (vit_explain(&model, &act, &input, VIT_METHOD_SALIENCY, 1, NULL, &p, map) != VIT_OK ||
+            memcmp(map, expected_map, (size_t)map_n * sizeof(float)) != 0)
+            bad = 1;
+    if (!bad) vit_arena_free(&act);
+    free(map);
+    pthread_mutex_lock(&lock);
+    mismatches += bad;
+    pthread_mutex_unlock(&lock);
+    return NULL;
 }
 
 static void *kernel_worker(void *arg) {
     int t = (int)(intptr_t)arg, bad;
     vit_set_threads(2 + t % 2);
-    kernels(ky[t], ko[t], kscr[t]);
-    bad = memcmp(ky[t], ky1, sizeof ky1) != 0 || memcmp(ko[t], ko1, sizeof ko1) != 0;
+    kernels(ky[t], ko[t], kscr[t], kg[t], kbscr[t]);
+    bad = memcmp(ky[t], ky1, sizeof ky1) != 0 || memcmp(ko[t], ko1, sizeof ko1) != 0 ||
+          memcmp(kg[t], kg1, sizeof kg1) != 0;
     pthread_mutex_lock(&lock);
     mismatches += bad;
     pthread_mutex_unlock(&lock);
@@ -111,8 +143,9 @@ int main(int argc, char **argv) {
     for (c = 0; c < (int)(sizeof kx / sizeof kx[0]); c++) kx[c] = (float)(c * 7 % 13) / 13.0f - 0.5f;
     for (c = 0; c < (int)(sizeof kw / sizeof kw[0]); c++) kw[c] = (float)(c * 5 % 11) / 11.0f - 0.5f;
     for (c = 0; c < (int)(sizeof kqkv / sizeof kqkv[0]); c++) kqkv[c] = (float)(c * 3 % 17) / 17.0f - 0.5f;
+    for (c = 0; c < (int)(sizeof katt / sizeof katt[0]); c++) katt[c] = (float)(c * 7 % 19) / (19.0f * KM);
     vit_set_threads(1);
-    kernels(ky1, ko1, kscr[0]);
+    kernels(ky1, ko1, kscr[0], kg1, kbscr[0]);
     for (c = 0; c < 2; c++) {
         pthread_t th[NTHREADS];
         vit__pool.fixed = c;
@@ -125,6 +158,42 @@ int main(int argc, char **argv) {
             failed++;
         } else
             passed++;
+    }
+
+    /* The reverse pass: four threads explaining with one model */
+    snprintf(path, sizeof path, "%s/explain/vit/model.safetensors", dir);
+    {
+        vit_arena io, act;
+        vit_explain_params p;
+        pthread_t th[NTHREADS];
+        size_t bytes;
+        int32_t shape[4], ndim = 0;
+        memset(&p, 0, sizeof p);
+        if (vit_model_load_file(&model, path) != VIT_OK || vit_arena_init_alloc(&io, 1 << 20) != VIT_OK ||
+            vit_model_input_shape(&model, 1, 1, 1, &ndim, shape) != VIT_OK ||
+            vit_tensor_init(&io, &input, ndim, shape) != VIT_OK) {
+            printf("FAIL %s: %s\n", path, vit_last_error());
+            failed++;
+        } else {
+            for (c = 0; c < (int)vit_tensor_numel(&input); c++) input.data[c] = (float)(c * 7 % 23) / 23.0f - 0.5f;
+            map_n = vit_explain_size(&model, VIT_METHOD_SALIENCY);
+            expected_map = (float *)vit_arena_alloc(&io, (size_t)map_n * sizeof(float));
+            vit_set_threads(1);
+            vit_explain_memory(&model, &input, VIT_METHOD_SALIENCY, &p, &bytes);
+            vit_arena_init_alloc(&act, bytes);
+            vit_explain(&model, &act, &input, VIT_METHOD_SALIENCY, 1, NULL, &p, expected_map);
+            vit_arena_free(&act);
+            mismatches = 0;
+            for (t = 0; t < NTHREADS; t++) pthread_create(&th[t], NULL, explain_worker, (void *)(intptr_t)t);
+            for (t = 0; t < NTHREADS; t++) pthread_join(th[t], NULL);
+            if (mismatches) {
+                printf("FAIL reverse pass: %d threads differ from the single-threaded run\n", mismatches);
+                failed++;
+            } else
+                passed++;
+            vit_arena_free(&io);
+            vit_model_free(&model);
+        }
     }
     printf("test_threads: %d passed, %d failed\n", passed, failed);
     return failed != 0;
