@@ -10437,16 +10437,24 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
     float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
     float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = vit__threads() < B * NH ? vit__threads() : B * NH;
-    vit_tensor dm, dg, du, dt, dq, qn, sc;
+    vit_tensor dm, dg, du, dt, dq, qn;
     vit_result r;
+    float *scr;
     if ((r = vit__tensor4(a, &dm, 2, rows, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dg, 2, rows, H > C ? H : C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &du, 2, rows, H1 > 3 * C ? H1 : 3 * C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dt, 2, rows, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dq, 2, rows, 3 * C, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm ? 3 * C : 1, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &sc, 2, slots, (int32_t)slot, 1, 1)) != VIT_OK)
+        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm ? 3 * C : 1, 1, 1)) != VIT_OK)
         return r;
+    /* the attention's scratch, a slot per thread: sized by the thread count when counted, and
+       when run with more threads than that, the slots that fit (as the forward's attention) */
+    if (!vit_arena_counting(a)) {
+        size_t start = vit__arena_next(a), room = a->size > start && start >= a->used ? a->size - start : 0;
+        if (room / (slot * sizeof(float)) < (size_t)slots)
+            slots = room / (slot * sizeof(float)) > 1 ? (int)(room / (slot * sizeof(float))) : 1;
+    }
+    if (!(scr = (float *)vit_arena_alloc(a, (size_t)slots * slot * sizeof(float)))) return VIT_ERR_OOM;
     if (!vit_arena_counting(a)) {
         const float *qkv = s->qkv;
         vit__attb ab;
@@ -10476,7 +10484,7 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         }
         {
             vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, scale, post);
-            ab.dq = dq.data; ab.dk = dq.data + C; ab.dv = dq.data + 2 * C; ab.datt = datt; ab.scratch = sc.data;
+            ab.dq = dq.data; ab.dk = dq.data + C; ab.dv = dq.data + 2 * C; ab.datt = datt; ab.scratch = scr;
             ab.dout = dg.data; ab.q = qkv; ab.k = qkv + C; ab.v = qkv + 2 * C; ab.att = s->att; ab.s = &sh;
             ab.datt_only = dx == NULL;
             vit__attention_back(&ab, slots);

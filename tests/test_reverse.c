@@ -355,17 +355,20 @@ static void test_model_fd(const char *path, int cls) {
                      worst, gmax);
             expect(worst <= 2e-2 * (gmax > 1e-3 ? gmax : 1e-3), label);
 
-            /* 1 and 3 threads, same bits */
+            /* 1 and 3 threads, same bits (the arena sized at the default count: with more threads the
+               attention takes the scratch slots that fit) */
             vit_set_threads(1);
             vit_arena_reset(&act);
-            vit_model_reverse(&m, &act, &x, &rv);
+            k = vit_model_reverse(&m, &act, &x, &rv) == VIT_OK;
             memcpy(g1, gin.data, n * sizeof(float));
+            memset(gin.data, 0, n * sizeof(float));
             vit_set_threads(3);
             vit_arena_reset(&act);
-            vit_model_reverse(&m, &act, &x, &rv);
+            k = k && vit_model_reverse(&m, &act, &x, &rv) == VIT_OK;
             vit_set_threads(0);
             snprintf(label, sizeof label, "%s: the reverse pass at 1 and 3 threads, same bits", path);
-            expect(memcmp(g1, gin.data, n * sizeof(float)) == 0, label);
+            if (!k) printf("  %s\n", vit_last_error());
+            expect(k && memcmp(g1, gin.data, n * sizeof(float)) == 0, label);
             vit_arena_free(&fa);
             free(g); free(g1);
         }
