@@ -33,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             for (i = 0; o == O_STD && i < a.nlist[o]; i++) check(a.list[o][i] > 0.0f);
         }
         check(a.cmd->bit != C_MAPS || a.given[O_OUT]);
+        /* the reverse pass's options: only with --method; --class repeats, within its table */
+        check(a.nclasses >= 0 && a.nclasses <= 64 && (a.nclasses > 0) == a.given[O_CLASS]);
+        for (i = 0; i < a.nclasses; i++) check(a.classes[i] != NULL);
+        check(a.given[O_METHOD] || !(a.given[O_CLASS] || a.given[O_TARGET] || a.given[O_NPY] || a.given[O_STEPS]));
+        check(!a.given[O_TARGET] || !(a.given[O_CLASS] || a.given[O_TOP]));
     }
     for (i = 1; i < argc; i++) {
         size_t len = cli_escape(out, sizeof out, argv[i]);
