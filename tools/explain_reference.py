@@ -94,6 +94,9 @@ CASES = {
     "clip_quickgelu": ("vit_base_patch16_clip_quickgelu_224", 32, dict(embed_dim=32, num_heads=2, num_classes=3, **SMALL), 2),
     "siglip": ("vit_base_patch16_siglip_224", 32, dict(embed_dim=32, num_heads=2, num_classes=0, **SMALL), None),
     "gap": ("vit_medium_patch16_gap_256", 32, dict(embed_dim=32, num_heads=4, num_classes=3, **SMALL), 1),
+    # the block's remaining pieces: qk-norm (LayerNorm on each head's q and k), SwiGLU (DINOv2-giant's MLP)
+    "qknorm": ("vit_base_patch16_224", 32, dict(embed_dim=32, num_heads=2, num_classes=4, qk_norm=True, **SMALL), 2),
+    "swiglu": ("vit_giant_patch14_dinov2", 32, dict(embed_dim=32, num_heads=2, num_classes=3, **SMALL), 0),
 }
 
 # What each map file holds, written into meta.txt as note_<method>.
