@@ -548,6 +548,8 @@ int main(int argc, char **argv) {
         char path[1024];
         snprintf(path, sizeof path, "%s/vit_tv.safetensors", argv[1]);
         test_model_fd(path, 1);
+        snprintf(path, sizeof path, "%s/vit_tv_rep.safetensors", argv[1]); /* pre_logits: Linear + tanh */
+        test_model_fd(path, 2);
         snprintf(path, sizeof path, "%s/explain", argv[1]);
         test_explain(path);
     }
