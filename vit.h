@@ -794,6 +794,12 @@ VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, c
                             const vit_attn_shape *s);
 VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
                                 const vit_attn_shape *s);
+/* A relative position bias added to one head's attention scores, as
+   BEiT adds it before the softmax: s (rows, n) += tab[idx[r*n + j]], with
+   tab (R) the head's bias table and idx (rows, n) holding indices in
+   [0, R). Same bits as the reference (one add per score). */
+VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n);
+VITDEF void vit_k_relpos_add_ref(float *s, const float *tab, const int32_t *idx, int rows, int n);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -3702,6 +3708,36 @@ VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const fl
                                 const vit_attn_shape *s) {
     vit__attention_ref(out, att, q, k, v, s, 0);
 }
+
+VITDEF void vit_k_relpos_add_ref(float *s, const float *tab, const int32_t *idx, int rows, int n) {
+    size_t i, total = (size_t)rows * (size_t)n;
+    for (i = 0; i < total; i++) s[i] += tab[idx[i]];
+}
+
+#ifndef VIT_NO_SIMD
+/* tab[idx[0]], ..., tab[idx[VIT__VW - 1]]: AVX2's vgatherdps (SIMDe
+   elsewhere); AVX-512's own where native (SIMDe 0.7 has no 512-bit
+   gather). */
+static VIT__INLINE vit__vf vit__v_gather(const float *tab, const int32_t *idx) {
+#if VIT__VW == 16
+    return _mm512_i32gather_ps(_mm512_loadu_si512((const void *)idx), tab, 4);
+#else
+    return simde_mm256_i32gather_ps(tab, simde_mm256_loadu_si256((const void *)idx), 4);
+#endif
+}
+
+/* The rows are contiguous, so the scores are one run of rows * n. */
+VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n) {
+    size_t i, total = (size_t)rows * (size_t)n;
+    for (i = 0; i + VIT__VW <= total; i += VIT__VW)
+        vit__v_store(s + i, vit__v_add(vit__v_load(s + i), vit__v_gather(tab, idx + i)));
+    for (; i < total; i++) s[i] += tab[idx[i]];
+}
+#else
+VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n) {
+    vit_k_relpos_add_ref(s, tab, idx, rows, n);
+}
+#endif
 
 /* Fused per head: a task is one (batch, head, block of query rows), which
    takes S = scale Q K^T for its rows through the GEMM (rows of Q and K are

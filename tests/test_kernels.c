@@ -315,6 +315,33 @@ static void test_act(void) {
         }
 }
 
+/* vit_k_relpos_add against its reference: rows of scores and of indices
+   into a bias table of R entries (BEiT's (2G-1)^2 + 3), every index from
+   first to last entry hit, lengths below, at and off the vector width;
+   the same bits (one add per score). */
+static void test_relpos_add(void) {
+    static const int R[] = {1, 12, 84};
+    int a, r, rows;
+    char label[96];
+    for (r = 0; r < 3; r++)
+        for (a = 0; a < NSIZES; a++)
+            for (rows = 1; rows <= 3; rows += 2) {
+                int n = sizes[a];
+                size_t k, total = (size_t)rows * n;
+                float *tab = randv((size_t)R[r], 2.0f), *s1 = randv(total, 3.0f), *s2 = malloc(total * sizeof(float));
+                int32_t *idx = malloc(total * sizeof(int32_t));
+                for (k = 0; k < total; k++) idx[k] = (int32_t)((k * 7 + (size_t)rows) % (size_t)R[r]);
+                idx[0] = 0;
+                idx[total - 1] = R[r] - 1;
+                memcpy(s2, s1, total * sizeof(float));
+                vit_k_relpos_add(s1, tab, idx, rows, n);
+                vit_k_relpos_add_ref(s2, tab, idx, rows, n);
+                snprintf(label, sizeof label, "relpos_add R=%d rows=%d n=%d", R[r], rows, n);
+                expect(check_close(label, s1, s2, total, 0.0, 0.0), label);
+                free(tab); free(s1); free(s2); free(idx);
+            }
+}
+
 /* A column's bits do not depend on the panel it falls in: the narrow tile
    of a last panel with <= VIT__VW columns runs the same FMAs as the wide
    one (N = 40 ends in an 8-column panel, N = 64 does not). */
@@ -468,6 +495,7 @@ int main(void) {
     test_attention_tiles();
     test_epilogue();
     test_act();
+    test_relpos_add();
     test_narrow_panel();
     test_threads();
 #ifdef TEST_FORK
