@@ -816,6 +816,16 @@ VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const fl
    [0, R). Same bits as the reference (one add per score). */
 VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n);
 VITDEF void vit_k_relpos_add_ref(float *s, const float *tab, const int32_t *idx, int rows, int n);
+/* Rotary position embedding in place, interleaved pairs (timm's
+   apply_rot_embed_cat, EVA-02): x (rows, ld) holds NH heads of HS (even)
+   from column 0; row r's pair j of every head, (a, b) = (x[2j], x[2j+1]),
+   becomes (a c - b s, b c + a s) with c, s the cosine and sine of its
+   angle. cs (rows, 2, HS) gives them as timm lays them out: per row, C =
+   [c0, c0, c1, c1, ...] then S = [-s0, s0, -s1, s1, ...]. The fast
+   version computes x C + swap(x) S with one rounding less (an FMA): within
+   an ulp or two of the reference. */
+VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld);
+VITDEF void vit_k_rope_ref(float *x, const float *cs, int rows, int NH, int HS, int ld);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -3752,6 +3762,55 @@ VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int
 #else
 VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n) {
     vit_k_relpos_add_ref(s, tab, idx, rows, n);
+}
+#endif
+
+VITDEF void vit_k_rope_ref(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    int r, h, d;
+    for (r = 0; r < rows; r++) {
+        const float *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+        for (h = 0; h < NH; h++) {
+            float *xh = x + (size_t)r * ld + (size_t)h * HS;
+            for (d = 0; d + 1 < HS; d += 2) {
+                float a = xh[d], b = xh[d + 1];
+                xh[d] = a * C[d] + b * S[d];
+                xh[d + 1] = b * C[d + 1] + a * S[d + 1];
+            }
+        }
+    }
+}
+
+#ifndef VIT_NO_SIMD
+/* (x1, x0, x3, x2, ...): each pair's two lanes swapped. */
+#if VIT__VW == 16
+#define vit__v_swap_pairs(v) _mm512_permute_ps(v, 0xB1)
+#else
+#define vit__v_swap_pairs(v) simde_mm256_permute_ps(v, 0xB1)
+#endif
+
+/* The vectors never split a pair (VIT__VW is even); a tail of pairs is scalar. */
+VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    int r, h, d;
+    for (r = 0; r < rows; r++) {
+        const float *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+        for (h = 0; h < NH; h++) {
+            float *xh = x + (size_t)r * ld + (size_t)h * HS;
+            for (d = 0; d + VIT__VW <= HS; d += VIT__VW) {
+                vit__vf v = vit__v_load(xh + d);
+                vit__v_store(xh + d, vit__v_fma(v, vit__v_load(C + d),
+                                                vit__v_mul(vit__v_swap_pairs(v), vit__v_load(S + d))));
+            }
+            for (; d + 1 < HS; d += 2) {
+                float a = xh[d], b = xh[d + 1];
+                xh[d] = a * C[d] + b * S[d];
+                xh[d + 1] = b * C[d + 1] + a * S[d + 1];
+            }
+        }
+    }
+}
+#else
+VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    vit_k_rope_ref(x, cs, rows, NH, HS, ld);
 }
 #endif
 
