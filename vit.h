@@ -135,14 +135,20 @@
      rel_pos_bias.relative_position_bias_table, (R, heads) with R =
      (2G-1)^2 + 3 for a G x G grid, read through timm's
      relative_position_index, computed at load; q_bias and v_bias beside
-     qkv.weight, k none; gamma_1 and gamma_2), and transformers' vit,
-     dinov2, dinov2_with_registers, clip, clip_vision_model, siglip and
-     siglip_vision_model. Other names are refused (VIT_ERR_UNSUPPORTED),
-     each with what it is and lacks (timm's Eva class: EVA-02, Perception
-     Encoder, DINOv3, RoPE ViTs; BEiT-3, relative positions, SAM,
-     NaFlexViT, hybrid, AIMv2, parallel or post-norm blocks; README.md
-     lists the patterns). Only without such a
-     name do the tensor names alone decide. Sizes a config gives
+     qkv.weight, k none; gamma_1 and gamma_2), timm's Eva as eva02_tiny_*
+     and eva02_small_* (naming eva: Beit's block names with pos_embed, a
+     packed SwiGLU fc1; the rotary embedding, which has no tensors, from
+     the name: timm's RotaryEmbeddingCat on the patches' q and k, pairs
+     interleaved, 10000^(-i/(HS/4)) bands, positions measured on a 16 x 16
+     reference grid, model_args use_rot_pos_emb and ref_feat_shape read),
+     and transformers' vit, dinov2, dinov2_with_registers, clip,
+     clip_vision_model, siglip and siglip_vision_model. Other names are
+     refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
+     Eva class: EVA-02 B/L and EVA-CLIP, Perception Encoder, DINOv3, RoPE
+     ViTs; BEiT-3, relative positions, SAM, NaFlexViT, hybrid, AIMv2,
+     parallel or post-norm blocks; README.md lists the patterns). Only
+     without such a name do the tensor names alone decide (an EVA-02's
+     naming is chosen by its name). Sizes a config gives
      (transformers' hidden_size, num_hidden_layers, intermediate_size,
      image_size, patch_size, num_channels; timm's model_args embed_dim,
      depth, reg_tokens and img_size) must be the weights' (VIT_ERR_FORMAT,
@@ -167,7 +173,9 @@
      Tensors have at most VIT_MAX_DIMS dimensions and no strides; at most
      16384 tokens; activation buffers below 2^31 elements.
      Checkpoints need a square grid of square patches. Rotary position
-     embeddings, relative positions other than BEiT's bias (timm's
+     embeddings other than EVA-02's (DINOv3's, PE's, mixed, halves),
+     EVA-02's separate q, k and v and sub-LN SwiGLU (B, L, EVA-CLIP),
+     relative positions other than BEiT's bias (timm's
      VisionTransformerRelPos, SAM), parallel or post-norm blocks, RmsNorm,
      a norm inside the attention, the MLP or the patch embedding,
      differential attention and convolutional stems are not run: a
@@ -369,6 +377,9 @@ typedef struct vit_mha_weights {
     vit_tensor rel_bias;           /* (NH, R): each head's relative position bias table (BEiT), or none */
     const int32_t *rel_index;      /* (rel_n, rel_n): the entry of a head's table each score adds; with rel_bias */
     int32_t rel_n;                 /* the tokens rel_index is for: the input's N must be it */
+    const float *rope;             /* (rope_n, 2, HS): rotary cosines and sines (vit_k_rope) of the tokens
+                                      after the first rope_first, applied to q and k (EVA-02), or NULL */
+    int32_t rope_first, rope_n;    /* tokens left unrotated before them (the class token); tokens rotated */
 } vit_mha_weights;
 
 typedef struct vit_mlp_params {
@@ -599,6 +610,10 @@ typedef struct vit_config {
     int32_t rel_pos;             /* relative position bias in the attention (BEiT): 0 none, 1 a table per
                                     block, 2 one table all blocks share; needs the class token alone before
                                     the patches */
+    int32_t rope;                /* 1: a rotary position embedding on the patch tokens' q and k (EVA-02:
+                                    timm's RotaryEmbeddingCat, interleaved pairs, temperature 10000) */
+    int32_t rope_ref;            /* the grid the rotary angles are measured on (timm's ref_feat_shape): a
+                                    patch at row y has angle y / G * rope_ref times a band; 0: y itself */
 } vit_config;
 
 /* timm's AttentionPoolLatent (global_pool='map'), transformers'
@@ -668,6 +683,7 @@ typedef struct vit_model {
     vit_tensor head_dist_w, head_dist_b; /* (num_classes, C): DeiT's distillation head */
     vit_tensor pre_norm_w, pre_norm_b;   /* (C): pre_norm only */
     vit_attn_pool_weights pool_w;        /* VIT_POOL_MAP only */
+    vit_tensor rope;                     /* (G*G, 2, HS): the rotary table of the current grid (cfg.rope only) */
     /* Every other kind: m.<name> and m.<name>_w, from VIT_KINDS. */
 #define VIT__KIND_FIELD(e, name, str, fields) fields(name)
     VIT_KINDS(VIT__KIND_FIELD)
@@ -5153,6 +5169,8 @@ static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights 
     if (w->rel_bias.data &&
         (!w->rel_index || w->rel_n < 1 || w->rel_bias.ndim != 2 || w->rel_bias.shape[0] != p->heads))
         return vit__fail(VIT_ERR_ARG, "mha: rel_bias wants a (heads, R) table, rel_index and rel_n");
+    if (w->rope && ((p->dim / p->heads) % 2 || w->rope_first < 0 || w->rope_n < 0))
+        return vit__fail(VIT_ERR_ARG, "mha: rope wants an even head size, rope_first and rope_n");
     return vit__ws_ok("mha", 2, "qkv_w", &w->qkv_w, "out_w", &w->out_w);
 }
 
@@ -5175,6 +5193,9 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if (w->rel_bias.data && N != w->rel_n)
         return vit__fail(VIT_ERR_SHAPE, "mha: %d tokens, but the relative position bias is for %d", (int)N,
                          (int)w->rel_n);
+    if (w->rope && N != w->rope_first + w->rope_n)
+        return vit__fail(VIT_ERR_SHAPE, "mha: %d tokens, but the rotary embedding is for %d after %d", (int)N,
+                         (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
@@ -5199,6 +5220,14 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                 float *q = qkv.data + (size_t)t * 3 * C;
                 vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, p->qk_eps);
                 vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, p->qk_eps);
+            }
+
+        /* rotary embedding: q and k of every token after the first rope_first rotated by its position */
+        if (w->rope)
+            for (t = 0; t < B; t++) {
+                float *q = qkv.data + ((size_t)t * N + w->rope_first) * 3 * C;
+                vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
+                vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
             }
 
         /* attention, then the output projection with the caller's epilogue */
@@ -7696,6 +7725,7 @@ typedef struct vit__cfg {
     const char *model_type;     /* transformers' model_type, or NULL */
     const char *hf_arch;        /* transformers' architectures[0], or NULL */
     int32_t depth, embed_dim, reg_tokens; /* timm's model_args depth, embed_dim and reg_tokens; -1: absent */
+    int32_t use_rope, rope_ref; /* timm's model_args use_rot_pos_emb (0/1) and ref_feat_shape (0: null); -1: absent */
     const vit__timm_arg *bad_arg; /* the first model_args member whose value vit.h does not run, or NULL */
     const char *bad_value;        /* its value, as text */
     const char **labels;        /* n_labels class names by index, in cap slots */
@@ -7839,7 +7869,16 @@ static const vit__timm_arg vit__timm_args[] = {
     {"attn_layer", "attention;null", "another attention than timm's Attention"},
     {"block_fn", "block;null", "another block than timm's Block"},
     {"mlp_layer", "mlp;null", "another MLP than timm's Mlp"},
-    {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"}};
+    {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"},
+    /* timm's Eva */
+    {"rope_type", "cat;null", "another rotary embedding than EVA-02's RotaryEmbeddingCat"},
+    {"rope_rotate_half", "false;null", "rotary pairs in halves, not interleaved"},
+    {"rope_grid_indexing", "ij;null", "a rotary grid in xy order"},
+    {"scale_attn_inner", "false;null", "a LayerNorm inside the attention"},
+    {"use_post_norm", "false;null", "post-norm blocks"},
+    {"use_pre_transformer_norm", "false;null", "a norm before the blocks"},
+    {"attn_type", "eva;null", "another attention than timm's EvaAttention"},
+    {"gated_attn", "false;null", "a gated attention"}};
 
 static const vit__timm_arg *vit__timm_arg_find(const char *key) {
     size_t i;
@@ -7927,6 +7966,27 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             c->reg_tokens = (int32_t)v;
         }
         else if (level == 1 && (a = vit__timm_arg_find(k)) != NULL) r = vit__cfg_arg(c, j, a);
+        else if (level == 1 && !strcmp(k, "use_rot_pos_emb")) {
+            if (vit__json_word(j, "true")) c->use_rope = 1;
+            else if (vit__json_word(j, "false")) c->use_rope = 0;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'use_rot_pos_emb' is not true or false", c->st.src);
+        } else if (level == 1 && !strcmp(k, "ref_feat_shape")) {
+            /* EVA-02's rotary reference grid: N or [N, N], or null */
+            double v[2];
+            int n = 0, list = vit__json_eat(j, '[');
+            if (!list && vit__json_word(j, "null")) c->rope_ref = 0;
+            else {
+                while (n < 2 && vit__json_num(j, &v[n])) {
+                    n++;
+                    if (!list || !vit__json_eat(j, ',')) break;
+                }
+                if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) ||
+                    (n == 2 && v[1] != v[0]))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: 'ref_feat_shape' is not a square grid (N or [N, N])",
+                                     c->st.src);
+                c->rope_ref = (int32_t)v[0];
+            }
+        }
         else if (level == 1 && !strcmp(k, "fc_norm")) {
             if (vit__json_word(j, "true")) c->fc_norm = 1;
             else if (vit__json_word(j, "false")) c->fc_norm = 0;
@@ -7992,6 +8052,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     c->fc_norm = -1;
     c->center_crop = -1;
     c->depth = c->embed_dim = c->reg_tokens = -1;
+    c->use_rope = c->rope_ref = -1;
     if (n > ((size_t)16 << 20))
         return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
@@ -8179,6 +8240,12 @@ static const vit__vit_naming vit__vit_names[] = {
      "blocks.0.attn.relative_position_bias_table;rel_pos_bias.relative_position_bias_table;blocks.0.attn.q_bias;"
      "blocks.0.gamma_1", "", "Beit", "Beit", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM,
      "rel_pos_bias.relative_position_bias_table"},
+    /* timm's Eva as EVA-02 Ti and S have it: Beit's block names with a
+       position embedding, a packed SwiGLU MLP and a rotary embedding that
+       only the architecture's name says; never probed, chosen by it */
+    {"eva", {"eva", "patch_embed.proj", "cls_token", "pos_embed", 1, NULL, NULL, 0}, NULL, "blocks.%d.",
+     &vit__block_names[7], "norm", "fc_norm", NULL, 0, NULL, 0, "head", NULL, NULL, 0, NULL, "", "Eva", "Eva", 1e-6f,
+     VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM, NULL},
     {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre",
      "blocks.%d.", &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
      "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM,
@@ -8253,6 +8320,8 @@ static const vit__key vit__vit_keys[] = {
     VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
     VIT__INT_OPT("pos_embed", 0, 1, 1, cfg.pos_embed),
     VIT__INT_OPT("rel_pos", 0, 2, 0, cfg.rel_pos),
+    VIT__INT_OPT("rope", 0, 1, 0, cfg.rope),
+    VIT__INT_OPT("rope_ref", 0, 8192, 0, cfg.rope_ref),
     VIT__KEYS_END};
 
 /* Checks a ViT's config and derives its patch and block params from it;
@@ -8279,6 +8348,9 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
         return vit__fail(VIT_ERR_FORMAT,
                          "%s: a relative position bias (rel_pos %d) needs the class token alone before the patches, "
                          "as BEiT's index has it", L->st.src, (int)c->rel_pos);
+    if (c->rope && (c->dim / c->heads) % 4)
+        return vit__fail(VIT_ERR_FORMAT, "%s: a rotary embedding needs a head size that is a multiple of 4, not %d",
+                         L->st.src, (int)(c->dim / c->heads));
     G = c->image_size / c->patch_size;
     if (G * G + P > 16384)
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src,
@@ -8310,6 +8382,37 @@ static void vit__relpos_index(int32_t *idx, int32_t G) {
             else if (j) v = R - 3;
             idx[(size_t)i * T + j] = v;
         }
+}
+
+/* timm's RotaryEmbeddingCat (EVA-02: in_pixels=False, temperature 10000,
+   grid_indexing 'ij', interleaved) for a G x G grid of head size HS, as
+   vit_k_rope takes it: cs (G*G, 2, HS). HS/4 bands 1 / 10000^(i / (HS/4));
+   patch (y, x) has coordinates (y / G * ref, x / G * ref) (ref 0: (y, x)),
+   pair j < HS/4 turns by y band_j, pair HS/4 + j by x band_j. */
+static void vit__rope_table(float *cs, int32_t G, int32_t HS, int32_t ref) {
+    int32_t nb = HS / 4, y, x, j;
+    for (y = 0; y < G; y++)
+        for (x = 0; x < G; x++) {
+            float *C = cs + ((size_t)y * G + x) * 2 * HS, *S = C + HS;
+            float ty = ref ? (float)y / (float)G * (float)ref : (float)y;
+            float tx = ref ? (float)x / (float)G * (float)ref : (float)x;
+            for (j = 0; j < 2 * nb; j++) {
+                float band = 1.0f / powf(10000.0f, (float)(j % nb) / (float)nb), a = (j < nb ? ty : tx) * band;
+                C[2 * j] = C[2 * j + 1] = cosf(a);
+                S[2 * j] = -sinf(a);
+                S[2 * j + 1] = sinf(a);
+            }
+        }
+}
+
+/* Every block's attention reads the model's rotary table, for the tokens after the prefix. */
+static void vit__rope_attach(vit_model *m) {
+    int32_t l, G = m->cfg.image_size / m->cfg.patch_size;
+    for (l = 0; l < m->cfg.depth; l++) {
+        m->blocks[l].attn.rope = m->rope.data;
+        m->blocks[l].attn.rope_first = vit__prefix(&m->cfg);
+        m->blocks[l].attn.rope_n = G * G;
+    }
 }
 
 /* A relative position bias table (R, NH) named `name`, bound and turned
@@ -8419,6 +8522,16 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
             tmp.attn.rel_n = G * G + 1;
         }
         if (!vit__ld_counting(L)) m->blocks[l] = tmp;
+    }
+
+    /* EVA-02's rotary table, for the grid the model runs at */
+    if (c->rope) {
+        int32_t G = c->image_size / c->patch_size, HS = c->dim / c->heads;
+        if ((r = vit__tensor4(&m->arena, &m->rope, 3, G * G, 2, HS, 1)) != VIT_OK) return r;
+        if (!vit__ld_counting(L)) {
+            vit__rope_table(m->rope.data, G, HS, c->rope_ref);
+            vit__rope_attach(m);
+        }
     }
 
     /* final LayerNorm, attention pool, pre-logits, heads */
@@ -8684,6 +8797,7 @@ static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
 /* The family a ViT's structure belongs to, from the pieces only that family
    has: a file says what it holds, not where it came from. */
 static const char *vit__vit_family(const vit_config *c) {
+    if (c->rope) return "EVA-02 (rotary position embeddings, SwiGLU)";
     if (c->rel_pos) return c->rel_pos == 2 ? "BEiT (a relative position bias shared by the blocks)"
                                            : "BEiT (a relative position bias in every block)";
     if (c->dist_token) return "DeiT distilled (a distillation token and head)";
@@ -8716,11 +8830,12 @@ static void vit__vit_describe(const vit_model *m, vit__buf *b) {
                  (double)c->ln_eps, c->scale_after_softmax ? ", attention scaled after the softmax" : "",
                  c->layer_scale ? ", layer scale" : "", c->qk_norm ? ", qk-norm" : "",
                  c->pre_norm ? ", LayerNorm before the blocks" : "");
-    if (c->rel_pos || !c->pos_embed)
-        vit__bprintf(b, "  positions: %s%s\n", c->pos_embed ? "a position embedding, " : "no position embedding",
+    if (c->rel_pos || !c->pos_embed || c->rope)
+        vit__bprintf(b, "  positions: %s%s%s\n", c->pos_embed ? "a position embedding" : "no position embedding",
                      c->rel_pos == 2   ? ", one relative position bias table all blocks share"
                      : c->rel_pos == 1 ? ", a relative position bias table in every block"
-                                       : "");
+                                       : "",
+                     c->rope ? ", rotary embeddings on the patches' q and k" : "");
     vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
                  c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes,
                  (int)c->representation_size);
@@ -9079,6 +9194,7 @@ typedef struct vit__arch {
     const char *what;       /* what it is; for a refused name, also what vit.h lacks */
     float ln_eps;           /* LayerNorm eps its config.json leaves out; 0: the naming's */
     int act;                /* its activation (vit_act); -1: the naming's */
+    int rope, rope_ref;     /* its rotary embedding (vit_config.rope, rope_ref: timm's ref_feat_shape) */
 } vit__arch;
 
 #define VIT__EVA "timm's Eva class: "
@@ -9086,65 +9202,72 @@ typedef struct vit__arch {
 static const vit__arch vit__timm_archs[] = {
     /* timm's Eva, Beit, VisionTransformerRelPos, VisionTransformerSAM,
        NaFlexVit and hybrid classes, some under vit_ names */
-    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1},
-    {"eva02_*", NULL, NULL, "an EVA-02 (" VIT__EVA VIT__ROPE ", a SwiGLU MLP with a LayerNorm inside)", 0, -1},
-    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1},
-    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1},
-    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1},
-    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1},
-    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1},
-    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1},
+    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    /* EVA-02 Ti and S: fused qkv with q and v biases, a packed SwiGLU, timm's RoPE on a 16 x 16 reference grid */
+    {"eva02_tiny_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
+    {"eva02_small_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
+    {"eva02_*", NULL, NULL,
+     "an EVA-02 (" VIT__EVA VIT__ROPE ", separate q, k and v projections and a SwiGLU MLP with a LayerNorm inside; "
+     "vit.h runs EVA-02 Ti and S only)", 0, -1, 0, 0},
+    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, 0, 0},
+    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1, 0, 0},
+    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1, 0, 0},
+    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
     {"beit3_*", NULL, NULL, "a BEiT-3 (timm's VisionTransformer with a LayerNorm inside the attention and the MLP)", 0,
-     -1},
-    {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1},
-    {"beitv2_*", NULL, "beit", "a BEiT v2 (timm's Beit class)", 0, -1},
-    {"beit*", NULL, NULL, "a BEiT (timm's Beit class) vit.h does not know", 0, -1},
-    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1},
+     -1, 0, 0},
+    {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1, 0, 0},
+    {"beitv2_*", NULL, "beit", "a BEiT v2 (timm's Beit class)", 0, -1, 0, 0},
+    {"beit*", NULL, NULL, "a BEiT (timm's Beit class) vit.h does not know", 0, -1, 0, 0},
+    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1, 0, 0},
     {"samvit_*", NULL, NULL, "a SAM image encoder (timm's VisionTransformerSAM: windowed attention with relative "
-                             "positions, a convolutional neck)", 0, -1},
+                             "positions, a convolutional neck)", 0, -1, 0, 0},
     {"naflexvit_*", NULL, NULL, "a NaFlexViT (timm's NaFlexVit: variable-resolution patch sequences, the position "
-                                "embedding resampled per image)", 0, -1},
-    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1},
+                                "embedding resampled per image)", 0, -1, 0, 0},
+    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1, 0, 0},
     {"aimv2_*", NULL, NULL, "an AIMv2 (RmsNorm, a SwiGLU MLP of separate gate and value layers, a norm in the patch "
-                            "embedding)", 0, -1},
+                            "embedding)", 0, -1, 0, 0},
     /* timm's VisionTransformer with blocks or norms vit.h does not have */
-    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1},
-    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1},
-    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1},
-    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1},
-    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1},
-    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1},
-    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1},
-    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1},
+    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1, 0, 0},
+    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1, 0, 0},
+    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1, 0, 0},
+    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1, 0, 0},
+    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1, 0, 0},
+    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1, 0, 0},
+    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, 0, 0},
+    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, 0,
+     0},
     /* timm's VisionTransformer as vit.h runs it */
-    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU},
-    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1},
-    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1},
-    {"deit_*", NULL, "timm", "a DeiT", 0, -1},
-    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1},
-    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1},
-    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1}};
+    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU, 0, 0},
+    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1, 0, 0},
+    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1, 0, 0},
+    {"deit_*", NULL, "timm", "a DeiT", 0, -1, 0, 0},
+    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1, 0, 0},
+    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1, 0, 0},
+    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1, 0, 0}};
 
 /* transformers' model_type, then architectures[0] */
 static const vit__arch vit__hf_archs[] = {
     {"dinov2*", "Dinov2ForImageClassification;Dinov2WithRegistersForImageClassification", NULL,
-     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1},
-    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1},
-    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1},
-    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1},
-    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1},
-    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1},
-    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1},
-    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1}};
+     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1, 0, 0},
+    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1, 0, 0},
+    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1, 0, 0},
+    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1, 0, 0},
+    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1, 0, 0},
+    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1, 0,
+     0},
+    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1, 0, 0},
+    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, 0, 0}};
 #undef VIT__EVA
 #undef VIT__ROPE
 
@@ -9243,6 +9366,20 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     /* the naming: the first row whose probe the file has, with its
        classifier prefix (a transformers ViTForImageClassification), then
        without (a ViTModel) */
+    /* a naming that only the architecture's name tells (its probe NULL): chosen by it when the file has its
+       patch embedding and, if its attention has them, block 0's q bias apart (else the probes decide, and the
+       architecture's check names the two namings) */
+    arch = cj->st.src && cj->arch ? vit__arch_find(1, cj->arch, NULL, 0) : NULL;
+    for (i = 0; arch && arch->naming && i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
+        const vit__mha_naming *an = vit__vit_names[i].block->mha_names;
+        nm = &vit__vit_names[i];
+        if (nm->probe || strcmp(nm->naming, arch->naming)) continue;
+        snprintf(pre, sizeof pre, nm->block_fmt, 0);
+        snprintf(n, sizeof n, "%s%s%s", pre, nm->block->attn, an->q_bias ? an->q_bias : "");
+        if (an->q_bias && !vit__entry_find(st, n)) continue;
+        snprintf(n, sizeof n, "%s.weight", nm->patch.conv);
+        if ((e = vit__entry_find(st, n)) != NULL) variant = nm->variant;
+    }
     for (i = 0; i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
         const char *p;
         nm = &vit__vit_names[i];
@@ -9489,6 +9626,13 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     c->ln_eps = arch && arch->ln_eps > 0.0f ? arch->ln_eps : nm->ln_eps;
     c->act = c->glu ? VIT_ACT_SILU : arch && arch->act >= 0 ? (vit_act)arch->act : nm->act;
     if (cj->ln_eps > 0.0) c->ln_eps = (float)cj->ln_eps;
+
+    /* EVA-02's rotary embedding: its architecture's, unless model_args say otherwise */
+    c->rope = arch && arch->rope && cj->use_rope != 0;
+    c->rope_ref = !c->rope ? 0 : cj->rope_ref >= 0 ? cj->rope_ref : arch->rope_ref;
+    if (cj->use_rope == 1 && !c->rope)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: model_args 'use_rot_pos_emb' is true: %s runs no rotary embedding",
+                         cj->st.src, cj->arch ? cj->arch : "this architecture");
     if (cj->act && !c->glu) { /* a gated MLP is SwiGLU whatever the config's activation */
         int a = vit__act_of(cj->act);
         if (a < 0)
@@ -10255,7 +10399,9 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
-    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float))) != VIT_OK) {
+    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float) + VIT_ALIGN +
+                                           (m->cfg.rope ? (size_t)G2 * G2 * 2 * (C / m->cfg.heads) * sizeof(float)
+                                                        : 0))) != VIT_OK) {
         vit_arena_free(&tmp);
         return r;
     }
@@ -10263,7 +10409,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     w = (float *)vit_arena_alloc(&tmp, (size_t)G2 * K * sizeof(float));
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
-    pos = (float *)ex.base;
+    pos = (float *)vit_arena_alloc(&ex, (size_t)T2 * C * sizeof(float)); /* ex is sized for it (and the rotary table) */
 
     /* The prefix tokens' positions untouched; the (C, G, G) grid resized
        separably: the weighted sum along x of each source row, then along
@@ -10295,6 +10441,15 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     m->patch_w.pos.shape[1] = C;
     m->cfg.image_size = image_size;
     m->patch.image_size = image_size;
+
+    /* EVA-02: the rotary table of the new grid, as timm's get_embed makes it for dynamic_img_size */
+    if (m->cfg.rope) {
+        int32_t HS = C / m->cfg.heads;
+        m->rope.data = (float *)vit_arena_alloc(&m->extra, (size_t)G2 * G2 * 2 * HS * sizeof(float));
+        m->rope.shape[0] = G2 * G2;
+        vit__rope_table(m->rope.data, G2, HS, m->cfg.rope_ref);
+        vit__rope_attach(m);
+    }
     return VIT_OK;
 }
 

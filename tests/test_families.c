@@ -1,13 +1,15 @@
 /* The ViT families as timm and transformers save them (DINOv2 with and
    without registers and SwiGLU, CLIP, SigLIP, DeiT distilled, qk-norm, no
-   class token, BEiT with a relative position bias per block or shared;
+   class token, BEiT with a relative position bias per block or shared,
+   EVA-02 with rotary position embeddings;
    tools/families_reference.py writes them from the libraries' own
    classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within
    1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
    MANIFEST gives a second size, the same at that size, the position
-   embedding resampled as the library does it. Where NAME.attnB.npy is
-   there (BEiT), the attention probabilities kept by the forward against
+   embedding resampled as the library does it (EVA-02's rotary table made
+   for the new grid). Where NAME.attnB.npy is there (BEiT, EVA-02), the
+   attention probabilities kept by the forward against
    the library's, with the logits of that forward. Each model of REFUSED (real
    timm models whose config.json names an architecture vit.h does not run)
    is refused with its code and message.
@@ -347,7 +349,8 @@ static void test_family(const char *dir) {
         {"hf_siglip", "SigLIP"},                      {"deit_distilled", "DeiT distilled"},
         {"qk_norm", "ViT with qk-norm"},              {"no_cls_avg", "ViT without a class token"},
         {"beit", "BEiT (a relative position bias in every block)"},
-        {"beitv2_shared", "BEiT (a relative position bias shared"}};
+        {"beitv2_shared", "BEiT (a relative position bias shared"},
+        {"eva02", "EVA-02 (rotary position embeddings, SwiGLU)"}};
     size_t i;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[1024], text[4096], what[160];

@@ -434,14 +434,16 @@ static void loaded(int ok, const char *what, const char *inferred) {
 /* One name for each row of vit.h's table of timm architectures, in its
    order, on a timm-named file (bad/no_heads: hidden 12, 2 heads given in
    model_args): the names vit.h runs with their LayerNorm eps and
-   activation, those it runs in another naming (runs -1: BEiT's) refused as
+   activation, those it runs in another naming (runs -1: BEiT's, EVA-02's) refused as
    that naming's, the rest refused with what they are. Then transformers'
    model_type and architectures on hf_cls. */
 static void test_archs(const char *dir) {
     static const struct { const char *name, *needle; int runs;
     } timm[] = {
         {"vit_pe_core_tiny_patch16_384", "is a Perception Encoder (timm's Eva class: rotary position embeddings", 0},
-        {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary", 0},
+        {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
+        {"eva02_small_patch14_336", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
+        {"eva02_base_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings (RoPE)", 0},
         {"eva_large_patch14_196", "eps 1e-06, gelu, pool", 1},
         {"eva_giant_patch14_224", "is an EVA (timm's Eva class: q and v biases without a k bias)", 0},
         {"vit_base_patch16_rope_224", "is a ViT with rotary position embeddings", 0},

@@ -5,9 +5,9 @@
 Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
 without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
 tower of a whole CLIPModel file), SigLIP and SigLIP 2, DeiT distilled,
-qk-norm, a ViT without a class token and BEiT (a relative position bias
-per block, and BEiT v2 with one shared; their attention probabilities
-too), each built by timm.create_model or transformers'
+qk-norm, a ViT without a class token, BEiT (a relative position bias
+per block, and BEiT v2 with one shared) and EVA-02 (rotary position
+embeddings; these three with their attention probabilities too), each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -119,6 +119,9 @@ CASES = {
     "beit": ("timm", _timm("beit_base_patch16_224", img_size=40, patch_size=8, num_classes=5, **SMALL), 40),
     "beitv2_shared": ("timm", _timm("beitv2_base_patch16_224", img_size=32, patch_size=8, num_classes=4, global_pool="token",
                                     use_rel_pos_bias=False, use_shared_rel_pos_bias=True, **SMALL), 32),
+    # timm's Eva as EVA-02 Ti and S: RotaryEmbeddingCat on a 16 x 16 reference grid (the patches' q and k, the class
+    # token's left), q and v biases without a k bias, a packed SwiGLU; dynamic_img_size, also run at 56 (a 4 x 4 grid)
+    "eva02": ("timm", _timm("eva02_tiny_patch14_224", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
     "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
     "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
     "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
@@ -152,7 +155,7 @@ BIG = {
 
 # Cases whose attention probabilities are written too (NAME.attnB.npy, (depth * B, NH, T, T)): what timm's
 # unfused attention hands its dropout, the relative position bias added before the softmax.
-MAPS_OF = ("beit", "beitv2_shared")
+MAPS_OF = ("beit", "beitv2_shared", "eva02")
 
 
 def attention_maps(model, x):
@@ -191,7 +194,7 @@ def outputs(lib, model, x):
 # transformers' interpolate_pos_encoding. timm's Beit has no
 # dynamic_img_size (its relative position bias tables would be resized),
 # so the BEiT cases run at their own size only.
-RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21}
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56}
 
 
 def _save_model(lib, model, d):
