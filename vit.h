@@ -112,9 +112,8 @@
      sums (vit_tensor.sums). The products read them as they lie, one run of
      memory per block. Weights loaded from memory stay row-major (panel 0),
      and so do weights a program builds itself. Anything else in such a
-     file (biases, LayerNorm, class token, position embedding, conv
-     kernels) is widened
-     to F32, and LayerNorm and softmax stay F32. Where vdpbf16ps runs
+     file (biases, LayerNorm, class token, position embedding, relative
+     position bias tables, conv kernels) is widened to F32, and LayerNorm and softmax stay F32. Where vdpbf16ps runs
      (AVX512_BF16, and SIMDE_NO_NATIVE builds), the attention of such a
      file runs its two products (q k^T, probabilities times v) in BF16 too,
      1.5x faster on Zen 4; elsewhere they stay F32. BF16 products
@@ -150,13 +149,25 @@
      naming the tensors follow: timm's VisionTransformer as vit_*_patch*,
      deit*, flexivit_* and eva_large_patch14_* (LayerNorm eps 1e-5 for
      *_clip_*, QuickGELU for *_clip_quickgelu_*, GELU-tanh for SigLIP 2),
+     timm's Beit as beit_* and beitv2_* (naming beit: no position
+     embedding; blocks.N.attn.relative_position_bias_table, or one shared
+     rel_pos_bias.relative_position_bias_table, (R, heads) with R =
+     (2G-1)^2 + 3 for a G x G grid, read through timm's
+     relative_position_index, computed at load; q_bias and v_bias beside
+     qkv.weight, k none; gamma_1 and gamma_2), timm's Eva as eva02_tiny_*
+     and eva02_small_* (naming eva: Beit's block names with pos_embed, a
+     packed SwiGLU fc1; the rotary embedding, which has no tensors, from
+     the name: timm's RotaryEmbeddingCat on the patches' q and k, pairs
+     interleaved, 10000^(-i/(HS/4)) bands, positions measured on a 16 x 16
+     reference grid, model_args use_rot_pos_emb and ref_feat_shape read),
      and transformers' vit, dinov2, dinov2_with_registers, clip,
      clip_vision_model, siglip and siglip_vision_model. Other names are
      refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
-     Eva class: EVA-02, Perception Encoder, DINOv3, RoPE ViTs; BEiT,
-     relative positions, SAM, NaFlexViT, hybrid, AIMv2, parallel or
-     post-norm blocks; README.md lists the patterns). Only without such a
-     name do the tensor names alone decide. Sizes a config gives
+     Eva class: EVA-02 B/L and EVA-CLIP, Perception Encoder, DINOv3, RoPE
+     ViTs; BEiT-3, relative positions, SAM, NaFlexViT, hybrid, AIMv2,
+     parallel or post-norm blocks; README.md lists the patterns). Only
+     without such a name do the tensor names alone decide (an EVA-02's
+     naming is chosen by its name). Sizes a config gives
      (transformers' hidden_size, num_hidden_layers, intermediate_size,
      image_size, patch_size, num_channels; timm's model_args embed_dim,
      depth, reg_tokens and img_size) must be the weights' (VIT_ERR_FORMAT,
@@ -180,11 +191,17 @@
      Little-endian hosts only. Inference only; dropout is identity.
      Tensors have at most VIT_MAX_DIMS dimensions and no strides; at most
      16384 tokens; activation buffers below 2^31 elements.
-     Checkpoints need a square grid of square patches. Rotary or relative
-     position embeddings, parallel or post-norm blocks, RmsNorm, a norm
-     inside the attention, the MLP or the patch embedding, differential
-     attention and convolutional stems are not run: a config.json naming
-     such a model is refused by name. A file without a config.json that
+     Checkpoints need a square grid of square patches. Rotary position
+     embeddings other than EVA-02's (DINOv3's, PE's, mixed, halves),
+     EVA-02's separate q, k and v and sub-LN SwiGLU (B, L, EVA-CLIP),
+     relative positions other than BEiT's bias (timm's
+     VisionTransformerRelPos, SAM), parallel or post-norm blocks, RmsNorm,
+     a norm inside the attention, the MLP or the patch embedding,
+     differential attention and convolutional stems are not run: a
+     config.json naming such a model is refused by name. A BEiT runs at
+     its own image size only (timm's Beit has no dynamic_img_size; its
+     tables are not resized), and with either a shared or a per-block
+     relative position bias, not both. A file without a config.json that
      names its model is read by its tensor names alone, which cannot see
      a difference without tensors (RoPE, an activation): keep the
      config.json beside such files.
@@ -376,6 +393,12 @@ typedef struct vit_mha_weights {
     vit_tensor out_b;   /* (C), or none */
     vit_tensor q_norm_w, q_norm_b; /* (C/NH): qk_norm only */
     vit_tensor k_norm_w, k_norm_b; /* (C/NH): qk_norm only */
+    vit_tensor rel_bias;           /* (NH, R): each head's relative position bias table (BEiT), or none */
+    const int32_t *rel_index;      /* (rel_n, rel_n): the entry of a head's table each score adds; with rel_bias */
+    int32_t rel_n;                 /* the tokens rel_index is for: the input's N must be it */
+    const float *rope;             /* (rope_n, 2, HS): rotary cosines and sines (vit_k_rope) of the tokens
+                                      after the first rope_first, applied to q and k (EVA-02), or NULL */
+    int32_t rope_first, rope_n;    /* tokens left unrotated before them (the class token); tokens rotated */
 } vit_mha_weights;
 
 typedef struct vit_mlp_params {
@@ -602,6 +625,14 @@ typedef struct vit_config {
     int32_t layer_scale;         /* 1: blocks scale their branches by gammas (DINOv2) */
     int32_t qk_norm;             /* 1: LayerNorm on each head's q and k */
     int32_t glu;                 /* 1: SwiGLU MLPs, see vit_mlp_params */
+    int32_t pos_embed;           /* 1: a learned position embedding is added (0: BEiT's, which has none) */
+    int32_t rel_pos;             /* relative position bias in the attention (BEiT): 0 none, 1 a table per
+                                    block, 2 one table all blocks share; needs the class token alone before
+                                    the patches */
+    int32_t rope;                /* 1: a rotary position embedding on the patch tokens' q and k (EVA-02:
+                                    timm's RotaryEmbeddingCat, interleaved pairs, temperature 10000) */
+    int32_t rope_ref;            /* the grid the rotary angles are measured on (timm's ref_feat_shape): a
+                                    patch at row y has angle y / G * rope_ref times a band; 0: y itself */
 } vit_config;
 
 /* timm's AttentionPoolLatent (global_pool='map'), transformers'
@@ -671,6 +702,7 @@ typedef struct vit_model {
     vit_tensor head_dist_w, head_dist_b; /* (num_classes, C): DeiT's distillation head */
     vit_tensor pre_norm_w, pre_norm_b;   /* (C): pre_norm only */
     vit_attn_pool_weights pool_w;        /* VIT_POOL_MAP only */
+    vit_tensor rope;                     /* (G*G, 2, HS): the rotary table of the current grid (cfg.rope only) */
     /* Every other kind: m.<name> and m.<name>_w, from VIT_KINDS. */
 #define VIT__KIND_FIELD(e, name, str, fields) fields(name)
     VIT_KINDS(VIT__KIND_FIELD)
@@ -831,6 +863,22 @@ VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, c
                             const vit_attn_shape *s);
 VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
                                 const vit_attn_shape *s);
+/* A relative position bias added to one head's attention scores, as
+   BEiT adds it before the softmax: s (rows, n) += tab[idx[r*n + j]], with
+   tab (R) the head's bias table and idx (rows, n) holding indices in
+   [0, R). Same bits as the reference (one add per score). */
+VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n);
+VITDEF void vit_k_relpos_add_ref(float *s, const float *tab, const int32_t *idx, int rows, int n);
+/* Rotary position embedding in place, interleaved pairs (timm's
+   apply_rot_embed_cat, EVA-02): x (rows, ld) holds NH heads of HS (even)
+   from column 0; row r's pair j of every head, (a, b) = (x[2j], x[2j+1]),
+   becomes (a c - b s, b c + a s) with c, s the cosine and sine of its
+   angle. cs (rows, 2, HS) gives them as timm lays them out: per row, C =
+   [c0, c0, c1, c1, ...] then S = [-s0, s0, -s1, s1, ...]. The fast
+   version computes x C + swap(x) S with one rounding less (an FMA): within
+   an ulp or two of the reference. */
+VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld);
+VITDEF void vit_k_rope_ref(float *x, const float *cs, int rows, int NH, int HS, int ld);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -3883,6 +3931,85 @@ VITDEF void vit_k_attention_ref(float *out, float *att, const float *q, const fl
     vit__attention_ref(out, att, q, k, v, s, 0);
 }
 
+VITDEF void vit_k_relpos_add_ref(float *s, const float *tab, const int32_t *idx, int rows, int n) {
+    size_t i, total = (size_t)rows * (size_t)n;
+    for (i = 0; i < total; i++) s[i] += tab[idx[i]];
+}
+
+#ifndef VIT_NO_SIMD
+/* tab[idx[0]], ..., tab[idx[VIT__VW - 1]]: AVX2's vgatherdps (SIMDe
+   elsewhere); AVX-512's own where native (SIMDe 0.7 has no 512-bit
+   gather). */
+static VIT__INLINE vit__vf vit__v_gather(const float *tab, const int32_t *idx) {
+#if VIT__VW == 16
+    return _mm512_i32gather_ps(_mm512_loadu_si512((const void *)idx), tab, 4);
+#else
+    return simde_mm256_i32gather_ps(tab, simde_mm256_loadu_si256((const void *)idx), 4);
+#endif
+}
+
+/* The rows are contiguous, so the scores are one run of rows * n. */
+VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n) {
+    size_t i, total = (size_t)rows * (size_t)n;
+    for (i = 0; i + VIT__VW <= total; i += VIT__VW)
+        vit__v_store(s + i, vit__v_add(vit__v_load(s + i), vit__v_gather(tab, idx + i)));
+    for (; i < total; i++) s[i] += tab[idx[i]];
+}
+#else
+VITDEF void vit_k_relpos_add(float *s, const float *tab, const int32_t *idx, int rows, int n) {
+    vit_k_relpos_add_ref(s, tab, idx, rows, n);
+}
+#endif
+
+VITDEF void vit_k_rope_ref(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    int r, h, d;
+    for (r = 0; r < rows; r++) {
+        const float *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+        for (h = 0; h < NH; h++) {
+            float *xh = x + (size_t)r * ld + (size_t)h * HS;
+            for (d = 0; d + 1 < HS; d += 2) {
+                float a = xh[d], b = xh[d + 1];
+                xh[d] = a * C[d] + b * S[d];
+                xh[d + 1] = b * C[d + 1] + a * S[d + 1];
+            }
+        }
+    }
+}
+
+#ifndef VIT_NO_SIMD
+/* (x1, x0, x3, x2, ...): each pair's two lanes swapped. */
+#if VIT__VW == 16
+#define vit__v_swap_pairs(v) _mm512_permute_ps(v, 0xB1)
+#else
+#define vit__v_swap_pairs(v) simde_mm256_permute_ps(v, 0xB1)
+#endif
+
+/* The vectors never split a pair (VIT__VW is even); a tail of pairs is scalar. */
+VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    int r, h, d;
+    for (r = 0; r < rows; r++) {
+        const float *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+        for (h = 0; h < NH; h++) {
+            float *xh = x + (size_t)r * ld + (size_t)h * HS;
+            for (d = 0; d + VIT__VW <= HS; d += VIT__VW) {
+                vit__vf v = vit__v_load(xh + d);
+                vit__v_store(xh + d, vit__v_fma(v, vit__v_load(C + d),
+                                                vit__v_mul(vit__v_swap_pairs(v), vit__v_load(S + d))));
+            }
+            for (; d + 1 < HS; d += 2) {
+                float a = xh[d], b = xh[d + 1];
+                xh[d] = a * C[d] + b * S[d];
+                xh[d + 1] = b * C[d + 1] + a * S[d + 1];
+            }
+        }
+    }
+}
+#else
+VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    vit_k_rope_ref(x, cs, rows, NH, HS, ld);
+}
+#endif
+
 /* Fused per head: a task is one (batch, head, block of query rows), which
    takes S = scale Q K^T for its rows through the GEMM (rows of Q and K are
    both "dot-product" operands), the softmax of each row, and P V, with V
@@ -3967,6 +4094,9 @@ typedef struct vit__att {
     vit_attn_shape s;
     int nt, per;        /* blocks a head, query rows a block */
     int lowp;           /* 1: both products in BF16 (where VIT__DOT_BF16) */
+    const float *bias;  /* (NH, R): a relative position bias table per head added to the scores, or NULL */
+    const int32_t *bidx; /* (N, N): the entry of a head's table each score adds */
+    int R;              /* entries per head */
 } vit__att;
 
 /* Task t: block t % nt of head t / nt. vth holds V^T of head *held
@@ -3987,6 +4117,7 @@ static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held,
                        HS, N);
     mm.ldx = ld; mm.ldw = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
     vit__matmul(&mm);
+    if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
 
     /* softmax by rows, then post */
 #ifndef VIT_NO_SIMD
@@ -4079,6 +4210,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     for (i = 0; i < rows; i++)
         vit__bf16_row((uint16_t *)(void *)(qx + (size_t)i * hq), a->q + ((size_t)bi * N + i0 + i) * ld + h * HS, HS);
     vit__att_bf16_mm(S, N, qx, hq, kp, hq, rows, N, a->s.scale);
+    if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
 
     /* softmax by rows, then post, with the probabilities going straight
        to pairs (and to att when it keeps them): one pass less over S */
@@ -4137,6 +4269,9 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
     a.s = *s;
     a.nt = a.per = 0;
     a.lowp = 0;
+    a.bias = NULL;
+    a.bidx = NULL;
+    a.R = 0;
     return a;
 }
 
@@ -5637,6 +5772,11 @@ static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights 
         return vit__fail(VIT_ERR_ARG, "mha: dim %d is not a multiple of heads %d", (int)p->dim, (int)p->heads);
     if (p->qk_norm && (!w->q_norm_w.data || !w->q_norm_b.data || !w->k_norm_w.data || !w->k_norm_b.data))
         return vit__fail(VIT_ERR_ARG, "mha: qk_norm's weights not set");
+    if (w->rel_bias.data &&
+        (!w->rel_index || w->rel_n < 1 || w->rel_bias.ndim != 2 || w->rel_bias.shape[0] != p->heads))
+        return vit__fail(VIT_ERR_ARG, "mha: rel_bias wants a (heads, R) table, rel_index and rel_n");
+    if (w->rope && ((p->dim / p->heads) % 2 || w->rope_first < 0 || w->rope_n < 0))
+        return vit__fail(VIT_ERR_ARG, "mha: rope wants an even head size, rope_first and rope_n");
     return vit__ws_ok("mha", 2, "qkv_w", &w->qkv_w, "out_w", &w->out_w);
 }
 
@@ -5656,6 +5796,12 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK ||
         (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
+    if (w->rel_bias.data && N != w->rel_n)
+        return vit__fail(VIT_ERR_SHAPE, "mha: %d tokens, but the relative position bias is for %d", (int)N,
+                         (int)w->rel_n);
+    if (w->rope && N != w->rope_first + w->rope_n)
+        return vit__fail(VIT_ERR_SHAPE, "mha: %d tokens, but the rotary embedding is for %d after %d", (int)N,
+                         (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
@@ -5669,6 +5815,9 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
         int32_t t;
         at.lowp = lowp;
+        at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */
+        at.bidx = w->rel_index;
+        at.R = w->rel_bias.data ? w->rel_bias.shape[1] : 0;
 
         /* q, k, v in one product; qk-norm: each head's q and k normalised */
         vit__dense(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
@@ -5677,6 +5826,14 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                 float *q = qkv.data + (size_t)t * 3 * C;
                 vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, p->qk_eps);
                 vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, p->qk_eps);
+            }
+
+        /* rotary embedding: q and k of every token after the first rope_first rotated by its position */
+        if (w->rope)
+            for (t = 0; t < B; t++) {
+                float *q = qkv.data + ((size_t)t * N + w->rope_first) * 3 * C;
+                vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
+                vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
             }
 
         /* attention, then the output projection with the caller's epilogue */
@@ -5716,16 +5873,26 @@ typedef struct vit__mha_naming {
     const char *q, *k, *v;           /* SEPARATE: the three linears */
     const char *out;                 /* the output projection */
     const char *q_norm, *k_norm;     /* qk-norm's LayerNorms, or NULL */
+    const char *q_bias, *v_bias;     /* PACKED: q's and v's biases apart, k none (BEiT), or NULL: b */
+    const char *rel;                 /* a relative position bias table (R, NH) per layer, or NULL */
 } vit__mha_naming;
 
 static const vit__mha_naming vit__mha_names[] = {
-    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj", NULL, NULL},
-    {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection", NULL, NULL},
-    {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final", NULL, NULL},
-    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj", "q_norm", "k_norm"},
+    {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj", NULL, NULL, NULL, NULL,
+     NULL},
+    {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection", NULL, NULL, NULL, NULL,
+     NULL},
+    {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final", NULL, NULL, NULL,
+     NULL, NULL},
+    {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj", "q_norm", "k_norm", NULL, NULL,
+     NULL},
     {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value",
-     "output.dense", NULL, NULL},
-    {"hf_clip", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "out_proj", NULL, NULL}};
+     "output.dense", NULL, NULL, NULL, NULL, NULL},
+    {"hf_clip", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "out_proj", NULL, NULL, NULL, NULL,
+     NULL},
+    /* timm's Beit Attention: qkv without a bias, then q_bias, a zero k bias and v_bias */
+    {"beit", VIT__QKV_PACKED, "qkv.weight", NULL, NULL, NULL, NULL, "proj", NULL, NULL, "q_bias", "v_bias",
+     "relative_position_bias_table"}};
 
 static const vit__key vit__mha_keys[] = {
     VIT__INT("embed_dim", 1, 65536, mha.dim),
@@ -5785,6 +5952,22 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
     /* one fused qkv layer, reordered when its rows interleave */
     snprintf(n, sizeof n, "%s%s", prefix, nm->w);
     if ((r = vit__bind_dense(L, &w->qkv_w, n, 3 * C, C, why)) != VIT_OK) return r;
+    if (bias && nm->q_bias) {
+        /* BEiT: q and v biases apart, k none; one (3C) bias with k's zero, as timm concatenates them */
+        vit_tensor qb, vb;
+        snprintf(n, sizeof n, "%s%s", prefix, nm->q_bias);
+        if ((r = vit__bind(L, &qb, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+        snprintf(n, sizeof n, "%s%s", prefix, nm->v_bias);
+        if ((r = vit__bind(L, &vb, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
+        w->qkv_b.name = qb.name;
+        if ((r = vit__own(L, &w->qkv_b, 3 * C, 1)) != VIT_OK) return r;
+        if (!counting) {
+            memcpy(w->qkv_b.data, qb.data, (size_t)C * sizeof(float));
+            memset(w->qkv_b.data + C, 0, (size_t)C * sizeof(float));
+            memcpy(w->qkv_b.data + 2 * C, vb.data, (size_t)C * sizeof(float));
+        }
+        return VIT_OK;
+    }
     snprintf(n, sizeof n, "%s%s", prefix, nm->b);
     if (bias && (r = vit__bind(L, &w->qkv_b, n, 1, 3 * C, 0, 0, 0, why)) != VIT_OK) return r;
     if (nm->layout == VIT__QKV_INTERLEAVED) {
@@ -6047,7 +6230,9 @@ static const vit__block_naming vit__block_names[] = {
     {"hf_dinov2", "norm1", "attention.", "norm2", "mlp.", &vit__mha_names[4], &vit__mlp_names[1], &vit__mlp_names[6],
      "layer_scale1.lambda1", "layer_scale2.lambda1"},
     {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1],
-     &vit__mlp_names[1], NULL, NULL}};
+     &vit__mlp_names[1], NULL, NULL},
+    {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[1], "gamma_1",
+     "gamma_2"}};
 
 static const vit__key vit__block_keys[] = {
     VIT__INT("hidden_dim", 1, 65536, block.dim),
@@ -8146,6 +8331,7 @@ typedef struct vit__cfg {
     const char *model_type;     /* transformers' model_type, or NULL */
     const char *hf_arch;        /* transformers' architectures[0], or NULL */
     int32_t depth, embed_dim, reg_tokens; /* timm's model_args depth, embed_dim and reg_tokens; -1: absent */
+    int32_t use_rope, rope_ref; /* timm's model_args use_rot_pos_emb (0/1) and ref_feat_shape (0: null); -1: absent */
     const vit__timm_arg *bad_arg; /* the first model_args member whose value vit.h does not run, or NULL */
     const char *bad_value;        /* its value, as text */
     const char **labels;        /* n_labels class names by index, in cap slots */
@@ -8289,7 +8475,16 @@ static const vit__timm_arg vit__timm_args[] = {
     {"attn_layer", "attention;null", "another attention than timm's Attention"},
     {"block_fn", "block;null", "another block than timm's Block"},
     {"mlp_layer", "mlp;null", "another MLP than timm's Mlp"},
-    {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"}};
+    {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"},
+    /* timm's Eva */
+    {"rope_type", "cat;null", "another rotary embedding than EVA-02's RotaryEmbeddingCat"},
+    {"rope_rotate_half", "false;null", "rotary pairs in halves, not interleaved"},
+    {"rope_grid_indexing", "ij;null", "a rotary grid in xy order"},
+    {"scale_attn_inner", "false;null", "a LayerNorm inside the attention"},
+    {"use_post_norm", "false;null", "post-norm blocks"},
+    {"use_pre_transformer_norm", "false;null", "a norm before the blocks"},
+    {"attn_type", "eva;null", "another attention than timm's EvaAttention"},
+    {"gated_attn", "false;null", "a gated attention"}};
 
 static const vit__timm_arg *vit__timm_arg_find(const char *key) {
     size_t i;
@@ -8377,6 +8572,27 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             c->reg_tokens = (int32_t)v;
         }
         else if (level == 1 && (a = vit__timm_arg_find(k)) != NULL) r = vit__cfg_arg(c, j, a);
+        else if (level == 1 && !strcmp(k, "use_rot_pos_emb")) {
+            if (vit__json_word(j, "true")) c->use_rope = 1;
+            else if (vit__json_word(j, "false")) c->use_rope = 0;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'use_rot_pos_emb' is not true or false", c->st.src);
+        } else if (level == 1 && !strcmp(k, "ref_feat_shape")) {
+            /* EVA-02's rotary reference grid: N or [N, N], or null */
+            double v[2];
+            int n = 0, list = vit__json_eat(j, '[');
+            if (!list && vit__json_word(j, "null")) c->rope_ref = 0;
+            else {
+                while (n < 2 && vit__json_num(j, &v[n])) {
+                    n++;
+                    if (!list || !vit__json_eat(j, ',')) break;
+                }
+                if (n < 1 || (list && !vit__json_eat(j, ']')) || v[0] < 1 || v[0] > 8192 || v[0] != floor(v[0]) ||
+                    (n == 2 && v[1] != v[0]))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: 'ref_feat_shape' is not a square grid (N or [N, N])",
+                                     c->st.src);
+                c->rope_ref = (int32_t)v[0];
+            }
+        }
         else if (level == 1 && !strcmp(k, "fc_norm")) {
             if (vit__json_word(j, "true")) c->fc_norm = 1;
             else if (vit__json_word(j, "false")) c->fc_norm = 0;
@@ -8442,6 +8658,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     c->fc_norm = -1;
     c->center_crop = -1;
     c->depth = c->embed_dim = c->reg_tokens = -1;
+    c->use_rope = c->rope_ref = -1;
     if (n > ((size_t)16 << 20))
         return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
@@ -8604,13 +8821,14 @@ typedef struct vit__vit_naming {
                                           (a CLIP file's text tower), ';'-separated, or NULL */
     int raw_tokens;                    /* 1: the library's token output comes before the final LayerNorm */
     /* checkpoints without vit.h metadata (probe NULL: never inferred) */
-    const char *probe;                 /* a tensor only this naming has */
+    const char *probe;                 /* tensors only this naming has, ';'-separated: any one will do */
     const char *pfx;                   /* what a classifier file puts before every name but the head's */
     const char *variant, *variant_pfx; /* the class a file is, without and with pfx */
     float ln_eps;                      /* LayerNorm epsilon when config.json does not say */
     vit_act act;                       /* the activation when config.json does not say */
     int pool_rule;                     /* VIT__POOL_* */
     vit_pos_resize resize;             /* how the library resizes its position embedding */
+    const char *rel_shared;            /* one relative position bias table all blocks share (R, NH), or NULL */
 } vit__vit_naming;
 
 #define VIT__HF_CLIP_BLOCK &vit__block_names[6]
@@ -8618,35 +8836,50 @@ static const vit__vit_naming vit__vit_names[] = {
     {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1, NULL, NULL, 0}, NULL,
      "encoder.layers.encoder_layer_%d.", &vit__block_names[0], "encoder.ln", NULL, NULL, 0, "heads.pre_logits", 1,
      "heads.head", NULL, NULL, 0, "conv_proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU,
-     VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+     VIT__POOL_FIXED, VIT_POS_TORCHVISION, NULL},
+    /* timm's Beit: no position embedding but a relative position bias in
+       each attention layer (or one shared), q and v biases apart, layer
+       scale as gamma_1 and gamma_2; probed before timm's VisionTransformer,
+       whose names it shares in part */
+    {"beit", {"beit", "patch_embed.proj", "cls_token", "pos_embed", 1, NULL, NULL, 0}, NULL, "blocks.%d.",
+     &vit__block_names[7], "norm", "fc_norm", NULL, 0, NULL, 0, "head", NULL, NULL, 0,
+     "blocks.0.attn.relative_position_bias_table;rel_pos_bias.relative_position_bias_table;blocks.0.attn.q_bias;"
+     "blocks.0.gamma_1", "", "Beit", "Beit", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM,
+     "rel_pos_bias.relative_position_bias_table"},
+    /* timm's Eva as EVA-02 Ti and S have it: Beit's block names with a
+       position embedding, a packed SwiGLU MLP and a rotary embedding that
+       only the architecture's name says; never probed, chosen by it */
+    {"eva", {"eva", "patch_embed.proj", "cls_token", "pos_embed", 1, NULL, NULL, 0}, NULL, "blocks.%d.",
+     &vit__block_names[7], "norm", "fc_norm", NULL, 0, NULL, 0, "head", NULL, NULL, 0, NULL, "", "Eva", "Eva", 1e-6f,
+     VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM, NULL},
     {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre",
      "blocks.%d.", &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
      "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM,
-     VIT_POS_TIMM},
+     VIT_POS_TIMM, NULL},
     /* transformers' Dinov2WithRegistersModel: Dinov2Model's names, and it
        resizes its position embedding with antialiasing */
     {"hf_dinov2_reg", {"hf_dinov2_reg", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
       "embeddings.position_embeddings", 1, NULL, "embeddings.register_tokens", 0}, NULL, "encoder.layer.%d.",
      &vit__block_names[5], "layernorm", NULL, NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0,
      "embeddings.register_tokens", "", "Dinov2WithRegistersModel", "Dinov2WithRegistersModel", 1e-6f, VIT_ACT_GELU,
-     VIT__POOL_FIXED, VIT_POS_TIMM},
+     VIT__POOL_FIXED, VIT_POS_TIMM, NULL},
     /* transformers' Dinov2Model, probed before its ViT, whose names it
        shares in part; its mask token only serves masked training */
     {"hf_dinov2",
      {"hf_dinov2", "embeddings.patch_embeddings.projection", "embeddings.cls_token", "embeddings.position_embeddings",
       1, NULL, "embeddings.register_tokens", 0}, NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL,
      NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0, "encoder.layer.0.norm1.weight", "",
-     "Dinov2Model", "Dinov2Model", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+     "Dinov2Model", "Dinov2Model", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF, NULL},
     {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
       "embeddings.position_embeddings", 1, NULL, NULL, 0}, NULL, "encoder.layer.%d.", &vit__block_names[4], "layernorm",
      NULL, NULL, 0, "pooler.dense", 0, "classifier", NULL, NULL, 0, "embeddings.patch_embeddings.projection.weight",
-     "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+     "vit.", "ViTModel", "ViTForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF, NULL},
     {"patchify", {"patchify", "patchify.conv_proj", "class_token", "pos_embedding", 1, NULL, NULL, 0}, NULL,
      "encoder.%d.", &vit__block_names[1], "ln", NULL, NULL, 0, NULL, 0, "final", NULL, NULL, 0, NULL, "", NULL, NULL,
-     1e-5f, VIT_ACT_RELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+     1e-5f, VIT_ACT_RELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION, NULL},
     {"einops", {"einops", "0.projection.0", "0.cls_token", "0.positions", 0, NULL, NULL, 0}, NULL, "1.%d.",
      &vit__block_names[2], "2.1", NULL, NULL, 0, NULL, 0, "2.2", NULL, NULL, 0, NULL, "", NULL, NULL, 1e-5f,
-     VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION},
+     VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_TORCHVISION, NULL},
     /* CLIPVisionModel, or a CLIPModel's image tower and visual_projection
        (its head, no bias): post_layernorm normalises the pooled class
        token only */
@@ -8654,7 +8887,7 @@ static const vit__vit_naming vit__vit_names[] = {
       "vision_model.embeddings.position_embedding.weight", 0, NULL, NULL, 1}, "vision_model.pre_layrnorm",
      "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm", NULL, NULL, 0, NULL, 0,
      "visual_projection", NULL, "text_model.;text_projection.;logit_scale", 1, "vision_model.pre_layrnorm.weight", "",
-     "CLIPVisionModel", "CLIPVisionModel", 1e-5f, VIT_ACT_QUICK_GELU, VIT__POOL_FIXED, VIT_POS_HF},
+     "CLIPVisionModel", "CLIPVisionModel", 1e-5f, VIT_ACT_QUICK_GELU, VIT__POOL_FIXED, VIT_POS_HF, NULL},
     /* SiglipVisionModel, or a SiglipModel's image tower: post_layernorm on
        every token, then the attention-pooling head */
     {"hf_siglip",
@@ -8662,7 +8895,7 @@ static const vit__vit_naming vit__vit_names[] = {
       0, NULL, NULL, 0}, NULL, "vision_model.encoder.layers.%d.", VIT__HF_CLIP_BLOCK, "vision_model.post_layernorm",
      NULL, "vision_model.head.", 1, NULL, 0, NULL, NULL, "text_model.;logit_scale;logit_bias", 0,
      "vision_model.head.probe", "", "SiglipVisionModel", "SiglipVisionModel", 1e-6f, VIT_ACT_GELU_TANH, VIT__POOL_FIXED,
-     VIT_POS_HF}};
+     VIT_POS_HF, NULL}};
 
 static const vit__key vit__vit_keys[] = {
     VIT__INT("image_size", 1, 8192, cfg.image_size),
@@ -8691,6 +8924,10 @@ static const vit__key vit__vit_keys[] = {
     VIT__INT_OPT("layer_scale", 0, 1, 0, cfg.layer_scale),
     VIT__INT_OPT("qk_norm", 0, 1, 0, cfg.qk_norm),
     VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
+    VIT__INT_OPT("pos_embed", 0, 1, 1, cfg.pos_embed),
+    VIT__INT_OPT("rel_pos", 0, 2, 0, cfg.rel_pos),
+    VIT__INT_OPT("rope", 0, 1, 0, cfg.rope),
+    VIT__INT_OPT("rope_ref", 0, 8192, 0, cfg.rope_ref),
     VIT__KEYS_END};
 
 /* Checks a ViT's config and derives its patch and block params from it;
@@ -8713,16 +8950,92 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
         return vit__fail(VIT_ERR_FORMAT, "%s: pos_prefix %d is more than the %d prefix tokens", L->st.src,
                          (int)c->pos_prefix, (int)P);
     if (c->pool == VIT_POOL_MAP) c->norm_tokens = 1;
+    if (c->rel_pos && (!c->class_token || P != 1))
+        return vit__fail(VIT_ERR_FORMAT,
+                         "%s: a relative position bias (rel_pos %d) needs the class token alone before the patches, "
+                         "as BEiT's index has it", L->st.src, (int)c->rel_pos);
+    if (c->rope && (c->dim / c->heads) % 4)
+        return vit__fail(VIT_ERR_FORMAT, "%s: a rotary embedding needs a head size that is a multiple of 4, not %d",
+                         L->st.src, (int)(c->dim / c->heads));
     G = c->image_size / c->patch_size;
     if (G * G + P > 16384)
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src,
                          (int)(G * G + P));
     m->patch.image_size = c->image_size; m->patch.patch_size = c->patch_size; m->patch.in_channels = c->in_channels;
-    m->patch.dim = c->dim; m->patch.class_token = c->class_token; m->patch.pos_embed = 1;
+    m->patch.dim = c->dim; m->patch.class_token = c->class_token; m->patch.pos_embed = c->pos_embed;
     m->patch.dist_token = c->dist_token; m->patch.reg_tokens = c->reg_tokens; m->patch.pos_prefix = c->pos_prefix;
     m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
     m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.scale_after_softmax = c->scale_after_softmax;
     m->block.layer_scale = c->layer_scale; m->block.qk_norm = c->qk_norm; m->block.glu = c->glu;
+    return VIT_OK;
+}
+
+/* timm's gen_relative_position_index (BEiT) for a G x G grid after the
+   class token: idx (T, T), T = G*G + 1, the entry of a (R, NH) bias table,
+   R = (2G-1)^2 + 3, that the score of query i and key j adds. Patches p
+   and q (row-major in the grid) take their offset (dy, dx) = (y_p - y_q,
+   x_p - x_q) as (dy + G-1) (2G-1) + dx + G-1; the three last entries are
+   the class token's: R-3 its row to the patches, R-2 the patches' column
+   to it, R-1 itself. */
+static void vit__relpos_index(int32_t *idx, int32_t G) {
+    int32_t T = G * G + 1, R = (2 * G - 1) * (2 * G - 1) + 3, i, j;
+    for (i = 0; i < T; i++)
+        for (j = 0; j < T; j++) {
+            int32_t v = R - 1;
+            if (i && j)
+                v = ((i - 1) / G - (j - 1) / G + G - 1) * (2 * G - 1) + (i - 1) % G - (j - 1) % G + G - 1;
+            else if (i) v = R - 2;
+            else if (j) v = R - 3;
+            idx[(size_t)i * T + j] = v;
+        }
+}
+
+/* timm's RotaryEmbeddingCat (EVA-02: in_pixels=False, temperature 10000,
+   grid_indexing 'ij', interleaved) for a G x G grid of head size HS, as
+   vit_k_rope takes it: cs (G*G, 2, HS). HS/4 bands 1 / 10000^(i / (HS/4));
+   patch (y, x) has coordinates (y / G * ref, x / G * ref) (ref 0: (y, x)),
+   pair j < HS/4 turns by y band_j, pair HS/4 + j by x band_j. */
+static void vit__rope_table(float *cs, int32_t G, int32_t HS, int32_t ref) {
+    int32_t nb = HS / 4, y, x, j;
+    for (y = 0; y < G; y++)
+        for (x = 0; x < G; x++) {
+            float *C = cs + ((size_t)y * G + x) * 2 * HS, *S = C + HS;
+            float ty = ref ? (float)y / (float)G * (float)ref : (float)y;
+            float tx = ref ? (float)x / (float)G * (float)ref : (float)x;
+            for (j = 0; j < 2 * nb; j++) {
+                float band = 1.0f / powf(10000.0f, (float)(j % nb) / (float)nb), a = (j < nb ? ty : tx) * band;
+                C[2 * j] = C[2 * j + 1] = cosf(a);
+                S[2 * j] = -sinf(a);
+                S[2 * j + 1] = sinf(a);
+            }
+        }
+}
+
+/* Every block's attention reads the model's rotary table, for the tokens after the prefix. */
+static void vit__rope_attach(vit_model *m) {
+    int32_t l, G = m->cfg.image_size / m->cfg.patch_size;
+    for (l = 0; l < m->cfg.depth; l++) {
+        m->blocks[l].attn.rope = m->rope.data;
+        m->blocks[l].attn.rope_first = vit__prefix(&m->cfg);
+        m->blocks[l].attn.rope_n = G * G;
+    }
+}
+
+/* A relative position bias table (R, NH) named `name`, bound and turned
+   to (NH, R) so that each head's entries are one run (vit_k_relpos_add). */
+static vit_result vit__relpos_bind(vit__ld *L, vit_tensor *t, const char *name, int32_t R, int32_t NH,
+                                   const char *why) {
+    vit_tensor f;
+    vit_result r;
+    int32_t h, k;
+    if ((r = vit__bind(L, &f, name, 2, R, NH, 0, 0, why)) != VIT_OK) return r;
+    t->name = f.name;
+    if ((r = vit__own(L, t, NH, R)) != VIT_OK) return r;
+    t->ndim = 2; /* also when R is 1 */
+    t->shape[1] = R;
+    if (!vit__ld_counting(L))
+        for (h = 0; h < NH; h++)
+            for (k = 0; k < R; k++) t->data[(size_t)h * R + k] = f.data[(size_t)k * NH + h];
     return VIT_OK;
 }
 
@@ -8767,9 +9080,11 @@ static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const cha
 static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     const vit__vit_naming *nm = (const vit__vit_naming *)names;
     const vit_config *c = &m->cfg;
-    int32_t feat = c->representation_size ? c->representation_size : c->dim, l;
-    char why[160], pre[128], fmt[64], n[256];
+    int32_t feat = c->representation_size ? c->representation_size : c->dim, l, *rel_index = NULL;
+    char why[160], rwhy[128], pre[128], fmt[64], n[256];
+    vit_tensor shared;
     vit_result r;
+    memset(&shared, 0, sizeof shared);
     snprintf(why, sizeof why, "hidden_dim=%d, patch_size=%d, image_size=%d, in_channels=%d", (int)c->dim,
              (int)c->patch_size, (int)c->image_size, (int)c->in_channels);
     if ((r = vit__patch_bind_w(L, &m->patch_w, L->pfx, &nm->patch, &m->patch, c->patch_bias, why)) != VIT_OK) return r;
@@ -8778,6 +9093,22 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
         return nm->pre_norm ? r
                             : vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no LayerNorm before the blocks", L->st.src,
                                         nm->naming);
+
+    /* BEiT's relative position bias: the index every table is read by,
+       and the one shared table if it is that */
+    if (c->rel_pos) {
+        int32_t G = c->image_size / c->patch_size, T = G * G + 1, R = (2 * G - 1) * (2 * G - 1) + 3;
+        const char *name = c->rel_pos == 2 ? nm->rel_shared : nm->block->mha_names->rel;
+        if (!name)
+            return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no %s relative position bias", L->st.src, nm->naming,
+                             c->rel_pos == 2 ? "shared" : "per-block");
+        if (!(rel_index = (int32_t *)vit_arena_alloc(&m->arena, (size_t)T * T * sizeof(int32_t)))) return VIT_ERR_OOM;
+        if (!vit__ld_counting(L)) vit__relpos_index(rel_index, G);
+        snprintf(rwhy, sizeof rwhy, "a grid of %dx%d patches: (2*%d-1)^2 + 3 = %d entries, num_heads=%d", (int)G,
+                 (int)G, (int)G, (int)R, (int)c->heads);
+        snprintf(n, sizeof n, "%s%s", L->pfx, name);
+        if (c->rel_pos == 2 && (r = vit__relpos_bind(L, &shared, n, R, c->heads, rwhy)) != VIT_OK) return r;
+    }
 
     /* blocks: the table is fake memory while counting, so each binds into a copy */
     if (!(m->blocks = (vit_block_weights *)vit_arena_alloc(&m->arena, (size_t)c->depth * sizeof(vit_block_weights))))
@@ -8788,7 +9119,25 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
         vit_block_weights tmp;
         snprintf(pre, sizeof pre, fmt, (int)l);
         if ((r = vit__block_bind_w(L, &tmp, pre, nm->block, &m->block, c->qkv_bias, why)) != VIT_OK) return r;
+        if (c->rel_pos) {
+            int32_t G = c->image_size / c->patch_size, R = (2 * G - 1) * (2 * G - 1) + 3;
+            snprintf(n, sizeof n, "%s%s%s", pre, nm->block->attn, nm->block->mha_names->rel);
+            if (c->rel_pos == 2) tmp.attn.rel_bias = shared;
+            else if ((r = vit__relpos_bind(L, &tmp.attn.rel_bias, n, R, c->heads, rwhy)) != VIT_OK) return r;
+            tmp.attn.rel_index = rel_index;
+            tmp.attn.rel_n = G * G + 1;
+        }
         if (!vit__ld_counting(L)) m->blocks[l] = tmp;
+    }
+
+    /* EVA-02's rotary table, for the grid the model runs at */
+    if (c->rope) {
+        int32_t G = c->image_size / c->patch_size, HS = c->dim / c->heads;
+        if ((r = vit__tensor4(&m->arena, &m->rope, 3, G * G, 2, HS, 1)) != VIT_OK) return r;
+        if (!vit__ld_counting(L)) {
+            vit__rope_table(m->rope.data, G, HS, c->rope_ref);
+            vit__rope_attach(m);
+        }
     }
 
     /* final LayerNorm, attention pool, pre-logits, heads */
@@ -9054,6 +9403,9 @@ static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
 /* The family a ViT's structure belongs to, from the pieces only that family
    has: a file says what it holds, not where it came from. */
 static const char *vit__vit_family(const vit_config *c) {
+    if (c->rope) return "EVA-02 (rotary position embeddings, SwiGLU)";
+    if (c->rel_pos) return c->rel_pos == 2 ? "BEiT (a relative position bias shared by the blocks)"
+                                           : "BEiT (a relative position bias in every block)";
     if (c->dist_token) return "DeiT distilled (a distillation token and head)";
     if (c->pool == VIT_POOL_MAP) return "SigLIP (an attention-pool head)";
     if (c->pre_norm) return c->act == VIT_ACT_QUICK_GELU ? "CLIP, OpenAI's (LayerNorm before the blocks, QuickGELU)"
@@ -9084,6 +9436,12 @@ static void vit__vit_describe(const vit_model *m, vit__buf *b) {
                  (double)c->ln_eps, c->scale_after_softmax ? ", attention scaled after the softmax" : "",
                  c->layer_scale ? ", layer scale" : "", c->qk_norm ? ", qk-norm" : "",
                  c->pre_norm ? ", LayerNorm before the blocks" : "");
+    if (c->rel_pos || !c->pos_embed || c->rope)
+        vit__bprintf(b, "  positions: %s%s%s\n", c->pos_embed ? "a position embedding" : "no position embedding",
+                     c->rel_pos == 2   ? ", one relative position bias table all blocks share"
+                     : c->rel_pos == 1 ? ", a relative position bias table in every block"
+                                       : "",
+                     c->rope ? ", rotary embeddings on the patches' q and k" : "");
     vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
                  c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes,
                  (int)c->representation_size);
@@ -9442,6 +9800,7 @@ typedef struct vit__arch {
     const char *what;       /* what it is; for a refused name, also what vit.h lacks */
     float ln_eps;           /* LayerNorm eps its config.json leaves out; 0: the naming's */
     int act;                /* its activation (vit_act); -1: the naming's */
+    int rope, rope_ref;     /* its rotary embedding (vit_config.rope, rope_ref: timm's ref_feat_shape) */
 } vit__arch;
 
 #define VIT__EVA "timm's Eva class: "
@@ -9449,63 +9808,72 @@ typedef struct vit__arch {
 static const vit__arch vit__timm_archs[] = {
     /* timm's Eva, Beit, VisionTransformerRelPos, VisionTransformerSAM,
        NaFlexVit and hybrid classes, some under vit_ names */
-    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1},
-    {"eva02_*", NULL, NULL, "an EVA-02 (" VIT__EVA VIT__ROPE ", a SwiGLU MLP with a LayerNorm inside)", 0, -1},
-    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1},
-    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1},
-    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1},
-    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1},
-    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1},
-    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1},
+    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    /* EVA-02 Ti and S: fused qkv with q and v biases, a packed SwiGLU, timm's RoPE on a 16 x 16 reference grid */
+    {"eva02_tiny_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
+    {"eva02_small_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
+    {"eva02_*", NULL, NULL,
+     "an EVA-02 (" VIT__EVA VIT__ROPE ", separate q, k and v projections and a SwiGLU MLP with a LayerNorm inside; "
+     "vit.h runs EVA-02 Ti and S only)", 0, -1, 0, 0},
+    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, 0, 0},
+    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1, 0, 0},
+    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1, 0, 0},
+    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
     {"beit3_*", NULL, NULL, "a BEiT-3 (timm's VisionTransformer with a LayerNorm inside the attention and the MLP)", 0,
-     -1},
-    {"beit*", NULL, NULL, "a BEiT (timm's Beit class: a relative position bias in every attention layer)", 0, -1},
-    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1},
+     -1, 0, 0},
+    {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1, 0, 0},
+    {"beitv2_*", NULL, "beit", "a BEiT v2 (timm's Beit class)", 0, -1, 0, 0},
+    {"beit*", NULL, NULL, "a BEiT (timm's Beit class) vit.h does not know", 0, -1, 0, 0},
+    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1, 0, 0},
     {"samvit_*", NULL, NULL, "a SAM image encoder (timm's VisionTransformerSAM: windowed attention with relative "
-                             "positions, a convolutional neck)", 0, -1},
+                             "positions, a convolutional neck)", 0, -1, 0, 0},
     {"naflexvit_*", NULL, NULL, "a NaFlexViT (timm's NaFlexVit: variable-resolution patch sequences, the position "
-                                "embedding resampled per image)", 0, -1},
-    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1},
-    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1},
+                                "embedding resampled per image)", 0, -1, 0, 0},
+    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
+    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1, 0, 0},
     {"aimv2_*", NULL, NULL, "an AIMv2 (RmsNorm, a SwiGLU MLP of separate gate and value layers, a norm in the patch "
-                            "embedding)", 0, -1},
+                            "embedding)", 0, -1, 0, 0},
     /* timm's VisionTransformer with blocks or norms vit.h does not have */
-    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1},
-    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1},
-    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1},
-    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1},
-    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1},
-    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1},
-    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1},
-    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1},
+    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1, 0, 0},
+    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1, 0, 0},
+    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1, 0, 0},
+    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1, 0, 0},
+    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1, 0, 0},
+    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1, 0, 0},
+    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, 0, 0},
+    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, 0,
+     0},
     /* timm's VisionTransformer as vit.h runs it */
-    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU},
-    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1},
-    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH},
-    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1},
-    {"deit_*", NULL, "timm", "a DeiT", 0, -1},
-    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1},
-    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1},
-    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1}};
+    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU, 0, 0},
+    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1, 0, 0},
+    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
+    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1, 0, 0},
+    {"deit_*", NULL, "timm", "a DeiT", 0, -1, 0, 0},
+    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1, 0, 0},
+    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1, 0, 0},
+    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1, 0, 0}};
 
 /* transformers' model_type, then architectures[0] */
 static const vit__arch vit__hf_archs[] = {
     {"dinov2*", "Dinov2ForImageClassification;Dinov2WithRegistersForImageClassification", NULL,
-     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1},
-    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1},
-    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1},
-    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1},
-    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1},
-    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1},
-    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1},
-    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1}};
+     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1, 0, 0},
+    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1, 0, 0},
+    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1, 0, 0},
+    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1, 0, 0},
+    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1, 0, 0},
+    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1, 0,
+     0},
+    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1, 0, 0},
+    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, 0, 0}};
 #undef VIT__EVA
 #undef VIT__ROPE
 
@@ -9553,7 +9921,8 @@ static vit_result vit__arch_check(const vit__cfg *cj, const char *naming, const 
     if (!a && cj->arch)
         return vit__fail(VIT_ERR_UNSUPPORTED,
                          "%s: timm architecture '%s' is not one vit.h knows: it runs timm's VisionTransformer models "
-                         "named vit_*_patch*, deit*, flexivit_* and eva_large_patch14_* (README.md lists them)",
+                         "named vit_*_patch*, deit*, flexivit_* and eva_large_patch14_*, and its Beit models beit_* "
+                         "and beitv2_* (README.md lists them)",
                          cj->st.src, name);
     if (!a && !vit__arch_find(0, name, NULL, 1))
         return vit__fail(VIT_ERR_UNSUPPORTED,
@@ -9596,22 +9965,38 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const vit__arch *arch;
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
-    int32_t T, G, P, i, l, feat, H1 = 0, k;
+    int32_t T, G = 0, P, i, l, feat, H1 = 0, k;
     int64_t d[3];
     vit_result r;
 
     /* the naming: the first row whose probe the file has, with its
        classifier prefix (a transformers ViTForImageClassification), then
        without (a ViTModel) */
-    for (i = 0; i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
+    /* a naming that only the architecture's name tells (its probe NULL): chosen by it when the file has its
+       patch embedding and, if its attention has them, block 0's q bias apart (else the probes decide, and the
+       architecture's check names the two namings) */
+    arch = cj->st.src && cj->arch ? vit__arch_find(1, cj->arch, NULL, 0) : NULL;
+    for (i = 0; arch && arch->naming && i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
+        const vit__mha_naming *an = vit__vit_names[i].block->mha_names;
         nm = &vit__vit_names[i];
-        if (!nm->probe) continue;
-        snprintf(n, sizeof n, "%s%s", nm->pfx, nm->probe);
-        if ((e = vit__entry_find(st, n)) != NULL) {
-            snprintf(L->pfx, sizeof L->pfx, "%s", nm->pfx);
-            variant = nm->variant_pfx;
-        } else if ((e = vit__entry_find(st, nm->probe)) != NULL)
-            variant = nm->variant;
+        if (nm->probe || strcmp(nm->naming, arch->naming)) continue;
+        snprintf(pre, sizeof pre, nm->block_fmt, 0);
+        snprintf(n, sizeof n, "%s%s%s", pre, nm->block->attn, an->q_bias ? an->q_bias : "");
+        if (an->q_bias && !vit__entry_find(st, n)) continue;
+        snprintf(n, sizeof n, "%s.weight", nm->patch.conv);
+        if ((e = vit__entry_find(st, n)) != NULL) variant = nm->variant;
+    }
+    for (i = 0; i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
+        const char *p;
+        nm = &vit__vit_names[i];
+        for (p = nm->probe; p && *p && !e; p += strcspn(p, ";") + (p[strcspn(p, ";")] == ';')) {
+            snprintf(n, sizeof n, "%s%.*s", nm->pfx, (int)strcspn(p, ";"), p);
+            if ((e = vit__entry_find(st, n)) != NULL) {
+                snprintf(L->pfx, sizeof L->pfx, "%s", nm->pfx);
+                variant = nm->variant_pfx;
+            } else if ((e = vit__entry_find(st, n + strlen(nm->pfx))) != NULL)
+                variant = nm->variant;
+        }
     }
     if (!e) {
         if (!st->n)
@@ -9658,43 +10043,85 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     }
     P = vit__prefix(c);
 
+    /* BEiT's relative position bias (R, NH), R = (2G-1)^2 + 3: one table
+       all blocks share, or one in each block's attention */
+    c->rel_pos = 0;
+    snprintf(pre, sizeof pre, "%s", L->pfx);
+    snprintf(pre + strlen(pre), sizeof pre - strlen(pre), nm->block_fmt, 0);
+    snprintf(n, sizeof n, "%s%s", L->pfx, nm->rel_shared ? nm->rel_shared : "");
+    if (nm->rel_shared && vit__infer_shape(L, n, 2, d)) c->rel_pos = 2;
+    snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->rel ? bn->mha_names->rel : "");
+    if (bn->mha_names->rel && vit__has(L, n)) {
+        if (c->rel_pos)
+            return vit__fail(VIT_ERR_UNSUPPORTED,
+                             "%s: both a shared relative position bias and one in each block (tensor '%s'); vit.h "
+                             "runs one or the other",
+                             src, n);
+        c->rel_pos = 1;
+        vit__infer_shape(L, n, 2, d);
+    }
+
     /* position embedding (1, T, C) or (T, C): the image is G patches a
        side, and T - G*G prefix tokens have a position (all of them in
        timm's default, none with its no_embed_class, the class token alone
-       in transformers' DINOv2 with registers) */
+       in transformers' DINOv2 with registers). BEiT's may be absent: then
+       config.json's image size, else the relative position bias's table
+       says G */
+    c->pos_embed = 1;
     snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.pos);
-    if (!(e = vit__entry_find(st, n)))
+    if (!(e = vit__entry_find(st, n)) && c->rel_pos) {
+        c->pos_embed = 0;
+        c->pos_prefix = P;
+        if (cj->image && cj->image % c->patch_size)
+            return vit__fail(VIT_ERR_FORMAT, "%s: image size %d is not a multiple of the patch size %d", cj->st.src,
+                             (int)cj->image, (int)c->patch_size);
+        for (G = 1; G < 8192 && (2 * (int64_t)G - 1) * (2 * G - 1) + 3 < d[0]; G++) {}
+        if (cj->image) G = cj->image / c->patch_size;
+        else if ((2 * (int64_t)G - 1) * (2 * G - 1) + 3 != d[0])
+            return vit__fail(VIT_ERR_SHAPE,
+                             "%s: a relative position bias table of %lld entries is not (2G-1)^2 + 3 for a G x G "
+                             "grid, and no config.json gives the image size",
+                             src, (long long)d[0]);
+    } else if (!e)
         return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
-    vit__shape_text(got, sizeof got, e->ndim, e->shape);
-    T = (int32_t)(e->ndim == 3 ? e->shape[1] : e->ndim == 2 ? e->shape[0] : 0);
-    if (e->ndim != 3 - !nm->patch.pos3d || (e->ndim == 3 && e->shape[0] != 1) || e->shape[e->ndim - 1] != c->dim ||
-        T < 1 || T > 16384)
-        return vit__fail(
-            VIT_ERR_SHAPE,
-            "%s: tensor '%s' has shape %s, expected %s with 1 <= T <= 16384 (hidden size %d from the patch embedding)",
-            src, n, got, nm->patch.pos3d ? "[1,T,C]" : "[T,C]", (int)c->dim);
-    {
-        /* config.json's image size settles it; else the first that fits */
-        int32_t tries[3], nt = 0, j;
-        tries[nt++] = P;
-        if (P > 1 && c->class_token) tries[nt++] = 1;
-        if (P > 0) tries[nt++] = 0;
-        for (j = 0, k = -1; j < nt && k < 0; j++) {
-            for (G = 1; G * G < T - tries[j]; G++) {}
-            if (T - tries[j] >= 1 && G * G == T - tries[j] && (!cj->image || G * c->patch_size == cj->image))
-                k = tries[j];
+    if (!c->pos_embed) {
+        if ((int64_t)G * c->patch_size > 8192)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src,
+                             (int)(G * c->patch_size));
+        c->image_size = G * c->patch_size;
+    } else {
+        vit__shape_text(got, sizeof got, e->ndim, e->shape);
+        T = (int32_t)(e->ndim == 3 ? e->shape[1] : e->ndim == 2 ? e->shape[0] : 0);
+        if (e->ndim != 3 - !nm->patch.pos3d || (e->ndim == 3 && e->shape[0] != 1) || e->shape[e->ndim - 1] != c->dim ||
+            T < 1 || T > 16384)
+            return vit__fail(
+                VIT_ERR_SHAPE,
+                "%s: tensor '%s' has shape %s, expected %s with 1 <= T <= 16384 (hidden size %d from the patch "
+                "embedding)",
+                src, n, got, nm->patch.pos3d ? "[1,T,C]" : "[T,C]", (int)c->dim);
+        {
+            /* config.json's image size settles it; else the first that fits */
+            int32_t tries[3], nt = 0, j;
+            tries[nt++] = P;
+            if (P > 1 && c->class_token) tries[nt++] = 1;
+            if (P > 0) tries[nt++] = 0;
+            for (j = 0, k = -1; j < nt && k < 0; j++) {
+                for (G = 1; G * G < T - tries[j]; G++) {}
+                if (T - tries[j] >= 1 && G * G == T - tries[j] && (!cj->image || G * c->patch_size == cj->image))
+                    k = tries[j];
+            }
         }
+        if (k < 0)
+            return vit__fail(
+                VIT_ERR_SHAPE,
+                "%s: tensor '%s' has %d positions; vit.h needs a square grid of G*G patches after %d, 1 or 0 of the "
+                "%d prefix tokens",
+                src, n, (int)T, (int)P, (int)P);
+        c->pos_prefix = k;
+        if ((int64_t)G * c->patch_size > 8192)
+            return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
+        c->image_size = G * c->patch_size;
     }
-    if (k < 0)
-        return vit__fail(
-            VIT_ERR_SHAPE,
-            "%s: tensor '%s' has %d positions; vit.h needs a square grid of G*G patches after %d, 1 or 0 of the "
-            "%d prefix tokens",
-            src, n, (int)T, (int)P, (int)P);
-    c->pos_prefix = k;
-    if ((int64_t)G * c->patch_size > 8192)
-        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: image size %d is more than 8192", src, (int)(G * c->patch_size));
-    c->image_size = G * c->patch_size;
     snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->pre_norm ? nm->pre_norm : "");
     c->pre_norm = nm->pre_norm && vit__has(L, n);
 
@@ -9726,7 +10153,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (!c->glu && H1 != c->mlp_dim)
         return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src,
                          (int)c->mlp_dim, (int)H1);
-    if (bn->mha_names->layout == VIT__QKV_SEPARATE)
+    if (bn->mha_names->q_bias) snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->q_bias);
+    else if (bn->mha_names->layout == VIT__QKV_SEPARATE)
         snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, bn->mha_names->q);
     else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->b);
     c->qkv_bias = vit__has(L, n);
@@ -9804,6 +10232,13 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     c->ln_eps = arch && arch->ln_eps > 0.0f ? arch->ln_eps : nm->ln_eps;
     c->act = c->glu ? VIT_ACT_SILU : arch && arch->act >= 0 ? (vit_act)arch->act : nm->act;
     if (cj->ln_eps > 0.0) c->ln_eps = (float)cj->ln_eps;
+
+    /* EVA-02's rotary embedding: its architecture's, unless model_args say otherwise */
+    c->rope = arch && arch->rope && cj->use_rope != 0;
+    c->rope_ref = !c->rope ? 0 : cj->rope_ref >= 0 ? cj->rope_ref : arch->rope_ref;
+    if (cj->use_rope == 1 && !c->rope)
+        return vit__fail(VIT_ERR_UNSUPPORTED, "%s: model_args 'use_rot_pos_emb' is true: %s runs no rotary embedding",
+                         cj->st.src, cj->arch ? cj->arch : "this architecture");
     if (cj->act && !c->glu) { /* a gated MLP is SwiGLU whatever the config's activation */
         int a = vit__act_of(cj->act);
         if (a < 0)
@@ -11631,6 +12066,12 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
         how = ((const vit__vit_naming *)vit__naming_of(m))->resize;
+    if (m->cfg.rel_pos || !m->cfg.pos_embed)
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "vit_model_set_image_size: a %s runs at its own image size only (%d): timm's Beit has no "
+                         "dynamic_img_size, and resizing its tables (resize_rel_pos_bias_table) is not in vit.h",
+                         m->cfg.rel_pos ? "relative position bias" : "model without a position embedding",
+                         (int)m->cfg.image_size);
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
     if (image_size > 8192)
         return vit__fail(VIT_ERR_ARG,
@@ -11649,7 +12090,9 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     K = vit__pos_taps_k(G, G2, how); /* G, G2 <= 8192, so K * G2 stays small */
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
-    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float))) != VIT_OK) {
+    if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float) + VIT_ALIGN +
+                                           (m->cfg.rope ? (size_t)G2 * G2 * 2 * (C / m->cfg.heads) * sizeof(float)
+                                                        : 0))) != VIT_OK) {
         vit_arena_free(&tmp);
         return r;
     }
@@ -11657,7 +12100,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     w = (float *)vit_arena_alloc(&tmp, (size_t)G2 * K * sizeof(float));
     cnt = (int32_t *)vit_arena_alloc(&tmp, (size_t)G2 * sizeof(int32_t));
     vit__pos_taps(G, G2, how, K, idx, w, cnt);
-    pos = (float *)ex.base;
+    pos = (float *)vit_arena_alloc(&ex, (size_t)T2 * C * sizeof(float)); /* ex is sized for it (and the rotary table) */
 
     /* The prefix tokens' positions untouched; the (C, G, G) grid resized
        separably: the weighted sum along x of each source row, then along
@@ -11689,6 +12132,15 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     m->patch_w.pos.shape[1] = C;
     m->cfg.image_size = image_size;
     m->patch.image_size = image_size;
+
+    /* EVA-02: the rotary table of the new grid, as timm's get_embed makes it for dynamic_img_size */
+    if (m->cfg.rope) {
+        int32_t HS = C / m->cfg.heads;
+        m->rope.data = (float *)vit_arena_alloc(&m->extra, (size_t)G2 * G2 * 2 * HS * sizeof(float));
+        m->rope.shape[0] = G2 * G2;
+        vit__rope_table(m->rope.data, G2, HS, m->cfg.rope_ref);
+        vit__rope_attach(m);
+    }
     return VIT_OK;
 }
 

@@ -1,11 +1,16 @@
 /* The ViT families as timm and transformers save them (DINOv2 with and
    without registers and SwiGLU, CLIP, SigLIP, DeiT distilled, qk-norm, no
-   class token; tools/families_reference.py writes them from the libraries'
-   own classes): each loads from its own names and config.json, and gives
+   class token, BEiT with a relative position bias per block or shared,
+   EVA-02 with rotary position embeddings;
+   tools/families_reference.py writes them from the libraries' own
+   classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within
    1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
    MANIFEST gives a second size, the same at that size, the position
-   embedding resampled as the library does it. Each model of REFUSED (real
+   embedding resampled as the library does it (EVA-02's rotary table made
+   for the new grid). Where NAME.attnB.npy is there (BEiT, EVA-02), the
+   attention probabilities kept by the forward against
+   the library's, with the logits of that forward. Each model of REFUSED (real
    timm models whose config.json names an architecture vit.h does not run)
    is refused with its code and message.
    Usage: test_families [DIR [--cases-only]]   (default
@@ -51,6 +56,46 @@ static void check_output(const vit_model *m, const vit_tensor *x, const vit_forw
         }
         vit_arena_free(&act);
     }
+    vit_arena_free(&io);
+}
+
+/* The attention probabilities m keeps on x (vit_forward_opts.attn, every
+   block's) against the library's, `want` (depth * B, NH, T, T); the logits
+   of that forward too, the maps kept (the attention's other path). */
+static void check_maps(const vit_model *m, const vit_tensor *x, const char *want_path, const char *logits_path,
+                       const char *label) {
+    vit_arena io, act;
+    vit_tensor want, y, att[64], lg;
+    vit_forward_opts o;
+    size_t bytes, per, l;
+    int32_t depth = m->cfg.depth;
+    if (depth > 64 || vit_arena_init_alloc(&io, 16u << 20) != VIT_OK) return;
+    memset(&o, 0, sizeof o);
+    o.attn = att;
+    if (vit_npy_load(&io, want_path, &want) != VIT_OK || vit_npy_load(&io, logits_path, &lg) != VIT_OK ||
+        vit_model_memory(m, x, &o, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK) {
+        expect(0, label);
+        printf("  %s\n", vit_last_error());
+        vit_arena_free(&io);
+        return;
+    }
+    if (vit_model_forward(m, &act, x, &o, &y) != VIT_OK) {
+        expect(0, label);
+        printf("  forward: %s\n", vit_last_error());
+    } else if (vit_tensor_numel(&want) != (size_t)depth * vit_tensor_numel(&att[0])) {
+        expect(0, label);
+        printf("  %zu probabilities kept, the library's %zu\n", (size_t)depth * vit_tensor_numel(&att[0]),
+               vit_tensor_numel(&want));
+    } else {
+        per = vit_tensor_numel(&att[0]);
+        for (l = 0; l < (size_t)depth; l++) {
+            char what[440];
+            snprintf(what, sizeof what, "%s, block %d", label, (int)l);
+            expect(check_close(what, att[l].data, want.data + l * per, per, 1e-6, 1e-4), what);
+        }
+        expect(check_close(label, y.data, lg.data, vit_tensor_numel(&y), 0.0, 1e-4), "logits with the maps kept");
+    }
+    vit_arena_free(&act);
     vit_arena_free(&io);
 }
 
@@ -169,6 +214,13 @@ static void run_case(const char *dir, const char *name, int resize, const char *
         snprintf(path, sizeof path, "%s/%s.tokens%d.npy", dir, name, b);
         snprintf(label, sizeof label, "%s tokens, batch %d", name, b);
         check_output(&m, &x, &o, path, label);
+        snprintf(path, sizeof path, "%s/%s.attn%d.npy", dir, name, b);
+        if (exists(path)) {
+            char lpath[1024];
+            snprintf(lpath, sizeof lpath, "%s/%s.logits%d.npy", dir, name, b);
+            snprintf(label, sizeof label, "%s attention probabilities, batch %d", name, b);
+            check_maps(&m, &x, path, lpath, label);
+        }
         vit_arena_free(&io);
     }
     if (photo) check_pixels(&m, dir, name, photo);
@@ -295,7 +347,10 @@ static void test_family(const char *dir) {
         {"clip", "CLIP (LayerNorm"},                  {"clip_quickgelu", "CLIP, OpenAI's"},
         {"hf_clip", "CLIP"},                          {"siglip", "SigLIP"},
         {"hf_siglip", "SigLIP"},                      {"deit_distilled", "DeiT distilled"},
-        {"qk_norm", "ViT with qk-norm"},              {"no_cls_avg", "ViT without a class token"}};
+        {"qk_norm", "ViT with qk-norm"},              {"no_cls_avg", "ViT without a class token"},
+        {"beit", "BEiT (a relative position bias in every block)"},
+        {"beitv2_shared", "BEiT (a relative position bias shared"},
+        {"eva02", "EVA-02 (rotary position embeddings, SwiGLU)"}};
     size_t i;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[1024], text[4096], what[160];

@@ -315,6 +315,63 @@ static void test_act(void) {
         }
 }
 
+/* vit_k_relpos_add against its reference: rows of scores and of indices
+   into a bias table of R entries (BEiT's (2G-1)^2 + 3), every index from
+   first to last entry hit, lengths below, at and off the vector width;
+   the same bits (one add per score). */
+static void test_relpos_add(void) {
+    static const int R[] = {1, 12, 84};
+    int a, r, rows;
+    char label[96];
+    for (r = 0; r < 3; r++)
+        for (a = 0; a < NSIZES; a++)
+            for (rows = 1; rows <= 3; rows += 2) {
+                int n = sizes[a];
+                size_t k, total = (size_t)rows * n;
+                float *tab = randv((size_t)R[r], 2.0f), *s1 = randv(total, 3.0f), *s2 = malloc(total * sizeof(float));
+                int32_t *idx = malloc(total * sizeof(int32_t));
+                for (k = 0; k < total; k++) idx[k] = (int32_t)((k * 7 + (size_t)rows) % (size_t)R[r]);
+                idx[0] = 0;
+                idx[total - 1] = R[r] - 1;
+                memcpy(s2, s1, total * sizeof(float));
+                vit_k_relpos_add(s1, tab, idx, rows, n);
+                vit_k_relpos_add_ref(s2, tab, idx, rows, n);
+                snprintf(label, sizeof label, "relpos_add R=%d rows=%d n=%d", R[r], rows, n);
+                expect(check_close(label, s1, s2, total, 0.0, 0.0), label);
+                free(tab); free(s1); free(s2); free(idx);
+            }
+}
+
+/* vit_k_rope against its reference: head sizes below, at and off the
+   vector width (2 to 130, even), 1 to 3 heads in rows wider than them
+   (a fused qkv's q or k), angles of every quadrant; values up to 3 within
+   2e-6 (the fast path's FMA rounds once less). */
+static void test_rope(void) {
+    static const int hs[] = {2, 6, 8, 16, 18, 64, 130};
+    int a, nh, rows;
+    char label[96];
+    for (a = 0; a < 7; a++)
+        for (nh = 1; nh <= 3; nh++)
+            for (rows = 1; rows <= 5; rows += 4) {
+                int HS = hs[a], ld = 3 * nh * HS + 1, r, d;
+                size_t n = (size_t)rows * ld;
+                float *x1 = randv(n, 3.0f), *x2 = malloc(n * sizeof(float)), *cs = malloc((size_t)rows * 2 * HS * 4);
+                for (r = 0; r < rows; r++)
+                    for (d = 0; d < HS; d += 2) {
+                        float t = 0.37f * (float)(r * HS + d) - 2.0f;
+                        cs[(size_t)r * 2 * HS + d] = cs[(size_t)r * 2 * HS + d + 1] = cosf(t);
+                        cs[(size_t)r * 2 * HS + HS + d] = -sinf(t);
+                        cs[(size_t)r * 2 * HS + HS + d + 1] = sinf(t);
+                    }
+                memcpy(x2, x1, n * sizeof(float));
+                vit_k_rope(x1, cs, rows, nh, HS, ld);
+                vit_k_rope_ref(x2, cs, rows, nh, HS, ld);
+                snprintf(label, sizeof label, "rope HS=%d NH=%d rows=%d", HS, nh, rows);
+                expect(check_close(label, x1, x2, n, 2e-6, 0.0), label);
+                free(x1); free(x2); free(cs);
+            }
+}
+
 /* A column's bits do not depend on the panel it falls in: the narrow tile
    of a last panel with <= VIT__VW columns runs the same FMAs as the wide
    one (N = 40 ends in an 8-column panel, N = 64 does not). */
@@ -468,6 +525,8 @@ int main(void) {
     test_attention_tiles();
     test_epilogue();
     test_act();
+    test_relpos_add();
+    test_rope();
     test_narrow_panel();
     test_threads();
 #ifdef TEST_FORK

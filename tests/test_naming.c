@@ -434,13 +434,16 @@ static void loaded(int ok, const char *what, const char *inferred) {
 /* One name for each row of vit.h's table of timm architectures, in its
    order, on a timm-named file (bad/no_heads: hidden 12, 2 heads given in
    model_args): the names vit.h runs with their LayerNorm eps and
-   activation, the rest refused with what they are. Then transformers'
+   activation, those it runs in another naming (runs -1: BEiT's, EVA-02's) refused as
+   that naming's, the rest refused with what they are. Then transformers'
    model_type and architectures on hf_cls. */
 static void test_archs(const char *dir) {
     static const struct { const char *name, *needle; int runs;
     } timm[] = {
         {"vit_pe_core_tiny_patch16_384", "is a Perception Encoder (timm's Eva class: rotary position embeddings", 0},
-        {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary", 0},
+        {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
+        {"eva02_small_patch14_336", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
+        {"eva02_base_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings (RoPE)", 0},
         {"eva_large_patch14_196", "eps 1e-06, gelu, pool", 1},
         {"eva_giant_patch14_224", "is an EVA (timm's Eva class: q and v biases without a k bias)", 0},
         {"vit_base_patch16_rope_224", "is a ViT with rotary position embeddings", 0},
@@ -448,7 +451,9 @@ static void test_archs(const char *dir) {
         {"vit_base_patch16_sapiens2", "is a Sapiens2", 0},
         {"vit_base_patch16_lingbot", "is a LingBot-Vision ViT", 0},
         {"beit3_base_patch16_224", "is a BEiT-3", 0},
-        {"beitv2_base_patch16_224", "is a BEiT (timm's Beit class", 0},
+        {"beit_base_patch16_224", "is a BEiT (timm's Beit class) in beit naming, but the tensors of", -1},
+        {"beitv2_base_patch16_224", "is a BEiT v2 (timm's Beit class) in beit naming, but the tensors of", -1},
+        {"beitv3_base_patch16_224", "is a BEiT (timm's Beit class) vit.h does not know", 0},
         {"vit_relpos_base_patch16_224", "is a ViT with relative positions", 0},
         {"samvit_base_patch16", "is a SAM image encoder", 0},
         {"naflexvit_base_patch16_gap", "is a NaFlexViT", 0},
@@ -503,9 +508,11 @@ static void test_archs(const char *dir) {
         o.config_size = strlen(json);
         r = vit_model_load_file_ex(&m, path, &o);
         if (r == VIT_OK) {
-            loaded(timm[i].runs && strstr(m.inferred, timm[i].needle), timm[i].name, m.inferred);
+            loaded(timm[i].runs > 0 && strstr(m.inferred, timm[i].needle), timm[i].name, m.inferred);
             vit_model_free(&m);
-        } else expect_err(r, timm[i].runs ? VIT_OK : VIT_ERR_UNSUPPORTED, timm[i].needle, timm[i].name);
+        } else
+            expect_err(r, timm[i].runs > 0 ? VIT_OK : timm[i].runs ? VIT_ERR_FORMAT : VIT_ERR_UNSUPPORTED,
+                       timm[i].needle, timm[i].name);
     }
     snprintf(path, sizeof path, "%s/hf_cls/model.safetensors", dir);
     for (i = 0; i < sizeof hf / sizeof hf[0]; i++) {

@@ -9,13 +9,22 @@ naming it) whether it runs the name, and checks the answer against timm's
 own source:
 
 - a name from any module but vision_transformer.py and deit.py (timm's
-  VisionTransformer class) is refused, by name, with what vit.h lacks;
+  VisionTransformer class) and beit.py (its Beit class) is refused, by
+  name, with what vit.h lacks;
 - a name vit.h accepts is one whose entrypoint asks _create_vision_transformer
   (or _create_deit) only for features vit.h runs: timm's Block, Attention
   and Mlp (or the packed SwiGLU of DINOv2-giant), a learned position
   embedding, a final LayerNorm, LayerNorm (any eps) and a pool vit.h has
   (token, avg, map); the LayerNorm eps and activation vit.h reports must
-  be the entrypoint's.
+  be the entrypoint's. A Beit name is asked of a BEiT file (the families
+  fixture) and must ask _create_beit only for what vit.h runs: a relative
+  position bias per block or shared (not both), layer scale, timm's Mlp
+  without a norm inside, LayerNorm, the token or avg pool. An Eva name
+  (eva.py) is asked of an EVA-02 file and must ask _create_eva only for
+  EVA-02 Ti/S's features: a fused qkv with q and v biases, timm's Mlp or
+  the packed SwiGLU, RotaryEmbeddingCat (interleaved, 'ij', temperature
+  10000, no offset) with the ref_feat_shape vit.h reports, a learned
+  position embedding over the class token and the patches.
 
 vit.h may refuse a supported name (the table is conservative). Then every
 transformers model_type (CONFIG_MAPPING_NAMES) on a transformers ViT file:
@@ -41,6 +50,13 @@ HF_MODEL = os.path.join(ROOT, "tests", "fixtures", "naming", "hf_cls", "model.sa
 # the model_types vit.h runs (vit__hf_archs), each in its own naming
 HF_RUNS = ("vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model", "siglip", "siglip_vision_model")
 VIT_MODULES = ("vision_transformer", "deit")
+# a timm Beit file (hidden 48, 3 heads, a relative position bias per block): vit.h's BEiT names are asked of it
+BEIT_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "beit", "model.safetensors")
+BEIT_MODULES = ("beit",)
+# a timm Eva file (EVA-02 Ti made small: hidden 48, 3 heads, rotary embeddings): vit.h's Eva names are asked of it
+EVA_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "eva02", "model.safetensors")
+EVA_MODULES = ("eva",)
+OTHER = BEIT_MODULES + EVA_MODULES  # modules whose names are asked of a file of their own
 
 
 def timm_entrypoint_args():
@@ -51,7 +67,9 @@ def timm_entrypoint_args():
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
     import timm
+    import timm.models.beit as BE
     import timm.models.deit as D
+    import timm.models.eva as EV
     import timm.models.vision_transformer as V
     from timm.models import _registry as R
 
@@ -64,20 +82,20 @@ def timm_entrypoint_args():
         got[variant] = kw
         raise Captured
 
-    saved = V._create_vision_transformer, D._create_deit
-    V._create_vision_transformer, D._create_deit = capture, capture
+    saved = V._create_vision_transformer, D._create_deit, BE._create_beit, EV._create_eva
+    V._create_vision_transformer, D._create_deit, BE._create_beit, EV._create_eva = capture, capture, capture, capture
     out = {}
     try:
         for name in timm.list_models():
             module = R._model_to_module[name]
-            if module in VIT_MODULES:
+            if module in VIT_MODULES + OTHER:
                 try:
                     R.model_entrypoint(name)(pretrained=False)
                 except Captured:
                     pass
             out[name] = (module, got.get(name))
     finally:
-        V._create_vision_transformer, D._create_deit = saved
+        V._create_vision_transformer, D._create_deit, BE._create_beit, EV._create_eva = saved
     return out
 
 
@@ -128,15 +146,87 @@ def supported(kw):
     return lacks, eps, "silu (gated)" if glu else act
 
 
-def vit_verdict(vit, name, tmp, hf=False):
+def supported_beit(kw):
+    """(what vit.h lacks for these Beit arguments (empty: nothing), LayerNorm eps, activation)."""
+    import torch.nn as nn
+    import timm.layers as L
+    lacks, eps = [], 1e-6
+    g = kw.get
+    for k in ("swiglu_mlp", "scale_mlp"):
+        if g(k):
+            lacks.append(k)
+    if g("use_rel_pos_bias") and g("use_shared_rel_pos_bias"):
+        lacks.append("a relative position bias per block and a shared one")
+    if g("attn_head_dim") is not None:
+        lacks.append("attn_head_dim")
+    if g("global_pool", "avg") not in ("token", "avg"):
+        lacks.append(f"global_pool {g('global_pool')}")
+    norm = g("norm_layer")
+    if norm is not None:
+        if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
+            eps = norm.keywords["eps"]
+        else:
+            lacks.append(f"norm_layer {norm}")
+    if g("act_layer") not in (None, nn.GELU):
+        lacks.append(f"act_layer {g('act_layer')}")
+    for k in ("img_size", "patch_size"):
+        v = g(k)
+        if isinstance(v, (tuple, list)) and v[0] != v[1]:
+            lacks.append(f"{k} not square")
+    return lacks, eps, "gelu"
+
+
+def supported_eva(kw):
+    """(what vit.h lacks for these Eva arguments (empty: nothing), LayerNorm eps, activation, rotary reference grid)."""
+    import torch.nn as nn
+    import timm.layers as L
+    lacks, eps = [], 1e-6
+    g = kw.get
+    for k in ("scale_mlp", "scale_attn_inner", "qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
+              "attn_only_layer_scale", "gated_attn", "dynamic_img_pad", "rope_rotate_half", "swiglu_align_to",
+              "num_reg_tokens", "num_kv_heads", "attn_head_dim", "rope_mrope_section"):
+        if g(k):
+            lacks.append(k)
+    for k, default, want in (("qkv_fused", True, True), ("qkv_bias", True, True), ("class_token", True, True),
+                             ("use_abs_pos_emb", True, True), ("use_rot_pos_emb", False, True),
+                             ("attn_type", "eva", "eva"), ("rope_type", "cat", "cat"), ("rope_grid_offset", 0., 0.),
+                             ("rope_grid_indexing", "ij", "ij"), ("rope_temperature", 10000., 10000.)):
+        if g(k, default) != want:
+            lacks.append(f"{k}={g(k, default)!r}")
+    if g("use_post_transformer_norm") is not None or g("use_fc_norm") is not None:
+        lacks.append("use_post_transformer_norm / use_fc_norm")
+    if g("global_pool", "avg") not in ("token", "avg"):
+        lacks.append(f"global_pool {g('global_pool')}")
+    norm = g("norm_layer")
+    if norm is not None:
+        if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
+            eps = norm.keywords["eps"]
+        else:
+            lacks.append(f"norm_layer {norm}")
+    if not g("swiglu_mlp") and g("act_layer") not in (None, nn.GELU):
+        lacks.append(f"act_layer {g('act_layer')}")
+    ref = g("ref_feat_shape")
+    if isinstance(ref, (tuple, list)):
+        if ref[0] != ref[1]:
+            lacks.append("ref_feat_shape not square")
+        ref = ref[0]
+    for k in ("img_size", "patch_size"):
+        v = g(k)
+        if isinstance(v, (tuple, list)) and v[0] != v[1]:
+            lacks.append(f"{k} not square")
+    return lacks, eps, "silu (gated)" if g("swiglu_mlp") else "gelu", ref or 0
+
+
+def vit_verdict(vit, name, tmp, hf=False, beit=False, eva=False):
     """(accepted, what vit info said: the inferred line, or the refusal)."""
     cfg = os.path.join(tmp, "config.json")
     with open(cfg, "w") as f:
         json.dump({"model_type": name, "num_attention_heads": 5} if hf else
-                  {"architecture": name, "model_args": {"num_heads": 2}}, f)
-    p = subprocess.run([vit, "info", HF_MODEL if hf else MODEL, "--config", cfg], capture_output=True, text=True)
-    if p.returncode == 0:
-        return True, p.stdout.splitlines()[1].strip()
+                  {"architecture": name, "model_args": {"num_heads": 3 if beit or eva else 2}}, f)
+    model = HF_MODEL if hf else BEIT_MODEL if beit else EVA_MODEL if eva else MODEL
+    p = subprocess.run([vit, "info", model, "--config", cfg], capture_output=True, text=True)
+    if p.returncode == 0:  # the inferred line, then the line of hyperparameters
+        return True, " | ".join(line.strip() for line in p.stdout.splitlines()[1:3])
     return False, p.stderr.strip()
 
 
@@ -149,20 +239,23 @@ def main(argv=None):
     problems, accepted, missed = [], 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (module, kw) in sorted(names.items()):
-            ok, said = vit_verdict(args.vit, name, tmp)
+            ok, said = vit_verdict(args.vit, name, tmp, beit=module in BEIT_MODULES, eva=module in EVA_MODULES)
+            check = supported_beit if module in BEIT_MODULES else supported_eva if module in EVA_MODULES else supported
             if args.list:
                 print(f"{'runs   ' if ok else 'refuses'} {module:28} {name}: {said}")
             if not ok:
                 if f"timm architecture '{name}' is" not in said:
                     problems.append(f"{name}: refused, but not by its architecture: {said}")
-                elif module in VIT_MODULES and kw is not None and not supported(kw)[0]:
+                elif module in VIT_MODULES + OTHER and kw is not None and not check(kw)[0]:
                     missed.append(name)
                 continue
             accepted += 1
-            if module not in VIT_MODULES or kw is None:
-                problems.append(f"{name}: timm's {module}.py, not its VisionTransformer, and vit.h runs it")
+            if module not in VIT_MODULES + OTHER or kw is None:
+                problems.append(f"{name}: timm's {module}.py, not its VisionTransformer, Beit or Eva, and vit.h runs it")
                 continue
-            lacks, eps, act = supported(kw)
+            lacks, eps, act = check(kw)[:3]
+            if module in EVA_MODULES and f"rope=1 rope_ref={check(kw)[3]}" not in said:
+                problems.append(f"{name}: rotary reference grid {check(kw)[3]} in timm, vit.h says: {said}")
             if lacks:
                 problems.append(f"{name}: vit.h runs it, but it has {', '.join(lacks)}")
             if f"LayerNorm eps {eps:g}," not in said:

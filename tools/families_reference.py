@@ -5,7 +5,9 @@
 Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
 without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
 tower of a whole CLIPModel file), SigLIP and SigLIP 2, DeiT distilled,
-qk-norm and a ViT without a class token, each built by timm.create_model or transformers'
+qk-norm, a ViT without a class token, BEiT (a relative position bias
+per block, and BEiT v2 with one shared) and EVA-02 (rotary position
+embeddings; these three with their attention probabilities too), each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -63,7 +65,7 @@ def randomize(model, seed):
             norm = isinstance(owner, torch.nn.LayerNorm)
             for name, p in owner.named_parameters(recurse=False):
                 z = torch.randn(p.shape, generator=g)
-                if name in ("gamma", "lambda1") or (norm and name == "weight"):
+                if name in ("gamma", "lambda1", "gamma_1", "gamma_2") or (norm and name == "weight"):
                     z = 1 + 0.3 * z
                 elif name.endswith("bias"):
                     z = 0.1 * z
@@ -112,6 +114,14 @@ CASES = {
     "deit_distilled": ("timm", _timm("deit_tiny_distilled_patch16_224", img_size=32, num_classes=7, **SMALL), 32),
     "qk_norm": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, qk_norm=True, **SMALL), 32),
     "no_cls_avg": ("timm", _timm("vit_base_patch16_224", img_size=32, num_classes=3, class_token=False, global_pool="avg", **SMALL), 32),
+    # timm's Beit: no position embedding, a relative position bias table in every block (or one shared), q and v
+    # biases without a k bias, layer scale; mean pooling with fc_norm, or the class token after norm
+    "beit": ("timm", _timm("beit_base_patch16_224", img_size=40, patch_size=8, num_classes=5, **SMALL), 40),
+    "beitv2_shared": ("timm", _timm("beitv2_base_patch16_224", img_size=32, patch_size=8, num_classes=4, global_pool="token",
+                                    use_rel_pos_bias=False, use_shared_rel_pos_bias=True, **SMALL), 32),
+    # timm's Eva as EVA-02 Ti and S: RotaryEmbeddingCat on a 16 x 16 reference grid (the patches' q and k, the class
+    # token's left), q and v biases without a k bias, a packed SwiGLU; dynamic_img_size, also run at 56 (a 4 x 4 grid)
+    "eva02": ("timm", _timm("eva02_tiny_patch14_224", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
     "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
     "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
     "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
@@ -143,6 +153,24 @@ BIG = {
 }
 
 
+# Cases whose attention probabilities are written too (NAME.attnB.npy, (depth * B, NH, T, T)): what timm's
+# unfused attention hands its dropout, the relative position bias added before the softmax.
+MAPS_OF = ("beit", "beitv2_shared", "eva02")
+
+
+def attention_maps(model, x):
+    """Every block's attention probabilities on x, through timm's unfused path (its attn_drop's input)."""
+    maps, hooks = [], []
+    for blk in model.blocks:
+        blk.attn.fused_attn = False
+        hooks.append(blk.attn.attn_drop.register_forward_hook(lambda m, i, o: maps.append(i[0].detach().clone())))
+    with torch.no_grad():
+        model.forward_features(x)
+    for h in hooks:
+        h.remove()
+    return torch.cat(maps)  # (depth * B, NH, T, T): npy files of vit.h hold 4 dimensions at most
+
+
 def outputs(lib, model, x):
     """(logits or None, pooled features, every token) as the library computes them."""
     with torch.no_grad():
@@ -163,8 +191,10 @@ def outputs(lib, model, x):
 
 # Cases also run at another image size, the position embedding resampled
 # as the library does: timm's dynamic_img_size (resample_abs_pos_embed),
-# transformers' interpolate_pos_encoding.
-RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21}
+# transformers' interpolate_pos_encoding. timm's Beit has no
+# dynamic_img_size (its relative position bias tables would be resized),
+# so the BEiT cases run at their own size only.
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56}
 
 
 def _save_model(lib, model, d):
@@ -243,6 +273,8 @@ def write_case(out, name, spec, batches=(1, 3)):
         if feats is not None:
             _npy(os.path.join(out, f"{name}.feat{b}.npy"), feats)
         _npy(os.path.join(out, f"{name}.tokens{b}.npy"), tokens)
+        if name in MAPS_OF:
+            _npy(os.path.join(out, f"{name}.attn{b}.npy"), attention_maps(model, x))
     if name in RESIZE:
         x = torch.randn(2, 3, RESIZE[name], RESIZE[name], generator=g)
         _, feats, tokens = outputs(lib, model, x)
