@@ -10802,11 +10802,30 @@ static void vit__rev_scale(float *d, const float *dy, const float *g, int rows, 
     for (r = 0; r < rows; r++) vit_k_mul(d + (size_t)r * C, dy + (size_t)r * C, g, C);
 }
 
+/* q and k as the attention reads them, from qkv (B*T, 3C) into qn: each
+   head's LayerNorm (qk-norm), then the rotary embedding (EVA-02), as
+   vit__mha_core applies them. */
+static void vit__rev_qk(const vit_config *c, const vit_mha_weights *w, float *qn, const float *qkv, int32_t B,
+                        int32_t T) {
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, t;
+    memcpy(qn, qkv, (size_t)B * T * 3 * C * sizeof(float));
+    for (t = 0; c->qk_norm && t < B * T; t++) {
+        float *q = qn + (size_t)t * 3 * C;
+        vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, c->ln_eps);
+        vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, c->ln_eps);
+    }
+    for (t = 0; w->rope && t < B; t++) {
+        float *q = qn + ((size_t)t * T + w->rope_first) * 3 * C;
+        vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
+        vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
+    }
+}
+
 /* One block forward, keeping s's tensors; y its output. */
 static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit_block_weights *w,
                                      const vit__rev_block *s, float *y, int32_t B, int32_t T) {
     const vit_config *c = &m->cfg;
-    int32_t C = c->dim, NH = c->heads, HS = C / NH, H1 = c->glu ? 2 * c->mlp_dim : c->mlp_dim, rows = B * T, t;
+    int32_t C = c->dim, NH = c->heads, HS = C / NH, H1 = c->glu ? 2 * c->mlp_dim : c->mlp_dim, rows = B * T;
     size_t mark = vit_arena_mark(a);
     float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
     float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f, *scratch = NULL;
@@ -10815,7 +10834,7 @@ static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit
     vit_result r;
     vit__att_tiles(T, &tiles, &per);
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm ? 3 * C : 1, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm || w->attn.rope ? 3 * C : 1, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &g, 2, rows, c->mlp_dim, 1, 1)) != VIT_OK ||
         (r = vit__att_scratch(a, T, HS, 1, 0, B * NH * tiles, &scratch, &slots)) != VIT_OK)
         return r;
@@ -10829,16 +10848,14 @@ static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit
         /* LN1, q k v (kept before qk-norm), attention keeping the probabilities */
         vit_k_layernorm(h.data, s->x, w->ln1_w.data, w->ln1_b.data, rows, C, c->ln_eps);
         vit__rev_dense(s->qkv, h.data, &w->attn.qkv_w, &w->attn.qkv_b, rows, C, 3 * C);
-        if (c->qk_norm) {
-            memcpy(qn.data, s->qkv, (size_t)rows * 3 * C * sizeof(float));
-            for (t = 0; t < rows; t++) {
-                float *q = qn.data + (size_t)t * 3 * C;
-                vit_k_layernorm(q, q, w->attn.q_norm_w.data, w->attn.q_norm_b.data, NH, HS, c->ln_eps);
-                vit_k_layernorm(q + C, q + C, w->attn.k_norm_w.data, w->attn.k_norm_b.data, NH, HS, c->ln_eps);
-            }
+        if (c->qk_norm || w->attn.rope) {
+            vit__rev_qk(c, &w->attn, qn.data, s->qkv, B, T);
             qkv = qn.data;
         }
         at = vit__att_of(s->ao, s->att, qkv, qkv + C, qkv + 2 * C, &sh);
+        at.bias = w->attn.rel_bias.data; /* BEiT's relative position bias: a constant of the scores */
+        at.bidx = w->attn.rel_index;
+        at.R = w->attn.rel_bias.data ? w->attn.rel_bias.shape[1] : 0;
         vit__attention(&at, scratch, slots);
 
         /* mid = x + ls1 * proj(ao), LN2, the MLP's pre-activation kept, y = mid + ls2 * fc2(act(u)) */
@@ -10872,7 +10889,7 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
     float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
     float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = vit__threads() < B * NH ? vit__threads() : B * NH;
-    vit_tensor dm, dg, du, dt, dq, qn;
+    vit_tensor dm, dg, du, dt, dq, qn, rinv;
     vit_result r;
     float *scr;
     if ((r = vit__tensor4(a, &dm, 2, rows, C, 1, 1)) != VIT_OK ||
@@ -10880,7 +10897,8 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         (r = vit__tensor4(a, &du, 2, rows, H1 > 3 * C ? H1 : 3 * C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dt, 2, rows, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dq, 2, rows, 3 * C, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm ? 3 * C : 1, 1, 1)) != VIT_OK)
+        (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm || w->attn.rope ? 3 * C : 1, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &rinv, 2, w->attn.rope ? w->attn.rope_n : 1, 2 * HS, 1, 1)) != VIT_OK)
         return r;
     /* the attention's scratch, a slot per thread: sized by the thread count when counted, and
        when run with more threads than that, the slots that fit (as the forward's attention) */
@@ -10908,13 +10926,8 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         if (c->layer_scale) vit__rev_scale(dm.data, dt.data, w->ls1.data, rows, C);
         else memcpy(dm.data, dt.data, (size_t)rows * C * sizeof(float));
         vit__rev_linear(dg.data, dm.data, &w->attn.out_w, rows, C, C); /* dg as (rows, C) now */
-        if (c->qk_norm) {
-            memcpy(qn.data, s->qkv, (size_t)rows * 3 * C * sizeof(float));
-            for (t = 0; t < rows; t++) {
-                float *q = qn.data + (size_t)t * 3 * C;
-                vit_k_layernorm(q, q, w->attn.q_norm_w.data, w->attn.q_norm_b.data, NH, HS, c->ln_eps);
-                vit_k_layernorm(q + C, q + C, w->attn.k_norm_w.data, w->attn.k_norm_b.data, NH, HS, c->ln_eps);
-            }
+        if (c->qk_norm || w->attn.rope) {
+            vit__rev_qk(c, &w->attn, qn.data, s->qkv, B, T);
             qkv = qn.data;
         }
         {
@@ -10927,6 +10940,20 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         if (!dx) {
             vit_arena_rewind(a, mark);
             return VIT_OK;
+        }
+
+        /* the rotary embedding reversed: each pair turned back by its angle, the sines' sign flipped */
+        if (w->attn.rope) {
+            int32_t i2, j;
+            for (i2 = 0; i2 < w->attn.rope_n; i2++)
+                for (j = 0; j < 2 * HS; j++)
+                    rinv.data[(size_t)i2 * 2 * HS + j] =
+                        (j < HS ? 1.0f : -1.0f) * w->attn.rope[(size_t)i2 * 2 * HS + j];
+            for (t = 0; t < B; t++) {
+                float *q = dq.data + ((size_t)t * T + w->attn.rope_first) * 3 * C;
+                vit_k_rope(q, rinv.data, w->attn.rope_n, NH, HS, 3 * C);
+                vit_k_rope(q + C, rinv.data, w->attn.rope_n, NH, HS, 3 * C);
+            }
         }
 
         /* qk-norm reversed per token and head, then q k v's product and LN1 onto the residual's dt */

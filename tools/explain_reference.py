@@ -97,6 +97,9 @@ CASES = {
     # the block's remaining pieces: qk-norm (LayerNorm on each head's q and k), SwiGLU (DINOv2-giant's MLP)
     "qknorm": ("vit_base_patch16_224", 32, dict(embed_dim=32, num_heads=2, num_classes=4, qk_norm=True, **SMALL), 2),
     "swiglu": ("vit_giant_patch14_dinov2", 32, dict(embed_dim=32, num_heads=2, num_classes=3, **SMALL), 0),
+    # BEiT's relative position bias (a table per block, mean pool and fc_norm), EVA-02's rotary embedding
+    "beit": ("beit_base_patch16_224", 32, dict(embed_dim=32, num_heads=2, num_classes=3, **SMALL), 1),
+    "eva02": ("eva02_tiny_patch14_224", 56, dict(embed_dim=32, num_heads=2, num_classes=4, depth=2, patch_size=7), 2),
 }
 
 # What each map file holds, written into meta.txt as note_<method>.
