@@ -1179,7 +1179,8 @@ VITDEF vit_result vit_map_rollout(vit_arena *a, const vit_tensor *att, int32_t d
    the class token's row where the model has one, else the mean of every
    token's row (a GAP or attention-pooled model); the pixel maps are H x W.
    ROLLOUT and GRAD_ROLLOUT are divided by their maximum (vit-explain
-   returns only that), the others are raw. */
+   returns only that; a map that is all zero stays so, where vit-explain's
+   0 / 0 gives NaN), the others are raw. */
 typedef enum vit_method {
     VIT_METHOD_ROLLOUT = 0,
     VIT_METHOD_GRAD_ROLLOUT,
