@@ -10783,7 +10783,6 @@ typedef struct vit__rev_head { /* what the pool and head's reverse reads */
     float *pre;                /* (B, R) pre_logits' tanh output */
     float *feat;               /* (B, C) what the head takes */
     float *kv, *probs, *o, *z, *u, *q; /* attention pool: (B*Np, 2C), (B, NH, Np), (B, C), (B, C), (B, H), (B, C) */
-    float *emb;                /* (B, T, C) before CLIP's LayerNorm ahead of the blocks */
 } vit__rev_head;
 
 /* y = x W^T + b, all rows, F32 weights (checked by the caller). */
@@ -11317,7 +11316,7 @@ static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tenso
         }
     }
     {
-        vit_tensor t[11];
+        vit_tensor t[10];
         int32_t Np = T - P, map = c->pool == VIT_POOL_MAP;
         if ((r = vit__tensor4(a, &t[0], 2, B, C, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[1], 2, B, C, 1, 1)) != VIT_OK ||
@@ -11333,7 +11332,7 @@ static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tenso
             return r;
         hs.pooled = t[0].data; hs.dist = t[1].data; hs.pre = t[2].data; hs.feat = t[3].data;
         hs.kv = t[4].data; hs.probs = t[5].data; hs.o = t[6].data; hs.z = t[7].data; hs.u = t[8].data;
-        hs.q = t[9].data; hs.emb = emb.data;
+        hs.q = t[9].data;
         hs.tok = vit_arena_counting(a) ? NULL : tokv[L].data;
     }
     if ((r = vit__tensor4(a, &dcur, 3, B, T, C, 1)) != VIT_OK || (r = vit__tensor4(a, &dnext, 3, B, T, C, 1)) != VIT_OK)
