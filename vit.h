@@ -3547,40 +3547,55 @@ VITDEF void vit_k_softmax(float *y, const float *x, int rows, int n) { vit_k_sof
    E[x^2] - E[x]^2, which cancels badly when |mean| >> std. Biased
    variance, as torch.nn.LayerNorm. */
 
+/* A row's mean (into *mean) and 1 / sqrt(biased variance + eps), left to right. */
+static float vit__row_rstd_ref(const float *x, int C, float eps, float *mean) {
+    int i;
+    float m = 0.0f, var = 0.0f;
+    for (i = 0; i < C; i++) m += x[i];
+    m /= (float)C;
+    for (i = 0; i < C; i++) var += (x[i] - m) * (x[i] - m);
+    var /= (float)C;
+    *mean = m;
+    return 1.0f / sqrtf(var + eps);
+}
+
 VITDEF void vit_k_layernorm_ref(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
     int r, i;
     for (r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * C;
-        float *yr = y + (size_t)r * C, mean = 0.0f, var = 0.0f, rstd;
-        for (i = 0; i < C; i++) mean += xr[i];
-        mean /= (float)C;
-        for (i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= (float)C;
-        rstd = 1.0f / sqrtf(var + eps);
+        float *yr = y + (size_t)r * C, mean, rstd = vit__row_rstd_ref(xr, C, eps, &mean);
         for (i = 0; i < C; i++) yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
     }
 }
 
 #ifndef VIT_NO_SIMD
-static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps) {
+/* A row's mean (into *mean) and 1 / sqrt(variance + eps), the variance
+   from the centred values (two passes, as LayerNorm's reference). */
+static float vit__row_rstd(const float *x, int C, float eps, float *mean) {
     int i;
-    float mean, var, rstd;
-    vit__vf acc = vit__v_zero(), vm, vr;
+    float m, var;
+    vit__vf acc = vit__v_zero(), vm;
     for (i = 0; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
-    mean = vit__v_hsum(acc);
-    for (; i < C; i++) mean += x[i];
-    mean /= (float)C;
-    vm = vit__v_set1(mean);
+    m = vit__v_hsum(acc);
+    for (; i < C; i++) m += x[i];
+    m /= (float)C;
+    vm = vit__v_set1(m);
     acc = vit__v_zero();
     for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
         vit__vf d = vit__v_sub(vit__v_load(x + i), vm);
         acc = vit__v_fma(d, d, acc);
     }
     var = vit__v_hsum(acc);
-    for (; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
+    for (; i < C; i++) var += (x[i] - m) * (x[i] - m);
     var /= (float)C;
-    rstd = 1.0f / sqrtf(var + eps);
-    vr = vit__v_set1(rstd);
+    *mean = m;
+    return 1.0f / sqrtf(var + eps);
+}
+
+static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps) {
+    int i;
+    float mean, rstd = vit__row_rstd(x, C, eps, &mean);
+    vit__vf vm = vit__v_set1(mean), vr = vit__v_set1(rstd);
     for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
         vit__vf d = vit__v_mul(vit__v_sub(vit__v_load(x + i), vm), vr);
         vit__v_store(y + i, vit__v_fma(d, vit__v_load(w + i), vit__v_load(b + i)));
@@ -4305,12 +4320,7 @@ VITDEF void vit_k_layernorm_back_ref(float *dx, const float *x, const float *w, 
     int r, i;
     for (r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * C, *gr = dy + (size_t)r * C;
-        float *dr = dx + (size_t)r * C, mean = 0.0f, var = 0.0f, rstd, mg = 0.0f, mgx = 0.0f;
-        for (i = 0; i < C; i++) mean += xr[i];
-        mean /= (float)C;
-        for (i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= (float)C;
-        rstd = 1.0f / sqrtf(var + eps);
+        float *dr = dx + (size_t)r * C, mean, rstd = vit__row_rstd_ref(xr, C, eps, &mean), mg = 0.0f, mgx = 0.0f;
         /* g = dy w; dx = rstd (g - mean(g) - xh mean(g xh)), xh = (x - mean) rstd */
         for (i = 0; i < C; i++) {
             mg += gr[i] * w[i];
@@ -4431,25 +4441,8 @@ VITDEF void vit_k_patch_conv_back_ref(float *dx, const float *dy, const float *w
 #ifndef VIT_NO_SIMD
 static void vit__layernorm_back_row(float *dx, const float *x, const float *w, const float *dy, int C, float eps) {
     int i;
-    float mean, var, rstd, mg, mgx;
-    vit__vf acc = vit__v_zero(), acc2, vm, vr, vmg, vmgx;
-    for (i = 0; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
-    mean = vit__v_hsum(acc);
-    for (; i < C; i++) mean += x[i];
-    mean /= (float)C;
-    vm = vit__v_set1(mean);
-    acc = vit__v_zero();
-    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
-        vit__vf d = vit__v_sub(vit__v_load(x + i), vm);
-        acc = vit__v_fma(d, d, acc);
-    }
-    var = vit__v_hsum(acc);
-    for (; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
-    var /= (float)C;
-    rstd = 1.0f / sqrtf(var + eps);
-    vr = vit__v_set1(rstd);
-    acc = vit__v_zero();
-    acc2 = vit__v_zero();
+    float mean, rstd = vit__row_rstd(x, C, eps, &mean), mg, mgx;
+    vit__vf acc = vit__v_zero(), acc2 = vit__v_zero(), vm = vit__v_set1(mean), vr = vit__v_set1(rstd), vmg, vmgx;
     for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
         vit__vf g = vit__v_mul(vit__v_load(dy + i), vit__v_load(w + i));
         acc = vit__v_add(acc, g);
