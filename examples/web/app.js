@@ -237,6 +237,7 @@ async function showMap() {
   const caption = $('map-caption');
   $('class').disabled = method === 'attention';
   vitWeb.explained = null;
+  img.style.visibility = '';
   if (method === 'attention') {
     caption.textContent = img.alt = METHODS[0][1];
     await setPng(img, rolloutPng);
@@ -249,8 +250,7 @@ async function showMap() {
   try {
     out = await call('explain', { method, cls });
   } catch (err) {
-    img.removeAttribute('src');
-    img.alt = '';
+    img.style.visibility = 'hidden'; // its place kept, empty
     caption.textContent = `${what}: no map`;
     err.message = `${what}: ${err.message}`;
     throw err;
