@@ -15,8 +15,8 @@ mean) / std of the idx file's pixels, as examples/04_fashion.c makes it.
 Screenshots go to LOG_DIR/web_*.png, and the rollout and every head's map
 must be in them, in colour. The map picker's methods draw the predicted
 class's map (the class picker's default), and another class's on picking
-it: each map's raw values are `vit maps --method M --class K --npy`'s, and
-two classes' pictures differ; a BF16 model's explanation is refused with
+it: each map's raw values are `vit maps --method M --class K --npy`'s (two
+methods again on an RGB model), and two classes' pictures differ; a BF16 model's explanation is refused with
 vit.h's reason, and the page goes on. The first screen, before any click, already
 shows the first sample classified and its maps. A model whose file records
 untrained weights (an untrained export.py export) gets a warning, as `vit
@@ -306,6 +306,28 @@ def map_picture(page, shot):
     return a if b["ok"] and f > 0.5 else None
 
 
+def check_map(page, vit, model, image, work, log, select, value):
+    """Picks value in the method or class picker: the map drawn in colour,
+    its raw values `vit maps --method M --class K --npy`'s. (map, picture)."""
+    name = os.path.basename(image)
+    msg = pick(page, select, value)
+    got = page.js("vitWeb.explained")
+    method, cls = page.js("[document.getElementById('method').value, +document.getElementById('class').value]")
+    ok = msg["kind"] == "ok" and got is not None and got["method"] == method and got["cls"] == cls
+    check(ok, f"{name}: {method} for class {cls} drawn: {msg['text']!r}")
+    if not ok:
+        return None, None
+    mp = np.array(got["map"], np.float32).reshape(got["side"], got["side"])
+    want = native_map(vit, model, image, method, cls, work)
+    d = float(np.abs(mp - want).max() / max(np.abs(want).max(), 1e-30)) if mp.shape == want.shape else 1e9
+    check(d <= MAP_RTOL, f"{name}: {method} for class {cls}: the {mp.shape[0]}x{mp.shape[1]} map is "
+                         f"`vit maps --method {method} --class {cls} --npy`'s (max |diff| {d:.1e} of its largest)")
+    shot = page.screenshot(os.path.join(log, f"web_{method}_{cls}.png"))
+    picture = map_picture(page, shot)
+    check(picture is not None, f"{name}: {method} for class {cls}: the map is drawn in colour (web_{method}_{cls}.png)")
+    return mp, picture
+
+
 def check_explanations(page, vit, model, image, probs, work, log):
     """Each method for the predicted class, then Chefer's for the second
     likeliest: drawn, and the raw values `vit maps --method M --class K`'s."""
@@ -316,28 +338,9 @@ def check_explanations(page, vit, model, image, probs, work, log):
     check(picker["value"] == str(best) and picker["disabled"] and picker["n"] == len(probs),
           f"{name}: the class picker lists {picker['n']} classes, the predicted {best} picked ({picker['first']!r}), "
           "unused by attention")
-
-    def explained(method, cls):
-        msg = pick(page, "class", cls) if method is None else pick(page, "method", method)
-        method = method or "chefer"
-        got = page.js("vitWeb.explained")
-        ok = msg["kind"] == "ok" and got is not None and got["method"] == method and got["cls"] == cls
-        check(ok, f"{name}: {method} for class {cls} drawn: {msg['text']!r}")
-        if not ok:
-            return None, None
-        mp = np.array(got["map"], np.float32).reshape(got["side"], got["side"])
-        want = native_map(vit, model, image, method, cls, work)
-        d = float(np.abs(mp - want).max() / max(np.abs(want).max(), 1e-30)) if mp.shape == want.shape else 1e9
-        check(d <= MAP_RTOL, f"{name}: {method} for class {cls}: the {mp.shape[0]}x{mp.shape[1]} map is "
-                             f"`vit maps --method {method} --class {cls} --npy`'s (max |diff| {d:.1e} of its largest)")
-        shot = page.screenshot(os.path.join(log, f"web_{method}_{cls}.png"))
-        picture = map_picture(page, shot)
-        check(picture is not None, f"{name}: {method} for class {cls}: the map is drawn in colour (web_{method}_{cls}.png)")
-        return mp, picture
-
     for method in sorted(METHODS, key=lambda m: m == "chefer"):  # chefer last
-        mp, picture = explained(method, best)
-    mp2, picture2 = explained(None, second)  # chefer still picked: the class picker alone
+        mp, picture = check_map(page, vit, model, image, work, log, "method", method)
+    mp2, picture2 = check_map(page, vit, model, image, work, log, "class", second)  # chefer still picked
     check(mp is not None and mp2 is not None and float(np.abs(mp - mp2).max()) > 0 and
           picture is not None and picture2 is not None and float(np.abs(picture - picture2).mean()) > 1,
           f"{name}: chefer's map for class {second} differs from class {best}'s, values and picture")
@@ -479,6 +482,9 @@ def run(web, vit, log, work):
                 path = os.path.join(fixtures, "maps", name)
                 page.choose_file("#image-file", path)
                 compare(page, vit, other, path, work, f"{name} on vit_tv.safetensors")
+            check_map(page, vit, other, path, work, log, "method", "gxi")  # RGB pixels, ImageNet's preprocessing
+            check_map(page, vit, other, path, work, log, "method", "legrad")
+            pick(page, "method", "attention")
             page.screenshot(os.path.join(log, "web_rgb_model.png"))
             msg = page.click("#default-model")
             check(msg["kind"] == "ok" and page.js("vitWeb.model.channels") == 1, "the default model comes back with one click")
