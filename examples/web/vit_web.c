@@ -257,7 +257,10 @@ EMSCRIPTEN_KEEPALIVE int web_explain_png(int32_t method, int32_t cls, int32_t px
 
     /* the map first, then the scratch vit_explain takes and gives back */
     n = vit_explain_size(&W.m, (vit_method)method);
-    need = (size_t)n * sizeof(float) + VIT_ALIGN + bytes;
+    need = (size_t)n * sizeof(float) + VIT_ALIGN;
+    if (bytes > SIZE_MAX - need) /* size_t is 32 bits here */
+        return fail_msg(VIT_ERR_OOM, "this explanation needs more memory than WebAssembly addresses");
+    need += bytes;
     W.ex_map = NULL;
     if (W.ex.size < need) {
         vit_arena_free(&W.ex);
