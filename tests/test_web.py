@@ -13,7 +13,11 @@ Checks, against VIT (the native CLI) for every image the page classifies:
 1e-5; for the bundled Fashion-MNIST images that input is (pixel / 255 -
 mean) / std of the idx file's pixels, as examples/04_fashion.c makes it.
 Screenshots go to LOG_DIR/web_*.png, and the rollout and every head's map
-must be in them, in colour. The first screen, before any click, already
+must be in them, in colour. The map picker's methods draw the predicted
+class's map (the class picker's default), and another class's on picking
+it: each map's raw values are `vit maps --method M --class K --npy`'s (two
+methods again on an RGB model), and two classes' pictures differ; a BF16 model's explanation is refused with
+vit.h's reason, and the page goes on. The first screen, before any click, already
 shows the first sample classified and its maps. A model whose file records
 untrained weights (an untrained export.py export) gets a warning, as `vit
 classify` gives one; a trained one none. A corrupt model, a model over the size limit,
@@ -252,6 +256,20 @@ def compare(page, vit, model, image, work, what, want_input=None):
     return probs
 
 
+def native_map(vit, model, image, method, cls, work):
+    """`vit maps --method M --class K --npy`: the raw map."""
+    out = os.path.join(work, "maps")
+    subprocess.run([vit, "maps", model, image, "--out", out, "--method", method, "--class", str(cls), "--npy"],
+                   check=True, capture_output=True)
+    return np.load(os.path.join(out, f"{os.path.splitext(os.path.basename(image))[0]}_{method}_{cls}.npy"))
+
+
+def pick(page, select, value):
+    """Sets a <select> as a user does; waits for what it queued; the page's message."""
+    return page.act(lambda: page.js(f"(() => {{ const s = document.getElementById({json.dumps(select)}); "
+                                    f"s.value = {json.dumps(str(value))}; s.dispatchEvent(new Event('change')); }})()"))
+
+
 def colourful(img, box):
     """Pixels in box (x, y, w, h) of a screenshot that are coloured, not grey."""
     x, y, w, h = (int(round(v)) for v in box)
@@ -261,7 +279,7 @@ def colourful(img, box):
 
 def check_pictures(page, shot, what):
     """The rollout and every head's map drawn, in colour, in the screenshot."""
-    boxes = page.js("""Array.from(document.querySelectorAll('#rollout, #heads img'), (e) => {
+    boxes = page.js("""Array.from(document.querySelectorAll('#map, #heads img'), (e) => {
         const r = e.getBoundingClientRect();
         return {x: r.x, y: r.y, w: r.width, h: r.height, ok: e.complete && e.naturalWidth > 0};
     })""")
@@ -274,6 +292,63 @@ def check_pictures(page, shot, what):
         pixels.append(a)
     check(boxes and min(fractions) > 0.5, f"{what}: each is a colour map in the screenshot (coloured share {min(fractions or [0]):.2f} or more)")
     return pixels
+
+
+METHODS = ("grad-rollout", "chefer", "legrad", "gradcam", "saliency", "gxi", "ig")
+MAP_RTOL = 1e-4  # of the map's largest |value|: WebAssembly's sums against the native build's
+
+
+def map_picture(page, shot):
+    """The big map's pixels in a screenshot, if it is loaded and in colour (else None)."""
+    b = page.js("""(() => { const e = document.getElementById('map'); const r = e.getBoundingClientRect();
+        return {x: r.x, y: r.y, w: r.width, h: r.height, ok: e.complete && e.naturalWidth > 0}; })()""")
+    f, a = colourful(shot, (b["x"], b["y"], b["w"], b["h"]))
+    return a if b["ok"] and f > 0.5 else None
+
+
+def check_map(page, vit, model, image, work, log, select, value):
+    """Picks value in the method or class picker: the map drawn in colour,
+    its raw values `vit maps --method M --class K --npy`'s. (map, picture)."""
+    name = os.path.basename(image)
+    msg = pick(page, select, value)
+    got = page.js("vitWeb.explained")
+    method, cls = page.js("[document.getElementById('method').value, +document.getElementById('class').value]")
+    ok = msg["kind"] == "ok" and got is not None and got["method"] == method and got["cls"] == cls
+    check(ok, f"{name}: {method} for class {cls} drawn: {msg['text']!r}")
+    if not ok:
+        return None, None
+    mp = np.array(got["map"], np.float32).reshape(got["side"], got["side"])
+    want = native_map(vit, model, image, method, cls, work)
+    d = float(np.abs(mp - want).max() / max(np.abs(want).max(), 1e-30)) if mp.shape == want.shape else 1e9
+    check(d <= MAP_RTOL, f"{name}: {method} for class {cls}: the {mp.shape[0]}x{mp.shape[1]} map is "
+                         f"`vit maps --method {method} --class {cls} --npy`'s (max |diff| {d:.1e} of its largest)")
+    shot = page.screenshot(os.path.join(log, f"web_{method}_{cls}.png"))
+    picture = map_picture(page, shot)
+    check(picture is not None, f"{name}: {method} for class {cls}: the map is drawn in colour (web_{method}_{cls}.png)")
+    return mp, picture
+
+
+def check_explanations(page, vit, model, image, probs, work, log):
+    """Each method for the predicted class, then Chefer's for the second
+    likeliest: drawn, and the raw values `vit maps --method M --class K`'s."""
+    name = os.path.basename(image)
+    best, second = (int(k) for k in np.argsort(-probs, kind="stable")[:2])
+    picker = page.js("(() => { const c = document.getElementById('class'); "
+                     "return {value: c.value, disabled: c.disabled, n: c.options.length, first: c.options[0].text}; })()")
+    check(picker["value"] == str(best) and picker["disabled"] and picker["n"] == len(probs),
+          f"{name}: the class picker lists {picker['n']} classes, the predicted {best} picked ({picker['first']!r}), "
+          "unused by attention")
+    for method in sorted(METHODS, key=lambda m: m == "chefer"):  # chefer last
+        mp, picture = check_map(page, vit, model, image, work, log, "method", method)
+    mp2, picture2 = check_map(page, vit, model, image, work, log, "class", second)  # chefer still picked
+    check(mp is not None and mp2 is not None and float(np.abs(mp - mp2).max()) > 0 and
+          picture is not None and picture2 is not None and float(np.abs(picture - picture2).mean()) > 1,
+          f"{name}: chefer's map for class {second} differs from class {best}'s, values and picture")
+    msg = pick(page, "method", "attention")
+    shot = page.screenshot(os.path.join(log, "web_attention_again.png"))
+    check(msg["kind"] == "ok" and page.js("vitWeb.explained") is None and page.js("document.getElementById('class').disabled"),
+          f"{name}: back to attention: {msg['text']!r}")
+    check_pictures(page, shot, "back to attention (web_attention_again.png)")
 
 
 def fashion_inputs(samples, model_info):
@@ -324,12 +399,15 @@ def run(web, vit, log, work):
                     ms = page.js("vitWeb.last.forwardMs")
                     timing = page.js("document.getElementById('timing').textContent")
                     check(ms > 0 and timing.startswith("forward "), f"the forward's time is shown: {timing!r}")
-                    page.act(lambda: page.js("const l = document.getElementById('layer'); l.value = '0'; "
-                                             "l.dispatchEvent(new Event('change'))"))
+                    pick(page, "layer", 0)
                     shot = page.screenshot(os.path.join(log, "web_layer0.png"))
                     layer0 = check_pictures(page, shot, "screenshot web_layer0.png (layer selector at 0)")
                     differ = [float(np.abs(a - b).mean()) > 1 for a, b in zip(layer0[1:], last_layer[1:]) if a.shape == b.shape]
                     check(len(differ) == info["heads"] + 1 and all(differ), "layer 0's head maps differ from the last layer's")
+
+            # The map and class pickers, against `vit maps --method`.
+            page.click(f"button.sample[data-file='{first}']")
+            check_explanations(page, vit, model, os.path.join(web, "samples", first), results[first], work, log)
 
             # Grey and RGBA files, converted as the CLI converts them; one
             # dropped on the page, one chosen.
@@ -378,6 +456,23 @@ def run(web, vit, log, work):
                   f"an untrained model: the page warns: {warning!r}")
             page.screenshot(os.path.join(log, "web_untrained.png"))
 
+            # A BF16 file classifies, but the reverse pass is F32's: vit.h's reason, and the page goes on.
+            bf16 = os.path.join(work, "bf16.safetensors")
+            subprocess.run([sys.executable, os.path.join(ROOT, "tools", "export.py"), "--from", model, "--dtype", "BF16", bf16],
+                           check=True, capture_output=True)
+            msg = page.choose_file("#model-file", bf16)
+            check(msg["kind"] == "ok", f"a BF16 model loads: {msg['text']!r}")
+            msg = page.click(f"button.sample[data-file='{first}']")
+            check(msg["kind"] == "ok", f"the BF16 model classifies {first}: {msg['text']!r}")
+            msg = pick(page, "method", "chefer")
+            check(msg["kind"] == "error" and "the reverse pass needs F32 weights" in msg["text"] and
+                  page.js("vitWeb.explained") is None and page.js("document.querySelectorAll('#top li').length") > 0,
+                  f"a BF16 model's explanation is refused with vit.h's reason: {msg['text']!r}")
+            page.screenshot(os.path.join(log, "web_bf16_refused.png"))
+            msg = pick(page, "method", "attention")
+            check(msg["kind"] == "ok" and page.js("document.getElementById('map').naturalWidth") > 0,
+                  f"then attention draws the BF16 model's rollout: {msg['text']!r}")
+
             # Another model: an RGB ViT with ImageNet's preprocessing.
             other = os.path.join(fixtures, "vit_tv.safetensors")
             msg = page.choose_file("#model-file", other)
@@ -387,6 +482,9 @@ def run(web, vit, log, work):
                 path = os.path.join(fixtures, "maps", name)
                 page.choose_file("#image-file", path)
                 compare(page, vit, other, path, work, f"{name} on vit_tv.safetensors")
+            check_map(page, vit, other, path, work, log, "method", "gxi")  # RGB pixels, ImageNet's preprocessing
+            check_map(page, vit, other, path, work, log, "method", "legrad")
+            pick(page, "method", "attention")
             page.screenshot(os.path.join(log, "web_rgb_model.png"))
             msg = page.click("#default-model")
             check(msg["kind"] == "ok" and page.js("vitWeb.model.channels") == 1, "the default model comes back with one click")

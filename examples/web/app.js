@@ -1,5 +1,7 @@
 // The page: picks a model and an image, hands them to the worker
-// (worker.js, which runs vit.h), and shows the classes and attention maps.
+// (worker.js, which runs vit.h), and shows the classes and attention maps;
+// the map picker swaps the rollout for one class's map by a vit_explain
+// method (the class picker: the predicted class unless another is picked).
 // Every action is a job on one queue; a failed job leaves a message and the
 // last good model in place. The shipped model, once loaded, classifies the
 // first sample, so the first screen already shows classes and maps. A file
@@ -10,12 +12,26 @@
 const $ = (id) => document.getElementById(id);
 const DEFAULT_MODEL = 'fashion_vit.safetensors';
 const MB = 1 << 20;
+// The map picker: the attention rollout (not class-specific; each layer's
+// heads are below it), or a vit_explain method by its vit_method_name.
+const METHODS = [
+  ['attention', 'attention rollout through all layers'],
+  ['grad-rollout', 'gradient rollout'],
+  ['chefer', 'Chefer et al. relevance'],
+  ['legrad', 'LeGrad'],
+  ['gradcam', 'Grad-CAM'],
+  ['saliency', 'saliency'],
+  ['gxi', 'gradient \u00d7 input'],
+  ['ig', 'integrated gradients'],
+];
+const PIXEL_METHODS = ['saliency', 'gxi', 'ig']; // maps over the crop's pixels; the others over its patches
 
 const vitWeb = window.vitWeb = {
   maxModelBytes: 1024 * MB, // WebAssembly memory is at most 2 GB here: file, converted weights, activations
   maxImageBytes: 256 * MB,
   model: null,              // the loaded model's description (worker.js modelInfo)
   last: null,               // the last classification: {name, probs, input, forwardMs}
+  explained: null,          // the class map shown: {method, cls, side, map (side * side raw values)}; null: attention
   jobs: 0,                  // jobs queued so far
   idle,                     // settles when every queued job, and any job they queued, has run
 };
@@ -154,12 +170,14 @@ async function classifyNow(name, size, read) {
   vitWeb.last = { name, probs: Array.from(out.probs), input: Array.from(out.input), forwardMs: out.forwardMs };
   await showResult(out);
   await showLayer(vitWeb.model.depth - 1);
+  await showMap();
   say('ok', `${name}: ${$('top').firstChild.dataset.label}`);
 }
 
 // ---- drawing ----
 
 const urls = new Map(); // img element -> its blob: URL
+let rolloutPng = null;  // the last image's rollout (ArrayBuffer)
 
 function setPng(img, buffer) {
   if (urls.has(img)) URL.revokeObjectURL(urls.get(img));
@@ -187,10 +205,14 @@ function showModel(name, m) {
 
 function showResult(out) {
   const m = vitWeb.model;
-  const order = Array.from(out.probs.keys()).sort((a, b) => out.probs[b] - out.probs[a] || a - b).slice(0, 5);
+  const order = Array.from(out.probs.keys()).sort((a, b) => out.probs[b] - out.probs[a] || a - b);
+  const pick = $('class');
+  pick.replaceChildren();
+  for (const k of order) pick.add(new Option(`${m.labels[k]} (${(100 * out.probs[k]).toFixed(2)}%)`, k));
+  pick.value = String(order[0]);
   const top = $('top');
   top.replaceChildren();
-  for (const k of order) {
+  for (const k of order.slice(0, 5)) {
     const li = document.createElement('li');
     const p = out.probs[k];
     li.dataset.label = m.labels[k];
@@ -203,7 +225,41 @@ function showResult(out) {
   $('timing').textContent = `forward ${out.forwardMs.toFixed(2)} ms; with decoding and preprocessing ` +
                             `${out.totalMs.toFixed(2)} ms (WebAssembly SIMD128, one thread)`;
   $('result').hidden = false;
-  return Promise.all([setPng($('crop'), out.crop), setPng($('rollout'), out.rollout)]);
+  rolloutPng = out.rollout;
+  return setPng($('crop'), out.crop);
+}
+
+// The big map: the rollout, or the picked method's map for the picked
+// class. Returns what it drew, for the page's message.
+async function showMap() {
+  const method = $('method').value;
+  const img = $('map');
+  const caption = $('map-caption');
+  $('class').disabled = method === 'attention';
+  vitWeb.explained = null;
+  img.style.visibility = '';
+  if (method === 'attention') {
+    caption.textContent = img.alt = METHODS[0][1];
+    await setPng(img, rolloutPng);
+    return '';
+  }
+  const cls = +$('class').value;
+  const what = `${$('method').selectedOptions[0].text} for ${vitWeb.model.labels[cls]}`;
+  const t0 = performance.now();
+  let out;
+  try {
+    out = await call('explain', { method, cls });
+  } catch (err) {
+    img.style.visibility = 'hidden'; // its place kept, empty
+    caption.textContent = `${what}: no map`;
+    err.message = `${what}: ${err.message}`;
+    throw err;
+  }
+  const ms = performance.now() - t0;
+  vitWeb.explained = { method, cls, side: out.side, map: Array.from(out.map) };
+  caption.textContent = img.alt = `${what}, over ${PIXEL_METHODS.includes(method) ? 'pixels' : 'patches'}`;
+  await setPng(img, out.png);
+  return `${what}: ${ms.toFixed(1)} ms`;
 }
 
 async function showLayer(layer) {
@@ -285,6 +341,11 @@ function wire() {
       if (file && id === 'model-file') loadModel(file.name, file.size, () => file.arrayBuffer());
       else if (file) takeFile(file);
     };
+  }
+  for (const [value, text] of METHODS) $('method').add(new Option(text, value));
+  for (const id of ['method', 'class']) {
+    $(id).onchange = () => enqueue(`drawing ${$('method').selectedOptions[0].text}`,
+                                   async () => say('ok', await showMap()));
   }
   $('layer').onchange = (e) => enqueue(`drawing layer ${e.target.value}`, async () => { await showLayer(+e.target.value); say('ok', ''); });
   // A file dropped anywhere on the page (not opened by the browser instead).

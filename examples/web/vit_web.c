@@ -5,6 +5,8 @@
      web_model_load(bytes, n)     a .safetensors file; the old model stays on failure
      web_classify(bytes, n)       decode, preprocess as `vit classify` does, forward
      web_map_png(layer, head, px) one attention map over the crop, as /map.png
+     web_explain_png(method, cls, px)
+                                  one class's map by a vit_explain method, the same
      web_error()                  why the last call failed
 
    Every int-returning call gives 0 or a vit_result. One model and one image
@@ -30,6 +32,9 @@ static struct {
     vit_tensor *att;      /* depth tensors (1, NH, T, T), valid after web_classify */
     float *prob;          /* num_classes probabilities */
     float *map;           /* (G, G): one map for web_map_png */
+    vit_arena ex;         /* vit_explain's scratch and its map: grown to the largest method asked for */
+    float *ex_map;        /* (ex_side, ex_side): the last web_explain_png map, raw */
+    int32_t ex_side;      /* G for the token maps, the crop's size for the pixel maps */
     double forward_ms;    /* wall time of the last vit_model_forward */
     unsigned char viridis[256 * 3]; /* vit_colormap at v = i / 255, for the page's legend */
     char err[640];        /* web_error() */
@@ -97,6 +102,7 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
         free(data);
         return fail(r);
     }
+    vit_arena_free(&W.ex);
     vit_arena_free(&W.img);
     vit_arena_free(&W.act);
     vit_model_free(&W.m);
@@ -106,6 +112,7 @@ EMSCRIPTEN_KEEPALIVE int web_model_load(void *data, size_t size) {
     W.pp = pp;
     W.act = act;
     W.att = NULL;
+    W.ex_map = NULL;
     return 0;
 }
 
@@ -186,6 +193,7 @@ EMSCRIPTEN_KEEPALIVE int web_classify(const void *data, size_t size) {
         r = vit_model_forward(&W.m, &W.act, &W.x, &opts, &logits);
         W.forward_ms = emscripten_get_now() - t0;
     }
+    W.ex_map = NULL; /* the last image's */
     if (r != VIT_OK) {
         W.att = NULL; /* no maps to draw */
         return fail(r);
@@ -217,6 +225,60 @@ EMSCRIPTEN_KEEPALIVE int web_map_png(int32_t layer, int32_t head, int32_t px) {
                          0.55f); /* the patches' part */
     return r == VIT_OK ? 0 : fail(r);
 }
+
+/* vit_method_name(method) for 0 <= method < VIT_METHOD_COUNT, else NULL:
+   the page's table of methods by name. */
+EMSCRIPTEN_KEEPALIVE const char *web_method_name(int32_t method) {
+    return method >= 0 && method < VIT_METHOD_COUNT ? vit_method_name((vit_method)method) : NULL;
+}
+
+/* Class cls's map by `method` (a vit_method) for the last image, over its
+   crop, as a px x px PNG at WEB_MAP_PATH; the raw map stays at
+   web_explain_map() until the next image. The parameters are `vit maps
+   --method`'s defaults: vit-explain's discard ratio 0.9 for the rollouts,
+   16 steps for integrated gradients. The arena is sized by
+   vit_explain_memory and kept for the model, grown when a method needs
+   more (integrated gradients the most). A BF16 or I8 file is refused by
+   vit_explain_memory with its reason: the reverse pass is F32's. */
+EMSCRIPTEN_KEEPALIVE int web_explain_png(int32_t method, int32_t cls, int32_t px) {
+    const vit_config *c = &W.m.cfg;
+    vit_explain_params ep;
+    size_t bytes, need;
+    int32_t n;
+    float *map;
+    vit_result r;
+    if (!W.att) return fail_msg(VIT_ERR_ARG, "no image classified yet");
+    if (method < 0 || method >= VIT_METHOD_COUNT || cls < 0 || cls >= c->num_classes || px < 1)
+        return fail_msg(VIT_ERR_ARG, "no such method, class or size");
+    memset(&ep, 0, sizeof ep);
+    ep.discard_ratio = method == VIT_METHOD_ROLLOUT || method == VIT_METHOD_GRAD_ROLLOUT ? 0.9f : 0.0f;
+    ep.ig_steps = 16;
+    if ((r = vit_explain_memory(&W.m, &W.x, (vit_method)method, &ep, &bytes)) != VIT_OK) return fail(r);
+
+    /* the map first, then the scratch vit_explain takes and gives back */
+    n = vit_explain_size(&W.m, (vit_method)method);
+    need = (size_t)n * sizeof(float) + VIT_ALIGN;
+    if (bytes > SIZE_MAX - need) /* size_t is 32 bits here */
+        return fail_msg(VIT_ERR_OOM, "this explanation needs more memory than WebAssembly addresses");
+    need += bytes;
+    W.ex_map = NULL;
+    if (W.ex.size < need) {
+        vit_arena_free(&W.ex);
+        if ((r = vit_arena_init_alloc(&W.ex, need)) != VIT_OK) return fail(r);
+    }
+    vit_arena_reset(&W.ex);
+    if (!(map = (float *)vit_arena_alloc(&W.ex, (size_t)n * sizeof(float)))) return fail(VIT_ERR_OOM);
+    if ((r = vit_explain(&W.m, &W.ex, &W.x, (vit_method)method, cls, NULL, &ep, map)) != VIT_OK) return fail(r);
+    W.ex_map = map;
+    W.ex_side = method >= VIT_METHOD_SALIENCY ? c->image_size : c->image_size / c->patch_size;
+    r = vit_png_grid(WEB_MAP_PATH, &W.seen, map, 1, W.ex_side, W.ex_side, 1, px, 0.55f);
+    return r == VIT_OK ? 0 : fail(r);
+}
+
+/* The last web_explain_png map, web_explain_side() squared floats; NULL
+   before one or after a new image. */
+EMSCRIPTEN_KEEPALIVE const float *web_explain_map(void) { return W.ex_map; }
+EMSCRIPTEN_KEEPALIVE int32_t web_explain_side(void) { return W.ex_side; }
 
 /* 256 viridis colours (vit_colormap), RGB, for the page's colour bar. */
 EMSCRIPTEN_KEEPALIVE const unsigned char *web_viridis(void) {

@@ -3,6 +3,8 @@
 //   {id, op: 'load', name, bytes}    a .safetensors file (ArrayBuffer)
 //   {id, op: 'classify', bytes}      an image file (ArrayBuffer)
 //   {id, op: 'maps', layer}          the PNGs of one layer (layer < 0: rollout and crop)
+//   {id, op: 'explain', method, cls} one class's map by a vit_explain method ('chefer'):
+//                                    its PNG and raw values (side x side)
 // Out: {id, ok: true, ...} or {id, ok: false, error, fatal}; fatal means the
 // module aborted and this worker must be replaced.
 'use strict';
@@ -53,8 +55,23 @@ function modelInfo() {
   };
 }
 
+// vit_explain's methods by name (vit_method_name), from the C side.
+let methods = null;
+function methodId(name) {
+  if (!methods) {
+    methods = new Map();
+    for (let i = 0, p; (p = M._web_method_name(i)); i++) methods.set(M.UTF8ToString(p), i);
+  }
+  if (!methods.has(name)) throw new Error(`no method '${name}' (vit.h has ${[...methods.keys()].join(', ')})`);
+  return methods.get(name);
+}
+
 function png(layer, head, px) {
   check(M._web_map_png(layer, head, px));
+  return takePng();
+}
+
+function takePng() {
   const bytes = M.FS.readFile('/map.png');
   M.FS.unlink('/map.png');
   return bytes.buffer;
@@ -82,6 +99,11 @@ const ops = {
     const heads = [png(msg.layer, -1, 112)];
     for (let h = 0; h < shape()[4]; h++) heads.push(png(msg.layer, h, 112));
     return { layer: msg.layer, pngs: heads };
+  },
+  explain(msg) {
+    check(M._web_explain_png(methodId(msg.method), msg.cls, 224));
+    const side = M._web_explain_side();
+    return { png: takePng(), side, map: copy(M.HEAPF32, M._web_explain_map(), side * side) };
   },
   viridis() {
     return { rgb: copy(M.HEAPU8, M._web_viridis(), 768) };
