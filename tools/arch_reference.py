@@ -21,10 +21,12 @@ own source:
   position bias per block or shared (not both), layer scale, timm's Mlp
   without a norm inside, LayerNorm, the token or avg pool. An Eva name
   (eva.py) is asked of an EVA-02 file and must ask _create_eva only for
-  EVA-02 Ti/S's features: a fused qkv with q and v biases, timm's Mlp or
-  the packed SwiGLU, RotaryEmbeddingCat (interleaved, 'ij', temperature
-  10000, no offset) with the ref_feat_shape vit.h reports, a learned
-  position embedding over the class token and the patches.
+  EVA-02's features: q and v biases (qkv fused or not), timm's Mlp or
+  a SwiGLU (packed, or apart with a LayerNorm inside: scale_mlp), a
+  LayerNorm inside the attention (scale_attn_inner), RotaryEmbeddingCat
+  (interleaved, 'ij', temperature 10000, no offset) with the
+  ref_feat_shape vit.h reports, a learned position embedding over the
+  class token and the patches.
 
 vit.h may refuse a supported name (the table is conservative). Then every
 transformers model_type (CONFIG_MAPPING_NAMES) on a transformers ViT file:
@@ -182,12 +184,14 @@ def supported_eva(kw):
     import timm.layers as L
     lacks, eps = [], 1e-6
     g = kw.get
-    for k in ("scale_mlp", "scale_attn_inner", "qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
+    for k in ("qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
               "attn_only_layer_scale", "gated_attn", "dynamic_img_pad", "rope_rotate_half", "swiglu_align_to",
               "num_reg_tokens", "num_kv_heads", "attn_head_dim", "rope_mrope_section"):
         if g(k):
             lacks.append(k)
-    for k, default, want in (("qkv_fused", True, True), ("qkv_bias", True, True), ("class_token", True, True),
+    if g("scale_mlp") and not g("swiglu_mlp"):
+        lacks.append("scale_mlp without swiglu_mlp")
+    for k, default, want in (("qkv_bias", True, True), ("class_token", True, True),
                              ("use_abs_pos_emb", True, True), ("use_rot_pos_emb", False, True),
                              ("attn_type", "eva", "eva"), ("rope_type", "cat", "cat"), ("rope_grid_offset", 0., 0.),
                              ("rope_grid_indexing", "ij", "ij"), ("rope_temperature", 10000., 10000.)):
