@@ -9300,10 +9300,13 @@ typedef struct vit__arch {
 
 #define VIT__EVA "timm's Eva class: "
 #define VIT__ROPE "rotary position embeddings (RoPE) in every attention layer, which have no tensors"
+#define VIT__ROPE_ONLY "; vit.h runs EVA-02's rotary embedding only"
 static const vit__arch vit__timm_archs[] = {
     /* timm's Eva, Beit, VisionTransformerRelPos, VisionTransformerSAM,
        NaFlexVit and hybrid classes, some under vit_ names */
-    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"vit_pe_*", NULL, NULL,
+     "a Perception Encoder (" VIT__EVA "AttentionRope's rotary embedding on an xy grid counted from 1, a LayerNorm "
+     "before the blocks, attention pooling" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
     /* EVA-02 and EVA-CLIP's EVA-02 towers: timm's RoPE on a 16 x 16 reference grid; Ti and S with a fused qkv and a
        packed SwiGLU, B and L with separate q, k, v and a SwiGLU with a LayerNorm inside, the CLIP towers with a
        LayerNorm inside the attention too */
@@ -9311,10 +9314,17 @@ static const vit__arch vit__timm_archs[] = {
     {"eva02_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
     {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, 0, 0},
     {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1, 0, 0},
-    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
-    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
-    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1, 0, 0},
-    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"*_rope_*", NULL, NULL,
+     "a ViT with rotary position embeddings (" VIT__EVA "AttentionRope on an xy grid at temperature 100, or "
+     "frequencies learned per layer (rope_mixed), no position embedding" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    {"*_dinov3*", NULL, NULL,
+     "a DINOv3 (" VIT__EVA "RotaryEmbeddingDinoV3: a centred grid, pairs in halves, temperature 100; register "
+     "tokens" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    {"*_sapiens2", NULL, NULL,
+     "a Sapiens2 (" VIT__EVA "DINOv3's rotary embedding, grouped key-value heads, RmsNorm" VIT__ROPE_ONLY ")", 0, -1,
+     0, 0},
+    {"*_lingbot", NULL, NULL,
+     "a LingBot-Vision ViT (" VIT__EVA "DINOv3's rotary embedding, register tokens" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
     {"beit3_*", NULL, NULL, "a BEiT-3 (timm's VisionTransformer with a LayerNorm inside the attention and the MLP)", 0,
      -1, 0, 0},
     {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1, 0, 0},
@@ -9370,6 +9380,7 @@ static const vit__arch vit__hf_archs[] = {
     {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, 0, 0}};
 #undef VIT__EVA
 #undef VIT__ROPE
+#undef VIT__ROPE_ONLY
 
 /* 1 if s matches pattern p, where '*' matches any run of characters. */
 static int vit__glob(const char *p, const char *s) {

@@ -148,8 +148,12 @@ CASES = {
 REFUSE = {
     "pe_core": (_timm("vit_pe_core_tiny_patch16_384", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
                 "UNSUPPORTED", "timm architecture 'vit_pe_core_tiny_patch16_384' is a Perception Encoder (timm's Eva "
-                "class: rotary position embeddings (RoPE) in every attention layer, which have no tensors): vit.h "
-                "does not run it"),
+                "class: AttentionRope's rotary embedding on an xy grid counted from 1, a LayerNorm before the blocks, "
+                "attention pooling; vit.h runs EVA-02's rotary embedding only): vit.h does not run it"),
+    "dinov3": (_timm("vit_small_patch16_dinov3", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
+               "UNSUPPORTED", "timm architecture 'vit_small_patch16_dinov3' is a DINOv3 (timm's Eva class: "
+               "RotaryEmbeddingDinoV3: a centred grid, pairs in halves, temperature 100; register tokens; vit.h runs "
+               "EVA-02's rotary embedding only): vit.h does not run it"),
 }
 BIG = {
     "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
