@@ -136,14 +136,15 @@
      (2G-1)^2 + 3 for a G x G grid, read through timm's
      relative_position_index, computed at load; q_bias and v_bias beside
      qkv.weight, k none; gamma_1 and gamma_2), timm's Eva as eva02_* but
-     EVA-02-CLIP-E (naming eva: Beit's block names with pos_embed; the
+     EVA-02-CLIP-E, and eva_giant_* (naming eva: Beit's block names with pos_embed; the
      attention fused with q_bias and v_bias or as q_proj, k_proj (no
      bias), v_proj, with EVA-CLIP's attn.norm before proj; the SwiGLU
      packed in fc1 or as fc1_g, fc1_x and mlp.norm before fc2; the rotary
      embedding, which has no tensors, from the name: timm's
      RotaryEmbeddingCat on the patches' q and k, pairs interleaved,
      10000^(-i/(HS/4)) bands, positions measured on a 16 x 16 reference
-     grid, model_args use_rot_pos_emb and ref_feat_shape read),
+     grid, model_args use_rot_pos_emb and ref_feat_shape read; EVA-01
+     giant has none),
      and transformers' vit, dinov2, dinov2_with_registers, clip,
      clip_vision_model, siglip and siglip_vision_model. Other names are
      refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
@@ -9313,7 +9314,8 @@ static const vit__arch vit__timm_archs[] = {
     {"eva02_enormous_*", NULL, NULL, "an EVA-02-CLIP-E (" VIT__EVA "post-norm blocks)", 0, -1, 0, 0},
     {"eva02_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
     {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, 0, 0},
-    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1, 0, 0},
+    {"eva_giant_*", NULL, "eva", "an EVA-01 giant (" VIT__EVA "q and v biases, a GELU MLP)", 0, -1, 0, 0},
+    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "a name vit.h does not know)", 0, -1, 0, 0},
     {"*_rope_*", NULL, NULL,
      "a ViT with rotary position embeddings (" VIT__EVA "AttentionRope on an xy grid at temperature 100, or "
      "frequencies learned per layer (rope_mixed), no position embedding" VIT__ROPE_ONLY ")", 0, -1, 0, 0},

@@ -1,7 +1,8 @@
 /* The ViT families as timm and transformers save them (DINOv2 with and
    without registers and SwiGLU, CLIP, SigLIP, DeiT distilled, qk-norm, no
    class token, BEiT with a relative position bias per block or shared,
-   EVA-02 Ti, B and its CLIP tower with rotary position embeddings;
+   EVA-02 Ti, B and its CLIP tower with rotary position embeddings, EVA-01
+   giant;
    tools/families_reference.py writes them from the libraries' own
    classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within

@@ -6,9 +6,9 @@ Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
 without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
 tower of a whole CLIPModel file), SigLIP and SigLIP 2, DeiT distilled,
 qk-norm, a ViT without a class token, BEiT (a relative position bias
-per block, and BEiT v2 with one shared) and EVA-02 (rotary position
+per block, and BEiT v2 with one shared), EVA-02 (rotary position
 embeddings: Ti, B and EVA-CLIP's B/16 tower; these with their attention
-probabilities too), each built by timm.create_model or transformers'
+probabilities too) and EVA-01 giant, each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -128,6 +128,8 @@ CASES = {
     "eva02_base": ("timm", _timm("eva02_base_patch14_224", img_size=28, num_classes=4, embed_dim=64, depth=2, num_heads=4), 28),
     "eva02_clip": ("timm", _timm("eva02_base_patch16_clip_224", img_size=32, num_classes=3, dynamic_img_size=True,
                                  embed_dim=64, depth=2, num_heads=2), 32),
+    # EVA-01 giant (timm's Eva without a rotary embedding: q and v biases, a GELU MLP of ratio 6144/1408)
+    "eva_giant": ("timm", _timm("eva_giant_patch14_224", img_size=28, num_classes=4, dynamic_img_size=True, **SMALL), 28),
     "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
     "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
     "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
@@ -204,7 +206,7 @@ def outputs(lib, model, x):
 # transformers' interpolate_pos_encoding. timm's Beit has no
 # dynamic_img_size (its relative position bias tables would be resized),
 # so the BEiT cases run at their own size only.
-RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56, "eva02_clip": 48}
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56, "eva02_clip": 48, "eva_giant": 42}
 
 
 def _save_model(lib, model, d):
