@@ -154,17 +154,21 @@
      rel_pos_bias.relative_position_bias_table, (R, heads) with R =
      (2G-1)^2 + 3 for a G x G grid, read through timm's
      relative_position_index, computed at load; q_bias and v_bias beside
-     qkv.weight, k none; gamma_1 and gamma_2), timm's Eva as eva02_tiny_*
-     and eva02_small_* (naming eva: Beit's block names with pos_embed, a
-     packed SwiGLU fc1; the rotary embedding, which has no tensors, from
-     the name: timm's RotaryEmbeddingCat on the patches' q and k, pairs
-     interleaved, 10000^(-i/(HS/4)) bands, positions measured on a 16 x 16
-     reference grid, model_args use_rot_pos_emb and ref_feat_shape read),
+     qkv.weight, k none; gamma_1 and gamma_2), timm's Eva as eva02_* but
+     EVA-02-CLIP-E, and eva_giant_* (naming eva: Beit's block names with pos_embed; the
+     attention fused with q_bias and v_bias or as q_proj, k_proj (no
+     bias), v_proj, with EVA-CLIP's attn.norm before proj; the SwiGLU
+     packed in fc1 or as fc1_g, fc1_x and mlp.norm before fc2; the rotary
+     embedding, which has no tensors, from the name: timm's
+     RotaryEmbeddingCat on the patches' q and k, pairs interleaved,
+     10000^(-i/(HS/4)) bands, positions measured on a 16 x 16 reference
+     grid, model_args use_rot_pos_emb and ref_feat_shape read; EVA-01
+     giant has none),
      and transformers' vit, dinov2, dinov2_with_registers, clip,
      clip_vision_model, siglip and siglip_vision_model. Other names are
      refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
-     Eva class: EVA-02 B/L and EVA-CLIP, Perception Encoder, DINOv3, RoPE
-     ViTs; BEiT-3, relative positions, SAM, NaFlexViT, hybrid, AIMv2,
+     Eva class: EVA-02-CLIP-E, Perception Encoder, DINOv3, RoPE ViTs;
+     BEiT-3, relative positions, SAM, NaFlexViT, hybrid, AIMv2,
      parallel or post-norm blocks; README.md lists the patterns). Only
      without such a name do the tensor names alone decide (an EVA-02's
      naming is chosen by its name). Sizes a config gives
@@ -193,7 +197,6 @@
      16384 tokens; activation buffers below 2^31 elements.
      Checkpoints need a square grid of square patches. Rotary position
      embeddings other than EVA-02's (DINOv3's, PE's, mixed, halves),
-     EVA-02's separate q, k and v and sub-LN SwiGLU (B, L, EVA-CLIP),
      relative positions other than BEiT's bias (timm's
      VisionTransformerRelPos, SAM), parallel or post-norm blocks, RmsNorm,
      a norm inside the attention, the MLP or the patch embedding,
@@ -399,6 +402,7 @@ typedef struct vit_mha_weights {
     const float *rope;             /* (rope_n, 2, HS): rotary cosines and sines (vit_k_rope) of the tokens
                                       after the first rope_first, applied to q and k (EVA-02), or NULL */
     int32_t rope_first, rope_n;    /* tokens left unrotated before them (the class token); tokens rotated */
+    vit_tensor norm_w, norm_b;     /* (C): a LayerNorm on the heads' output before out_w (EVA-CLIP), or none */
 } vit_mha_weights;
 
 typedef struct vit_mlp_params {
@@ -407,6 +411,7 @@ typedef struct vit_mlp_params {
     int32_t out_dim;    /* after fc2 */
     vit_act act;        /* between fc1 and fc2 */
     int32_t glu;        /* 1: fc1 gives 2 * hidden_dim, act(first half) * second half (SwiGLU) */
+    float norm_eps;     /* the LayerNorm between the activation and fc2 (norm_w set: EVA-02's sub-LN) */
 } vit_mlp_params;
 
 typedef struct vit_mlp_weights {
@@ -414,6 +419,7 @@ typedef struct vit_mlp_weights {
     vit_tensor fc1_b;   /* (hidden) or (2 hidden), or none */
     vit_tensor fc2_w;   /* (out, hidden) */
     vit_tensor fc2_b;   /* (out), or none */
+    vit_tensor norm_w, norm_b; /* (hidden): a LayerNorm on the hidden features before fc2, or none */
 } vit_mlp_weights;
 
 typedef struct vit_block_params {
@@ -426,6 +432,8 @@ typedef struct vit_block_params {
     int32_t layer_scale; /* 1: attention and MLP outputs scaled by the gammas ls1, ls2 (timm's init_values) */
     int32_t qk_norm;    /* see vit_mha_params */
     int32_t glu;        /* see vit_mlp_params */
+    int32_t mlp_norm;   /* 1: a LayerNorm inside the MLP, before fc2 (EVA-02 B/L's sub-LN) */
+    int32_t attn_norm;  /* 1: a LayerNorm on the attention's output before its projection (EVA-CLIP) */
 } vit_block_params;
 
 typedef struct vit_block_weights {
@@ -633,6 +641,8 @@ typedef struct vit_config {
                                     timm's RotaryEmbeddingCat, interleaved pairs, temperature 10000) */
     int32_t rope_ref;            /* the grid the rotary angles are measured on (timm's ref_feat_shape): a
                                     patch at row y has angle y / G * rope_ref times a band; 0: y itself */
+    int32_t mlp_norm;            /* see vit_block_params */
+    int32_t attn_norm;           /* see vit_block_params */
 } vit_config;
 
 /* timm's AttentionPoolLatent (global_pool='map'), transformers'
@@ -5771,6 +5781,8 @@ static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights 
         return vit__fail(VIT_ERR_ARG, "mha: rel_bias wants a (heads, R) table, rel_index and rel_n");
     if (w->rope && ((p->dim / p->heads) % 2 || w->rope_first < 0 || w->rope_n < 0))
         return vit__fail(VIT_ERR_ARG, "mha: rope wants an even head size, rope_first and rope_n");
+    if (w->norm_w.data && (!w->norm_b.data || p->qk_eps <= 0.0f))
+        return vit__fail(VIT_ERR_ARG, "mha: norm_w wants norm_b and qk_eps, its epsilon");
     return vit__ws_ok("mha", 2, "qkv_w", &w->qkv_w, "out_w", &w->out_w);
 }
 
@@ -5830,8 +5842,9 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                 vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
             }
 
-        /* attention, then the output projection with the caller's epilogue */
+        /* attention (EVA-CLIP: a LayerNorm on its output), then the output projection with the caller's epilogue */
         vit__attention(&at, scratch, slots);
+        if (w->norm_w.data) vit_k_layernorm(ao.data, ao.data, w->norm_w.data, w->norm_b.data, B * N, C, p->qk_eps);
         out.e = e;
         vit__matmul(&out);
     }
@@ -5869,24 +5882,30 @@ typedef struct vit__mha_naming {
     const char *q_norm, *k_norm;     /* qk-norm's LayerNorms, or NULL */
     const char *q_bias, *v_bias;     /* PACKED: q's and v's biases apart, k none (BEiT), or NULL: b */
     const char *rel;                 /* a relative position bias table (R, NH) per layer, or NULL */
+    int no_k_bias;                   /* SEPARATE: k has no bias where q and v have theirs (EVA-02) */
+    const char *norm;                /* a LayerNorm on the heads' output before `out` (EVA-CLIP), or NULL */
 } vit__mha_naming;
 
 static const vit__mha_naming vit__mha_names[] = {
     {"nn", VIT__QKV_PACKED, "in_proj_weight", "in_proj_bias", NULL, NULL, NULL, "out_proj", NULL, NULL, NULL, NULL,
-     NULL},
+     NULL, 0, NULL},
     {"einops", VIT__QKV_INTERLEAVED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "projection", NULL, NULL, NULL, NULL,
-     NULL},
+     NULL, 0, NULL},
     {"proj_qkv", VIT__QKV_SEPARATE, NULL, NULL, "proj_query", "proj_key", "proj_value", "final", NULL, NULL, NULL,
-     NULL, NULL},
+     NULL, NULL, 0, NULL},
     {"timm", VIT__QKV_PACKED, "qkv.weight", "qkv.bias", NULL, NULL, NULL, "proj", "q_norm", "k_norm", NULL, NULL,
-     NULL},
+     NULL, 0, NULL},
     {"transformers", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value",
-     "output.dense", NULL, NULL, NULL, NULL, NULL},
+     "output.dense", NULL, NULL, NULL, NULL, NULL, 0, NULL},
     {"hf_clip", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "out_proj", NULL, NULL, NULL, NULL,
-     NULL},
-    /* timm's Beit Attention: qkv without a bias, then q_bias, a zero k bias and v_bias */
+     NULL, 0, NULL},
+    /* timm's Beit Attention and Eva's fused EvaAttention: qkv without a bias, then q_bias, a zero k bias and
+       v_bias; Beit's relative position bias table, EVA-CLIP's LayerNorm before proj */
     {"beit", VIT__QKV_PACKED, "qkv.weight", NULL, NULL, NULL, NULL, "proj", NULL, NULL, "q_bias", "v_bias",
-     "relative_position_bias_table"}};
+     "relative_position_bias_table", 0, "norm"},
+    /* timm's EvaAttention with qkv_fused=False (EVA-02 B/L, EVA-CLIP): k without a bias */
+    {"eva_sep", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "proj", NULL, NULL, NULL, NULL, NULL, 1,
+     "norm"}};
 
 static const vit__key vit__mha_keys[] = {
     VIT__INT("embed_dim", 1, 65536, mha.dim),
@@ -5902,11 +5921,11 @@ static vit_result vit__mha_check(vit_model *m, vit__ld *L) {
     return VIT_OK;
 }
 
-/* Binds the attention weights under prefix, in naming nm, into w. */
 /* Binds the attention weights under prefix, in naming nm, into w; bias 0:
-   q, k and v have none; qk_norm: LayerNorms of HS under q_norm, k_norm. */
+   q, k and v have none; qk_norm: LayerNorms of HS under q_norm, k_norm;
+   attn_norm: a LayerNorm of C under norm, before the projection. */
 static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *prefix, const vit__mha_naming *nm,
-                                  int32_t C, int32_t NH, int bias, int qk_norm, const char *why) {
+                                  int32_t C, int32_t NH, int bias, int qk_norm, int attn_norm, const char *why) {
     char n[256];
     vit_result r;
     int counting = vit__ld_counting(L);
@@ -5917,6 +5936,10 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
     if (qk_norm && ((r = vit__bind_ln(L, &w->q_norm_w, &w->q_norm_b, prefix, nm->q_norm, C / NH, why)) != VIT_OK ||
                     (r = vit__bind_ln(L, &w->k_norm_w, &w->k_norm_b, prefix, nm->k_norm, C / NH, why)) != VIT_OK))
         return r;
+    if (attn_norm && !nm->norm)
+        return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no LayerNorm inside the attention", vit__ld_src(L),
+                         nm->naming);
+    if (attn_norm && (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, nm->norm, C, why)) != VIT_OK) return r;
 
     /* separate q, k, v layers: stacked here */
     if (nm->layout == VIT__QKV_SEPARATE) {
@@ -5925,8 +5948,10 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
         const char *parts[3];
         int i;
         parts[0] = nm->q; parts[1] = nm->k; parts[2] = nm->v;
-        for (i = 0; i < 3; i++)
-            if ((r = vit__bind_linear_opt(L, &qw[i], &qb[i], prefix, parts[i], C, C, bias, why)) != VIT_OK) return r;
+        for (i = 0; i < 3; i++) /* EVA-02: k without a bias */
+            if ((r = vit__bind_linear_opt(L, &qw[i], &qb[i], prefix, parts[i], C, C, bias && !(i == 1 && nm->no_k_bias),
+                                          why)) != VIT_OK)
+                return r;
         w->qkv_w.name = qw[0].name;
         w->qkv_b.name = qb[0].name;
         /* kept BF16 or I8 when all three are, else F32 */
@@ -5938,7 +5963,8 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
         if (!counting)
             for (i = 0; i < 3 * C; i++) {
                 vit__row_copy(&w->qkv_w, i, &qw[i / C], i % C);
-                if (bias) vit__row_copy(&w->qkv_b, i, &qb[i / C], i % C);
+                if (bias && qb[i / C].data) vit__row_copy(&w->qkv_b, i, &qb[i / C], i % C);
+                else if (bias) w->qkv_b.data[i] = 0.0f;
             }
         return vit__ld_pack(L, &w->qkv_w, 1);
     }
@@ -5989,7 +6015,7 @@ static vit_result vit__mha_bind_w(vit__ld *L, vit_mha_weights *w, const char *pr
 static vit_result vit__mha_bind(vit__ld *L, vit_model *m, const void *names) {
     char why[64];
     snprintf(why, sizeof why, "embed_dim=%d", (int)m->mha.dim);
-    return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, 1, 0, why);
+    return vit__mha_bind_w(L, &m->mha_w, "", (const vit__mha_naming *)names, m->mha.dim, m->mha.heads, 1, 0, 0, why);
 }
 
 static vit_result vit__mha_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
@@ -6044,6 +6070,10 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
         fc2.e = e;
         vit__matmul(&fc1);
         if (p->glu) vit_k_glu(g.data, h.data, rows, H, p->act);
+        if (w->norm_w.data) { /* EVA-02's sub-LN: the hidden features normalised before fc2 */
+            float *hid = p->glu ? g.data : h.data;
+            vit_k_layernorm(hid, hid, w->norm_w.data, w->norm_b.data, rows, H, p->norm_eps);
+        }
         vit__matmul(&fc2);
     }
     vit_arena_rewind(a, mark);
@@ -6076,13 +6106,21 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     return VIT_OK;
 }
 
-/* The loader's hooks. flat: the model takes (B, in_dim), whole images. */
-typedef struct vit__mlp_naming { const char *naming, *fc1, *fc2; int flat; } vit__mlp_naming;
+/* The loader's hooks. flat: the model takes (B, in_dim), whole images;
+   fc1_x: a gated MLP's value layer apart from its gate fc1 (stacked at
+   load, gate first), else NULL; norm: the LayerNorm before fc2, or NULL. */
+typedef struct vit__mlp_naming { const char *naming, *fc1, *fc2; int flat; const char *fc1_x, *norm; } vit__mlp_naming;
 
 static const vit__mlp_naming vit__mlp_names[] = {
-    {"torchvision", "0", "3", 0}, {"timm", "fc1", "fc2", 0}, {"transformers", "intermediate.dense", "output.dense", 0},
-    {"seq_layers", "layers.0", "layers.2", 0}, {"einops", "0", "3", 0}, {"seq_mlp", "mlp.0", "mlp.2", 1},
-    {"hf_swiglu", "weights_in", "weights_out", 0}};
+    {"torchvision", "0", "3", 0, NULL, NULL},
+    {"timm", "fc1", "fc2", 0, NULL, NULL},
+    {"transformers", "intermediate.dense", "output.dense", 0, NULL, NULL},
+    {"seq_layers", "layers.0", "layers.2", 0, NULL, NULL},
+    {"einops", "0", "3", 0, NULL, NULL},
+    {"seq_mlp", "mlp.0", "mlp.2", 1, NULL, NULL},
+    {"hf_swiglu", "weights_in", "weights_out", 0, NULL, NULL},
+    /* timm's SwiGLU (EVA-02 B/L): gate and value apart, a LayerNorm before fc2 */
+    {"timm_swiglu", "fc1_g", "fc2", 0, "fc1_x", "norm"}};
 
 static const vit__key vit__mlp_keys[] = {
     VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim),   VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
@@ -6091,12 +6129,38 @@ static const vit__key vit__mlp_keys[] = {
 
 static vit_result vit__mlp_check(vit_model *m, vit__ld *L) { (void)m; (void)L; return VIT_OK; }
 
-/* glu: fc1 gives 2 * hidden rows (the gate's, then the values'). */
+/* glu: fc1 gives 2 * hidden rows (the gate's, then the values'), one
+   layer or two (nm->fc1_x: stacked here); norm: the LayerNorm before fc2. */
 static vit_result vit__mlp_bind_w(vit__ld *L, vit_mlp_weights *w, const char *prefix, const vit__mlp_naming *nm,
-                                  int32_t in, int32_t hidden, int32_t out, int glu, const char *why) {
+                                  int32_t in, int32_t hidden, int32_t out, int glu, int norm, const char *why) {
     vit_result r;
-    if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, glu ? 2 * hidden : hidden, in, why)) != VIT_OK)
+    memset(w, 0, sizeof *w);
+    if ((norm && !nm->norm) || (nm->fc1_x && !glu))
+        return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no %s", vit__ld_src(L), nm->naming,
+                         norm && !nm->norm ? "LayerNorm inside the MLP" : "ungated MLP");
+    if (glu && nm->fc1_x) {
+        vit_tensor gw, gb, xw, xb;
+        int32_t i;
+        if ((r = vit__bind_linear(L, &gw, &gb, prefix, nm->fc1, hidden, in, why)) != VIT_OK ||
+            (r = vit__bind_linear(L, &xw, &xb, prefix, nm->fc1_x, hidden, in, why)) != VIT_OK)
+            return r;
+        w->fc1_w.name = gw.name;
+        w->fc1_b.name = gb.name;
+        /* kept BF16 or I8 when both are, else F32 */
+        if ((r = vit__own_as(L, &w->fc1_w, 2 * hidden, in, gw.dtype == xw.dtype ? gw.dtype : VIT_DTYPE_F32)) !=
+                VIT_OK ||
+            (r = vit__own(L, &w->fc1_b, 2 * hidden, 1)) != VIT_OK)
+            return r;
+        if (!vit__ld_counting(L))
+            for (i = 0; i < 2 * hidden; i++) {
+                vit__row_copy(&w->fc1_w, i, i < hidden ? &gw : &xw, i % hidden);
+                vit__row_copy(&w->fc1_b, i, i < hidden ? &gb : &xb, i % hidden);
+            }
+        if ((r = vit__ld_pack(L, &w->fc1_w, 1)) != VIT_OK) return r;
+    } else if ((r = vit__bind_linear(L, &w->fc1_w, &w->fc1_b, prefix, nm->fc1, glu ? 2 * hidden : hidden, in, why)) !=
+               VIT_OK)
         return r;
+    if (norm && (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, nm->norm, hidden, why)) != VIT_OK) return r;
     return vit__bind_linear(L, &w->fc2_w, &w->fc2_b, prefix, nm->fc2, out, hidden, why);
 }
 
@@ -6106,7 +6170,7 @@ static vit_result vit__mlp_bind(vit__ld *L, vit_model *m, const void *names) {
     snprintf(why, sizeof why, "in_dim=%d, hidden_dim=%d, out_dim=%d", (int)p->in_dim, (int)p->hidden_dim,
              (int)p->out_dim);
     return vit__mlp_bind_w(L, &m->mlp_w, "", (const vit__mlp_naming *)names, p->in_dim, p->hidden_dim, p->out_dim,
-                           p->glu, why);
+                           p->glu, 0, why);
 }
 
 static vit_result vit__mlp_run(const vit_model *m, vit_arena *a, const vit_tensor *x, const vit_forward_opts *o,
@@ -6153,6 +6217,7 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
     mp.qk_norm = p->qk_norm;
     mp.qk_eps = p->ln_eps;
     lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act; lp.glu = p->glu;
+    lp.norm_eps = p->ln_eps;
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
 
@@ -6175,7 +6240,8 @@ static vit_result vit__block_ready(const vit_block_params *p, const vit_block_we
     mp.dim = p->dim; mp.heads = p->heads;
     mp.qk_norm = p->qk_norm;
     if (p->mlp_dim < 1 || !w->ln1_w.data || !w->ln1_b.data || !w->ln2_w.data || !w->ln2_b.data ||
-        (p->layer_scale && (!w->ls1.data || !w->ls2.data)))
+        (p->layer_scale && (!w->ls1.data || !w->ls2.data)) || (p->mlp_norm && !w->mlp.norm_w.data) ||
+        (p->attn_norm && !w->attn.norm_w.data))
         return vit__fail(VIT_ERR_ARG, "block: params or weights not set");
     if ((r = vit__ws_ok("block", 2, "mlp.fc1_w", &w->mlp.fc1_w, "mlp.fc2_w", &w->mlp.fc2_w)) != VIT_OK) return r;
     return vit__mha_ready(&mp, &w->attn);
@@ -6206,27 +6272,33 @@ typedef struct vit__block_naming {
     const char *ln1, *attn, *ln2, *mlp;  /* under the block's prefix */
     const vit__mha_naming *mha_names;    /* the attention's */
     const vit__mlp_naming *mlp_names;    /* the MLP's */
-    const vit__mlp_naming *glu_names;    /* a gated MLP's (SwiGLU) */
+    const vit__mlp_naming *glu_names;    /* a gated MLP's (SwiGLU); with fc1_x, used where the file has it, else
+                                            the gate and value packed in mlp_names' fc1 */
     const char *ls1, *ls2;               /* layer scale's gammas, or NULL */
+    const vit__mha_naming *mha_sep;      /* the attention as separate layers where the file has no fused qkv of
+                                            mha_names, or NULL */
 } vit__block_naming;
 
 static const vit__block_naming vit__block_names[] = {
     {"torchvision", "ln_1", "self_attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[0],
-     &vit__mlp_names[0], NULL, NULL},
+     &vit__mlp_names[0], NULL, NULL, NULL},
     {"patchify", "ln_1", "attention.", "ln_2", "mlp.", &vit__mha_names[0], &vit__mlp_names[3], &vit__mlp_names[3], NULL,
-     NULL},
-    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4], &vit__mlp_names[4],
      NULL, NULL},
+    {"einops", "0.fn.0", "0.fn.1.", "1.fn.0", "1.fn.1.", &vit__mha_names[1], &vit__mlp_names[4], &vit__mlp_names[4],
+     NULL, NULL, NULL},
     {"timm", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[3], &vit__mlp_names[1], &vit__mlp_names[1], "ls1.gamma",
-     "ls2.gamma"},
+     "ls2.gamma", NULL},
     {"transformers", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[4], &vit__mlp_names[2],
-     &vit__mlp_names[2], NULL, NULL},
+     &vit__mlp_names[2], NULL, NULL, NULL},
     {"hf_dinov2", "norm1", "attention.", "norm2", "mlp.", &vit__mha_names[4], &vit__mlp_names[1], &vit__mlp_names[6],
-     "layer_scale1.lambda1", "layer_scale2.lambda1"},
+     "layer_scale1.lambda1", "layer_scale2.lambda1", NULL},
     {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1],
-     &vit__mlp_names[1], NULL, NULL},
+     &vit__mlp_names[1], NULL, NULL, NULL},
     {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[1], "gamma_1",
-     "gamma_2"}};
+     "gamma_2", NULL},
+    /* timm's Eva (EVA-02): Beit's names, the attention fused or separate, the SwiGLU packed or apart */
+    {"eva", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[7], "gamma_1",
+     "gamma_2", &vit__mha_names[7]}};
 
 static const vit__key vit__block_keys[] = {
     VIT__INT("hidden_dim", 1, 65536, block.dim),
@@ -6248,6 +6320,26 @@ static vit_result vit__block_check(vit_model *m, vit__ld *L) {
     return VIT_OK;
 }
 
+/* The block's attention naming: its fused one, or its separate one where
+   the file has no fused qkv (EVA-02 Ti/S against B/L). */
+static const vit__mha_naming *vit__block_mha(const vit__ld *L, const char *prefix, const vit__block_naming *nm) {
+    char n[300];
+    if (!nm->mha_sep || !nm->mha_names->w) return nm->mha_names;
+    snprintf(n, sizeof n, "%s%s%s", prefix, nm->attn, nm->mha_names->w);
+    return vit__has(L, n) ? nm->mha_names : nm->mha_sep;
+}
+
+/* The block's MLP naming: a gated MLP's gate and value apart where the
+   file has them (glu_names' fc1_x), else packed in one fc1. */
+static const vit__mlp_naming *vit__block_mlp(const vit__ld *L, const char *prefix, const vit__block_naming *nm,
+                                             int glu) {
+    char n[300];
+    if (!glu) return nm->mlp_names;
+    if (!nm->glu_names->fc1_x) return nm->glu_names;
+    snprintf(n, sizeof n, "%s%s%s.weight", prefix, nm->mlp, nm->glu_names->fc1_x);
+    return vit__has(L, n) ? nm->glu_names : nm->mlp_names;
+}
+
 /* Binds one block's weights under prefix into w; qkv_bias 0: q, k and v
    have no biases. */
 static vit_result vit__block_bind_w(vit__ld *L, vit_block_weights *w, const char *prefix, const vit__block_naming *nm,
@@ -6260,12 +6352,13 @@ static vit_result vit__block_bind_w(vit__ld *L, vit_block_weights *w, const char
                          p->qk_norm ? "qk-norm" : "layer scale");
     if ((r = vit__bind_ln(L, &w->ln1_w, &w->ln1_b, prefix, nm->ln1, p->dim, why)) != VIT_OK) return r;
     snprintf(pre, sizeof pre, "%s%s", prefix, nm->attn);
-    if ((r = vit__mha_bind_w(L, &w->attn, pre, nm->mha_names, p->dim, p->heads, qkv_bias, p->qk_norm, why)) != VIT_OK)
+    if ((r = vit__mha_bind_w(L, &w->attn, pre, vit__block_mha(L, prefix, nm), p->dim, p->heads, qkv_bias, p->qk_norm,
+                             p->attn_norm, why)) != VIT_OK)
         return r;
     if ((r = vit__bind_ln(L, &w->ln2_w, &w->ln2_b, prefix, nm->ln2, p->dim, why)) != VIT_OK) return r;
     snprintf(pre, sizeof pre, "%s%s", prefix, nm->mlp);
-    if ((r = vit__mlp_bind_w(L, &w->mlp, pre, p->glu ? nm->glu_names : nm->mlp_names, p->dim, p->mlp_dim, p->dim,
-                             p->glu, why)) != VIT_OK)
+    if ((r = vit__mlp_bind_w(L, &w->mlp, pre, vit__block_mlp(L, prefix, nm, p->glu), p->dim, p->mlp_dim, p->dim, p->glu,
+                             p->mlp_norm, why)) != VIT_OK)
         return r;
     if (p->layer_scale) {
         snprintf(n, sizeof n, "%s%s", prefix, nm->ls1);
@@ -8840,11 +8933,12 @@ static const vit__vit_naming vit__vit_names[] = {
      "blocks.0.attn.relative_position_bias_table;rel_pos_bias.relative_position_bias_table;blocks.0.attn.q_bias;"
      "blocks.0.gamma_1", "", "Beit", "Beit", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM,
      "rel_pos_bias.relative_position_bias_table"},
-    /* timm's Eva as EVA-02 Ti and S have it: Beit's block names with a
-       position embedding, a packed SwiGLU MLP and a rotary embedding that
-       only the architecture's name says; never probed, chosen by it */
+    /* timm's Eva as EVA-02 has it: Beit's block names with a position
+       embedding, the attention fused or separate, a SwiGLU packed or
+       apart, and a rotary embedding that only the architecture's name
+       says; never probed, chosen by it */
     {"eva", {"eva", "patch_embed.proj", "cls_token", "pos_embed", 1, NULL, NULL, 0}, NULL, "blocks.%d.",
-     &vit__block_names[7], "norm", "fc_norm", NULL, 0, NULL, 0, "head", NULL, NULL, 0, NULL, "", "Eva", "Eva", 1e-6f,
+     &vit__block_names[8], "norm", "fc_norm", NULL, 0, NULL, 0, "head", NULL, NULL, 0, NULL, "", "Eva", "Eva", 1e-6f,
      VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM, NULL},
     {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre",
      "blocks.%d.", &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
@@ -8922,6 +9016,8 @@ static const vit__key vit__vit_keys[] = {
     VIT__INT_OPT("rel_pos", 0, 2, 0, cfg.rel_pos),
     VIT__INT_OPT("rope", 0, 1, 0, cfg.rope),
     VIT__INT_OPT("rope_ref", 0, 8192, 0, cfg.rope_ref),
+    VIT__INT_OPT("mlp_norm", 0, 1, 0, cfg.mlp_norm),
+    VIT__INT_OPT("attn_norm", 0, 1, 0, cfg.attn_norm),
     VIT__KEYS_END};
 
 /* Checks a ViT's config and derives its patch and block params from it;
@@ -8961,6 +9057,7 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
     m->block.dim = c->dim; m->block.heads = c->heads; m->block.mlp_dim = c->mlp_dim;
     m->block.ln_eps = c->ln_eps; m->block.act = c->act; m->block.scale_after_softmax = c->scale_after_softmax;
     m->block.layer_scale = c->layer_scale; m->block.qk_norm = c->qk_norm; m->block.glu = c->glu;
+    m->block.mlp_norm = c->mlp_norm; m->block.attn_norm = c->attn_norm;
     return VIT_OK;
 }
 
@@ -9068,7 +9165,7 @@ static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const cha
                (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, "norm", C, why)) != VIT_OK)
         return r;
     snprintf(n, sizeof n, "%smlp.", prefix);
-    return vit__mlp_bind_w(L, &w->mlp, n, &vit__mlp_names[1], C, c->mlp_dim, C, 0, why);
+    return vit__mlp_bind_w(L, &w->mlp, n, &vit__mlp_names[1], C, c->mlp_dim, C, 0, 0, why);
 }
 
 static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
@@ -9190,7 +9287,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
         (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
         return r;
-    lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
+    lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0; lp.norm_eps = 0.0f;
     if (!vit_arena_counting(a)) {
         /* the probe's query, the same for every image */
         vit__dense(q.data, w->latent.data, &w->q_w, w->q_b.data, 1, C, C, xs);
@@ -9397,6 +9494,9 @@ static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
 /* The family a ViT's structure belongs to, from the pieces only that family
    has: a file says what it holds, not where it came from. */
 static const char *vit__vit_family(const vit_config *c) {
+    if (c->rope && c->attn_norm)
+        return "EVA-02 CLIP tower (rotary position embeddings, LayerNorms inside the attention and the SwiGLU)";
+    if (c->rope && c->mlp_norm) return "EVA-02 (rotary position embeddings, SwiGLU with a LayerNorm inside)";
     if (c->rope) return "EVA-02 (rotary position embeddings, SwiGLU)";
     if (c->rel_pos) return c->rel_pos == 2 ? "BEiT (a relative position bias shared by the blocks)"
                                            : "BEiT (a relative position bias in every block)";
@@ -9425,10 +9525,12 @@ static void vit__vit_describe(const vit_model *m, vit__buf *b) {
         vit__bprintf(b, " after %d prefix tokens:%s%s", (int)P, c->class_token ? " class" : "",
                      c->dist_token ? " distillation" : "");
     if (c->reg_tokens) vit__bprintf(b, " %d registers", (int)c->reg_tokens);
-    vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s), LayerNorm eps %g%s%s%s%s\n", (int)c->depth,
-                 (int)c->dim, (int)c->heads, (int)c->mlp_dim, vit__act_name(c->act), c->glu ? ", gated" : "",
-                 (double)c->ln_eps, c->scale_after_softmax ? ", attention scaled after the softmax" : "",
+    vit__bprintf(b, ")\n  %d layers, hidden %d, %d heads, mlp %d (%s%s%s), LayerNorm eps %g%s%s%s%s%s\n",
+                 (int)c->depth, (int)c->dim, (int)c->heads, (int)c->mlp_dim, vit__act_name(c->act),
+                 c->glu ? ", gated" : "", c->mlp_norm ? ", LayerNorm inside" : "", (double)c->ln_eps,
+                 c->scale_after_softmax ? ", attention scaled after the softmax" : "",
                  c->layer_scale ? ", layer scale" : "", c->qk_norm ? ", qk-norm" : "",
+                 c->attn_norm ? ", LayerNorm inside the attention" : "",
                  c->pre_norm ? ", LayerNorm before the blocks" : "");
     if (c->rel_pos || !c->pos_embed || c->rope)
         vit__bprintf(b, "  positions: %s%s%s\n", c->pos_embed ? "a position embedding" : "no position embedding",
@@ -9799,22 +9901,32 @@ typedef struct vit__arch {
 
 #define VIT__EVA "timm's Eva class: "
 #define VIT__ROPE "rotary position embeddings (RoPE) in every attention layer, which have no tensors"
+#define VIT__ROPE_ONLY "; vit.h runs EVA-02's rotary embedding only"
 static const vit__arch vit__timm_archs[] = {
     /* timm's Eva, Beit, VisionTransformerRelPos, VisionTransformerSAM,
        NaFlexVit and hybrid classes, some under vit_ names */
-    {"vit_pe_*", NULL, NULL, "a Perception Encoder (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
-    /* EVA-02 Ti and S: fused qkv with q and v biases, a packed SwiGLU, timm's RoPE on a 16 x 16 reference grid */
-    {"eva02_tiny_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
-    {"eva02_small_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
-    {"eva02_*", NULL, NULL,
-     "an EVA-02 (" VIT__EVA VIT__ROPE ", separate q, k and v projections and a SwiGLU MLP with a LayerNorm inside; "
-     "vit.h runs EVA-02 Ti and S only)", 0, -1, 0, 0},
+    {"vit_pe_*", NULL, NULL,
+     "a Perception Encoder (" VIT__EVA "AttentionRope's rotary embedding on an xy grid counted from 1, a LayerNorm "
+     "before the blocks, attention pooling" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    /* EVA-02 and EVA-CLIP's EVA-02 towers: timm's RoPE on a 16 x 16 reference grid; Ti and S with a fused qkv and a
+       packed SwiGLU, B and L with separate q, k, v and a SwiGLU with a LayerNorm inside, the CLIP towers with a
+       LayerNorm inside the attention too */
+    {"eva02_enormous_*", NULL, NULL, "an EVA-02-CLIP-E (" VIT__EVA "post-norm blocks)", 0, -1, 0, 0},
+    {"eva02_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
     {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, 0, 0},
-    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "q and v biases without a k bias)", 0, -1, 0, 0},
-    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
-    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
-    {"*_sapiens2", NULL, NULL, "a Sapiens2 (" VIT__EVA VIT__ROPE ", grouped key-value heads)", 0, -1, 0, 0},
-    {"*_lingbot", NULL, NULL, "a LingBot-Vision ViT (" VIT__EVA VIT__ROPE ")", 0, -1, 0, 0},
+    {"eva_giant_*", NULL, "eva", "an EVA-01 giant (" VIT__EVA "q and v biases, a GELU MLP)", 0, -1, 0, 0},
+    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "a name vit.h does not know)", 0, -1, 0, 0},
+    {"*_rope_*", NULL, NULL,
+     "a ViT with rotary position embeddings (" VIT__EVA "AttentionRope on an xy grid at temperature 100, or "
+     "frequencies learned per layer (rope_mixed), no position embedding" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    {"*_dinov3*", NULL, NULL,
+     "a DINOv3 (" VIT__EVA "RotaryEmbeddingDinoV3: a centred grid, pairs in halves, temperature 100; register "
+     "tokens" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    {"*_sapiens2", NULL, NULL,
+     "a Sapiens2 (" VIT__EVA "DINOv3's rotary embedding, grouped key-value heads, RmsNorm" VIT__ROPE_ONLY ")", 0, -1,
+     0, 0},
+    {"*_lingbot", NULL, NULL,
+     "a LingBot-Vision ViT (" VIT__EVA "DINOv3's rotary embedding, register tokens" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
     {"beit3_*", NULL, NULL, "a BEiT-3 (timm's VisionTransformer with a LayerNorm inside the attention and the MLP)", 0,
      -1, 0, 0},
     {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1, 0, 0},
@@ -9870,6 +9982,7 @@ static const vit__arch vit__hf_archs[] = {
     {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, 0, 0}};
 #undef VIT__EVA
 #undef VIT__ROPE
+#undef VIT__ROPE_ONLY
 
 /* 1 if s matches pattern p, where '*' matches any run of characters. */
 static int vit__glob(const char *p, const char *s) {
@@ -9955,6 +10068,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const vit__vit_naming *nm = NULL;
     const vit__block_naming *bn;
     const vit__mlp_naming *mn;
+    const vit__mha_naming *an;
     const vit__entry *e = NULL;
     const vit__arch *arch;
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
@@ -9967,18 +10081,21 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
        classifier prefix (a transformers ViTForImageClassification), then
        without (a ViTModel) */
     /* a naming that only the architecture's name tells (its probe NULL): chosen by it when the file has its
-       patch embedding and, if its attention has them, block 0's q bias apart (else the probes decide, and the
-       architecture's check names the two namings) */
+       patch embedding and block 0's q in one of the naming's own forms (fused with q_bias apart, or separate)
+       (else the probes decide, and the architecture's check names the two namings) */
     arch = cj->st.src && cj->arch ? vit__arch_find(1, cj->arch, NULL, 0) : NULL;
     for (i = 0; arch && arch->naming && i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
-        const vit__mha_naming *an = vit__vit_names[i].block->mha_names;
+        const vit__block_naming *b = vit__vit_names[i].block;
+        int own = !b->mha_names->q_bias;
         nm = &vit__vit_names[i];
         if (nm->probe || strcmp(nm->naming, arch->naming)) continue;
         snprintf(pre, sizeof pre, nm->block_fmt, 0);
-        snprintf(n, sizeof n, "%s%s%s", pre, nm->block->attn, an->q_bias ? an->q_bias : "");
-        if (an->q_bias && !vit__entry_find(st, n)) continue;
+        snprintf(n, sizeof n, "%s%s%s", pre, b->attn, b->mha_names->q_bias ? b->mha_names->q_bias : "");
+        own = own || vit__entry_find(st, n);
+        snprintf(n, sizeof n, "%s%s%s.weight", pre, b->attn, b->mha_sep ? b->mha_sep->q : "");
+        own = own || (b->mha_sep && vit__entry_find(st, n));
         snprintf(n, sizeof n, "%s.weight", nm->patch.conv);
-        if ((e = vit__entry_find(st, n)) != NULL) variant = nm->variant;
+        if (own && (e = vit__entry_find(st, n)) != NULL) variant = nm->variant;
     }
     for (i = 0; i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
         const char *p;
@@ -10143,19 +10260,23 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (c->mlp_dim > (1 << 20))
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: tensor '%s': an MLP of %d is more than vit.h supports", src, n,
                          (int)c->mlp_dim);
-    c->glu = H1 == 2 * c->mlp_dim;
+    c->glu = H1 == 2 * c->mlp_dim || (mn->fc1_x && H1 == c->mlp_dim); /* packed, or gate and value apart */
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->mlp, mn->norm ? mn->norm : "");
+    c->mlp_norm = mn->norm && vit__has(L, n);
     if (!c->glu && H1 != c->mlp_dim)
         return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src,
                          (int)c->mlp_dim, (int)H1);
-    if (bn->mha_names->q_bias) snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->q_bias);
-    else if (bn->mha_names->layout == VIT__QKV_SEPARATE)
-        snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, bn->mha_names->q);
-    else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, bn->mha_names->b);
+    an = vit__block_mha(L, pre, bn);
+    if (an->q_bias) snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, an->q_bias);
+    else if (an->layout == VIT__QKV_SEPARATE) snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, an->q);
+    else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, an->b);
     c->qkv_bias = vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->attn, an->norm ? an->norm : "");
+    c->attn_norm = an->norm && vit__has(L, n);
     snprintf(n, sizeof n, "%s%s", pre, bn->ls1 ? bn->ls1 : "");
     c->layer_scale = bn->ls1 && vit__has(L, n);
-    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->attn, bn->mha_names->q_norm ? bn->mha_names->q_norm : "");
-    c->qk_norm = bn->mha_names->q_norm && vit__has(L, n);
+    snprintf(n, sizeof n, "%s%s%s.weight", pre, bn->attn, an->q_norm ? an->q_norm : "");
+    c->qk_norm = an->q_norm && vit__has(L, n);
 
     /* head (classes, C or R) and torchvision's pre_logits or transformers'
        pooler (R, C); a ViTModel's pooler is its output: no head then */

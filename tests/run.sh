@@ -336,10 +336,13 @@ step naming-fixtures-drift $PY tools/naming_reference.py --check
 # what tools/families_reference.py writes today.
 step families-fixtures-drift $PY tools/families_reference.py --check
 step explain-fixtures-drift $PY tools/explain_reference.py --check
-# BEiT and EVA-02 as BF16 and I8 files (tools/export.py --from, its config.json
+# BEiT, EVA-02 and EVA-01 giant as BF16 and I8 files (tools/export.py --from, its config.json
 # beside): the relative position bias tables, q and v biases and gammas
-# read as F32, the dense layers kept; the logits within relative L2 1.5e-2
-# (BF16) and 3e-2 (I8) of timm's in F32.
+# read as F32, the dense layers kept (EVA-02's separate q, k, v and SwiGLU
+# halves stacked in their dtype); the logits within relative L2 1.5e-2
+# (BF16) and 3e-2 (I8) of timm's in F32. EVA-02 B's I8 gets 4e-2: its
+# LayerNorm inside the SwiGLU scales the quantisation noise up (measured
+# 3.1e-2, of which timm itself on the dequantised weights has 2.6e-2).
 families_dtype() { # families_dtype CASE DTYPE BOUND
   fq_dir=build/families_dtype/$1.$2
   mkdir -p "$fq_dir" && cp "tests/fixtures/families/$1/config.json" "$fq_dir/" &&
@@ -348,9 +351,9 @@ families_dtype() { # families_dtype CASE DTYPE BOUND
     build/native/vit run "$fq_dir/model.safetensors" "tests/fixtures/families/$1.in3.npy" "build/log/$1.$2.out.npy" &&
     $PY tools/check_precision.py logits "tests/fixtures/families/$1.logits3.npy" "build/log/$1.$2.out.npy" --max-rel-l2 "$3"
 }
-for fq_case in beit beitv2_shared eva02; do
-  step "families-$fq_case-bf16" families_dtype $fq_case BF16 1.5e-2
-  step "families-$fq_case-i8" families_dtype $fq_case I8 3e-2
+for fq_case in beit:3e-2 beitv2_shared:3e-2 eva02:3e-2 eva02_base:4e-2 eva02_clip:3e-2 eva_giant:3e-2; do
+  step "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
+  step "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
 done
 # Every name in timm.list_models() and every transformers model_type against
 # vit.h's table of architectures: what vit.h runs is timm's VisionTransformer

@@ -1,7 +1,8 @@
 /* The ViT families as timm and transformers save them (DINOv2 with and
    without registers and SwiGLU, CLIP, SigLIP, DeiT distilled, qk-norm, no
    class token, BEiT with a relative position bias per block or shared,
-   EVA-02 with rotary position embeddings;
+   EVA-02 Ti, B and its CLIP tower with rotary position embeddings, EVA-01
+   giant;
    tools/families_reference.py writes them from the libraries' own
    classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within
@@ -350,7 +351,9 @@ static void test_family(const char *dir) {
         {"qk_norm", "ViT with qk-norm"},              {"no_cls_avg", "ViT without a class token"},
         {"beit", "BEiT (a relative position bias in every block)"},
         {"beitv2_shared", "BEiT (a relative position bias shared"},
-        {"eva02", "EVA-02 (rotary position embeddings, SwiGLU)"}};
+        {"eva02", "EVA-02 (rotary position embeddings, SwiGLU)"},
+        {"eva02_base", "EVA-02 (rotary position embeddings, SwiGLU with a LayerNorm inside)"},
+        {"eva02_clip", "EVA-02 CLIP tower"}};
     size_t i;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[1024], text[4096], what[160];

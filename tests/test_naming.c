@@ -440,14 +440,17 @@ static void loaded(int ok, const char *what, const char *inferred) {
 static void test_archs(const char *dir) {
     static const struct { const char *name, *needle; int runs;
     } timm[] = {
-        {"vit_pe_core_tiny_patch16_384", "is a Perception Encoder (timm's Eva class: rotary position embeddings", 0},
+        {"vit_pe_core_tiny_patch16_384", "is a Perception Encoder (timm's Eva class: AttentionRope's rotary", 0},
+        {"eva02_enormous_patch14_clip_224", "is an EVA-02-CLIP-E (timm's Eva class: post-norm blocks)", 0},
         {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
-        {"eva02_small_patch14_336", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
-        {"eva02_base_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings (RoPE)", 0},
+        {"eva02_base_patch16_clip_224", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming",
+         -1},
         {"eva_large_patch14_196", "eps 1e-06, gelu, pool", 1},
-        {"eva_giant_patch14_224", "is an EVA (timm's Eva class: q and v biases without a k bias)", 0},
+        {"eva_giant_patch14_224", "is an EVA-01 giant (timm's Eva class: q and v biases, a GELU MLP) in eva naming",
+         -1},
+        {"eva_tiny_patch14_224", "is an EVA (timm's Eva class: a name vit.h does not know)", 0},
         {"vit_base_patch16_rope_224", "is a ViT with rotary position embeddings", 0},
-        {"vit_base_patch16_dinov3", "is a DINOv3", 0},
+        {"vit_base_patch16_dinov3", "is a DINOv3 (timm's Eva class: RotaryEmbeddingDinoV3", 0},
         {"vit_base_patch16_sapiens2", "is a Sapiens2", 0},
         {"vit_base_patch16_lingbot", "is a LingBot-Vision ViT", 0},
         {"beit3_base_patch16_224", "is a BEiT-3", 0},

@@ -21,10 +21,12 @@ own source:
   position bias per block or shared (not both), layer scale, timm's Mlp
   without a norm inside, LayerNorm, the token or avg pool. An Eva name
   (eva.py) is asked of an EVA-02 file and must ask _create_eva only for
-  EVA-02 Ti/S's features: a fused qkv with q and v biases, timm's Mlp or
-  the packed SwiGLU, RotaryEmbeddingCat (interleaved, 'ij', temperature
-  10000, no offset) with the ref_feat_shape vit.h reports, a learned
-  position embedding over the class token and the patches.
+  EVA-02's or EVA-01 giant's features: q and v biases (qkv fused or not), timm's Mlp or
+  a SwiGLU (packed, or apart with a LayerNorm inside: scale_mlp), a
+  LayerNorm inside the attention (scale_attn_inner), RotaryEmbeddingCat
+  (interleaved, 'ij', temperature 10000, no offset) or none, as vit.h
+  reports it, with its ref_feat_shape, a learned position embedding over the
+  class token and the patches.
 
 vit.h may refuse a supported name (the table is conservative). Then every
 transformers model_type (CONFIG_MAPPING_NAMES) on a transformers ViT file:
@@ -55,6 +57,8 @@ BEIT_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "beit", "model.
 BEIT_MODULES = ("beit",)
 # a timm Eva file (EVA-02 Ti made small: hidden 48, 3 heads, rotary embeddings): vit.h's Eva names are asked of it
 EVA_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "eva02", "model.safetensors")
+# the MLP is the tensors' to say: Eva names without a SwiGLU (EVA-01 giant) are asked of a file with a GELU MLP
+EVA_GELU_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "eva_giant", "model.safetensors")
 EVA_MODULES = ("eva",)
 OTHER = BEIT_MODULES + EVA_MODULES  # modules whose names are asked of a file of their own
 
@@ -182,13 +186,15 @@ def supported_eva(kw):
     import timm.layers as L
     lacks, eps = [], 1e-6
     g = kw.get
-    for k in ("scale_mlp", "scale_attn_inner", "qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
+    for k in ("qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
               "attn_only_layer_scale", "gated_attn", "dynamic_img_pad", "rope_rotate_half", "swiglu_align_to",
               "num_reg_tokens", "num_kv_heads", "attn_head_dim", "rope_mrope_section"):
         if g(k):
             lacks.append(k)
-    for k, default, want in (("qkv_fused", True, True), ("qkv_bias", True, True), ("class_token", True, True),
-                             ("use_abs_pos_emb", True, True), ("use_rot_pos_emb", False, True),
+    if g("scale_mlp") and not g("swiglu_mlp"):
+        lacks.append("scale_mlp without swiglu_mlp")
+    for k, default, want in (("qkv_bias", True, True), ("class_token", True, True),
+                             ("use_abs_pos_emb", True, True),
                              ("attn_type", "eva", "eva"), ("rope_type", "cat", "cat"), ("rope_grid_offset", 0., 0.),
                              ("rope_grid_indexing", "ij", "ij"), ("rope_temperature", 10000., 10000.)):
         if g(k, default) != want:
@@ -214,7 +220,8 @@ def supported_eva(kw):
         v = g(k)
         if isinstance(v, (tuple, list)) and v[0] != v[1]:
             lacks.append(f"{k} not square")
-    return lacks, eps, "silu (gated)" if g("swiglu_mlp") else "gelu", ref or 0
+    rope = g("use_rot_pos_emb", False)
+    return lacks, eps, "silu (gated)" if g("swiglu_mlp") else "gelu", f"rope={int(rope)} rope_ref={ref or 0 if rope else 0}"
 
 
 def vit_verdict(vit, name, tmp, hf=False, beit=False, eva=False):
@@ -223,7 +230,7 @@ def vit_verdict(vit, name, tmp, hf=False, beit=False, eva=False):
     with open(cfg, "w") as f:
         json.dump({"model_type": name, "num_attention_heads": 5} if hf else
                   {"architecture": name, "model_args": {"num_heads": 3 if beit or eva else 2}}, f)
-    model = HF_MODEL if hf else BEIT_MODEL if beit else EVA_MODEL if eva else MODEL
+    model = HF_MODEL if hf else BEIT_MODEL if beit else (EVA_MODEL if eva == "glu" else EVA_GELU_MODEL) if eva else MODEL
     p = subprocess.run([vit, "info", model, "--config", cfg], capture_output=True, text=True)
     if p.returncode == 0:  # the inferred line, then the line of hyperparameters
         return True, " | ".join(line.strip() for line in p.stdout.splitlines()[1:3])
@@ -239,7 +246,8 @@ def main(argv=None):
     problems, accepted, missed = [], 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (module, kw) in sorted(names.items()):
-            ok, said = vit_verdict(args.vit, name, tmp, beit=module in BEIT_MODULES, eva=module in EVA_MODULES)
+            eva = module in EVA_MODULES and ("glu" if kw is None or kw.get("swiglu_mlp") else "gelu")
+            ok, said = vit_verdict(args.vit, name, tmp, beit=module in BEIT_MODULES, eva=eva)
             check = supported_beit if module in BEIT_MODULES else supported_eva if module in EVA_MODULES else supported
             if args.list:
                 print(f"{'runs   ' if ok else 'refuses'} {module:28} {name}: {said}")
@@ -254,8 +262,8 @@ def main(argv=None):
                 problems.append(f"{name}: timm's {module}.py, not its VisionTransformer, Beit or Eva, and vit.h runs it")
                 continue
             lacks, eps, act = check(kw)[:3]
-            if module in EVA_MODULES and f"rope=1 rope_ref={check(kw)[3]}" not in said:
-                problems.append(f"{name}: rotary reference grid {check(kw)[3]} in timm, vit.h says: {said}")
+            if module in EVA_MODULES and check(kw)[3] not in said:
+                problems.append(f"{name}: {check(kw)[3]} in timm, vit.h says: {said}")
             if lacks:
                 problems.append(f"{name}: vit.h runs it, but it has {', '.join(lacks)}")
             if f"LayerNorm eps {eps:g}," not in said:

@@ -6,8 +6,9 @@ Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
 without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
 tower of a whole CLIPModel file), SigLIP and SigLIP 2, DeiT distilled,
 qk-norm, a ViT without a class token, BEiT (a relative position bias
-per block, and BEiT v2 with one shared) and EVA-02 (rotary position
-embeddings; these three with their attention probabilities too), each built by timm.create_model or transformers'
+per block, and BEiT v2 with one shared), EVA-02 (rotary position
+embeddings: Ti, B and EVA-CLIP's B/16 tower; these with their attention
+probabilities too) and EVA-01 giant, each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -119,9 +120,16 @@ CASES = {
     "beit": ("timm", _timm("beit_base_patch16_224", img_size=40, patch_size=8, num_classes=5, **SMALL), 40),
     "beitv2_shared": ("timm", _timm("beitv2_base_patch16_224", img_size=32, patch_size=8, num_classes=4, global_pool="token",
                                     use_rel_pos_bias=False, use_shared_rel_pos_bias=True, **SMALL), 32),
-    # timm's Eva as EVA-02 Ti and S: RotaryEmbeddingCat on a 16 x 16 reference grid (the patches' q and k, the class
+    # timm's Eva as EVA-02 Ti: RotaryEmbeddingCat on a 16 x 16 reference grid (the patches' q and k, the class
     # token's left), q and v biases without a k bias, a packed SwiGLU; dynamic_img_size, also run at 56 (a 4 x 4 grid)
     "eva02": ("timm", _timm("eva02_tiny_patch14_224", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
+    # EVA-02 B (qkv_fused=False: q_proj, k_proj without a bias, v_proj; timm's SwiGLU with fc1_g, fc1_x and a
+    # LayerNorm before fc2) and EVA-CLIP's B/16 tower (a LayerNorm inside the attention too, the class token pooled)
+    "eva02_base": ("timm", _timm("eva02_base_patch14_224", img_size=28, num_classes=4, embed_dim=64, depth=2, num_heads=4), 28),
+    "eva02_clip": ("timm", _timm("eva02_base_patch16_clip_224", img_size=32, num_classes=3, dynamic_img_size=True,
+                                 embed_dim=64, depth=2, num_heads=2), 32),
+    # EVA-01 giant (timm's Eva without a rotary embedding: q and v biases, a GELU MLP of ratio 6144/1408)
+    "eva_giant": ("timm", _timm("eva_giant_patch14_224", img_size=28, num_classes=4, dynamic_img_size=True, **SMALL), 28),
     "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
     "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
     "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
@@ -142,8 +150,12 @@ CASES = {
 REFUSE = {
     "pe_core": (_timm("vit_pe_core_tiny_patch16_384", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
                 "UNSUPPORTED", "timm architecture 'vit_pe_core_tiny_patch16_384' is a Perception Encoder (timm's Eva "
-                "class: rotary position embeddings (RoPE) in every attention layer, which have no tensors): vit.h "
-                "does not run it"),
+                "class: AttentionRope's rotary embedding on an xy grid counted from 1, a LayerNorm before the blocks, "
+                "attention pooling; vit.h runs EVA-02's rotary embedding only): vit.h does not run it"),
+    "dinov3": (_timm("vit_small_patch16_dinov3", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
+               "UNSUPPORTED", "timm architecture 'vit_small_patch16_dinov3' is a DINOv3 (timm's Eva class: "
+               "RotaryEmbeddingDinoV3: a centred grid, pairs in halves, temperature 100; register tokens; vit.h runs "
+               "EVA-02's rotary embedding only): vit.h does not run it"),
 }
 BIG = {
     "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
@@ -155,7 +167,7 @@ BIG = {
 
 # Cases whose attention probabilities are written too (NAME.attnB.npy, (depth * B, NH, T, T)): what timm's
 # unfused attention hands its dropout, the relative position bias added before the softmax.
-MAPS_OF = ("beit", "beitv2_shared", "eva02")
+MAPS_OF = ("beit", "beitv2_shared", "eva02", "eva02_base", "eva02_clip")
 
 
 def attention_maps(model, x):
@@ -194,7 +206,7 @@ def outputs(lib, model, x):
 # transformers' interpolate_pos_encoding. timm's Beit has no
 # dynamic_img_size (its relative position bias tables would be resized),
 # so the BEiT cases run at their own size only.
-RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56}
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56, "eva02_clip": 48, "eva_giant": 42}
 
 
 def _save_model(lib, model, d):

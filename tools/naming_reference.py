@@ -530,10 +530,9 @@ def generate(out):
                   "num_heads": 2, "global_pool": "avg", "pool_include_prefix": True}))
     fx.refuse("timm_arch_unknown", sd, None, "UNSUPPORTED", "timm architecture 'vit_unknown_224' is not one vit.h knows",
               config=dict(tcfg, architecture="vit_unknown_224"))
-    fx.refuse("timm_arch_eva02", sd, None, "UNSUPPORTED", "timm architecture 'eva02_base_patch14_224' is an EVA-02 "
-              "(timm's Eva class: rotary position embeddings (RoPE) in every attention layer, which have no tensors, "
-              "separate q, k and v projections and a SwiGLU MLP with a LayerNorm inside; vit.h runs EVA-02 Ti and S "
-              "only): vit.h does not run it", config=dict(tcfg, architecture="eva02_base_patch14_224"))
+    fx.refuse("timm_arch_eva02", sd, None, "FORMAT", "timm architecture 'eva02_base_patch14_224' is an EVA-02 (timm's "
+              "Eva class: rotary position embeddings) in eva naming, but the tensors of",
+              config=dict(tcfg, architecture="eva02_base_patch14_224"))
     hf = _randomize(HFViTForImageClassification({"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
                                                  "intermediate_size": 8, "image_size": 8, "patch_size": 4,
                                                  "id2label": {"0": "a", "1": "b"}}).eval(), _seed("bad_hf"))
