@@ -10944,10 +10944,11 @@ static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit
     float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
     float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f, *scratch = NULL;
     int slots = 1, tiles, per;
-    vit_tensor h, qn, g;
+    vit_tensor h, qn, g, aon;
     vit_result r;
     vit__att_tiles(T, &tiles, &per);
     if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &aon, 2, rows, c->attn_norm ? C : 1, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm || w->attn.rope ? 3 * C : 1, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &g, 2, rows, c->mlp_dim, 1, 1)) != VIT_OK ||
         (r = vit__att_scratch(a, T, HS, 1, 0, B * NH * tiles, &scratch, &slots)) != VIT_OK)
@@ -10972,8 +10973,11 @@ static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit
         at.R = w->attn.rel_bias.data ? w->attn.rel_bias.shape[1] : 0;
         vit__attention(&at, scratch, slots);
 
-        /* mid = x + ls1 * proj(ao), LN2, the MLP's pre-activation kept, y = mid + ls2 * fc2(act(u)) */
-        p = vit__mm_w(s->mid, s->ao, &w->attn.out_w, w->attn.out_b.data, rows, C, C, NULL);
+        /* mid = x + ls1 * proj(ao) (EVA-CLIP: of LayerNorm(ao)), LN2, the MLP's pre-activation kept,
+           y = mid + ls2 * fc2(act(u)) (EVA-02: of LayerNorm(act(u))) */
+        if (c->attn_norm)
+            vit_k_layernorm(aon.data, s->ao, w->attn.norm_w.data, w->attn.norm_b.data, rows, C, c->ln_eps);
+        p = vit__mm_w(s->mid, c->attn_norm ? aon.data : s->ao, &w->attn.out_w, w->attn.out_b.data, rows, C, C, NULL);
         e.act = VIT__EPI_NONE; e.g = c->layer_scale ? w->ls1.data : NULL; e.r = s->x; e.ldr = C;
         p.e = &e;
         vit__matmul(&p);
@@ -10981,6 +10985,8 @@ static vit_result vit__rev_block_fwd(const vit_model *m, vit_arena *a, const vit
         vit__rev_dense(s->u, h.data, &w->mlp.fc1_w, &w->mlp.fc1_b, rows, C, H1);
         if (c->glu) vit_k_glu(g.data, s->u, rows, c->mlp_dim, c->act);
         else vit_k_act(g.data, s->u, rows * c->mlp_dim, c->act);
+        if (c->mlp_norm)
+            vit_k_layernorm(g.data, g.data, w->mlp.norm_w.data, w->mlp.norm_b.data, rows, c->mlp_dim, c->ln_eps);
         p = vit__mm_w(y, g.data, &w->mlp.fc2_w, w->mlp.fc2_b.data, rows, c->mlp_dim, C, NULL);
         e.g = c->layer_scale ? w->ls2.data : NULL; e.r = s->mid;
         p.e = &e;
@@ -11003,7 +11009,7 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
     float scale = c->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS);
     float post = c->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = vit__threads() < B * NH ? vit__threads() : B * NH;
-    vit_tensor dm, dg, du, dt, dq, qn, rinv;
+    vit_tensor dm, dg, du, dt, dq, qn, rinv, gp;
     vit_result r;
     float *scr;
     if ((r = vit__tensor4(a, &dm, 2, rows, C, 1, 1)) != VIT_OK ||
@@ -11012,7 +11018,8 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         (r = vit__tensor4(a, &dt, 2, rows, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dq, 2, rows, 3 * C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm || w->attn.rope ? 3 * C : 1, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &rinv, 2, w->attn.rope ? w->attn.rope_n : 1, 2 * HS, 1, 1)) != VIT_OK)
+        (r = vit__tensor4(a, &rinv, 2, w->attn.rope ? w->attn.rope_n : 1, 2 * HS, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &gp, 2, rows, c->mlp_norm || c->attn_norm ? (H > C ? H : C) : 1, 1, 1)) != VIT_OK)
         return r;
     /* the attention's scratch, a slot per thread: sized by the thread count when counted, and
        when run with more threads than that, the slots that fit (as the forward's attention) */
@@ -11030,6 +11037,13 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         if (c->layer_scale) vit__rev_scale(dm.data, dy, w->ls2.data, rows, C);
         else memcpy(dm.data, dy, (size_t)rows * C * sizeof(float));
         vit__rev_linear(dg.data, dm.data, &w->mlp.fc2_w, rows, C, H);
+        if (c->mlp_norm) { /* EVA-02's LayerNorm before fc2, reversed on the activation's output (made again) */
+            if (c->glu) vit_k_glu(gp.data, s->u, rows, H, c->act);
+            else vit_k_act(gp.data, s->u, rows * H, c->act);
+            memset(du.data, 0, (size_t)rows * H * sizeof(float));
+            vit_k_layernorm_back(du.data, gp.data, w->mlp.norm_w.data, dg.data, rows, H, c->ln_eps);
+            memcpy(dg.data, du.data, (size_t)rows * H * sizeof(float));
+        }
         if (c->glu) vit_k_glu_back(du.data, s->u, dg.data, rows, H, c->act);
         else vit_k_act_back(du.data, s->u, dg.data, rows * H, c->act);
         vit__rev_linear(dm.data, du.data, &w->mlp.fc1_w, rows, H1, C);
@@ -11040,6 +11054,11 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         if (c->layer_scale) vit__rev_scale(dm.data, dt.data, w->ls1.data, rows, C);
         else memcpy(dm.data, dt.data, (size_t)rows * C * sizeof(float));
         vit__rev_linear(dg.data, dm.data, &w->attn.out_w, rows, C, C); /* dg as (rows, C) now */
+        if (c->attn_norm) { /* EVA-CLIP's LayerNorm before the projection, reversed */
+            memset(gp.data, 0, (size_t)rows * C * sizeof(float));
+            vit_k_layernorm_back(gp.data, s->ao, w->attn.norm_w.data, dg.data, rows, C, c->ln_eps);
+            memcpy(dg.data, gp.data, (size_t)rows * C * sizeof(float));
+        }
         if (c->qk_norm || w->attn.rope) {
             vit__rev_qk(c, &w->attn, qn.data, s->qkv, B, T);
             qkv = qn.data;

@@ -100,6 +100,10 @@ CASES = {
     # BEiT's relative position bias (a table per block, mean pool and fc_norm), EVA-02's rotary embedding
     "beit": ("beit_base_patch16_224", 32, dict(embed_dim=32, num_heads=2, num_classes=3, **SMALL), 1),
     "eva02": ("eva02_tiny_patch14_224", 56, dict(embed_dim=32, num_heads=2, num_classes=4, depth=2, patch_size=7), 2),
+    # EVA-02 B's LayerNorm inside the SwiGLU (mlp.norm), EVA-CLIP's before the attention's projection (attn.norm)
+    "eva02_b": ("eva02_base_patch14_224", 56, dict(embed_dim=32, num_heads=2, num_classes=3, depth=2, patch_size=7), 1),
+    "eva02_clip": ("eva02_base_patch16_clip_224", 64, dict(embed_dim=32, num_heads=2, num_classes=3, depth=2,
+                                                         patch_size=8), 2),
 }
 
 # What each map file holds, written into meta.txt as note_<method>.
