@@ -643,6 +643,9 @@ typedef struct vit_config {
                                     patch at row y has angle y / G * rope_ref times a band; 0: y itself */
     int32_t mlp_norm;            /* see vit_block_params */
     int32_t attn_norm;           /* see vit_block_params */
+    /* A field that changes what a block, the pool or the head computes needs the reverse pass too
+       (vit__rev_block_fwd and _back, vit__rev_head_fwd and _back) and a case in
+       tools/explain_reference.py: the explanations' gradients are held against autograd there. */
 } vit_config;
 
 /* timm's AttentionPoolLatent (global_pool='map'), transformers'
