@@ -105,13 +105,15 @@
      half the memory, I8: a quarter). Where the build has the type's dot
      product (below), a file's dense weights are packed in place at load
      (in its private mapping, or the buffer read_whole reads): each panel
-     of vit_tensor.panel rows (all but a last partial one, which stays
-     row-major) holds its rows' 4-byte groups along k (BF16 pairs, I8
-     quads) column by column, group g of row p i + j at 4 (p g + j) bytes
-     from the panel's start (p = panel); I8 then carries its panels' column
-     sums (vit_tensor.sums). The products read them as they lie, one run of
-     memory per block. Weights loaded from memory stay row-major (panel 0),
-     and so do weights a program builds itself. Anything else in such a
+     of p rows (p = 32 with AVX-512, 16 otherwise; all but a last partial
+     one, which stays row-major) holds its rows' 4-byte groups along k
+     (BF16 pairs, I8 quads) column by column, group g of row p i + j at
+     4 (p g + j) bytes from the panel's start; I8 then carries its panels'
+     column sums. vit_tensor.pack records that (the implementation's
+     private record; read q through it only as vit.h does). The products
+     read them as they lie, one run of memory per block. Weights loaded
+     from memory stay row-major (pack NULL), and so do weights a program
+     builds itself. Anything else in such a
      file (biases, LayerNorm, class token, position embedding, relative
      position bias tables, conv kernels) is widened to F32, and LayerNorm and softmax stay F32. Where vdpbf16ps runs
      (AVX512_BF16, and SIMDE_NO_NATIVE builds), the attention of such a
@@ -301,6 +303,8 @@ typedef enum vit_dtype {
     VIT_DTYPE_I8 = 2    /* int8 in [-127, 127], in `q`; row r is scale[r] * q[r][...] */
 } vit_dtype;
 
+struct vit__pack; /* the implementation's: how the loader packed a weight for the products */
+
 typedef struct vit_tensor {
     float *data;                  /* contiguous, row-major; NULL for a BF16 or I8 weight */
     int32_t ndim;                 /* 1..VIT_MAX_DIMS */
@@ -309,8 +313,8 @@ typedef struct vit_tensor {
     vit_dtype dtype;              /* VIT_DTYPE_F32 unless a weight stayed BF16 or I8 */
     const void *q;                /* BF16 or I8 elements, row-major like data; else NULL */
     const float *scale;           /* I8: one scale per row (shape[0]); else NULL */
-    int32_t panel;                /* 0: q is row-major; else rows per packed panel (see WEIGHTS FORMAT) */
-    const int32_t *sums;          /* I8 with panel: the products' column sums of each panel's k blocks */
+    const struct vit__pack *pack; /* a loaded BF16 or I8 weight packed for the products (see WEIGHTS
+                                     FORMAT), private; NULL: q is row-major, as a program builds it */
 } vit_tensor;
 
 /* GELU: x/2 (1 + erf(x/sqrt2)), torch.nn.GELU(); GELU_TANH: its tanh
@@ -2012,8 +2016,7 @@ VITDEF vit_result vit_tensor_init(vit_arena *a, vit_tensor *t, int32_t ndim, con
     t->dtype = VIT_DTYPE_F32;
     t->q = NULL;
     t->scale = NULL;
-    t->panel = 0;
-    t->sums = NULL;
+    t->pack = NULL;
     return VIT_OK;
 }
 
@@ -3280,6 +3283,13 @@ VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *
 #define VIT__DOT_I8 0
 #endif
 
+/* How a weight's bytes lie packed (vit__pack_weight): vit_tensor.pack,
+   made by the loader in the model's arena. */
+struct vit__pack {
+    int32_t panel;        /* rows per packed panel: VIT__NR of the build that packed it */
+    const int32_t *sums;  /* I8: each panel's column sums per k block (NR each); BF16: NULL */
+};
+
 /* Rows per packed panel for a BF16 or I8 weight of K inputs in this build:
    VIT__NR where its dot-product tiles run and a row is whole 4-byte groups
    (BF16: K even; I8: K % 4 == 0), else 0 (it stays row-major). */
@@ -3324,13 +3334,13 @@ static size_t vit__pack_sums(const vit_tensor *w) {
    column sums (sums: vit__pack_sums(w) int32s). At batch 1 the weights
    stream from memory once per forward, and gathering NR rows per block
    stalled on the prefetches and cost the packing (ViT-B/16: about 7% of
-   the forward, BF16 and I8). tmp: vit__pack_tmp(w) bytes; w->panel says
-   it is done. */
-static void vit__pack_weight(vit_tensor *w, unsigned char *tmp, int32_t *sums) {
+   the forward, BF16 and I8). tmp: vit__pack_tmp(w) bytes; rec, the
+   record w->pack then points at. */
+static void vit__pack_weight(vit_tensor *w, unsigned char *tmp, int32_t *sums, struct vit__pack *rec) {
     size_t need = vit__pack_tmp(w), n0;
     unsigned char *q = (unsigned char *)(uintptr_t)w->q;
     const int32_t *first = sums;
-    if (!need || w->panel) return;
+    if (!need || w->pack) return;
 #if VIT__DOT_BF16 || VIT__DOT_I8
     for (n0 = 0; n0 + VIT__NR <= (size_t)w->shape[0]; n0 += VIT__NR) {
         uint32_t *panel = (uint32_t *)(void *)(q + n0 / VIT__NR * need);
@@ -3344,10 +3354,11 @@ static void vit__pack_weight(vit_tensor *w, unsigned char *tmp, int32_t *sums) {
         }
 #endif
     }
-    w->panel = VIT__NR;
-    w->sums = w->dtype == VIT_DTYPE_I8 ? first : NULL;
+    rec->panel = VIT__NR;
+    rec->sums = w->dtype == VIT_DTYPE_I8 ? first : NULL;
+    w->pack = rec;
 #else
-    (void)q; (void)n0; (void)tmp; (void)first;
+    (void)q; (void)n0; (void)tmp; (void)first; (void)rec;
 #endif
 }
 
@@ -3370,9 +3381,9 @@ static vit__mm vit__mm_w(float *y, const float *x, const vit_tensor *w, const fl
     p.wt = w->dtype;
     p.wq = w->q;
     p.ws = w->scale;
-    p.panel = w->panel;
-    p.wsums = w->sums;
-    VIT_ASSERT(!w->panel || (w->shape[0] == N && w->shape[1] == K)); /* packed: the whole matrix, as it lies */
+    p.panel = w->pack ? w->pack->panel : 0;
+    p.wsums = w->pack ? w->pack->sums : NULL;
+    VIT_ASSERT(!w->pack || (w->shape[0] == N && w->shape[1] == K)); /* packed: the whole matrix, as it lies */
     p.xs = xs;
     return p;
 }
@@ -5536,19 +5547,19 @@ VITDEF void vit_k_outlook(float *y, float *att, const float *logits, const float
 /* ---- modules: shared checks ---- */
 
 /* A dense weight as the products will read it: F32 in data, BF16 in q,
-   I8 in q with its row scales, and a packing (panel) only as this build
-   packs that type, an I8 one with its column sums. Weights a program
-   builds by hand are checked here, where modules take them; the loader's
-   are right by construction. */
+   I8 in q with its row scales, and a packing record (vit_tensor.pack)
+   only the loader's for a weight of this type and shape in this build.
+   Weights a program builds by hand are checked here, where modules take
+   them; the loader's are right by construction. */
 static vit_result vit__w_ok(const char *mod, const char *name, const vit_tensor *t) {
     const char *why = NULL;
-    if (t->dtype == VIT_DTYPE_F32) why = !t->data ? "is F32 with data NULL" : t->panel ? "is F32 and packed" : NULL;
+    if (t->dtype == VIT_DTYPE_F32) why = !t->data ? "is F32 with data NULL" : t->pack ? "is F32 and packed" : NULL;
     else if (t->dtype != VIT_DTYPE_BF16 && t->dtype != VIT_DTYPE_I8) why = "has an unknown dtype";
     else if (!t->q) why = t->dtype == VIT_DTYPE_I8 ? "is I8 with q NULL" : "is BF16 with q NULL";
     else if (t->dtype == VIT_DTYPE_I8 && !t->scale) why = "is I8 with scale NULL";
-    else if (t->panel && (t->ndim != 2 || t->panel != vit__panel_rows(t->dtype, t->shape[1]) || t->shape[0] < t->panel))
-        why = "has a panel this build does not pack (see vit_tensor.panel)";
-    else if (t->panel && t->dtype == VIT_DTYPE_I8 && !t->sums) why = "is packed I8 with sums NULL";
+    else if (t->pack && (t->ndim != 2 || t->pack->panel != vit__panel_rows(t->dtype, t->shape[1]) ||
+                         t->shape[0] < t->pack->panel || (t->dtype == VIT_DTYPE_I8) != (t->pack->sums != NULL)))
+        why = "has a packing (vit_tensor.pack) that is not this weight's";
     return why ? vit__fail(VIT_ERR_ARG, "%s: weight %s %s", mod, name, why) : VIT_OK;
 }
 
@@ -7590,8 +7601,7 @@ typedef struct vit__entry {
     uint64_t begin, end; /* relative to the data section */
     int used;
     int order;           /* position in the header */
-    int32_t panel;       /* its bytes were packed in place (vit__pack_weight): the rows per panel */
-    const int32_t *sums; /* and, I8, its column sums */
+    const struct vit__pack *pack; /* its bytes were packed in place (vit__pack_weight): how */
 } vit__entry;
 
 /* A metadata key and its value. */
@@ -8112,15 +8122,17 @@ static size_t vit__first_i8_min(const unsigned char *src, size_t n) {
 static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) {
     size_t need = vit__pack_tmp(t), nsums = vit__pack_sums(t);
     int32_t *sums = NULL;
+    struct vit__pack *rec;
     vit_result r;
     if (!need || !ours) return VIT_OK;
+    if (!(rec = (struct vit__pack *)vit_arena_alloc(&L->m->arena, sizeof *rec))) return VIT_ERR_OOM;
     if (nsums && !(sums = (int32_t *)vit_arena_alloc(&L->m->arena, nsums * sizeof(int32_t)))) return VIT_ERR_OOM;
     if (vit_arena_counting(&L->m->arena)) return VIT_OK;
     if (need > L->pack.size) {
         vit_arena_free(&L->pack);
         if ((r = vit_arena_init_alloc(&L->pack, need)) != VIT_OK) return r;
     }
-    vit__pack_weight(t, L->pack.base, sums);
+    vit__pack_weight(t, L->pack.base, sums, rec);
     return VIT_OK;
 }
 
@@ -8195,15 +8207,13 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
             ours = 1;
         }
         L->m->n_kept[dst->dtype] += (int64_t)numel;
-        if (dst->q == src && e->panel) { /* bound before (the same tensor twice): packed already */
-            dst->panel = e->panel;
-            dst->sums = e->sums;
+        if (dst->q == src && e->pack) { /* bound before (the same tensor twice): packed already */
+            dst->pack = e->pack;
             return VIT_OK;
         }
         if ((r = vit__ld_pack(L, dst, ours)) != VIT_OK) return r;
         if (dst->q == src) {
-            e->panel = dst->panel;
-            e->sums = dst->sums;
+            e->pack = dst->pack;
         }
         return VIT_OK;
     }
@@ -8349,7 +8359,8 @@ static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t c
 /* Where element (r, k) of a BF16 or I8 weight lies, in bytes from q:
    row-major, or in its packed panel (vit__pack_weight). */
 static size_t vit__q_off(const vit_tensor *t, int32_t r, int32_t k) {
-    size_t es = t->dtype == VIT_DTYPE_BF16 ? 2 : 1, K = (size_t)t->shape[1], P = (size_t)t->panel, at = (size_t)k * es;
+    size_t es = t->dtype == VIT_DTYPE_BF16 ? 2 : 1, K = (size_t)t->shape[1], at = (size_t)k * es;
+    size_t P = t->pack ? (size_t)t->pack->panel : 0;
     if (!P || (size_t)r >= (size_t)t->shape[0] / P * P) return (size_t)r * K * es + at;
     return (size_t)r / P * P * K * es + (at / 4 * P + (size_t)r % P) * 4 + at % 4;
 }
@@ -8363,7 +8374,7 @@ static unsigned vit__q_at(const vit_tensor *t, int32_t r, int32_t k) {
 /* Row r of a BF16 or I8 weight into dst, row-major. */
 static void vit__q_row(unsigned char *dst, const vit_tensor *t, int32_t r) {
     size_t es = t->dtype == VIT_DTYPE_BF16 ? 2 : 1, K = (size_t)t->shape[1], g;
-    if (!t->panel) {
+    if (!t->pack) {
         memcpy(dst, (const unsigned char *)t->q + vit__q_off(t, r, 0), K * es);
         return;
     }
@@ -13885,6 +13896,8 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          above FLT_MAX / 127 and I8 outside linear layers
                          are refused, hand-built quantised weights are
                          checked; no undefined behaviour on BF16 forwards.
+                         vit_tensor's panel and sums are one private record
+                         now, vit_tensor.pack, that only the loader makes.
      0.3.3 (2026-11-26)  Where vdpbf16ps runs, the attention of BF16 and I8
                          files runs its two products in BF16 (1.5x faster on
                          Zen 4). A file's BF16 and I8 dense weights are
