@@ -10889,17 +10889,19 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
 /* The gradient of target = sum(out * seed) with respect to every layer's
    attention probabilities and tokens and the input, for a ViT of F32
    weights: a forward that keeps what the chain rule reads (each block's
-   input, q k v before qk-norm, probabilities, attention output, the
-   residual between the branches, the MLP's pre-activation; the head's
-   pooled vectors), then every step reversed in the opposite order through
+   input, q k v before qk-norm and the rotary embedding, probabilities,
+   attention output, the residual between the branches, the MLP's
+   pre-activation; the head's pooled vectors; what a LayerNorm inside the
+   attention or the MLP reads is made again from these), then every step
+   reversed in the opposite order through
    the reverse kernels, the products dx = dy W with W read where it lies
    (vit__mm.nn). No weight gradients. */
 
 typedef struct vit__rev_block { /* what one block's reverse reads, all (B*T, .) rows */
     float *x;                   /* (C) its input */
-    float *qkv;                 /* (3C) q, k, v before qk-norm */
+    float *qkv;                 /* (3C) q, k, v before qk-norm and the rotary embedding */
     float *att;                 /* (B, NH, T, T) probabilities */
-    float *ao;                  /* (C) attention output, before the projection */
+    float *ao;                  /* (C) attention output, before the projection (and EVA-CLIP's LayerNorm) */
     float *mid;                 /* (C) x + ls1 * attention: the second LayerNorm's input */
     float *u;                   /* (H1) the MLP's pre-activation */
 } vit__rev_block;
