@@ -5519,8 +5519,10 @@ static const vit__mlp_naming vit__mlp_names[] = {
     {"einops", "0", "3", 0, NULL, NULL},
     {"seq_mlp", "mlp.0", "mlp.2", 1, NULL, NULL},
     {"hf_swiglu", "weights_in", "weights_out", 0, NULL, NULL},
-    /* timm's SwiGLU (EVA-02 B/L): gate and value apart, a LayerNorm before fc2 */
-    {"timm_swiglu", "fc1_g", "fc2", 0, "fc1_x", "norm"}};
+    /* timm's SwiGLU (EVA-02 B/L): gate and value apart, a LayerNorm before fc2 where the file has one */
+    {"timm_swiglu", "fc1_g", "fc2", 0, "fc1_x", "norm"},
+    /* timm's Mlp with a norm_layer (Beit's and Eva's scale_mlp): a LayerNorm before fc2 where the file has one */
+    {"timm_norm", "fc1", "fc2", 0, NULL, "norm"}};
 
 static const vit__key vit__mlp_keys[] = {
     VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim),   VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
@@ -5694,10 +5696,11 @@ static const vit__block_naming vit__block_names[] = {
      "layer_scale1.lambda1", "layer_scale2.lambda1", NULL},
     {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1],
      &vit__mlp_names[1], NULL, NULL, NULL},
-    {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[1], "gamma_1",
+    /* timm's Beit and Eva (EVA-02): the attention fused or separate (Eva), the MLP timm's Mlp or SwiGLU, packed
+       or apart, with or without a LayerNorm inside (scale_mlp) */
+    {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[8], &vit__mlp_names[7], "gamma_1",
      "gamma_2", NULL},
-    /* timm's Eva (EVA-02): Beit's names, the attention fused or separate, the SwiGLU packed or apart */
-    {"eva", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[7], "gamma_1",
+    {"eva", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[8], &vit__mlp_names[7], "gamma_1",
      "gamma_2", &vit__mha_names[7]}};
 
 static const vit__key vit__block_keys[] = {
