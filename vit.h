@@ -184,8 +184,9 @@
      differential attention and convolutional stems are not run: a
      config.json naming such a model is refused by name. A BEiT runs at
      its own image size only (timm's Beit has no dynamic_img_size; its
-     tables are not resized), and with either a shared or a per-block
-     relative position bias, not both. A file without a config.json that
+     tables are not resized), of at most 4097 tokens (its index is kept
+     whole), and with either a shared or a per-block relative position
+     bias, not both. A file without a config.json that
      names its model is read by its tensor names alone, which cannot see
      a difference without tensors (RoPE, an activation): keep the
      config.json beside such files.
@@ -8451,6 +8452,10 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
         return vit__fail(VIT_ERR_FORMAT, "%s: a rotary embedding needs a head size that is a multiple of 4, not %d",
                          L->st.src, (int)(c->dim / c->heads));
     G = c->image_size / c->patch_size;
+    if (c->rel_pos && G * G + P > 4097)
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "%s: a relative position bias over %d tokens; vit.h keeps its (T, T) index and takes at most "
+                         "4097 tokens there (a 64 x 64 grid)", L->st.src, (int)(G * G + P));
     if (G * G + P > 16384)
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src,
                          (int)(G * G + P));
