@@ -205,8 +205,9 @@
      differential attention and convolutional stems are not run: a
      config.json naming such a model is refused by name. A BEiT runs at
      its own image size only (timm's Beit has no dynamic_img_size; its
-     tables are not resized), and with either a shared or a per-block
-     relative position bias, not both. A file without a config.json that
+     tables are not resized), of at most 4097 tokens (its index is kept
+     whole), and with either a shared or a per-block relative position
+     bias, not both. A file without a config.json that
      names its model is read by its tensor names alone, which cannot see
      a difference without tensors (RoPE, an activation): keep the
      config.json beside such files.
@@ -6133,8 +6134,10 @@ static const vit__mlp_naming vit__mlp_names[] = {
     {"einops", "0", "3", 0, NULL, NULL},
     {"seq_mlp", "mlp.0", "mlp.2", 1, NULL, NULL},
     {"hf_swiglu", "weights_in", "weights_out", 0, NULL, NULL},
-    /* timm's SwiGLU (EVA-02 B/L): gate and value apart, a LayerNorm before fc2 */
-    {"timm_swiglu", "fc1_g", "fc2", 0, "fc1_x", "norm"}};
+    /* timm's SwiGLU (EVA-02 B/L): gate and value apart, a LayerNorm before fc2 where the file has one */
+    {"timm_swiglu", "fc1_g", "fc2", 0, "fc1_x", "norm"},
+    /* timm's Mlp with a norm_layer (Beit's and Eva's scale_mlp): a LayerNorm before fc2 where the file has one */
+    {"timm_norm", "fc1", "fc2", 0, NULL, "norm"}};
 
 static const vit__key vit__mlp_keys[] = {
     VIT__INT("in_dim", 1, 1 << 20, mlp.in_dim),   VIT__INT("hidden_dim", 1, 1 << 20, mlp.hidden_dim),
@@ -6308,10 +6311,11 @@ static const vit__block_naming vit__block_names[] = {
      "layer_scale1.lambda1", "layer_scale2.lambda1", NULL},
     {"hf_clip", "layer_norm1", "self_attn.", "layer_norm2", "mlp.", &vit__mha_names[5], &vit__mlp_names[1],
      &vit__mlp_names[1], NULL, NULL, NULL},
-    {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[1], "gamma_1",
+    /* timm's Beit and Eva (EVA-02): the attention fused or separate (Eva), the MLP timm's Mlp or SwiGLU, packed
+       or apart, with or without a LayerNorm inside (scale_mlp) */
+    {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[8], &vit__mlp_names[7], "gamma_1",
      "gamma_2", NULL},
-    /* timm's Eva (EVA-02): Beit's names, the attention fused or separate, the SwiGLU packed or apart */
-    {"eva", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[1], &vit__mlp_names[7], "gamma_1",
+    {"eva", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[8], &vit__mlp_names[7], "gamma_1",
      "gamma_2", &vit__mha_names[7]}};
 
 static const vit__key vit__block_keys[] = {
@@ -9062,6 +9066,10 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
         return vit__fail(VIT_ERR_FORMAT, "%s: a rotary embedding needs a head size that is a multiple of 4, not %d",
                          L->st.src, (int)(c->dim / c->heads));
     G = c->image_size / c->patch_size;
+    if (c->rel_pos && G * G + P > 4097)
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "%s: a relative position bias over %d tokens; vit.h keeps its (T, T) index and takes at most "
+                         "4097 tokens there (a 64 x 64 grid)", L->st.src, (int)(G * G + P));
     if (G * G + P > 16384)
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: %d tokens is more than the 16384 vit.h supports", L->st.src,
                          (int)(G * G + P));

@@ -351,7 +351,7 @@ families_dtype() { # families_dtype CASE DTYPE BOUND
     build/native/vit run "$fq_dir/model.safetensors" "tests/fixtures/families/$1.in3.npy" "build/log/$1.$2.out.npy" &&
     $PY tools/check_precision.py logits "tests/fixtures/families/$1.logits3.npy" "build/log/$1.$2.out.npy" --max-rel-l2 "$3"
 }
-for fq_case in beit:3e-2 beitv2_shared:3e-2 eva02:3e-2 eva02_base:4e-2 eva02_clip:3e-2 eva_giant:3e-2; do
+for fq_case in beit:3e-2 beitv2_shared:3e-2 beit_swiglu:3e-2 eva02:3e-2 eva02_base:4e-2 eva02_clip:3e-2 eva_giant:3e-2; do
   step "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
   step "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
 done

@@ -19,10 +19,12 @@ own source:
   be the entrypoint's. A Beit name is asked of a BEiT file (the families
   fixture) and must ask _create_beit only for what vit.h runs: a relative
   position bias per block or shared (not both), layer scale, timm's Mlp
-  without a norm inside, LayerNorm, the token or avg pool. An Eva name
+  or SwiGLU with or without a LayerNorm inside, LayerNorm, the token or
+  avg pool. An Eva name
   (eva.py) is asked of an EVA-02 file and must ask _create_eva only for
-  EVA-02's or EVA-01 giant's features: q and v biases (qkv fused or not), timm's Mlp or
-  a SwiGLU (packed, or apart with a LayerNorm inside: scale_mlp), a
+  EVA-02's or EVA-01 giant's features: q and v biases (qkv fused or not),
+  timm's Mlp or a SwiGLU (packed, or apart), either with a LayerNorm
+  inside (scale_mlp), a
   LayerNorm inside the attention (scale_attn_inner), RotaryEmbeddingCat
   (interleaved, 'ij', temperature 10000, no offset) or none, as vit.h
   reports it, with its ref_feat_shape, a learned position embedding over the
@@ -156,9 +158,6 @@ def supported_beit(kw):
     import timm.layers as L
     lacks, eps = [], 1e-6
     g = kw.get
-    for k in ("swiglu_mlp", "scale_mlp"):
-        if g(k):
-            lacks.append(k)
     if g("use_rel_pos_bias") and g("use_shared_rel_pos_bias"):
         lacks.append("a relative position bias per block and a shared one")
     if g("attn_head_dim") is not None:
@@ -191,8 +190,6 @@ def supported_eva(kw):
               "num_reg_tokens", "num_kv_heads", "attn_head_dim", "rope_mrope_section"):
         if g(k):
             lacks.append(k)
-    if g("scale_mlp") and not g("swiglu_mlp"):
-        lacks.append("scale_mlp without swiglu_mlp")
     for k, default, want in (("qkv_bias", True, True), ("class_token", True, True),
                              ("use_abs_pos_emb", True, True),
                              ("attn_type", "eva", "eva"), ("rope_type", "cat", "cat"), ("rope_grid_offset", 0., 0.),

@@ -6,7 +6,8 @@ Small configurations (depth 2, a few dozen channels) of DINOv2 (with and
 without registers, with SwiGLU), CLIP (GELU and QuickGELU, and the image
 tower of a whole CLIPModel file), SigLIP and SigLIP 2, DeiT distilled,
 qk-norm, a ViT without a class token, BEiT (a relative position bias
-per block, and BEiT v2 with one shared), EVA-02 (rotary position
+per block, and BEiT v2 with one shared; timm's Mlp and SwiGLU with a
+LayerNorm inside), EVA-02 (rotary position
 embeddings: Ti, B and EVA-CLIP's B/16 tower; these with their attention
 probabilities too) and EVA-01 giant, each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
@@ -120,6 +121,11 @@ CASES = {
     "beit": ("timm", _timm("beit_base_patch16_224", img_size=40, patch_size=8, num_classes=5, **SMALL), 40),
     "beitv2_shared": ("timm", _timm("beitv2_base_patch16_224", img_size=32, patch_size=8, num_classes=4, global_pool="token",
                                     use_rel_pos_bias=False, use_shared_rel_pos_bias=True, **SMALL), 32),
+    # Beit's MLP variants: timm's Mlp with a LayerNorm inside (scale_mlp), and its SwiGLU (gate and value apart) with one
+    "beit_scale_mlp": ("timm", _timm("beit_base_patch16_224", img_size=32, patch_size=8, num_classes=4, scale_mlp=True,
+                                     **SMALL), 32),
+    "beit_swiglu": ("timm", _timm("beitv2_base_patch16_224", img_size=32, patch_size=8, num_classes=4, swiglu_mlp=True,
+                                  scale_mlp=True, **SMALL), 32),
     # timm's Eva as EVA-02 Ti: RotaryEmbeddingCat on a 16 x 16 reference grid (the patches' q and k, the class
     # token's left), q and v biases without a k bias, a packed SwiGLU; dynamic_img_size, also run at 56 (a 4 x 4 grid)
     "eva02": ("timm", _timm("eva02_tiny_patch14_224", img_size=42, num_classes=5, dynamic_img_size=True, **SMALL), 42),
