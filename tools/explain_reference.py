@@ -104,6 +104,9 @@ CASES = {
     "eva02_b": ("eva02_base_patch14_224", 56, dict(embed_dim=32, num_heads=2, num_classes=3, depth=2, patch_size=7), 1),
     "eva02_clip": ("eva02_base_patch16_clip_224", 64, dict(embed_dim=32, num_heads=2, num_classes=3, depth=2,
                                                          patch_size=8), 2),
+    # BEiT's plain MLP with a LayerNorm inside (scale_mlp): the norm after a GELU, not a gate
+    "beit_mlpnorm": ("beit_base_patch16_224", 64, dict(embed_dim=32, num_heads=2, num_classes=3, depth=2, patch_size=8,
+                                                      scale_mlp=True), 1),
 }
 
 # What each map file holds, written into meta.txt as note_<method>.
