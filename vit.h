@@ -13908,6 +13908,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          checked; no undefined behaviour on BF16 forwards.
                          vit_tensor's panel and sums are one private record
                          now, vit_tensor.pack, that only the loader makes.
+                         BEiT and BEiT v2 (relative position bias), EVA-02
+                         Ti to L and EVA-CLIP's towers (rotary embedding,
+                         LayerNorms inside the attention and the SwiGLU),
+                         EVA-01 giant: exactly as timm's, in F32, BF16, I8,
+                         with their attention maps and explanations.
      0.3.3 (2026-11-26)  Where vdpbf16ps runs, the attention of BF16 and I8
                          files runs its two products in BF16 (1.5x faster on
                          Zen 4). A file's BF16 and I8 dense weights are
