@@ -203,8 +203,12 @@ for f in t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
 done
 for mdl in models/fashion_*.safetensors; do
   mname=$(basename "$mdl" .safetensors)
-  step "$mname-eval" build/examples/04_fashion "$mdl" build/data --eval --preds "build/log/$mname.preds.npy"
-  step "$mname-vs-pytorch" $PY tools/check_fashion.py "$mdl" "build/log/$mname.preds.npy"
+  pstep "$mname-eval" build/examples/04_fashion "$mdl" build/data --eval --preds "build/log/$mname.preds.npy"
+done
+psteps_done
+for mdl in models/fashion_*.safetensors; do
+  mname=$(basename "$mdl" .safetensors)
+  pstep "$mname-vs-pytorch" $PY tools/check_fashion.py "$mdl" "build/log/$mname.preds.npy"
 done
 # The same models as BF16 and I8 files (tools/export.py --from), in every
 # build that runs them: top-1 agreement with the F32 file's predictions >=
@@ -219,17 +223,23 @@ fashion_dtype() { # fashion_dtype MODEL DTYPE MIN_AGREE TAG 04_FASHION-COMMAND..
 }
 for mdl in models/fashion_*.safetensors; do
   mname=$(basename "$mdl" .safetensors)
-  step "$mname-bf16" fashion_dtype "$mdl" BF16 0.995 native build/examples/04_fashion
-  step "$mname-i8" fashion_dtype "$mdl" I8 0.99 native build/examples/04_fashion
+  pstep "$mname-bf16" fashion_dtype "$mdl" BF16 0.995 native build/examples/04_fashion
+  pstep "$mname-i8" fashion_dtype "$mdl" I8 0.99 native build/examples/04_fashion
 done
+psteps_done
 # ... and the ViT's from the same files in the other builds here (the
 # cross builds below run it too; under VIT_NO_SIMD the products are their
 # _ref, which test_quant holds equal to every fast path, and a 10,000-image
-# run would take minutes).
+# run would take minutes). The SIMDe-portable build runs the AVX-512
+# build's kernels through SIMDe's C (test_quant holds them equal to their
+# _ref on every shape): the first 2000 images there.
 for cfg in avx2 simde-portable; do
-  step "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
-  step "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
+  [ "$cfg" = simde-portable ] && FD_COUNT=2000 || FD_COUNT=
+  pstep "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
+  pstep "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
 done
+FD_COUNT=
+psteps_done
 
 # Threads: one model, four threads with their own arenas, ThreadSanitizer.
 step tsan-build clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
