@@ -8,26 +8,53 @@ WARN="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-psabi"
 pass=0
 fail=0
 failed_steps=""
+mkdir -p build/log
+: > build/log/step-times.txt
+t_start=$(date +%s)
 
 # Functions share sh's globals: each uses its own variable names.
+# run_step NAME CMD...: CMD's output in build/log/NAME.txt, then its status
+# and seconds in build/log/NAME.rc; report NAME prints its line and counts it.
+run_step() {
+  r_name=$1; shift
+  r_t0=$(date +%s)
+  "$@" > "build/log/$r_name.txt" 2>&1
+  echo "$? $(($(date +%s) - r_t0))" > "build/log/$r_name.rc"
+}
+report() {
+  read -r rp_rc rp_dt < "build/log/$1.rc"
+  if [ "$rp_rc" -eq 0 ]; then
+    pass=$((pass + 1)); echo "ok    $1 ($(tail -n 1 "build/log/$1.txt")) [$rp_dt s]"
+  else
+    fail=$((fail + 1)); failed_steps="$failed_steps $1"
+    echo "FAIL  $1 [$rp_dt s]"; tail -n 20 "build/log/$1.txt" | sed 's/^/      /'
+  fi
+  echo "$rp_dt $1" >> build/log/step-times.txt
+}
+# step NAME CMD...: one step, now. pstep NAME CMD...: one in the background
+# (JOBS at a time; CMD must not use bg itself), reported by psteps_done in
+# the order started.
 step() {
   s_name=$1; shift
   case "$s_name" in "${ONLY:-}"*) ;; *) return 0 ;; esac # ONLY=prefix runs a subset
-  s_t0=$(date +%s)
-  if "$@" > "build/log/$s_name.txt" 2>&1; then
-    pass=$((pass + 1)); echo "ok    $s_name ($(tail -n 1 "build/log/$s_name.txt")) [$(($(date +%s) - s_t0)) s]"
-  else
-    fail=$((fail + 1)); failed_steps="$failed_steps $s_name"
-    echo "FAIL  $s_name [$(($(date +%s) - s_t0)) s]"; tail -n 20 "build/log/$s_name.txt" | sed 's/^/      /'
-  fi
+  run_step "$s_name" "$@"
+  report "$s_name"
+}
+p_names=""
+pstep() {
+  p_name=$1; shift
+  case "$p_name" in "${ONLY:-}"*) ;; *) return 0 ;; esac
+  bg run_step "$p_name" "$@"
+  p_names="$p_names $p_name"
+}
+psteps_done() {
+  bg_wait
+  for pd in $p_names; do report "$pd"; done
+  p_names=""
 }
 
-TESTS="test_kernels test_kernels_seed test_quant test_modules test_errors test_maps test_naming test_registry test_families"
-
 # bg CMD...: CMD in the background, at most JOBS (the cores) at once;
-# bg_wait waits for the rest and fails when any failed. Builds compile
-# their programs this way (each includes all of vit.h): on 2 cores that
-# halves make test's compile time.
+# bg_wait waits for the rest and fails when any failed.
 JOBS=$(nproc 2>/dev/null || echo 2)
 bg_pids="" bg_rc=0
 bg() {
@@ -45,39 +72,82 @@ bg_wait() {
   return $bw_rc
 }
 
-# build CONFIG COMPILER FLAGS...: the test programs and the CLI.
-build() {
-  b_cfg=$1; b_cc=$2; shift 2
-  mkdir -p "build/$b_cfg"
-  for b_t in $TESTS; do
-    bg $b_cc $WARN "$@" -I. "tests/$b_t.c" -o "build/$b_cfg/$b_t" -lm
+# The test programs, one a line: the name (tests/test_NAME.c) and its
+# arguments, @ standing for the build's folder. Those named in INTERNAL reach
+# inside the implementation and are compiled together with it, in
+# tests/test_internal.c (run as test_internal NAME ARGS...); the others link
+# the build's vit.o.
+TESTS="kernels
+kernels_seed
+quant
+modules tests/fixtures
+errors tests/fixtures
+maps tests/fixtures/maps @
+naming tests/fixtures/naming tests/fixtures
+registry tests/fixtures
+families tests/fixtures/families"
+INTERNAL="errors kernels quant maps"
+LINKED=$(echo "$TESTS" | while read -r t_name _; do
+  case " $INTERNAL " in *" $t_name "*) ;; *) echo "$t_name" ;; esac
+done)
+
+# Each build compiles vit.h's implementation twice, on two cores at once:
+# once alone into build/NAME/vit.o, once in tests/test_internal.c. The other
+# test programs, the CLI (build/NAME/vit) and examples/04_fashion link vit.o:
+# compiled with -DVIT_IMPLEMENTATION_INCLUDED, their own "#define
+# VIT_IMPLEMENTATION" finds the implementation's guard set and includes the
+# declarations only (each file still builds as a program of its own).
+# LINK_FLAGS: flags for linking only (emcc's -s settings).
+LINK_FLAGS=""
+link() { # link NAME EXT CC FLAGS... -- SOURCE OUT: SOURCE compiled and linked with build/NAME/vit.o
+  l_name=$1 l_ext=$2 l_cc=$3; shift 3
+  l_flags=""
+  while [ "$1" != -- ]; do l_flags="$l_flags $1"; shift; done
+  # shellcheck disable=SC2086
+  $l_cc $WARN $l_flags -DVIT_IMPLEMENTATION_INCLUDED -I. "$2" "build/$l_name/vit.o" -o "$3$l_ext" $LINK_FLAGS -lm
+}
+build() { # build NAME EXT CC FLAGS...
+  b_name=$1 b_ext=$2 b_cc=$3; shift 3
+  mkdir -p "build/$b_name"
+  # shellcheck disable=SC2086
+  bg $b_cc $WARN "$@" -I. tests/test_internal.c -o "build/$b_name/test_internal$b_ext" $LINK_FLAGS -lm
+  $b_cc $WARN "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "build/$b_name/vit.o" || { bg_wait; return 1; }
+  for b_t in $LINKED; do
+    bg link "$b_name" "$b_ext" "$b_cc" "$@" -- "tests/test_$b_t.c" "build/$b_name/test_$b_t"
   done
-  bg $b_cc $WARN "$@" -I. cli/vit.c -o "build/$b_cfg/vit" -lm
-  bg_wait
+  bg link "$b_name" "$b_ext" "$b_cc" "$@" -- cli/vit.c "build/$b_name/vit"
+  bg link "$b_name" "$b_ext" "$b_cc" "$@" -- examples/04_fashion.c "build/$b_name/04_fashion"
+  bg_wait && echo "vit.o, test_internal and $(echo $LINKED | wc -w) test programs, the CLI and 04_fashion"
+}
+# config NAME RUNNER EXT CC FLAGS...: build NAME, then run its test programs
+# (under RUNNER: qemu, wine, node, or "" for this machine), the first alone
+# (wine makes its prefix there), then two at a time.
+config() {
+  c_name=$1 c_run=$2 c_ext=$3; shift 3
+  step "$c_name-build" build "$c_name" "$c_ext" "$@"
+  c_how=step
+  while read -r c_t c_args; do
+    c_prog="build/$c_name/test_$c_t$c_ext"
+    case " $INTERNAL " in *" $c_t "*) c_prog="build/$c_name/test_internal$c_ext $c_t" ;; esac
+    # shellcheck disable=SC2086,SC2046
+    $c_how "$c_name-$(echo "$c_t" | tr _ -)" $c_run $c_prog $(echo "$c_args" | sed "s|@|build/$c_name|g") < /dev/null
+    c_how=pstep
+  done <<EOF
+$TESTS
+EOF
+  psteps_done
 }
 
-matrix() {
-  m_cfg=$1; shift
-  step "$m_cfg-build" build "$m_cfg" "$@"
-  step "$m_cfg-kernels" "build/$m_cfg/test_kernels"
-  step "$m_cfg-kernels-seed" "build/$m_cfg/test_kernels_seed"
-  step "$m_cfg-quant" "build/$m_cfg/test_quant"
-  step "$m_cfg-modules" "build/$m_cfg/test_modules" tests/fixtures
-  step "$m_cfg-errors" "build/$m_cfg/test_errors" tests/fixtures
-  step "$m_cfg-maps" "build/$m_cfg/test_maps" tests/fixtures/maps "build/$m_cfg"
-  step "$m_cfg-naming" "build/$m_cfg/test_naming" tests/fixtures/naming tests/fixtures
-  step "$m_cfg-registry" "build/$m_cfg/test_registry" tests/fixtures
-  step "$m_cfg-families" "build/$m_cfg/test_families" tests/fixtures/families
-}
-
-mkdir -p build/log
-matrix native gcc -O2 -march=native
-matrix avx2 gcc -O2 -mavx2 -mfma
-matrix simde-portable gcc -O2 -DSIMDE_NO_NATIVE
-matrix no-simd gcc -O2 -DVIT_NO_SIMD
-matrix clang clang -O2 -march=native
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  matrix asan-ubsan clang -O0 -g -mavx2 -mfma -fsanitize=address,undefined -fno-sanitize-recover=all
+NATIVE="gcc -O2 -march=native"
+ASAN="clang -O0 -g -mavx2 -mfma -fsanitize=address,undefined -fno-sanitize-recover=all"
+# shellcheck disable=SC2086
+config native "" "" $NATIVE
+config avx2 "" "" gcc -O2 -mavx2 -mfma
+config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
+config no-simd "" "" gcc -O2 -DVIT_NO_SIMD
+config clang "" "" clang -O2 -march=native
+# shellcheck disable=SC2086
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 config asan-ubsan "" "" $ASAN
 # Saving on a real full disk: a 256 KB tmpfs in a private mount namespace,
 # filled to its last byte; the previous .npy and PNG must survive. Where no
 # mount namespace can be made, the step says so (test_errors' file-size
@@ -85,15 +155,26 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 full_disk() {
   unshare -rm true 2>/dev/null || { echo "skipped: unshare -rm cannot make a mount namespace here"; return 0; }
   fd_dir=$(mktemp -d) || return 1
-  unshare -rm sh -c 'mount -t tmpfs -o size=256k vit-full "$1" && "$2" tests/fixtures --full-disk "$1"' sh "$fd_dir" build/asan-ubsan/test_errors
+  unshare -rm sh -c 'mount -t tmpfs -o size=256k vit-full "$1" && "$2" errors tests/fixtures --full-disk "$1"' sh "$fd_dir" build/asan-ubsan/test_internal
   fd_rc=$?
   rmdir "$fd_dir"
   return $fd_rc
 }
 step asan-ubsan-full-disk full_disk
 
-# The examples, built and run on a fixture model and a fixture image.
-step examples-build make -s examples CFLAGS="-O2 -march=native"
+# The examples, built against the native build's vit.o (03_attention_png
+# also against asan-ubsan's) and run on a fixture model and a fixture image.
+examples_build() {
+  mkdir -p build/examples
+  for eb in examples/*.c; do
+    # shellcheck disable=SC2086
+    bg link native "" $NATIVE -- "$eb" "build/examples/$(basename "$eb" .c)"
+  done
+  # shellcheck disable=SC2086
+  bg link asan-ubsan "" $ASAN -- examples/03_attention_png.c build/asan-ubsan/03_attention_png
+  bg_wait && echo "$(ls examples/*.c | wc -l) examples, and 03_attention_png with ASan+UBSan"
+}
+step examples-build examples_build
 step example-sdpa build/examples/01_sdpa
 step example-classify build/examples/02_classify tests/fixtures/vit_tv.safetensors tests/fixtures/maps/rgba.png --top 3 \
   --attention build/log/example_rollout.png
@@ -106,10 +187,8 @@ step example-attention-png build/examples/03_attention_png tests/fixtures/vit_tv
 # preprocessor_config.json, the position embedding resized), under
 # ASan+UBSan.
 attention_png_prefix() {
-  clang -std=c99 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I. examples/03_attention_png.c \
-    -o build/log/03_attention_png_asan -lm || return 1
   for f in dinov2_reg4 deit_distilled hf_dinov2; do
-    build/log/03_attention_png_asan tests/fixtures/families/$f/model.safetensors tests/fixtures/maps/rgba.png build/log/example_maps || return 1
+    build/asan-ubsan/03_attention_png tests/fixtures/families/$f/model.safetensors tests/fixtures/maps/rgba.png build/log/example_maps || return 1
   done
 }
 step example-attention-png-prefix attention_png_prefix
@@ -126,8 +205,12 @@ for f in t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
 done
 for mdl in models/fashion_*.safetensors; do
   mname=$(basename "$mdl" .safetensors)
-  step "$mname-eval" build/examples/04_fashion "$mdl" build/data --eval --preds "build/log/$mname.preds.npy"
-  step "$mname-vs-pytorch" $PY tools/check_fashion.py "$mdl" "build/log/$mname.preds.npy"
+  pstep "$mname-eval" build/examples/04_fashion "$mdl" build/data --eval --preds "build/log/$mname.preds.npy"
+done
+psteps_done
+for mdl in models/fashion_*.safetensors; do
+  mname=$(basename "$mdl" .safetensors)
+  pstep "$mname-vs-pytorch" $PY tools/check_fashion.py "$mdl" "build/log/$mname.preds.npy"
 done
 # The same models as BF16 and I8 files (tools/export.py --from), in every
 # build that runs them: top-1 agreement with the F32 file's predictions >=
@@ -142,20 +225,23 @@ fashion_dtype() { # fashion_dtype MODEL DTYPE MIN_AGREE TAG 04_FASHION-COMMAND..
 }
 for mdl in models/fashion_*.safetensors; do
   mname=$(basename "$mdl" .safetensors)
-  step "$mname-bf16" fashion_dtype "$mdl" BF16 0.995 native build/examples/04_fashion
-  step "$mname-i8" fashion_dtype "$mdl" I8 0.99 native build/examples/04_fashion
+  pstep "$mname-bf16" fashion_dtype "$mdl" BF16 0.995 native build/examples/04_fashion
+  pstep "$mname-i8" fashion_dtype "$mdl" I8 0.99 native build/examples/04_fashion
 done
+psteps_done
 # ... and the ViT's from the same files in the other builds here (the
 # cross builds below run it too; under VIT_NO_SIMD the products are their
 # _ref, which test_quant holds equal to every fast path, and a 10,000-image
-# run would take minutes).
-for cfg in "avx2 -mavx2 -mfma" "simde-portable -DSIMDE_NO_NATIVE"; do
-  # shellcheck disable=SC2086
-  set -- $cfg; cfg=$1; shift
-  step "fashion_vit-build-$cfg" gcc $WARN -O2 "$@" -I. examples/04_fashion.c -o "build/$cfg/04_fashion" -lm
-  step "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
-  step "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
+# run would take minutes). The SIMDe-portable build runs the AVX-512
+# build's kernels through SIMDe's C (test_quant holds them equal to their
+# _ref on every shape): the first 2000 images there.
+for cfg in avx2 simde-portable; do
+  [ "$cfg" = simde-portable ] && FD_COUNT=2000 || FD_COUNT=
+  pstep "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
+  pstep "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
 done
+FD_COUNT=
+psteps_done
 
 # Threads: one model, four threads with their own arenas, ThreadSanitizer.
 step tsan-build clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
@@ -170,15 +256,21 @@ step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixt
 # set) explores for that long from a random seed instead.
 fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
-fuzz_build() {
-  for fb in safetensors npy image cli; do
-    bg clang -std=c99 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Wall -Wextra -Werror \
-      -mavx2 -mfma -I. "fuzz/fuzz_$fb.c" -o "build/fuzz_$fb" -lm
+# The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
+# those MemorySanitizer runs too.
+FUZZERS="safetensors:300000 npy:100000 image:20000 cli:50000"
+MSAN_FUZZERS="safetensors npy image"
+fuzzers() { # fuzzers DIR "NAMES" FLAGS...: DIR/fuzz_vit.o with FLAGS, each fuzzer linked to it
+  fb_dir=$1 fb_names=$2; shift 2
+  clang "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "$fb_dir/fuzz_vit.o" || { bg_wait; return 1; }
+  for fb in $fb_names; do
+    bg clang "$@" -DVIT_IMPLEMENTATION_INCLUDED -I. "fuzz/fuzz_${fb%%:*}.c" "$fb_dir/fuzz_vit.o" -o "$fb_dir/fuzz_${fb%%:*}" -lm
   done
-  bg_wait && echo "built 4 fuzzers"
+  bg_wait && echo "$(echo $fb_names | wc -w) fuzzers"
 }
-step fuzz-build fuzz_build
-for fz in safetensors:300000 npy:100000 image:20000 cli:50000; do
+FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
+step fuzz-build fuzzers build "$FUZZERS" $FUZZ_WARN -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma
+for fz in $FUZZERS; do
   fz_runs=${fz#*:} fz=${fz%%:*}
   rm -rf "build/fuzzwork/$fz" && mkdir -p "build/fuzzwork/$fz" && cp "fuzz/corpus/$fz/"* "build/fuzzwork/$fz/"
   if [ -n "${FUZZ_SECONDS:-}" ]; then
@@ -189,68 +281,59 @@ for fz in safetensors:300000 npy:100000 image:20000 cli:50000; do
     fz_how="-runs=0"
   fi
   # shellcheck disable=SC2086
-  step "fuzz-$fz" $fuzz_norand "build/fuzz_$fz" "build/fuzzwork/$fz" fuzz/regressions $fz_how -rss_limit_mb=2048 -artifact_prefix=build/
+  pstep "fuzz-$fz" $fuzz_norand "build/fuzz_$fz" "build/fuzzwork/$fz" fuzz/regressions $fz_how -rss_limit_mb=2048 -artifact_prefix=build/
 done
+psteps_done
 
 # MemorySanitizer on the image and loader paths: test_maps and test_errors,
 # then each fuzzer replaying its corpus and fuzz/regressions (fuzz_image and
 # test_maps check every decoded pixel is initialised).
 msan_build() {
-  for ms_t in test_maps test_errors; do
-    bg clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. "tests/$ms_t.c" -o "build/msan/$ms_t" -lm
-  done
-  for ms_f in safetensors npy image; do
-    bg clang -std=c99 -Wall -Wextra -Werror -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma -I. "fuzz/fuzz_$ms_f.c" \
-      -o "build/msan/fuzz_$ms_f" -lm
-  done
-  bg_wait && echo "built 2 tests and 3 fuzzers"
+  bg clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. tests/test_internal.c -o build/msan/test_internal -lm
+  # shellcheck disable=SC2086
+  fuzzers build/msan "$MSAN_FUZZERS" $FUZZ_WARN -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma && echo "and test_internal"
 }
 mkdir -p build/msan
 step msan-build msan_build
-step msan-maps build/msan/test_maps tests/fixtures/maps build/msan
-step msan-errors build/msan/test_errors tests/fixtures build/msan
-for fz in safetensors npy image; do
-  step "msan-fuzz-$fz" "build/msan/fuzz_$fz" -runs=0 "fuzz/corpus/$fz" fuzz/regressions
+pstep msan-maps build/msan/test_internal maps tests/fixtures/maps build/msan
+pstep msan-errors build/msan/test_internal errors tests/fixtures build/msan
+for fz in $MSAN_FUZZERS; do
+  pstep "msan-fuzz-$fz" "build/msan/fuzz_$fz" -runs=0 "fuzz/corpus/$fz" fuzz/regressions
 done
+psteps_done
 
 # Other platforms, running the same tests: AArch64 (NEON through SIMDe)
 # under qemu, Windows (MinGW-w64) under wine, WebAssembly (SIMD128) under node.
 XINC=build/xinc
-mkdir -p $XINC build/aarch64 build/mingw build/wasm
+mkdir -p $XINC
 ln -sfn /usr/include/simde $XINC/simde && ln -sfn /usr/include/stb $XINC/stb
-xbuild() { # xbuild NAME EXT COMPILER FLAGS...: a cross build's test programs and 04_fashion
-  xb_name=$1 xb_ext=$2 xb_cc=$3; shift 3
-  for xb_t in $TESTS; do
-    bg $xb_cc $WARN "$@" -isystem $XINC "tests/$xb_t.c" -o "build/$xb_name/$xb_t$xb_ext" -lm
-  done
-  bg $xb_cc $WARN "$@" -isystem $XINC -I. examples/04_fashion.c -o "build/$xb_name/04_fashion$xb_ext" -lm
-  bg_wait
+# cross NAME RUNNER EXT COMPILER FLAGS...: config NAME, then the Fashion-MNIST
+# ViT as BF16 and I8 (in the background: psteps_done reports them).
+cross() {
+  x_name=$1 x_run=$2 x_ext=$3
+  config "$@"
+  # Under qemu a 10,000-image run takes minutes: the first 500 there (the
+  # products are test_quant's, on every shape; this is the model end to end).
+  [ "$x_name" = aarch64 ] && FD_COUNT=500 || FD_COUNT=
+  pstep "$x_name-fashion_vit-bf16" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
+  pstep "$x_name-fashion_vit-i8" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
 }
-cross() { # cross NAME RUNNER EXT COMPILER FLAGS...
-  x_name=$1 x_run=$2 x_ext=$3 x_cc=$4; shift 4
-  step "$x_name-build" xbuild "$x_name" "$x_ext" "$x_cc" "$@"
-  step "$x_name-kernels" $x_run "build/$x_name/test_kernels$x_ext"
-  step "$x_name-kernels-seed" $x_run "build/$x_name/test_kernels_seed$x_ext"
-  step "$x_name-quant" $x_run "build/$x_name/test_quant$x_ext"
-  step "$x_name-modules" $x_run "build/$x_name/test_modules$x_ext" tests/fixtures
-  step "$x_name-errors" $x_run "build/$x_name/test_errors$x_ext" tests/fixtures
-  step "$x_name-maps" $x_run "build/$x_name/test_maps$x_ext" tests/fixtures/maps "build/$x_name"
-  step "$x_name-naming" $x_run "build/$x_name/test_naming$x_ext" tests/fixtures/naming tests/fixtures
-  step "$x_name-registry" $x_run "build/$x_name/test_registry$x_ext" tests/fixtures
-  step "$x_name-families" $x_run "build/$x_name/test_families$x_ext" tests/fixtures/families
-  # Under qemu a 10,000-image run takes minutes: the first 2000 there.
-  [ "$x_name" = aarch64 ] && FD_COUNT=2000 || FD_COUNT=
-  step "$x_name-fashion_vit-bf16" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
-  step "$x_name-fashion_vit-i8" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
+cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static -isystem $XINC
+# ARMv8.2's sdot: the I8 products' NEON dot-product kernel (test_quant built
+# with it, then run).
+dotprod_quant() {
+  aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_quant.c -o build/aarch64/test_quant_dotprod -lm &&
+    qemu-aarch64 build/aarch64/test_quant_dotprod
 }
-cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static
-# ARMv8.2's sdot: the I8 products' NEON dot-product kernel.
-step aarch64-dotprod-build-test_quant aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_quant.c \
-  -o build/aarch64/test_quant_dotprod -lm
-step aarch64-dotprod-quant qemu-aarch64 build/aarch64/test_quant_dotprod
+pstep aarch64-dotprod-quant dotprod_quant
+psteps_done
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
-cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1
-cross wasm node .js emcc -O2 -msimd128 -sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node
+cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1 -isystem $XINC
+psteps_done
+LINK_FLAGS="-sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node"
+cross wasm node .js emcc -O2 -msimd128 -isystem $XINC
+psteps_done
+LINK_FLAGS=""
 # The attention-map page (examples/web) in Debian's headless Chromium, served
 # on 127.0.0.1: classes and probabilities as build/native/vit's, maps in the
 # screenshots (build/log/web_*.png), bad files refused with a message.
@@ -259,14 +342,16 @@ step web-chromium $PY tests/test_web.py build/web build/native/vit build/log
 
 # README.md's own lines as they stand (tests/readme.sh): its classify.c with
 # -Werror and ASan+UBSan, then each group of its build block (Linux gcc and
-# clang, MinGW-w64 + wine, emcc + node, AArch64 + qemu) in a clean folder.
+# clang, MinGW-w64 + wine, emcc + node, AArch64 + qemu) in a clean folder,
+# two at a time (the snippet makes the model they share).
 step readme-snippet tests/readme.sh snippet build/native/vit $PY
 rd_n=$(tests/readme.sh groups)
 rd_k=1
 while [ "$rd_k" -le "$rd_n" ]; do
-  step "readme-$(tests/readme.sh name "$rd_k")" tests/readme.sh build "$rd_k" build/native/vit $PY
+  pstep "readme-$(tests/readme.sh name "$rd_k")" tests/readme.sh build "$rd_k" build/native/vit $PY
   rd_k=$((rd_k + 1))
 done
+psteps_done
 
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm
@@ -281,17 +366,30 @@ step options-run build/test_compile_options
 # (gcc, clang, g++); nothing printed by an x86 build with AVX2 or
 # -march=native (GCC 12's one psabi note without AVX is documented).
 manners() {
-  gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm && build/test_manners 2 &&
-    gcc $WARN -O1 -mavx2 -mfma -DVIT_NO_THREADS -I. tests/test_manners.c -o build/test_manners_one -lm && build/test_manners_one 1 || return 1
+  # the seven compiles two at a time, each with its own output
+  bg gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm
+  bg gcc $WARN -O1 -mavx2 -mfma -DVIT_NO_THREADS -I. tests/test_manners.c -o build/test_manners_one -lm
+  mn_k=0
   for mn_cc in gcc clang "g++ -x c++"; do
+    mn_k=$((mn_k + 1))
     # shellcheck disable=SC2086
-    $mn_cc -Wall -O0 -mavx2 -mfma -DMANNERS_UNUSED -I. -c tests/test_manners.c -o build/test_manners.o > build/log/manners.txt 2>&1
-    grep -q "unused_after_vit.*-Wunused-function" build/log/manners.txt || { echo "$mn_cc: the file's -Wunused-function was lost:"; cat build/log/manners.txt; return 1; }
+    bg sh -c '$1 -Wall -O0 -mavx2 -mfma -DMANNERS_UNUSED -I. -c tests/test_manners.c -o "$2.o" > "$2.txt" 2>&1; :' sh "$mn_cc" build/log/manners-unused$mn_k
   done
-  for mn_flags in "-march=native" "-mavx2 -mfma"; do
+  for mn_k in 1 2; do
+    [ $mn_k = 1 ] && mn_flags="-march=native" || mn_flags="-mavx2 -mfma"
     # shellcheck disable=SC2086
-    gcc -std=c99 -O2 -Wall -Wextra $mn_flags -I. -c examples/02_classify.c -o build/test_manners.o > build/log/manners.txt 2>&1
-    [ ! -s build/log/manners.txt ] || { echo "gcc -O2 $mn_flags printed:"; cat build/log/manners.txt; return 1; }
+    bg sh -c 'gcc -std=c99 -O2 -Wall -Wextra $1 -I. -c examples/02_classify.c -o "$2.o" > "$2.txt" 2>&1; :' sh "$mn_flags" build/log/manners-silent$mn_k
+  done
+  bg_wait || return 1
+  build/test_manners 2 && build/test_manners_one 1 || return 1
+  mn_k=0
+  for mn_cc in gcc clang "g++ -x c++"; do
+    mn_k=$((mn_k + 1))
+    grep -q "unused_after_vit.*-Wunused-function" build/log/manners-unused$mn_k.txt ||
+      { echo "$mn_cc: the file's -Wunused-function was lost:"; cat build/log/manners-unused$mn_k.txt; return 1; }
+  done
+  for mn_k in 1 2; do
+    [ ! -s build/log/manners-silent$mn_k.txt ] || { echo "gcc -O2 (build $mn_k of -march=native, -mavx2 -mfma) printed:"; cat build/log/manners-silent$mn_k.txt; return 1; }
   done
   echo "threads API with and without threads; the file's warnings kept; AVX builds silent"
 }
@@ -306,14 +404,13 @@ step columns columns
 
 # PyTorch is the ground truth: the committed fixtures must be what the
 # tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must
-# reproduce configurations no fixture covers.
-step fixtures-drift $PY tools/check_fixtures.py
-step maps-fixtures-drift $PY tools/maps_reference.py --check
+# reproduce configurations no fixture covers. Two steps at a time from here.
+pstep fixtures-drift $PY tools/check_fixtures.py
+pstep maps-fixtures-drift $PY tools/maps_reference.py --check
 big() {
   [ -f build/fixtures_big/MANIFEST ] || $PY tools/make_fixtures.py --big build/fixtures_big || return 1
   build/native/test_modules build/fixtures_big
 }
-step vit_b_16 big
 # BF16 and I8 files of the same weights (tools/export.py --from): the logits
 # within relative L2 1.5e-2 (BF16) and 3e-2 (I8) of PyTorch's in F32.
 big_dtype() { # big_dtype DTYPE BOUND
@@ -323,19 +420,18 @@ big_dtype() { # big_dtype DTYPE BOUND
     build/native/vit run "build/fixtures_big/vit_b16.$1.safetensors" build/fixtures_big/vit_b16_b3.in.npy "build/log/vit_b16.$1.out.npy" &&
     $PY tools/check_precision.py logits build/fixtures_big/vit_b16_b3.out.npy "build/log/vit_b16.$1.out.npy" --max-rel-l2 "$2"
 }
-step vit_b_16-bf16 big_dtype BF16 1.5e-2
-step vit_b_16-i8 big_dtype I8 3e-2
 # Checkpoints as timm and transformers save them (no vit.h metadata): the
 # committed small cases are what tools/naming_reference.py writes today;
 # ViT-Ti/16, S/16 and B/32 sized ones are made here (about 280 MB, redone
 # when the tools change) and must match its PyTorch modules; `vit
 # classify` runs one with its config.json and labels.
-step naming-fixtures-drift $PY tools/naming_reference.py --check
+pstep naming-fixtures-drift $PY tools/naming_reference.py --check
 # DINOv2, CLIP, SigLIP, DeiT distilled and the rest as timm 1.0.31 and
 # transformers 4.48.3 make and save them: the committed small cases are
 # what tools/families_reference.py writes today.
-step families-fixtures-drift $PY tools/families_reference.py --check
-step explain-fixtures-drift $PY tools/explain_reference.py --check
+pstep families-fixtures-drift $PY tools/families_reference.py --check
+pstep explain-fixtures-drift $PY tools/explain_reference.py --check
+psteps_done
 # BEiT, EVA-02 and EVA-01 giant as BF16 and I8 files (tools/export.py --from, its config.json
 # beside): the relative position bias tables, q and v biases and gammas
 # read as F32, the dense layers kept (EVA-02's separate q, k, v and SwiGLU
@@ -352,9 +448,10 @@ families_dtype() { # families_dtype CASE DTYPE BOUND
     $PY tools/check_precision.py logits "tests/fixtures/families/$1.logits3.npy" "build/log/$1.$2.out.npy" --max-rel-l2 "$3"
 }
 for fq_case in beit:3e-2 beitv2_shared:3e-2 beit_swiglu:3e-2 eva02:3e-2 eva02_base:4e-2 eva02_clip:3e-2 eva_giant:3e-2; do
-  step "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
-  step "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
+  pstep "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
+  pstep "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
 done
+psteps_done
 # Every name in timm.list_models() and every transformers model_type against
 # vit.h's table of architectures: what vit.h runs is timm's VisionTransformer
 # with features it has, at timm's LayerNorm eps and activation; the rest is
@@ -366,7 +463,6 @@ naming_big() {
   fi
   build/native/vit info build/naming_big/vit_s16_hf/model.safetensors && build/native/test_naming build/naming_big --cases-only
 }
-step naming-big naming_big
 # The families at full size (DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16,
 # DeiT-S distilled; about 860 MB, redone when the tool changes): logits,
 # features and tokens equal timm's, and a photo prepared as each
@@ -377,8 +473,13 @@ families_big() {
   fi
   build/native/test_families build/families_big --cases-only
 }
-step families-big families_big
-step naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
+pstep vit_b_16 big
+pstep naming-big naming_big
+pstep families-big families_big
+psteps_done
+pstep vit_b_16-bf16 big_dtype BF16 1.5e-2
+pstep vit_b_16-i8 big_dtype I8 3e-2
+pstep naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
 # `vit run --image-size`: the 32 px fixture ViT at 48 px equals torchvision's
 # with interpolate_embeddings (the logits tools/maps_reference.py made).
 image_size_run() {
@@ -386,13 +487,13 @@ image_size_run() {
     $PY -c 'import sys, numpy as np; g, w = np.load(sys.argv[1]), np.load(sys.argv[2]); d = float(np.abs(g - w).max()); t = 1e-4 * max(1.0, float(np.abs(w).max())); print(f"max|diff| {d:.3g}, tolerance {t:.3g}"); sys.exit(d > t)' \
       build/log/pos48.out.npy tests/fixtures/maps/pos48.out.npy
 }
-step cli-image-size image_size_run
+pstep cli-image-size image_size_run
 # The vit command: usage errors, bounds, escaping, classify and maps (tests/cli.sh).
-step cli-args tests/cli.sh build/native/vit $PY build/log/cli
-ASAN_OPTIONS=detect_leaks=1 step cli-args-asan tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
+pstep cli-args tests/cli.sh build/native/vit $PY build/log/cli
+pstep cli-args-asan env ASAN_OPTIONS=detect_leaks=1 tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
 # tools/export.py: pretrained weights from torch hub's cache, ImageNet's
 # labels, untrained exports flagged, make export (tests/export_weights.sh).
-step export-weights tests/export_weights.sh build/native/vit $PY build/log/export
+pstep export-weights tests/export_weights.sh build/native/vit $PY build/log/export
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \
@@ -410,14 +511,19 @@ for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "timm:vit_medium_patch16_gap_256:depth=2,img_size=32,embed_dim=48,num_heads=3 --num-classes 3"; do
   n=$((n + 1))
   # shellcheck disable=SC2086
-  step "roundtrip-$n-$(echo "$spec" | cut -d: -f2 | cut -d' ' -f1)" $PY tools/roundtrip.py $spec --vit build/native/vit
+  pstep "roundtrip-$n-$(echo "$spec" | cut -d: -f2 | cut -d' ' -f1)" $PY tools/roundtrip.py $spec --vit build/native/vit
 done
 # export_module on classes typed into a user's own code (copies of the
 # seeds', the original authors' layouts): `vit run` computes each one's
 # forward, and what vit.h cannot compute is refused with a reason.
-step export-classes $PY tools/test_export_classes.py --vit build/native/vit
+pstep export-classes $PY tools/test_export_classes.py --vit build/native/vit
+psteps_done
 
 echo
 [ -z "$failed_steps" ] || echo "failed steps:$failed_steps (logs in build/log/)"
+times > build/log/times.txt # the second line: the steps' CPU time, user and system
+echo "total $(($(date +%s) - t_start)) s ($(awk 'NR == 2 { split($1, u, "m"); split($2, s, "m"); printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }' \
+  build/log/times.txt) s of CPU); the five slowest steps:"
+sort -rn build/log/step-times.txt | head -n 5 | awk '{ printf "  %5d s  %s\n", $1, $2 }'
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
