@@ -10096,7 +10096,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
     int32_t T, G = 0, P, i, l, feat, H1 = 0, k;
-    int64_t d[3];
+    int64_t d[3] = {0, 0, 0};
     vit_result r;
 
     /* the naming: the first row whose probe the file has, with its

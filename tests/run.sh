@@ -85,8 +85,9 @@ errors tests/fixtures
 maps tests/fixtures/maps @
 naming tests/fixtures/naming tests/fixtures
 registry tests/fixtures
-families tests/fixtures/families"
-INTERNAL="errors kernels quant maps"
+families tests/fixtures/families
+reverse tests/fixtures"
+INTERNAL="errors kernels quant maps reverse"
 LINKED=$(echo "$TESTS" | while read -r t_name _; do
   case " $INTERNAL " in *" $t_name "*) ;; *) echo "$t_name" ;; esac
 done)
@@ -139,7 +140,9 @@ EOF
 }
 
 NATIVE="gcc -O2 -march=native"
-ASAN="clang -O0 -g -mavx2 -mfma -fsanitize=address,undefined -fno-sanitize-recover=all"
+# -march=native: the BF16 and I8 dot-product kernels this CPU runs (vdpbf16ps, vpdpbusd) under the sanitizers
+# too, and where it has none, the ones it does run
+ASAN="clang -O0 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all"
 # shellcheck disable=SC2086
 config native "" "" $NATIVE
 config avx2 "" "" gcc -O2 -mavx2 -mfma
@@ -258,8 +261,10 @@ fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
 # The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
 # those MemorySanitizer runs too.
-FUZZERS="safetensors:300000 npy:100000 image:20000 cli:50000"
-MSAN_FUZZERS="safetensors npy image"
+# quant: a BF16/I8 file loaded packed from a file against the same bytes from memory, with huge inputs
+# (fuzz/make_quant_corpus.sh remakes its corpus).
+FUZZERS="safetensors:300000 npy:100000 image:20000 cli:50000 quant:3000"
+MSAN_FUZZERS="safetensors npy image quant"
 fuzzers() { # fuzzers DIR "NAMES" FLAGS...: DIR/fuzz_vit.o with FLAGS, each fuzzer linked to it
   fb_dir=$1 fb_names=$2; shift 2
   clang "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "$fb_dir/fuzz_vit.o" || { bg_wait; return 1; }
@@ -285,7 +290,7 @@ for fz in $FUZZERS; do
 done
 psteps_done
 
-# MemorySanitizer on the image and loader paths: test_maps and test_errors,
+# MemorySanitizer on the image and loader paths and the reverse pass: test_maps, test_errors and test_reverse,
 # then each fuzzer replaying its corpus and fuzz/regressions (fuzz_image and
 # test_maps check every decoded pixel is initialised).
 msan_build() {
@@ -297,6 +302,7 @@ mkdir -p build/msan
 step msan-build msan_build
 pstep msan-maps build/msan/test_internal maps tests/fixtures/maps build/msan
 pstep msan-errors build/msan/test_internal errors tests/fixtures build/msan
+pstep msan-reverse build/msan/test_internal reverse tests/fixtures
 for fz in $MSAN_FUZZERS; do
   pstep "msan-fuzz-$fz" "build/msan/fuzz_$fz" -runs=0 "fuzz/corpus/$fz" fuzz/regressions
 done
@@ -491,6 +497,8 @@ pstep cli-image-size image_size_run
 # The vit command: usage errors, bounds, escaping, classify and maps (tests/cli.sh).
 pstep cli-args tests/cli.sh build/native/vit $PY build/log/cli
 pstep cli-args-asan env ASAN_OPTIONS=detect_leaks=1 tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
+# vit maps --method: every method, classes by number and label, a direction, bad requests (tests/explain_cli.sh).
+pstep cli-explain tests/explain_cli.sh build/native/vit $PY build/log/cli-explain
 # tools/export.py: pretrained weights from torch hub's cache, ImageNet's
 # labels, untrained exports flagged, make export (tests/export_weights.sh).
 pstep export-weights tests/export_weights.sh build/native/vit $PY build/log/export

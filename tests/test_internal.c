@@ -1,9 +1,9 @@
 /* The test programs that reach inside the implementation, in one translation
    unit with it: test_errors hooks vit.h's name comparison (VIT__NAME_CMP, so
-   it comes first), test_kernels, test_quant and test_maps call private
-   vit__ functions. tests/run.sh compiles this once per build and the other
+   it comes first), test_kernels, test_quant, test_maps and test_reverse
+   call private vit__ functions. tests/run.sh compiles this once per build and the other
    programs against that build's vit.o; each file still builds on its own.
-   Usage: test_internal errors|kernels|quant|maps [that program's arguments] */
+   Usage: test_internal errors|kernels|quant|maps|reverse [that program's arguments] */
 #define main test_errors_main
 #include "test_errors.c"
 #undef main
@@ -16,6 +16,9 @@
 #define main test_maps_main
 #include "test_maps.c"
 #undef main
+#define main test_reverse_main
+#include "test_reverse.c"
+#undef main
 
 int main(int argc, char **argv) {
     const char *t = argc > 1 ? argv[1] : "";
@@ -23,6 +26,7 @@ int main(int argc, char **argv) {
     if (!strcmp(t, "kernels")) return test_kernels_main();
     if (!strcmp(t, "quant")) return test_quant_main(argc - 1, argv + 1);
     if (!strcmp(t, "maps")) return test_maps_main(argc - 1, argv + 1);
-    fprintf(stderr, "usage: test_internal errors|kernels|quant|maps [arguments]\n");
+    if (!strcmp(t, "reverse")) return test_reverse_main(argc - 1, argv + 1);
+    fprintf(stderr, "usage: test_internal errors|kernels|quant|maps|reverse [arguments]\n");
     return 2;
 }
