@@ -11,6 +11,7 @@
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
