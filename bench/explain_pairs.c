@@ -20,6 +20,7 @@
 #include "vit.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ int main(int argc, char **argv) {
     const char *out = NULL, *s;
     char *path = NULL;
     int count = 1000, show = -1, i, k, side, top2 = 0, hits[VIT_METHOD_COUNT] = {0}, cls[2];
-    float mean = 0.0f, stdv = 1.0f, *map;
+    float mean = 0.0f, stdv = 1.0f, prob[2], *map;
     unsigned char *images, *labels;
     size_t bytes = 0, need;
     vit_model m;
@@ -72,7 +73,10 @@ int main(int argc, char **argv) {
     vit_tensor x, img, logits;
     vit_explain_params ep;
     int32_t shape[4] = {1, 1, 56, 56};
-    if (argc < 3) { fprintf(stderr, "usage: explain_pairs MODEL DATADIR [--count N] [--show I --out DIR]\n"); return 2; }
+    if (argc < 3) {
+        fprintf(stderr, "usage: explain_pairs MODEL DATADIR [--count N] [--show I --out DIR]\n");
+        return 2;
+    }
     for (i = 3; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--count")) count = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--show")) show = atoi(argv[i + 1]);
@@ -110,17 +114,22 @@ int main(int argc, char **argv) {
     map = (float *)vit_arena_alloc(&act, 2 * 56 * 56 * sizeof(float)); /* two maps: the demo's pair */
 
     for (i = 0; i < count || i <= show; i++) {
-        int G = m.cfg.image_size / m.cfg.patch_size;
+        int G = m.cfg.image_size / m.cfg.patch_size, best = 0, second = -1;
+        size_t mark = vit_arena_mark(&act);
         compose(images + 16, labels + 8, i, img.data, cls);
         for (k = 0; k < 56 * 56; k++) x.data[k] = (img.data[k] - mean) / stdv;
-        if (i < count) {
-            int best = 0, second = -1;
-            size_t mark = vit_arena_mark(&act);
-            if (vit_model_forward(&m, &act, &x, NULL, &logits) != VIT_OK) return die();
-            for (k = 1; k < 10; k++) best = logits.data[k] > logits.data[best] ? k : best;
-            for (k = 0; k < 10; k++) second = k != best && (second < 0 || logits.data[k] > logits.data[second]) ? k : second;
-            top2 += (best == cls[0] || best == cls[1]) && (second == cls[0] || second == cls[1]);
-            vit_arena_rewind(&act, mark);
+
+        /* the model's probabilities for the two classes (sigmoid: trained multi-label), its top 2 */
+        if (vit_model_forward(&m, &act, &x, NULL, &logits) != VIT_OK) return die();
+        for (k = 1; k < 10; k++) best = logits.data[k] > logits.data[best] ? k : best;
+        for (k = 0; k < 10; k++)
+            if (k != best && (second < 0 || logits.data[k] > logits.data[second])) second = k;
+        for (side = 0; side < 2; side++) prob[side] = 1.0f / (1.0f + expf(-logits.data[cls[side]]));
+        top2 += i < count && (best == cls[0] || best == cls[1]) && (second == cls[0] || second == cls[1]);
+        vit_arena_rewind(&act, mark);
+
+        /* the pointing game: each method, each class */
+        if (i < count)
             for (k = 0; k < VIT_METHOD_COUNT; k++)
                 for (side = 0; side < 2; side++) {
                     int n = vit_explain_size(&m, (vit_method)k), w = n == G * G ? G : 56, p;
@@ -129,7 +138,8 @@ int main(int argc, char **argv) {
                     for (p = 0; p < n; p++) mass[p % w >= w / 2] += map[p] > 0.0f ? map[p] : 0.0f;
                     hits[k] += mass[side] > mass[1 - side];
                 }
-        }
+
+        /* the demo: the composite, each class's maps over it */
         if (i == show) {
             sprintf(path, "%s/pair_%d.png", out, i);
             if (vit_png_image(path, &img) != VIT_OK) return die();
@@ -141,8 +151,8 @@ int main(int argc, char **argv) {
                     return die();
                 sprintf(path, "%s/pair_%d_%d.png", out, i, cls[side]);
                 if (vit_png_grid(path, &img, map, 2, G, G, 2, 224, 0.55f) != VIT_OK) return die();
-                printf("%s: class %d %s (%s half): chefer | grad-rollout\n", path, cls[side],
-                       vit_model_label(&m, cls[side]), side ? "right" : "left");
+                printf("%s: class %d %s (%s half, %.1f%%): chefer | grad-rollout\n", path, cls[side],
+                       vit_model_label(&m, cls[side]), side ? "right" : "left", 100.0f * prob[side]);
             }
         }
     }
