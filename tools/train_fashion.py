@@ -279,7 +279,7 @@ Each file's `__metadata__` carries, besides vit.h's config: `dataset`,
 also `test_metric`, what its `test_accuracy` counts.
 
 Input: x = (pixel / 255 - input_mean) / input_std, then shaped as
-`input_layout` says: the ViT takes images (B,1,28,28); the pairs ViT
+`input_layout` says: the ViT takes images (B,1,28,28); the pairs ViT takes
 composites (B,1,56,56), two items of different classes side by side in
 rows 14..41, zero elsewhere (PAIRS in tools/train_fashion.py says how the
 training pairs and the test composites are drawn; bench/explain_pairs.c
@@ -294,6 +294,11 @@ The MLP's 623,290 weights are stored as F16 (as F32 the file would be
 Results are deterministic for a given seed, torch build and thread count,
 so the commands above rewrite the same files (train_seconds aside).
 Training times are wall times on a 2-core machine that other jobs shared.
+The pairs model was trained with OpenBLAS 0.3.21 as PyTorch's BLAS
+(Debian's libopenblas0-pthread, extracted and put first on
+LD_LIBRARY_PATH, where that machine's libblas.so.3 was the reference BLAS,
+about 8x slower); another BLAS may round differently. Its training got
+about half a core (its CPU time was about half its wall time).
 """
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write(text)
