@@ -49,7 +49,7 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 # map of each of its classes by two methods, and the pointing game on its
 # first 100 composites (README.md's table: --count 1000).
 demo-explain: build/data/t10k-labels-idx1-ubyte build/explain_pairs
-	@build/explain_pairs models/fashion_pairs.safetensors build/data --count 100 --show $(PAIR) --out build/demo-explain
+	@build/explain_pairs models/pairs_vit.safetensors build/data --count 100 --show $(PAIR) --out build/demo-explain
 	@echo
 	@echo "Maps: build/demo-explain/pair_$(PAIR)_<class>.png (left: Chefer et al.'s relevance; right: grad rollout)."
 

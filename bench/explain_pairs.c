@@ -1,7 +1,7 @@
 /* Why this class: each class's map on two Fashion-MNIST items side by side,
    and how often it points at the right item.
      explain_pairs MODEL DATADIR [--count N] [--show I --out DIR]
-   MODEL: models/fashion_pairs.safetensors (tools/train_fashion.py --models
+   MODEL: models/pairs_vit.safetensors (tools/train_fashion.py --models
    pairs); DATADIR: the uncompressed test set, as for examples/04_fashion.c
    (`make demo-explain` prepares it and runs this). Test composite i is
    PAIRS of tools/train_fashion.py: test image i in the left half, image j

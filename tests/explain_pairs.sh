@@ -8,7 +8,7 @@
 # Usage: tests/explain_pairs.sh PROGRAM PYTHON WORKDIR   (from the repository root)
 set -u
 EX=$1 PY=$2 W=$3
-M=models/fashion_pairs.safetensors
+M=models/pairs_vit.safetensors
 . tests/lib.sh
 rm -rf "$W" && mkdir -p "$W/data"
 for f in t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do

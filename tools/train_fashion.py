@@ -3,7 +3,9 @@
     build/venv/bin/python tools/train_fashion.py [--models vit,sdsa,mlp,pairs] [--seed 0] [--threads 2]
         [--epochs N] [--data /usr/share/datasets/fashion-mnist] [--out models]
 
-Models (tools/reference.py), each written to OUT/fashion_NAME.safetensors:
+Models (tools/reference.py), each written to OUT/fashion_NAME.safetensors
+(pairs: OUT/pairs_vit.safetensors, out of the fashion_* files that tests/run.sh
+classifies as single 28x28 items):
     vit    seed001.VisionTransformer, 1 channel, 28x28, patch 7, hidden 64,
            4 heads, 4 layers, MLP 128; input (B, 1, 28, 28)
     sdsa   seed002.Model: scaled dot-product self-attention over the 16 7x7
@@ -91,6 +93,10 @@ LAYOUTS = {"image": "(B,1,28,28)", "patches": "(B,16,49): 4x4 patches of 7x7, ro
            "flat": "(B,784) row-major",
            "pairs": "(B,1,56,56): two 28x28 items side by side in rows 14..41, zero elsewhere"}
 METRICS = {"pairs": "both classes are the top 2 logits, 10,000 test composites"}
+
+
+def model_path(out, name):
+    return os.path.join(out, "pairs_vit.safetensors" if name == "pairs" else f"fashion_{name}.safetensors")
 
 
 def read_idx(path):
@@ -245,10 +251,10 @@ def train(name, cfg, train_set, seed, epochs):
 
 
 def write_readme(out):
-    """OUT/README.md: one row per fashion_*.safetensors, from its metadata."""
+    """OUT/README.md: one row per model file in OUT, from its metadata."""
     rows = []
     for name in MODELS:
-        path = os.path.join(out, f"fashion_{name}.safetensors")
+        path = model_path(out, name)
         if not os.path.exists(path):
             continue
         module, meta = load_module(path)
@@ -339,7 +345,7 @@ def main(argv=None):
         if cfg["dtype"] != "F32":
             round_weights(model, cfg["dtype"])  # the accuracy recorded is that of the stored weights
         acc = accuracy(model, test_x, y_test, cfg)
-        path = os.path.join(args.out, f"fashion_{name}.safetensors")
+        path = model_path(args.out, name)
         extra = dict(dataset="fashion-mnist pairs (tools/train_fashion.py: PAIRS)" if pairs else "fashion-mnist",
                      labels=",".join(LABELS), input_mean=mean, input_std=std, input_layout=LAYOUTS[cfg["layout"]],
                      test_accuracy=round(acc, 4), train_seed=args.seed, train_settings=settings,
