@@ -86,7 +86,7 @@ MODELS = {
     # Two items per image (PAIRS); an epoch is 60,000 composites (each training item twice). Flips are per item.
     "pairs": dict(build=lambda: R.seed001.VisionTransformer(56, 7, 4, 4, 64, 128, 10, in_channels=1),
                   arch="seed001 ViT on 56x56 pairs: patch 7 (64 tokens + cls), hidden 64, 4 heads, 4 layers, MLP 128",
-                  layout="pairs", epochs=2, batch=128, lr=2e-3, wd=0.05, warmup=0.1, smoothing=0.0, shift=0,
+                  layout="pairs", epochs=3, batch=128, lr=2e-3, wd=0.05, warmup=0.1, smoothing=0.0, shift=0,
                   flip=True, dtype="F32"),
 }
 LAYOUTS = {"image": "(B,1,28,28)", "patches": "(B,16,49): 4x4 patches of 7x7, row-major, each row-major",
