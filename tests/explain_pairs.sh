@@ -19,7 +19,8 @@ N=12
 # The pointing game on N composites, and composite 3 drawn.
 "$EX" $M "$W/data" --count $N --show 3 --out "$W/demo" > "$W/out.txt" 2>&1
 check "explain_pairs --count $N --show 3: exit 0" test $? -eq 0
-check "a row per method, hits out of $((2 * N))" test "$(grep -cE "^[a-z-]+ +[0-9]+/$((2 * N)) +[01]\.[0-9]{3}$" "$W/out.txt")" -eq 8
+rows=$(grep -cE "^[a-z-]+ +[0-9]+/$((2 * N)) +[01]\.[0-9]{3}$" "$W/out.txt")
+check "a row per method, hits out of $((2 * N))" test "$rows" -eq 8
 pngs=$(find "$W/demo" -name 'pair_3*.png' -size +100c | wc -l)
 check "the demo's PNGs: the composite and one per class" test "$pngs" -eq 3
 

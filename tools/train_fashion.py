@@ -261,7 +261,8 @@ def write_readme(out):
         params = sum(p.numel() for p in module.parameters())
         metric = " (both classes the top 2)" if name in METRICS else ""
         rows.append(f"| `{os.path.basename(path)}` | {MODELS[name]['arch']} | {params:,} | "
-                    f"{MODELS[name]['dtype']}, {os.path.getsize(path) / 1024:.0f} KiB | {float(meta['test_accuracy']):.2%}{metric} | "
+                    f"{MODELS[name]['dtype']}, {os.path.getsize(path) / 1024:.0f} KiB | "
+                    f"{float(meta['test_accuracy']):.2%}{metric} | "
                     f"{float(meta['train_seconds']) / 60:.1f} min | "
                     f"`build/venv/bin/python tools/train_fashion.py --models {name} --threads {meta['train_threads']}` |")
     text = f"""# Trained demo models
