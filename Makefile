@@ -9,7 +9,7 @@ BLAS_INC = -I/usr/include/$(shell gcc -dumpmachine)/openblas-pthread
 EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 FASHION  = /usr/share/datasets/fashion-mnist
 
-.PHONY: all examples deps test demo bench fuzz export web web-serve clean
+.PHONY: all examples deps test demo demo-explain bench fuzz export web web-serve clean
 
 all: build/vit examples
 
@@ -44,6 +44,20 @@ demo: build/data/t10k-labels-idx1-ubyte build/vit build/examples/04_fashion
 	@build/examples/04_fashion models/fashion_vit.safetensors build/data --eval --show 6 --out build/demo
 	@echo
 	@echo "Attention maps: build/demo/fashion_*.png (left: rollout through all layers; then each head of the last layer)."
+
+# Why this class: a test image of two Fashion-MNIST items side by side, the
+# map of each of its classes by two methods, and the pointing game on its
+# first 100 composites (README.md's table: --count 1000).
+demo-explain: build/data/t10k-labels-idx1-ubyte build/explain_pairs
+	@build/explain_pairs models/pairs_vit.safetensors build/data --count 100 --show $(PAIR) --out build/demo-explain
+	@echo
+	@echo "Maps: build/demo-explain/pair_$(PAIR)_<class>.png (left: Chefer et al.'s relevance; right: grad rollout)."
+
+PAIR ?= 0
+
+build/explain_pairs: bench/explain_pairs.c vit.h
+	@mkdir -p build
+	$(CC) $(WARN) $(CFLAGS) -I. $< -o $@ -lm
 
 # A model for vit.h from PyTorch, e.g. ImageNet's ViT-B/16 with its class names:
 #   make export SPEC=torchvision:vit_b_16 OUT=build/vit_b_16.safetensors ARGS="--weights IMAGENET1K_V1"
