@@ -499,6 +499,14 @@ pstep cli-args tests/cli.sh build/native/vit $PY build/log/cli
 pstep cli-args-asan env ASAN_OPTIONS=detect_leaks=1 tests/cli.sh build/asan-ubsan/vit $PY build/log/cli-asan
 # vit maps --method: every method, classes by number and label, a direction, bad requests (tests/explain_cli.sh).
 pstep cli-explain tests/explain_cli.sh build/native/vit $PY build/log/cli-explain
+# make demo-explain's program (bench/explain_pairs.c) on the shipped two-item model: the pointing game on
+# a few composites, the demo's PNGs, its composites as tools/train_fashion.py makes them (tests/explain_pairs.sh).
+explain_pairs() {
+  # shellcheck disable=SC2086
+  link native "" $NATIVE -D_POSIX_C_SOURCE=200809L -- bench/explain_pairs.c build/explain_pairs &&
+    tests/explain_pairs.sh build/explain_pairs $PY build/log/explain_pairs
+}
+pstep explain-pairs explain_pairs
 # tools/export.py: pretrained weights from torch hub's cache, ImageNet's
 # labels, untrained exports flagged, make export (tests/export_weights.sh).
 pstep export-weights tests/export_weights.sh build/native/vit $PY build/log/export

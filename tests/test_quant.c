@@ -385,11 +385,11 @@ static void test_nonfinite_rows(void) {
    without data) is VIT_ERR_ARG naming the weight, never a crash; the
    complete ones run. */
 static void test_handmade_weights(void) {
-    enum { IN = 64, HID = 96, OUT = 40 };
-    float *w1 = randv((size_t)HID * IN, 0.1f), *w2 = randv((size_t)OUT * HID, 0.1f), s1[HID], s2[OUT];
-    int8_t *q1 = to_i8(w1, HID, IN, s1), *q2 = to_i8(w2, OUT, HID, s2);
+    enum { HM_IN = 64, HM_HID = 96, HM_OUT = 40 }; /* windows.h defines IN and OUT */
+    float *w1 = randv((size_t)HM_HID * HM_IN, 0.1f), *w2 = randv((size_t)HM_OUT * HM_HID, 0.1f), s1[HM_HID], s2[HM_OUT];
+    int8_t *q1 = to_i8(w1, HM_HID, HM_IN, s1), *q2 = to_i8(w2, HM_OUT, HM_HID, s2);
     int32_t sums[4096];
-    int32_t shape[2] = {3, IN}, s3[3] = {1, 3, 32};
+    int32_t shape[2] = {3, HM_IN}, s3[3] = {1, 3, 32};
     vit_mlp_params mp;
     vit_mlp_weights mw;
     vit_mha_params hp;
@@ -405,21 +405,21 @@ static void test_handmade_weights(void) {
     struct vit__pack nosums, p7;
     vit_arena_init_alloc(&a, 1 << 20);
     vit_tensor_init(&a, &x, 2, shape);
-    memcpy(x.data, w1, sizeof(float) * 3 * IN);
+    memcpy(x.data, w1, sizeof(float) * 3 * HM_IN);
     memset(sums, 0, sizeof sums);
     memset(&mp, 0, sizeof mp);
-    mp.in_dim = IN; mp.hidden_dim = HID; mp.out_dim = OUT; mp.act = VIT_ACT_GELU;
+    mp.in_dim = HM_IN; mp.hidden_dim = HM_HID; mp.out_dim = HM_OUT; mp.act = VIT_ACT_GELU;
     for (c = 0; c < 7; c++) {
         vit_result r;
         char label[160];
         memset(&mw, 0, sizeof mw);
-        mw.fc1_w.ndim = 2; mw.fc1_w.shape[0] = HID; mw.fc1_w.shape[1] = IN;
+        mw.fc1_w.ndim = 2; mw.fc1_w.shape[0] = HM_HID; mw.fc1_w.shape[1] = HM_IN;
         mw.fc1_w.dtype = VIT_DTYPE_I8; mw.fc1_w.q = q1; mw.fc1_w.scale = s1;
-        mw.fc2_w.ndim = 2; mw.fc2_w.shape[0] = OUT; mw.fc2_w.shape[1] = HID;
+        mw.fc2_w.ndim = 2; mw.fc2_w.shape[0] = HM_OUT; mw.fc2_w.shape[1] = HM_HID;
         mw.fc2_w.dtype = VIT_DTYPE_I8; mw.fc2_w.q = q2; mw.fc2_w.scale = s2;
         if (c == 1) mw.fc2_w.scale = NULL;
         if (c == 2) { /* a packing as this build's would be, but no sums (where the build does not pack: any) */
-            nosums.panel = vit__panel_rows(VIT_DTYPE_I8, HID) ? vit__panel_rows(VIT_DTYPE_I8, HID) : 32;
+            nosums.panel = vit__panel_rows(VIT_DTYPE_I8, HM_HID) ? vit__panel_rows(VIT_DTYPE_I8, HM_HID) : 32;
             nosums.sums = NULL;
             mw.fc2_w.pack = &nosums;
         }
