@@ -101,7 +101,8 @@ static void test_act_back(void) {
         for (a = 0; a < RNSIZES; a++) {
             int n = rsizes[a] * 9, rows = rsizes[a], H = 13;
             float *x = randv((size_t)n, 4.0f), *dy = randv((size_t)n, 1.0f), *d1 = randv((size_t)n, 1.0f);
-            float *d2 = randv((size_t)n, 1.0f), *gx = randv((size_t)rows * 2 * H, 3.0f), *gdy = randv((size_t)rows * H, 1.0f);
+            float *d2 = randv((size_t)n, 1.0f), *gx = randv((size_t)rows * 2 * H, 3.0f);
+            float *gdy = randv((size_t)rows * H, 1.0f);
             float *g1 = randv((size_t)rows * 2 * H, 1.0f), *g2 = randv((size_t)rows * 2 * H, 1.0f);
             act_ctx c;
             vit_k_act_back(d1, x, dy, n, (vit_act)act);
@@ -166,7 +167,8 @@ static void test_matmul_nn(void) {
         for (b = 0; b < 4; b++)
             for (c = 0; c < 5; c++) {
                 int M = ms[a], K = ks[b], N = ns[c], ldw = N + 3;
-                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)K * ldw, 1.0f), *bias = randv((size_t)N, 1.0f);
+                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)K * ldw, 1.0f);
+                float *bias = randv((size_t)N, 1.0f);
                 float *y1 = randv((size_t)M * N, 1.0f), *y2 = randv((size_t)M * N, 1.0f);
                 vit__mm p = vit__mm_dense(y1, x, w, bias, M, K, N);
                 p.nn = 1; p.ldw = ldw; p.alpha = 0.5f;
@@ -470,10 +472,8 @@ static void test_explain_case(const char *dir) {
     per = vit_tensor_numel(&rv.attn[0]);
     {
         /* the layers as one array, as the .npy has them */
-        float *all = (float *)malloc((size_t)(L + 1) * (per > vit_tensor_numel(&rv.tokens[0]) ? per
-                                                                                                : vit_tensor_numel(&rv.tokens[0])) *
-                                     sizeof(float));
         size_t pt = vit_tensor_numel(&rv.tokens[0]);
+        float *all = (float *)malloc((size_t)(L + 1) * (per > pt ? per : pt) * sizeof(float));
         for (l = 0; l < L; l++) memcpy(all + (size_t)l * per, rv.attn[l].data, per * sizeof(float));
         expect_npy(&a, dir, "attn", "every block's probabilities", all, (size_t)L * per);
         for (l = 0; l < L; l++) memcpy(all + (size_t)l * per, rv.grad_attn[l].data, per * sizeof(float));
@@ -498,7 +498,8 @@ static void test_explain_case(const char *dir) {
         p.paper_pairing = strcmp(files[k], "grad_rollout_orig") == 0;
         if (methods[k] == VIT_METHOD_ROLLOUT || methods[k] == VIT_METHOD_GRAD_ROLLOUT) p.discard_ratio = 0.9f;
         snprintf(what, sizeof what, "%s (%s)", files[k], cls >= 0 ? "class" : "seed vector");
-        if (vit_explain_memory(&m, &x, methods[k], &p, &bytes) != VIT_OK || vit_arena_init_alloc(&act, bytes) != VIT_OK ||
+        if (vit_explain_memory(&m, &x, methods[k], &p, &bytes) != VIT_OK ||
+            vit_arena_init_alloc(&act, bytes) != VIT_OK ||
             vit_explain(&m, &act, &x, methods[k], cls, cls >= 0 ? NULL : seed.data, &p, map) != VIT_OK) {
             printf("FAIL %s: %s: %s\n", dir, what, vit_last_error());
             failed++;
