@@ -9,7 +9,7 @@ BLAS_INC = -I/usr/include/$(shell gcc -dumpmachine)/openblas-pthread
 EXAMPLES = $(patsubst examples/%.c,build/examples/%,$(wildcard examples/*.c))
 FASHION  = /usr/share/datasets/fashion-mnist
 
-.PHONY: all examples deps test demo demo-explain bench fuzz export web web-serve clean
+.PHONY: all examples deps test test-all demo demo-explain bench fuzz export web web-serve clean
 
 all: build/vit examples
 
@@ -26,8 +26,14 @@ build/examples/%: examples/%.c vit.h
 deps:
 	@tools/install_deps.sh test
 
+# make test: this machine's whole build matrix, sanitizers, fuzzers' fixed
+# runs and PyTorch checks; make test-all (CI's) adds the other platforms, the
+# web page, the README's build lines, the package and the full-size models.
 test: deps
 	@tests/run.sh
+
+test-all: deps
+	@ALL=1 tests/run.sh
 
 # The Fashion-MNIST test set, uncompressed for examples/04_fashion.c.
 build/data/t10k-labels-idx1-ubyte:

@@ -1,8 +1,16 @@
 #!/bin/sh
-# The whole `make test`: every test program in every build of the matrix,
-# then the checks that need PyTorch. Ends with "N passed, M failed".
-# Usage: tests/run.sh   (from the repository root, after tools/install_deps.sh)
+# `make test`: every test program in every build of this machine's matrix
+# (native, AVX2, SIMDe portable, no SIMD, clang, ASan+UBSan, MSan, TSan),
+# the fuzzers' fixed runs, the examples and the checks that need PyTorch.
+# `make test-all` (ALL=1, what CI runs) adds the other platforms (AArch64
+# under qemu, Windows under wine, WebAssembly under node), the web page in
+# Chromium, the README's own build lines, the CMake and pkg-config package,
+# tools/export.py's pretrained weights and the full-size PyTorch models
+# (ViT-B/16, DINOv2, CLIP, SigLIP ...). Ends with "N passed, M failed".
+# Usage: [ALL=1] tests/run.sh   (from the repository root, after tools/install_deps.sh)
 set -u
+ALL=${ALL:-}
+all() { [ -n "$ALL" ]; } # make test-all's part
 PY=build/venv/bin/python
 WARN="-std=c99 -Wall -Wextra -Wpedantic -Werror -Wno-psabi"
 pass=0
@@ -198,7 +206,7 @@ step example-attention-png-prefix attention_png_prefix
 step example-tour build/examples/05_tour tests/fixtures/maps/rgba.png build/log/example_tour
 step example-outputs tests/example_outputs.sh build/examples build/log/example_outputs
 # vit.pc and CMakeLists.txt used as a project that vendors vit.h would.
-step package-pkgconfig-cmake tests/package.sh build/log/package
+all && step package-pkgconfig-cmake tests/package.sh build/log/package
 
 # The shipped Fashion-MNIST models: vit.h's prediction for each of the
 # 10,000 test images equals PyTorch's.
@@ -308,6 +316,7 @@ for fz in $MSAN_FUZZERS; do
 done
 psteps_done
 
+if all; then
 # Other platforms, running the same tests: AArch64 (NEON through SIMDe)
 # under qemu, Windows (MinGW-w64) under wine, WebAssembly (SIMD128) under node.
 XINC=build/xinc
@@ -358,6 +367,7 @@ while [ "$rd_k" -le "$rd_n" ]; do
   rd_k=$((rd_k + 1))
 done
 psteps_done
+fi
 
 # The header as C99 and C++, and VIT_STATIC in two translation units.
 step c99-static-2tu gcc $WARN -O1 tests/test_compile.c tests/test_compile2.c -I. -o build/test_compile -lm
@@ -479,12 +489,14 @@ families_big() {
   fi
   build/native/test_families build/families_big --cases-only
 }
-pstep vit_b_16 big
-pstep naming-big naming_big
-pstep families-big families_big
-psteps_done
-pstep vit_b_16-bf16 big_dtype BF16 1.5e-2
-pstep vit_b_16-i8 big_dtype I8 3e-2
+if all; then
+  pstep vit_b_16 big
+  pstep naming-big naming_big
+  pstep families-big families_big
+  psteps_done
+  pstep vit_b_16-bf16 big_dtype BF16 1.5e-2
+  pstep vit_b_16-i8 big_dtype I8 3e-2
+fi
 pstep naming-classify build/native/vit classify tests/fixtures/naming/hf_cls/model.safetensors tests/fixtures/maps/rgba.png --top 3
 # `vit run --image-size`: the 32 px fixture ViT at 48 px equals torchvision's
 # with interpolate_embeddings (the logits tools/maps_reference.py made).
@@ -509,7 +521,7 @@ explain_pairs() {
 pstep explain-pairs explain_pairs
 # tools/export.py: pretrained weights from torch hub's cache, ImageNet's
 # labels, untrained exports flagged, make export (tests/export_weights.sh).
-pstep export-weights tests/export_weights.sh build/native/vit $PY build/log/export
+all && pstep export-weights tests/export_weights.sh build/native/vit $PY build/log/export
 n=0
 for spec in "torchvision:vit_b_32 --num-classes 7 --batch 1" \
             "torchvision:VisionTransformer:image_size=40,patch_size=10,num_layers=3,num_heads=5,hidden_dim=60,mlp_dim=70,num_classes=3 --batch 3" \
