@@ -4018,7 +4018,8 @@ VITDEF void vit_k_rope_ref(float *x, const float *cs, int rows, int NH, int HS, 
 }
 
 #ifndef VIT_NO_SIMD
-/* (x1, x0, x3, x2, ...): each pair's two lanes swapped. */
+/* (x1, x0, x3, x2, ...): each pair's two lanes swapped. SIMDe 0.7 has no
+   512-bit permute_ps; VIT__VW is 16 only where AVX-512 is native. */
 #if VIT__VW == 16
 #define vit__v_swap_pairs(v) _mm512_permute_ps(v, 0xB1)
 #else
