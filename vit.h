@@ -5802,6 +5802,23 @@ static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights 
     return vit__ws_ok("mha", 2, "qkv_w", &w->qkv_w, "out_w", &w->out_w);
 }
 
+/* q and k of qkv (B*N, 3C) in place as the attention reads them: each
+   head's LayerNorm (qk-norm), then the rotary embedding (EVA-02) on every
+   token after the first rope_first. The reverse pass makes them again. */
+static void vit__mha_qk(float *qkv, const vit_mha_params *p, const vit_mha_weights *w, int32_t B, int32_t N) {
+    int32_t C = p->dim, NH = p->heads, HS = C / NH, t;
+    for (t = 0; p->qk_norm && t < B * N; t++) {
+        float *q = qkv + (size_t)t * 3 * C;
+        vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, p->qk_eps);
+        vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, p->qk_eps);
+    }
+    for (t = 0; w->rope && t < B; t++) {
+        float *q = qkv + ((size_t)t * N + w->rope_first) * 3 * C;
+        vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
+        vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
+    }
+}
+
 /* y (B*N, C) from x (B*N, C); e: the output projection's epilogue (the
    encoder block's layer scale and residual), or NULL. att: where to keep
    the probabilities, or NULL for scratch released on return. */
@@ -5835,28 +5852,14 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
         vit__mm out = vit__mm_w(y, ao.data, &w->out_w, w->out_b.data, B * N, C, C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
-        int32_t t;
         at.lowp = lowp;
         at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */
         at.bidx = w->rel_index;
         at.R = w->rel_bias.data ? w->rel_bias.shape[1] : 0;
 
-        /* q, k, v in one product; qk-norm: each head's q and k normalised */
+        /* q, k, v in one product, then qk-norm and the rotary embedding */
         vit__dense(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
-        if (p->qk_norm)
-            for (t = 0; t < B * N; t++) {
-                float *q = qkv.data + (size_t)t * 3 * C;
-                vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, p->qk_eps);
-                vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, p->qk_eps);
-            }
-
-        /* rotary embedding: q and k of every token after the first rope_first rotated by its position */
-        if (w->rope)
-            for (t = 0; t < B; t++) {
-                float *q = qkv.data + ((size_t)t * N + w->rope_first) * 3 * C;
-                vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
-                vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
-            }
+        vit__mha_qk(qkv.data, p, w, B, N);
 
         /* attention (EVA-CLIP: a LayerNorm on its output), then the output projection with the caller's epilogue */
         vit__attention(&at, scratch, slots);
@@ -10941,23 +10944,15 @@ static void vit__rev_scale(float *d, const float *dy, const float *g, int rows, 
     for (r = 0; r < rows; r++) vit_k_mul(d + (size_t)r * C, dy + (size_t)r * C, g, C);
 }
 
-/* q and k as the attention reads them, from qkv (B*T, 3C) into qn: each
-   head's LayerNorm (qk-norm), then the rotary embedding (EVA-02), as
-   vit__mha_core applies them. */
+/* q and k as the attention reads them, from qkv (B*T, 3C) into qn: the
+   forward's vit__mha_qk on a copy (qkv stays as the product gave it). */
 static void vit__rev_qk(const vit_config *c, const vit_mha_weights *w, float *qn, const float *qkv, int32_t B,
                         int32_t T) {
-    int32_t C = c->dim, NH = c->heads, HS = C / NH, t;
-    memcpy(qn, qkv, (size_t)B * T * 3 * C * sizeof(float));
-    for (t = 0; c->qk_norm && t < B * T; t++) {
-        float *q = qn + (size_t)t * 3 * C;
-        vit_k_layernorm(q, q, w->q_norm_w.data, w->q_norm_b.data, NH, HS, c->ln_eps);
-        vit_k_layernorm(q + C, q + C, w->k_norm_w.data, w->k_norm_b.data, NH, HS, c->ln_eps);
-    }
-    for (t = 0; w->rope && t < B; t++) {
-        float *q = qn + ((size_t)t * T + w->rope_first) * 3 * C;
-        vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
-        vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
-    }
+    vit_mha_params mp;
+    memset(&mp, 0, sizeof mp);
+    mp.dim = c->dim; mp.heads = c->heads; mp.qk_norm = c->qk_norm; mp.qk_eps = c->ln_eps;
+    memcpy(qn, qkv, (size_t)B * T * 3 * c->dim * sizeof(float));
+    vit__mha_qk(qn, &mp, w, B, T);
 }
 
 /* One block forward, keeping s's tensors; y its output. */
