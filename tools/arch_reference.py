@@ -105,6 +105,19 @@ def timm_entrypoint_args():
     return out
 
 
+def _norm_eps(norm, eps, lacks):
+    """The LayerNorm eps a norm_layer argument sets (eps when it sets none); anything but a LayerNorm with
+    only eps bound is appended to lacks."""
+    import torch.nn as nn
+    import timm.layers as L
+    if norm is None:
+        return eps
+    if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
+        return norm.keywords["eps"]
+    lacks.append(f"norm_layer {norm}")
+    return eps
+
+
 def supported(kw):
     """(what vit.h lacks for these VisionTransformer arguments (empty: nothing), LayerNorm eps, activation)."""
     import torch.nn as nn
@@ -135,12 +148,7 @@ def supported(kw):
         lacks.append(f"pos_embed {g('pos_embed')}")
     if g("global_pool", "token") not in ("token", "avg", "map"):
         lacks.append(f"global_pool {g('global_pool')}")
-    norm = g("norm_layer")
-    if norm is not None:
-        if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
-            eps = norm.keywords["eps"]
-        else:
-            lacks.append(f"norm_layer {norm}")
+    eps = _norm_eps(g("norm_layer"), eps, lacks)
     act = {None: "gelu", "gelu": "gelu", "gelu_tanh": "gelu_tanh", "quick_gelu": "quick_gelu", "silu": "silu",
            nn.SiLU: "silu", nn.GELU: "gelu"}.get(g("act_layer"), None)
     if act is None:
@@ -155,7 +163,6 @@ def supported(kw):
 def supported_beit(kw):
     """(what vit.h lacks for these Beit arguments (empty: nothing), LayerNorm eps, activation)."""
     import torch.nn as nn
-    import timm.layers as L
     lacks, eps = [], 1e-6
     g = kw.get
     if g("use_rel_pos_bias") and g("use_shared_rel_pos_bias"):
@@ -164,12 +171,7 @@ def supported_beit(kw):
         lacks.append("attn_head_dim")
     if g("global_pool", "avg") not in ("token", "avg"):
         lacks.append(f"global_pool {g('global_pool')}")
-    norm = g("norm_layer")
-    if norm is not None:
-        if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
-            eps = norm.keywords["eps"]
-        else:
-            lacks.append(f"norm_layer {norm}")
+    eps = _norm_eps(g("norm_layer"), eps, lacks)
     if g("act_layer") not in (None, nn.GELU):
         lacks.append(f"act_layer {g('act_layer')}")
     for k in ("img_size", "patch_size"):
@@ -182,7 +184,6 @@ def supported_beit(kw):
 def supported_eva(kw):
     """(what vit.h lacks for these Eva arguments (empty: nothing), LayerNorm eps, activation, rotary reference grid)."""
     import torch.nn as nn
-    import timm.layers as L
     lacks, eps = [], 1e-6
     g = kw.get
     for k in ("qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
@@ -200,12 +201,7 @@ def supported_eva(kw):
         lacks.append("use_post_transformer_norm / use_fc_norm")
     if g("global_pool", "avg") not in ("token", "avg"):
         lacks.append(f"global_pool {g('global_pool')}")
-    norm = g("norm_layer")
-    if norm is not None:
-        if isinstance(norm, functools.partial) and norm.func in (L.LayerNorm, nn.LayerNorm) and set(norm.keywords) == {"eps"}:
-            eps = norm.keywords["eps"]
-        else:
-            lacks.append(f"norm_layer {norm}")
+    eps = _norm_eps(g("norm_layer"), eps, lacks)
     if not g("swiglu_mlp") and g("act_layer") not in (None, nn.GELU):
         lacks.append(f"act_layer {g('act_layer')}")
     ref = g("ref_feat_shape")
