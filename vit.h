@@ -157,15 +157,25 @@
      (2G-1)^2 + 3 for a G x G grid, read through timm's
      relative_position_index, computed at load; q_bias and v_bias beside
      qkv.weight, k none; gamma_1 and gamma_2), timm's Eva as eva02_* but
-     EVA-02-CLIP-E, and eva_giant_* (naming eva: Beit's block names with pos_embed; the
-     attention fused with q_bias and v_bias or as q_proj, k_proj (no
-     bias), v_proj, with EVA-CLIP's attn.norm before proj; the SwiGLU
-     packed in fc1 or as fc1_g, fc1_x and mlp.norm before fc2; the rotary
-     embedding, which has no tensors, from the name: timm's
-     RotaryEmbeddingCat on the patches' q and k, pairs interleaved,
-     10000^(-i/(HS/4)) bands, positions measured on a 16 x 16 reference
-     grid, model_args use_rot_pos_emb and ref_feat_shape read; EVA-01
-     giant has none),
+     EVA-02-CLIP-E, eva_giant_*, vit_*_patch16_dinov3* and *_lingbot
+     (DINOv3), vit_pe_core_* (Perception Encoder core), vit_*_patch16_rope_*
+     (NAVER's RoPE-Axial and RoPE-Mixed, *_ape_* with a position embedding
+     too, and timm's *_rope_reg*_gap_256) (naming eva: Beit's block names
+     with pos_embed, reg_token, norm_pre and attn_pool. where the model has
+     them; the attention fused with q_bias and v_bias (EvaAttention), with
+     one qkv.bias (AttentionRope: the architecture says which), without
+     biases, or as q_proj, k_proj (no bias), v_proj, with EVA-CLIP's
+     attn.norm before proj; the SwiGLU packed in fc1 or as fc1_g, fc1_x and
+     mlp.norm before fc2; the rotary embedding, which has no tensors but
+     rope.freqs (RoPE-Mixed's learned frequencies), from the name: timm's
+     RotaryEmbeddingCat, RotaryEmbeddingDinoV3 or RotaryEmbeddingMixed on
+     the patches' q and k with the entrypoint's reference grid,
+     temperature, offset, grid order and pairing, model_args
+     use_rot_pos_emb, rope_type, ref_feat_shape, rope_temperature,
+     rope_grid_offset, rope_grid_indexing and rope_rotate_half read over
+     them; PE's attention pool has 8 heads of its own (attn_pool_num_heads)
+     and reads every token, the class token too, as timm's Eva does;
+     EVA-01 giant has no rotary embedding),
      and transformers' vit, dinov2, dinov2_with_registers, clip,
      clip_vision_model, siglip and siglip_vision_model. Other names are
      refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
@@ -198,7 +208,9 @@
      Tensors have at most VIT_MAX_DIMS dimensions and no strides; at most
      16384 tokens; activation buffers below 2^31 elements.
      Checkpoints need a square grid of square patches. Rotary position
-     embeddings other than EVA-02's (DINOv3's, PE's, mixed, halves),
+     embeddings other than timm's axial, DINOv3's and mixed ones (MRoPE),
+     grouped key-value heads (Sapiens2), a model ending without a
+     LayerNorm (PE's language and spatial towers),
      relative positions other than BEiT's bias (timm's
      VisionTransformerRelPos, SAM), parallel or post-norm blocks, RmsNorm,
      a norm inside the attention, the MLP or the patch embedding,
@@ -210,7 +222,8 @@
      bias, not both. A file without a config.json that
      names its model is read by its tensor names alone, which cannot see
      a difference without tensors (RoPE, an activation): keep the
-     config.json beside such files.
+     config.json beside such files (a model with rotary embeddings and no
+     position embedding also needs its image size from there).
      Images are decoded by stb_image (Debian's 2.27, or the program's own),
      compiled for PNG, JPEG, BMP and PNM only, and only after vit.h has
      checked the file's structure itself: every chunk, segment or row the
@@ -377,6 +390,8 @@ typedef struct vit_patch_shape {
    pooling, a learned probe attending over the patch tokens, then an MLP
    (timm's global_pool='map', SigLIP). */
 typedef enum vit_pool { VIT_POOL_CLS = 0, VIT_POOL_MEAN = 1, VIT_POOL_AVG = 2, VIT_POOL_MAP = 3 } vit_pool;
+/* vit_config.rope: which of timm's rotary position embeddings */
+typedef enum vit_rope { VIT_ROPE_NONE = 0, VIT_ROPE_AXIAL = 1, VIT_ROPE_DINOV3 = 2, VIT_ROPE_MIXED = 3 } vit_rope;
 
 /* Scaled dot-product attention on x, x, x. */
 typedef struct vit_sdpa_params {
@@ -407,6 +422,8 @@ typedef struct vit_mha_weights {
     const float *rope;             /* (rope_n, 2, HS): rotary cosines and sines (vit_k_rope) of the tokens
                                       after the first rope_first, applied to q and k (EVA-02), or NULL */
     int32_t rope_first, rope_n;    /* tokens left unrotated before them (the class token); tokens rotated */
+    int32_t rope_half;             /* 1: pairs in halves (vit_k_rope_half: DINOv3), 0: interleaved */
+    int32_t rope_heads;            /* 1: a table per head, rope (NH, rope_n, 2, HS) (timm's mixed RoPE) */
     vit_tensor norm_w, norm_b;     /* (C): a LayerNorm on the heads' output before out_w (EVA-CLIP), or none */
 } vit_mha_weights;
 
@@ -642,10 +659,20 @@ typedef struct vit_config {
     int32_t rel_pos;             /* relative position bias in the attention (BEiT): 0 none, 1 a table per
                                     block, 2 one table all blocks share; needs the class token alone before
                                     the patches */
-    int32_t rope;                /* 1: a rotary position embedding on the patch tokens' q and k (EVA-02:
-                                    timm's RotaryEmbeddingCat, interleaved pairs, temperature 10000) */
-    int32_t rope_ref;            /* the grid the rotary angles are measured on (timm's ref_feat_shape): a
-                                    patch at row y has angle y / G * rope_ref times a band; 0: y itself */
+    int32_t rope;                /* a rotary position embedding on the patch tokens' q and k (vit_rope):
+                                    0 none; VIT_ROPE_AXIAL timm's RotaryEmbeddingCat (EVA-02, PE, the
+                                    RoPE ViTs); VIT_ROPE_DINOV3 its RotaryEmbeddingDinoV3; VIT_ROPE_MIXED
+                                    its RotaryEmbeddingMixed, frequencies learned per block and head */
+    int32_t rope_ref;            /* AXIAL: the grid the angles are measured on (timm's ref_feat_shape): a
+                                    patch at row y has coordinate (y + rope_offset) / G * rope_ref; 0: y
+                                    + rope_offset itself */
+    float rope_temp;             /* AXIAL: bands 1 / temp^(j / (HS/4)) (0: 10000); DINOV3: periods
+                                    temp^(j / (HS/4)) of coordinates centred in [-1, 1] (0: 100) */
+    float rope_offset;           /* timm's rope_grid_offset, added to each coordinate (PE: 1) */
+    int32_t rope_xy;             /* 1: the bands of x come first, then y's (timm's grid_indexing 'xy') */
+    int32_t rope_half;           /* 1: pairs (j, j + HS/2) (timm's rotate_half), 0: (2j, 2j+1) */
+    int32_t pool_heads;          /* VIT_POOL_MAP: the attention pool's heads; 0: heads */
+    int32_t pool_prefix;         /* VIT_POOL_MAP: 1: it attends to the prefix tokens too (timm's Eva) */
     int32_t mlp_norm;            /* see vit_block_params */
     int32_t attn_norm;           /* see vit_block_params */
     /* A field that changes what a block, the pool or the head computes needs the reverse pass too
@@ -720,7 +747,9 @@ typedef struct vit_model {
     vit_tensor head_dist_w, head_dist_b; /* (num_classes, C): DeiT's distillation head */
     vit_tensor pre_norm_w, pre_norm_b;   /* (C): pre_norm only */
     vit_attn_pool_weights pool_w;        /* VIT_POOL_MAP only */
-    vit_tensor rope;                     /* (G*G, 2, HS): the rotary table of the current grid (cfg.rope only) */
+    vit_tensor rope;                     /* (G*G, 2, HS): the rotary table of the current grid (cfg.rope only);
+                                            VIT_ROPE_MIXED: (depth, NH, G*G, 2, HS) as one run, a table each */
+    vit_tensor rope_freqs;               /* (2, depth, NH, HS/2): VIT_ROPE_MIXED's frequencies of x, then y */
     /* Every other kind: m.<name> and m.<name>_w, from VIT_KINDS. */
 #define VIT__KIND_FIELD(e, name, str, fields) fields(name)
     VIT_KINDS(VIT__KIND_FIELD)
@@ -897,6 +926,11 @@ VITDEF void vit_k_relpos_add_ref(float *s, const float *tab, const int32_t *idx,
    an ulp or two of the reference. */
 VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int ld);
 VITDEF void vit_k_rope_ref(float *x, const float *cs, int rows, int NH, int HS, int ld);
+/* The same with pairs in halves (timm's rotate_half, DINOv3): pair j is
+   (x[j], x[j + HS/2]); cs per row: C = [c0, c1, ..., c0, c1, ...], S =
+   [-s0, -s1, ..., s0, s1, ...]. */
+VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS, int ld);
+VITDEF void vit_k_rope_half_ref(float *x, const float *cs, int rows, int NH, int HS, int ld);
 /* Row statistics of x (rows, n): mean[r], and the biased variance var[r]
    unless var is NULL. */
 VITDEF void vit_k_rowstats(float *mean, float *var, const float *x, int rows, int n);
@@ -4052,6 +4086,51 @@ VITDEF void vit_k_rope(float *x, const float *cs, int rows, int NH, int HS, int 
 }
 #endif
 
+VITDEF void vit_k_rope_half_ref(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    int r, h, d, H2 = HS / 2;
+    for (r = 0; r < rows; r++) {
+        const float *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+        for (h = 0; h < NH; h++) {
+            float *xh = x + (size_t)r * ld + (size_t)h * HS;
+            for (d = 0; d < H2; d++) {
+                float a = xh[d], b = xh[d + H2];
+                xh[d] = a * C[d] + b * S[d];
+                xh[d + H2] = b * C[d + H2] + a * S[d + H2];
+            }
+        }
+    }
+}
+
+#ifndef VIT_NO_SIMD
+/* The two halves are two runs, so no lane moves: a vector of the first
+   half and the same lanes of the second; a tail shorter than a vector is
+   scalar. */
+VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    int r, h, d, H2 = HS / 2;
+    for (r = 0; r < rows; r++) {
+        const float *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+        for (h = 0; h < NH; h++) {
+            float *xh = x + (size_t)r * ld + (size_t)h * HS;
+            for (d = 0; d + VIT__VW <= H2; d += VIT__VW) {
+                vit__vf a = vit__v_load(xh + d), b = vit__v_load(xh + d + H2);
+                vit__v_store(xh + d, vit__v_fma(a, vit__v_load(C + d), vit__v_mul(b, vit__v_load(S + d))));
+                vit__v_store(xh + d + H2,
+                             vit__v_fma(b, vit__v_load(C + d + H2), vit__v_mul(a, vit__v_load(S + d + H2))));
+            }
+            for (; d < H2; d++) {
+                float a = xh[d], b = xh[d + H2];
+                xh[d] = a * C[d] + b * S[d];
+                xh[d + H2] = b * C[d + H2] + a * S[d + H2];
+            }
+        }
+    }
+}
+#else
+VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS, int ld) {
+    vit_k_rope_half_ref(x, cs, rows, NH, HS, ld);
+}
+#endif
+
 /* Fused per head: a task is one (batch, head, block of query rows), which
    takes S = scale Q K^T for its rows through the GEMM (rows of Q and K are
    both "dot-product" operands), the softmax of each row, and P V, with V
@@ -5802,6 +5881,17 @@ static vit_result vit__mha_ready(const vit_mha_params *p, const vit_mha_weights 
     return vit__ws_ok("mha", 2, "qkv_w", &w->qkv_w, "out_w", &w->out_w);
 }
 
+/* The rotary embedding of table cs (w->rope's layout: shared by the heads
+   or one per head) on the rope_n rows of x, NH heads of HS from column 0. */
+static void vit__rope_apply(float *x, const vit_mha_weights *w, const float *cs, int32_t NH, int32_t HS, int32_t ld) {
+    int32_t h, n = w->rope_heads ? 1 : NH;
+    for (h = 0; h < (w->rope_heads ? NH : 1); h++) {
+        const float *t = cs + (size_t)h * w->rope_n * 2 * HS;
+        if (w->rope_half) vit_k_rope_half(x + (size_t)h * HS, t, w->rope_n, n, HS, ld);
+        else vit_k_rope(x + (size_t)h * HS, t, w->rope_n, n, HS, ld);
+    }
+}
+
 /* q and k of qkv (B*N, 3C) in place as the attention reads them: each
    head's LayerNorm (qk-norm), then the rotary embedding (EVA-02) on every
    token after the first rope_first. The reverse pass makes them again. */
@@ -5814,8 +5904,8 @@ static void vit__mha_qk(float *qkv, const vit_mha_params *p, const vit_mha_weigh
     }
     for (t = 0; w->rope && t < B; t++) {
         float *q = qkv + ((size_t)t * N + w->rope_first) * 3 * C;
-        vit_k_rope(q, w->rope, w->rope_n, NH, HS, 3 * C);
-        vit_k_rope(q + C, w->rope, w->rope_n, NH, HS, 3 * C);
+        vit__rope_apply(q, w, w->rope, NH, HS, 3 * C);
+        vit__rope_apply(q + C, w, w->rope, NH, HS, 3 * C);
     }
 }
 
@@ -6346,6 +6436,10 @@ static vit_result vit__block_check(vit_model *m, vit__ld *L) {
    the file has no fused qkv (EVA-02 Ti/S against B/L). */
 static const vit__mha_naming *vit__block_mha(const vit__ld *L, const char *prefix, const vit__block_naming *nm) {
     char n[300];
+    /* Eva's attn_type 'rope' (timm's AttentionRope: PE, the RoPE ViTs) keeps the fused qkv's own bias, as timm's
+       Attention names it, where EvaAttention has q_bias and v_bias */
+    snprintf(n, sizeof n, "%s%sqkv.bias", prefix, nm->attn);
+    if (!strcmp(nm->naming, "eva") && vit__has(L, n)) return &vit__mha_names[3];
     if (!nm->mha_sep || !nm->mha_names->w) return nm->mha_names;
     snprintf(n, sizeof n, "%s%s%s", prefix, nm->attn, nm->mha_names->w);
     return vit__has(L, n) ? nm->mha_names : nm->mha_sep;
@@ -8441,6 +8535,10 @@ typedef struct vit__cfg {
     const char *hf_arch;        /* transformers' architectures[0], or NULL */
     int32_t depth, embed_dim, reg_tokens; /* timm's model_args depth, embed_dim and reg_tokens; -1: absent */
     int32_t use_rope, rope_ref; /* timm's model_args use_rot_pos_emb (0/1) and ref_feat_shape (0: null); -1: absent */
+    int32_t rope_type;          /* model_args rope_type as a vit_rope; -1: absent */
+    double rope_temp, rope_offset; /* rope_temperature (0: absent), rope_grid_offset (-1e300: absent) */
+    int32_t rope_xy, rope_half;    /* rope_grid_indexing 'xy' (1) or 'ij' (0), rope_rotate_half; -1: absent */
+    int32_t pool_heads;            /* attn_pool_num_heads; 0: absent */
     const vit__timm_arg *bad_arg; /* the first model_args member whose value vit.h does not run, or NULL */
     const char *bad_value;        /* its value, as text */
     const char **labels;        /* n_labels class names by index, in cap slots */
@@ -8585,14 +8683,11 @@ static const vit__timm_arg vit__timm_args[] = {
     {"block_fn", "block;null", "another block than timm's Block"},
     {"mlp_layer", "mlp;null", "another MLP than timm's Mlp"},
     {"dynamic_img_pad", "false;null", "inputs padded to a multiple of the patch"},
-    /* timm's Eva */
-    {"rope_type", "cat;null", "another rotary embedding than EVA-02's RotaryEmbeddingCat"},
-    {"rope_rotate_half", "false;null", "rotary pairs in halves, not interleaved"},
-    {"rope_grid_indexing", "ij;null", "a rotary grid in xy order"},
+    /* timm's Eva (its rotary embedding's settings are read apart; a norm before the blocks has tensors) */
     {"scale_attn_inner", "false;null", "a LayerNorm inside the attention"},
     {"use_post_norm", "false;null", "post-norm blocks"},
-    {"use_pre_transformer_norm", "false;null", "a norm before the blocks"},
-    {"attn_type", "eva;null", "another attention than timm's EvaAttention"},
+    {"use_post_transformer_norm", "true;null", "no LayerNorm after the blocks"},
+    {"attn_type", "eva;rope;null", "another attention than timm's EvaAttention and AttentionRope"},
     {"gated_attn", "false;null", "a gated attention"}};
 
 static const vit__timm_arg *vit__timm_arg_find(const char *key) {
@@ -8681,6 +8776,34 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
             c->reg_tokens = (int32_t)v;
         }
         else if (level == 1 && (a = vit__timm_arg_find(k)) != NULL) r = vit__cfg_arg(c, j, a);
+        else if (level == 1 && !strcmp(k, "rope_type")) {
+            static const char *const kinds[] = {"", "cat", "dinov3", "mixed"};
+            if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s) {
+                for (c->rope_type = 3; c->rope_type > 0 && strcmp(s, kinds[c->rope_type]); c->rope_type--) {}
+                if (!c->rope_type)
+                    return vit__fail(VIT_ERR_UNSUPPORTED,
+                                     "%s: model_args 'rope_type' is '%s': vit.h runs timm's 'cat', 'dinov3' and "
+                                     "'mixed' rotary embeddings", c->st.src, s);
+            }
+        } else if (level == 1 && (!strcmp(k, "rope_temperature") || !strcmp(k, "rope_grid_offset"))) {
+            double v;
+            int temp = k[5] == 't';
+            if (!vit__json_num(j, &v) || (temp ? !(v > 0.0 && v < 1e9) : !(v > -8192.0 && v < 8192.0)))
+                return vit__fail(VIT_ERR_FORMAT, "%s: model_args '%s' is not a number in %s", c->st.src, k,
+                                 temp ? "(0, 1e9)" : "(-8192, 8192)");
+            *(temp ? &c->rope_temp : &c->rope_offset) = v;
+        } else if (level == 1 && !strcmp(k, "rope_grid_indexing")) {
+            if ((r = vit__cfg_str(c, j, k, &s)) == VIT_OK && s) {
+                if (strcmp(s, "ij") && strcmp(s, "xy"))
+                    return vit__fail(VIT_ERR_FORMAT, "%s: model_args 'rope_grid_indexing' is '%s', not 'ij' or 'xy'",
+                                     c->st.src, s);
+                c->rope_xy = s[0] == 'x';
+            }
+        } else if (level == 1 && !strcmp(k, "rope_rotate_half")) {
+            if (vit__json_word(j, "true")) c->rope_half = 1;
+            else if (vit__json_word(j, "false")) c->rope_half = 0;
+            else return vit__fail(VIT_ERR_FORMAT, "%s: 'rope_rotate_half' is not true or false", c->st.src);
+        } else if (level == 1 && !strcmp(k, "attn_pool_num_heads")) r = vit__cfg_int(c, j, k, 65536, &c->pool_heads);
         else if (level == 1 && !strcmp(k, "use_rot_pos_emb")) {
             if (vit__json_word(j, "true")) c->use_rope = 1;
             else if (vit__json_word(j, "false")) c->use_rope = 0;
@@ -8767,7 +8890,8 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     c->fc_norm = -1;
     c->center_crop = -1;
     c->depth = c->embed_dim = c->reg_tokens = -1;
-    c->use_rope = c->rope_ref = -1;
+    c->use_rope = c->rope_ref = c->rope_type = c->rope_xy = c->rope_half = -1;
+    c->rope_offset = -1e300;
     if (n > ((size_t)16 << 20))
         return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
@@ -8959,9 +9083,9 @@ static const vit__vit_naming vit__vit_names[] = {
        embedding, the attention fused or separate, a SwiGLU packed or
        apart, and a rotary embedding that only the architecture's name
        says; never probed, chosen by it */
-    {"eva", {"eva", "patch_embed.proj", "cls_token", "pos_embed", 1, NULL, NULL, 0}, NULL, "blocks.%d.",
-     &vit__block_names[8], "norm", "fc_norm", NULL, 0, NULL, 0, "head", NULL, NULL, 0, NULL, "", "Eva", "Eva", 1e-6f,
-     VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM, NULL},
+    {"eva", {"eva", "patch_embed.proj", "cls_token", "pos_embed", 1, NULL, "reg_token", 0}, "norm_pre", "blocks.%d.",
+     &vit__block_names[8], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", NULL, NULL, 0, NULL, "", "Eva", "Eva",
+     1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_TIMM, NULL},
     {"timm", {"timm", "patch_embed.proj", "cls_token", "pos_embed", 1, "dist_token", "reg_token", 0}, "norm_pre",
      "blocks.%d.", &vit__block_names[3], "norm", "fc_norm", "attn_pool.", 0, NULL, 0, "head", "head_dist", NULL, 0,
      "patch_embed.proj.weight", "", "VisionTransformer", "VisionTransformer", 1e-6f, VIT_ACT_GELU, VIT__POOL_TIMM,
@@ -9036,8 +9160,14 @@ static const vit__key vit__vit_keys[] = {
     VIT__INT_OPT("glu", 0, 1, 0, cfg.glu),
     VIT__INT_OPT("pos_embed", 0, 1, 1, cfg.pos_embed),
     VIT__INT_OPT("rel_pos", 0, 2, 0, cfg.rel_pos),
-    VIT__INT_OPT("rope", 0, 1, 0, cfg.rope),
+    VIT__INT_OPT("rope", 0, 3, 0, cfg.rope),
     VIT__INT_OPT("rope_ref", 0, 8192, 0, cfg.rope_ref),
+    {"rope_temp", 'f', 0.0, 1e9, offsetof(vit_model, cfg.rope_temp), NULL, NULL, 1, 0.0},
+    {"rope_offset", 'f', -8192.0, 8192.0, offsetof(vit_model, cfg.rope_offset), NULL, NULL, 1, 0.0},
+    VIT__INT_OPT("rope_xy", 0, 1, 0, cfg.rope_xy),
+    VIT__INT_OPT("rope_half", 0, 1, 0, cfg.rope_half),
+    VIT__INT_OPT("pool_heads", 0, 65536, 0, cfg.pool_heads),
+    VIT__INT_OPT("pool_prefix", 0, 1, 0, cfg.pool_prefix),
     VIT__INT_OPT("mlp_norm", 0, 1, 0, cfg.mlp_norm),
     VIT__INT_OPT("attn_norm", 0, 1, 0, cfg.attn_norm),
     VIT__KEYS_END};
@@ -9062,6 +9192,10 @@ static vit_result vit__vit_check(vit_model *m, vit__ld *L) {
         return vit__fail(VIT_ERR_FORMAT, "%s: pos_prefix %d is more than the %d prefix tokens", L->st.src,
                          (int)c->pos_prefix, (int)P);
     if (c->pool == VIT_POOL_MAP) c->norm_tokens = 1;
+    if (c->pool_heads && (c->pool != VIT_POOL_MAP || c->dim % c->pool_heads))
+        return vit__fail(VIT_ERR_FORMAT, "%s: pool_heads %d: %s", L->st.src, (int)c->pool_heads,
+                         c->pool != VIT_POOL_MAP ? "only an attention pool has heads of its own"
+                                                 : "the hidden size is not a multiple of it");
     if (c->rel_pos && (!c->class_token || P != 1))
         return vit__fail(VIT_ERR_FORMAT,
                          "%s: a relative position bias (rel_pos %d) needs the class token alone before the patches, "
@@ -9107,34 +9241,72 @@ static void vit__relpos_index(int32_t *idx, int32_t G) {
         }
 }
 
-/* timm's RotaryEmbeddingCat (EVA-02: in_pixels=False, temperature 10000,
-   grid_indexing 'ij', interleaved) for a G x G grid of head size HS, as
-   vit_k_rope takes it: cs (G*G, 2, HS). HS/4 bands 1 / 10000^(i / (HS/4));
-   patch (y, x) has coordinates (y / G * ref, x / G * ref) (ref 0: (y, x)),
-   pair j < HS/4 turns by y band_j, pair HS/4 + j by x band_j. */
-static void vit__rope_table(float *cs, int32_t G, int32_t HS, int32_t ref) {
-    int32_t nb = HS / 4, y, x, j;
+/* One rotary table of a G x G grid as vit_k_rope (rope_half: vit_k_rope_half)
+   takes it, cs (G*G, 2, HS), computed as timm does in float32. Patch (y,
+   x)'s coordinates t0, t1 are (y, x), or (x, y) with rope_xy: AXIAL (timm's
+   RotaryEmbeddingCat) counts them from rope_offset, rescaled to rope_ref
+   cells if set, and turns pair j < HS/4 by t0 band_j, pair HS/4 + j by t1
+   band_j, band_j = 1 / temp^(j / (HS/4)); DINOV3 (RotaryEmbeddingDinoV3)
+   centres them, 2 (i + 0.5 + offset) / G - 1, and divides 2 pi t by the
+   period temp^(j / (HS/4)) instead; MIXED (RotaryEmbeddingMixed) turns
+   pair j by t0 fx[j] + t1 fy[j], this block's and head's learned
+   frequencies. */
+static void vit__rope_table(float *cs, const vit_config *c, int32_t G, const float *fx, const float *fy) {
+    int32_t HS = c->dim / c->heads, H2 = HS / 2, nb = HS / 4, y, x, j, k;
+    float temp = c->rope_temp > 0.0f ? c->rope_temp : c->rope == VIT_ROPE_DINOV3 ? 100.0f : 10000.0f;
     for (y = 0; y < G; y++)
         for (x = 0; x < G; x++) {
-            float *C = cs + ((size_t)y * G + x) * 2 * HS, *S = C + HS;
-            float ty = ref ? (float)y / (float)G * (float)ref : (float)y;
-            float tx = ref ? (float)x / (float)G * (float)ref : (float)x;
-            for (j = 0; j < 2 * nb; j++) {
-                float band = 1.0f / powf(10000.0f, (float)(j % nb) / (float)nb), a = (j < nb ? ty : tx) * band;
-                C[2 * j] = C[2 * j + 1] = cosf(a);
-                S[2 * j] = -sinf(a);
-                S[2 * j + 1] = sinf(a);
+            float *C = cs + ((size_t)y * G + x) * 2 * HS, *S = C + HS, t[2];
+            for (k = 0; k < 2; k++) {
+                float i = (float)((k == 0) == !c->rope_xy ? y : x);
+                if (c->rope == VIT_ROPE_DINOV3) t[k] = 2.0f * ((i + 0.5f + c->rope_offset) / (float)G) - 1.0f;
+                else if (c->rope == VIT_ROPE_MIXED) t[k] = i;
+                else t[k] = c->rope_ref ? (i + c->rope_offset) / (float)G * (float)c->rope_ref : i + c->rope_offset;
+            }
+            for (j = 0; j < H2; j++) {
+                float a, e = (float)(j % nb) / (float)nb;
+                int32_t i0 = c->rope_half ? j : 2 * j, i1 = c->rope_half ? j + H2 : 2 * j + 1;
+                if (c->rope == VIT_ROPE_MIXED) a = t[0] * fx[j] + t[1] * fy[j];
+                else if (c->rope == VIT_ROPE_DINOV3) a = 6.28318530717958647692f * t[j / nb] / powf(temp, e);
+                else a = t[j / nb] * (1.0f / powf(temp, e));
+                C[i0] = C[i1] = cosf(a);
+                S[i0] = -sinf(a);
+                S[i1] = sinf(a);
             }
         }
 }
 
-/* Every block's attention reads the model's rotary table, for the tokens after the prefix. */
-static void vit__rope_attach(vit_model *m) {
-    int32_t l, G = m->cfg.image_size / m->cfg.patch_size;
-    for (l = 0; l < m->cfg.depth; l++) {
-        m->blocks[l].attn.rope = m->rope.data;
-        m->blocks[l].attn.rope_first = vit__prefix(&m->cfg);
-        m->blocks[l].attn.rope_n = G * G;
+/* The floats of a model's rotary tables for a G x G grid. */
+static size_t vit__rope_floats(const vit_config *c, int32_t G) {
+    size_t one = (size_t)G * G * 2 * (c->dim / c->heads);
+    return c->rope == VIT_ROPE_MIXED ? one * c->depth * c->heads : one;
+}
+
+/* The model's rotary tables for a G x G grid into cs (vit__rope_floats),
+   and every block's attention pointed at its own: all the same table, or
+   (MIXED) block l's heads' tables, for the tokens after the prefix. */
+static void vit__rope_build(vit_model *m, float *cs, int32_t G) {
+    const vit_config *c = &m->cfg;
+    int32_t l, h, NH = c->heads, HS = c->dim / NH, mixed = c->rope == VIT_ROPE_MIXED;
+    size_t one = (size_t)G * G * 2 * HS;
+    const float *f = m->rope_freqs.data;
+    for (l = 0; mixed && l < c->depth; l++)
+        for (h = 0; h < NH; h++)
+            vit__rope_table(cs + ((size_t)l * NH + h) * one, c, G, f + ((size_t)l * NH + h) * (HS / 2),
+                            f + ((size_t)(c->depth + l) * NH + h) * (HS / 2));
+    if (!mixed) vit__rope_table(cs, c, G, NULL, NULL);
+    m->rope.data = cs;
+    m->rope.ndim = 3;
+    m->rope.shape[0] = (int32_t)(vit__rope_floats(c, G) / (2 * (size_t)HS));
+    m->rope.shape[1] = 2;
+    m->rope.shape[2] = HS;
+    for (l = 0; l < c->depth; l++) {
+        vit_mha_weights *w = &m->blocks[l].attn;
+        w->rope = cs + (mixed ? (size_t)l * NH * one : 0);
+        w->rope_first = vit__prefix(c);
+        w->rope_n = G * G;
+        w->rope_half = c->rope_half;
+        w->rope_heads = mixed;
     }
 }
 
@@ -9160,7 +9332,8 @@ static vit_result vit__relpos_bind(vit__ld *L, vit_tensor *t, const char *name, 
    nn.MultiheadAttention (rows q, k, v), else q and kv apart. */
 static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const char *prefix, const vit__vit_naming *nm,
                                  const vit_config *c, const char *why) {
-    int32_t C = c->dim;
+    int32_t C = c->dim, H;
+    const vit__entry *e;
     char n[256];
     vit_result r;
     if (!nm->pool) return vit__fail(VIT_ERR_FORMAT, "%s: naming %s has no attention pool", vit__ld_src(L), nm->naming);
@@ -9190,8 +9363,12 @@ static vit_result vit__pool_bind(vit__ld *L, vit_attn_pool_weights *w, const cha
                (r = vit__bind_linear(L, &w->proj_w, &w->proj_b, prefix, "proj", C, C, why)) != VIT_OK ||
                (r = vit__bind_ln(L, &w->norm_w, &w->norm_b, prefix, "norm", C, why)) != VIT_OK)
         return r;
+    /* its MLP's width is its own (PE's pool keeps ratio 4 where the blocks do not) */
+    snprintf(n, sizeof n, "%smlp.fc1.weight", prefix);
+    e = vit__entry_find(&L->st, n);
+    H = e && e->ndim == 2 && e->shape[0] >= 1 && e->shape[0] <= (1 << 20) ? (int32_t)e->shape[0] : c->mlp_dim;
     snprintf(n, sizeof n, "%smlp.", prefix);
-    return vit__mlp_bind_w(L, &w->mlp, n, &vit__mlp_names[1], C, c->mlp_dim, C, 0, 0, why);
+    return vit__mlp_bind_w(L, &w->mlp, n, &vit__mlp_names[1], C, H, C, 0, 0, why);
 }
 
 static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
@@ -9247,14 +9424,19 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
         if (!vit__ld_counting(L)) m->blocks[l] = tmp;
     }
 
-    /* EVA-02's rotary table, for the grid the model runs at */
+    /* the rotary tables, for the grid the model runs at; timm's mixed RoPE learns its frequencies (rope.freqs:
+       Eva's own name, which no other naming has) */
     if (c->rope) {
         int32_t G = c->image_size / c->patch_size, HS = c->dim / c->heads;
-        if ((r = vit__tensor4(&m->arena, &m->rope, 3, G * G, 2, HS, 1)) != VIT_OK) return r;
-        if (!vit__ld_counting(L)) {
-            vit__rope_table(m->rope.data, G, HS, c->rope_ref);
-            vit__rope_attach(m);
-        }
+        float *cs = (float *)vit_arena_alloc(&m->arena, vit__rope_floats(c, G) * sizeof(float));
+        if (!cs) return VIT_ERR_OOM;
+        snprintf(n, sizeof n, "%srope.freqs", L->pfx);
+        snprintf(rwhy, sizeof rwhy, "mixed rotary frequencies: 2 axes, num_layers=%d, num_heads=%d, head size %d / 2",
+                 (int)c->depth, (int)c->heads, (int)HS);
+        if (c->rope == VIT_ROPE_MIXED &&
+            (r = vit__bind(L, &m->rope_freqs, n, 4, 2, c->depth, c->heads, HS / 2, rwhy)) != VIT_OK)
+            return r;
+        if (!vit__ld_counting(L)) vit__rope_build(m, cs, G);
     }
 
     /* final LayerNorm, attention pool, pre-logits, heads */
@@ -9285,6 +9467,10 @@ static vit_result vit__vit_bind(vit__ld *L, vit_model *m, const void *names) {
     return VIT_OK;
 }
 
+/* The attention pool's heads, and the prefix tokens it leaves out (none where it attends to them, timm's Eva). */
+static int32_t vit__pool_heads(const vit_config *c) { return c->pool_heads ? c->pool_heads : c->heads; }
+static int32_t vit__pool_skip(const vit_config *c) { return c->pool_prefix ? 0 : vit__prefix(c); }
+
 /* Attention pooling (VIT_POOL_MAP) of the Np patch tokens x (B, Np, C)
    into pooled (B, C): the probe's query against every token's key and
    value, per head, the projection, then z + MLP(LayerNorm(z)). */
@@ -9292,7 +9478,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
                                  int32_t Np) {
     const vit_config *c = &m->cfg;
     const vit_attn_pool_weights *w = &m->pool_w;
-    int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
+    int32_t C = c->dim, NH = vit__pool_heads(c), HS = C / NH, bi;
     size_t mark = vit_arena_mark(a);
     vit_tensor q, kv, sc, vt, o, h;
     vit_heads_shape hs; /* one query per head: the probe's */
@@ -9313,7 +9499,8 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
         (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
         return r;
-    lp.in_dim = C; lp.hidden_dim = c->mlp_dim; lp.out_dim = C; lp.act = c->act; lp.glu = 0; lp.norm_eps = 0.0f;
+    lp.in_dim = C; lp.hidden_dim = w->mlp.fc1_w.shape[0]; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
+    lp.norm_eps = 0.0f;
     if (!vit_arena_counting(a)) {
         /* the probe's query, the same for every image */
         vit__dense(q.data, w->latent.data, &w->q_w, w->q_b.data, 1, C, C, xs);
@@ -9351,14 +9538,15 @@ static vit_result vit__vit_pool(const vit_model *m, vit_arena *a, float *tok, fl
         vit_result r;
         vit_tensor patches;
         size_t mark = vit_arena_mark(a);
-        if ((r = vit__tensor4(a, &patches, 3, B, T - P, C, 1)) != VIT_OK) return r;
+        int32_t skip = vit__pool_skip(c); /* the tokens the pool attends to: after the prefix, or all */
+        if ((r = vit__tensor4(a, &patches, 3, B, T - skip, C, 1)) != VIT_OK) return r;
         if (!vit_arena_counting(a)) {
             vit_k_layernorm(tok, tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
             for (bi = 0; bi < B; bi++)
-                memcpy(patches.data + (size_t)bi * (T - P) * C, tok + ((size_t)bi * T + P) * C,
-                       (size_t)(T - P) * C * sizeof(float));
+                memcpy(patches.data + (size_t)bi * (T - skip) * C, tok + ((size_t)bi * T + skip) * C,
+                       (size_t)(T - skip) * C * sizeof(float));
         }
-        r = vit__attn_pool(m, a, patches.data, pooled, B, T - P);
+        r = vit__attn_pool(m, a, patches.data, pooled, B, T - skip);
         vit_arena_rewind(a, mark);
         return r;
     }
@@ -9520,6 +9708,14 @@ static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
 /* The family a ViT's structure belongs to, from the pieces only that family
    has: a file says what it holds, not where it came from. */
 static const char *vit__vit_family(const vit_config *c) {
+    if (c->rope == VIT_ROPE_DINOV3)
+        return c->reg_tokens ? "DINOv3 (rotary position embeddings in halves, register tokens, layer scale)"
+                             : "ViT with DINOv3's rotary position embeddings";
+    if (c->rope == VIT_ROPE_MIXED) return "RoPE-Mixed ViT (rotary frequencies learned per block and head)";
+    if (c->rope && c->pool == VIT_POOL_MAP)
+        return "Perception Encoder (rotary position embeddings, a LayerNorm before the blocks, attention pooling)";
+    if (c->rope && c->rope_xy) return "RoPE-Axial ViT (rotary position embeddings on an xy grid)";
+    if (c->rope && !c->glu) return "ViT with EVA-02's rotary position embeddings";
     if (c->rope && c->attn_norm)
         return "EVA-02 CLIP tower (rotary position embeddings, LayerNorms inside the attention and the SwiGLU)";
     if (c->rope && c->mlp_norm) return "EVA-02 (rotary position embeddings, SwiGLU with a LayerNorm inside)";
@@ -9563,7 +9759,10 @@ static void vit__vit_describe(const vit_model *m, vit__buf *b) {
                      c->rel_pos == 2   ? ", one relative position bias table all blocks share"
                      : c->rel_pos == 1 ? ", a relative position bias table in every block"
                                        : "",
-                     c->rope ? ", rotary embeddings on the patches' q and k" : "");
+                     c->rope == VIT_ROPE_DINOV3  ? ", DINOv3's rotary embeddings on the patches' q and k"
+                     : c->rope == VIT_ROPE_MIXED ? ", rotary embeddings of learned frequencies on the patches' q and k"
+                     : c->rope                   ? ", rotary embeddings on the patches' q and k"
+                                                 : "");
     vit__bprintf(b, "  pool: %s%s, classes %d, representation %d\n", pools[c->pool],
                  c->norm_tokens && c->pool != VIT_POOL_MAP ? " (normalised first)" : "", (int)c->num_classes,
                  (int)c->representation_size);
@@ -9922,93 +10121,132 @@ typedef struct vit__arch {
     const char *what;       /* what it is; for a refused name, also what vit.h lacks */
     float ln_eps;           /* LayerNorm eps its config.json leaves out; 0: the naming's */
     int act;                /* its activation (vit_act); -1: the naming's */
-    int rope, rope_ref;     /* its rotary embedding (vit_config.rope, rope_ref: timm's ref_feat_shape) */
+    const struct vit__eva_args *eva; /* what its timm entrypoint sets that has no tensors, or NULL */
 } vit__arch;
 
+/* An Eva entrypoint's settings that leave no tensors: its rotary
+   embedding (vit_config's rope fields) and its attention pool's heads. */
+typedef struct vit__eva_args {
+    int rope, ref;          /* vit_rope; timm's ref_feat_shape (0: none) */
+    float temp, offset;     /* rope_temperature; rope_grid_offset */
+    int xy, half;           /* rope_grid_indexing 'xy'; rope_rotate_half */
+    int pool_heads;         /* attn_pool_num_heads (0: the model's) */
+    int attn_rope;          /* 1: attn_type 'rope' (timm's AttentionRope: one qkv bias), 0: EvaAttention's q and v
+                               biases */
+} vit__eva_args;
+
+/* EVA-02 and timm's own RoPE ViTs (vit_*_rope_reg*_gap_256): RotaryEmbeddingCat on a 16 x 16 reference grid */
+static const vit__eva_args vit__eva02 = {VIT_ROPE_AXIAL, 16, 10000.0f, 0.0f, 0, 0, 0, 0};
+/* NAVER's RoPE-Axial and RoPE-Mixed ViTs (Heo et al.), with an absolute position embedding too in *_ape_* */
+static const vit__eva_args vit__rope_axial = {VIT_ROPE_AXIAL, 0, 100.0f, 0.0f, 1, 0, 0, 1};
+static const vit__eva_args vit__rope_mixed = {VIT_ROPE_MIXED, 0, 10.0f, 0.0f, 1, 0, 0, 1};
+/* DINOv3 and LingBot-Vision: RotaryEmbeddingDinoV3, centred coordinates, pairs in halves */
+static const vit__eva_args vit__dinov3 = {VIT_ROPE_DINOV3, 0, 100.0f, 0.0f, 0, 1, 0, 0};
+/* Perception Encoder core towers: xy grids counted from 1 (from 0 in gigantic), an 8-head attention pool */
+static const vit__eva_args vit__pe24 = {VIT_ROPE_AXIAL, 24, 10000.0f, 1.0f, 1, 0, 8, 1};
+static const vit__eva_args vit__pe14 = {VIT_ROPE_AXIAL, 14, 10000.0f, 1.0f, 1, 0, 8, 1};
+static const vit__eva_args vit__pe32 = {VIT_ROPE_AXIAL, 32, 10000.0f, 0.0f, 1, 0, 8, 1};
+
 #define VIT__EVA "timm's Eva class: "
-#define VIT__ROPE "rotary position embeddings (RoPE) in every attention layer, which have no tensors"
-#define VIT__ROPE_ONLY "; vit.h runs EVA-02's rotary embedding only"
 static const vit__arch vit__timm_archs[] = {
     /* timm's Eva, Beit, VisionTransformerRelPos, VisionTransformerSAM,
        NaFlexVit and hybrid classes, some under vit_ names */
-    {"vit_pe_*", NULL, NULL,
-     "a Perception Encoder (" VIT__EVA "AttentionRope's rotary embedding on an xy grid counted from 1, a LayerNorm "
-     "before the blocks, attention pooling" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    /* Perception Encoder core towers (Meta): AttentionRope's rotary embedding, a LayerNorm before the blocks, an
+       attention pool over every token, the projection as the head; the language and spatial towers end without
+       a LayerNorm */
+    {"vit_pe_core_tiny_patch16_384", NULL, "eva", "a Perception Encoder core tower (" VIT__EVA "rotary position "
+     "embeddings, attention pooling)", 1e-5f, -1, &vit__pe24},
+    {"vit_pe_core_small_patch16_384", NULL, "eva", "a Perception Encoder core tower (" VIT__EVA "rotary position "
+     "embeddings, attention pooling)", 1e-5f, -1, &vit__pe24},
+    {"vit_pe_core_base_patch16_224", NULL, "eva", "a Perception Encoder core tower (" VIT__EVA "rotary position "
+     "embeddings, attention pooling)", 1e-5f, -1, &vit__pe14},
+    {"vit_pe_core_large_patch14_336", NULL, "eva", "a Perception Encoder core tower (" VIT__EVA "rotary position "
+     "embeddings, attention pooling)", 1e-5f, -1, &vit__pe24},
+    {"vit_pe_core_gigantic_patch14_448", NULL, "eva", "a Perception Encoder core tower (" VIT__EVA "rotary position "
+     "embeddings, attention pooling)", 1e-5f, -1, &vit__pe32},
+    {"vit_pe_*", NULL, NULL, "a Perception Encoder language or spatial tower (" VIT__EVA "no LayerNorm after the "
+     "blocks)", 0, -1, NULL},
     /* EVA-02 and EVA-CLIP's EVA-02 towers: timm's RoPE on a 16 x 16 reference grid; Ti and S with a fused qkv and a
        packed SwiGLU, B and L with separate q, k, v and a SwiGLU with a LayerNorm inside, the CLIP towers with a
        LayerNorm inside the attention too */
-    {"eva02_enormous_*", NULL, NULL, "an EVA-02-CLIP-E (" VIT__EVA "post-norm blocks)", 0, -1, 0, 0},
-    {"eva02_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, 1, 16},
-    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, 0, 0},
-    {"eva_giant_*", NULL, "eva", "an EVA-01 giant (" VIT__EVA "q and v biases, a GELU MLP)", 0, -1, 0, 0},
-    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "a name vit.h does not know)", 0, -1, 0, 0},
-    {"*_rope_*", NULL, NULL,
-     "a ViT with rotary position embeddings (" VIT__EVA "AttentionRope on an xy grid at temperature 100, or "
-     "frequencies learned per layer (rope_mixed), no position embedding" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
-    {"*_dinov3*", NULL, NULL,
-     "a DINOv3 (" VIT__EVA "RotaryEmbeddingDinoV3: a centred grid, pairs in halves, temperature 100; register "
-     "tokens" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+    {"eva02_enormous_*", NULL, NULL, "an EVA-02-CLIP-E (" VIT__EVA "post-norm blocks)", 0, -1, NULL},
+    {"eva02_*", NULL, "eva", "an EVA-02 (" VIT__EVA "rotary position embeddings)", 0, -1, &vit__eva02},
+    {"eva_large_patch14_*", NULL, "timm", "an EVA-01 ViT-L (timm's VisionTransformer)", 0, -1, NULL},
+    {"eva_giant_*", NULL, "eva", "an EVA-01 giant (" VIT__EVA "q and v biases, a GELU MLP)", 0, -1, NULL},
+    {"eva_*", NULL, NULL, "an EVA (" VIT__EVA "a name vit.h does not know)", 0, -1, NULL},
+    /* the RoPE ViTs: timm's own (register tokens, average pooling, EVA-02's rotary embedding) and NAVER's
+       (RoPE-Axial and RoPE-Mixed, an absolute position embedding beside in *_ape_*) */
+    {"vit_*_patch16_rope_reg*_gap_256", NULL, "eva", "a ViT with rotary position embeddings (" VIT__EVA "EVA-02's, "
+     "register tokens)", 0, -1, &vit__eva02},
+    {"vit_*_patch16_rope_mixed_*", NULL, "eva", "a RoPE-Mixed ViT (" VIT__EVA "rotary frequencies learned per "
+     "block and head)", 0, -1, &vit__rope_mixed},
+    {"vit_*_patch16_rope_*", NULL, "eva", "a RoPE-Axial ViT (" VIT__EVA "rotary position embeddings on an xy grid)",
+     0, -1, &vit__rope_axial},
+    {"*_rope_*", NULL, NULL, "a ViT with rotary position embeddings (" VIT__EVA "a name vit.h does not know)", 0, -1,
+     NULL},
+    /* DINOv3 (its _qkvb variants with q and v biases) and LingBot-Vision, a DINOv3 pooled by its class token */
+    {"vit_*_patch16_dinov3*", NULL, "eva", "a DINOv3 (" VIT__EVA "DINOv3's rotary position embeddings, register "
+     "tokens, layer scale)", 1e-5f, -1, &vit__dinov3},
+    {"vit_*_patch16_lingbot", NULL, "eva", "a LingBot-Vision ViT (" VIT__EVA "DINOv3's rotary position embeddings, "
+     "register tokens)", 1e-5f, -1, &vit__dinov3},
+    {"*_dinov3*", NULL, NULL, "a DINOv3 (" VIT__EVA "a name vit.h does not know)", 0, -1, NULL},
     {"*_sapiens2", NULL, NULL,
-     "a Sapiens2 (" VIT__EVA "DINOv3's rotary embedding, grouped key-value heads, RmsNorm" VIT__ROPE_ONLY ")", 0, -1,
-     0, 0},
-    {"*_lingbot", NULL, NULL,
-     "a LingBot-Vision ViT (" VIT__EVA "DINOv3's rotary embedding, register tokens" VIT__ROPE_ONLY ")", 0, -1, 0, 0},
+     "a Sapiens2 (" VIT__EVA "DINOv3's rotary embedding, grouped key-value heads, RmsNorm; vit.h has neither)", 0, -1,
+     NULL},
     {"beit3_*", NULL, NULL, "a BEiT-3 (timm's VisionTransformer with a LayerNorm inside the attention and the MLP)", 0,
-     -1, 0, 0},
-    {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1, 0, 0},
-    {"beitv2_*", NULL, "beit", "a BEiT v2 (timm's Beit class)", 0, -1, 0, 0},
-    {"beit*", NULL, NULL, "a BEiT (timm's Beit class) vit.h does not know", 0, -1, 0, 0},
-    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1, 0, 0},
+     -1, NULL},
+    {"beit_*", NULL, "beit", "a BEiT (timm's Beit class)", 0, -1, NULL},
+    {"beitv2_*", NULL, "beit", "a BEiT v2 (timm's Beit class)", 0, -1, NULL},
+    {"beit*", NULL, NULL, "a BEiT (timm's Beit class) vit.h does not know", 0, -1, NULL},
+    {"vit_*relpos_*", NULL, NULL, "a ViT with relative positions (timm's VisionTransformerRelPos)", 0, -1, NULL},
     {"samvit_*", NULL, NULL, "a SAM image encoder (timm's VisionTransformerSAM: windowed attention with relative "
-                             "positions, a convolutional neck)", 0, -1, 0, 0},
+                             "positions, a convolutional neck)", 0, -1, NULL},
     {"naflexvit_*", NULL, NULL, "a NaFlexViT (timm's NaFlexVit: variable-resolution patch sequences, the position "
-                                "embedding resampled per image)", 0, -1, 0, 0},
-    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
-    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
-    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
-    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, 0, 0},
-    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1, 0, 0},
+                                "embedding resampled per image)", 0, -1, NULL},
+    {"vit_*_r26_s32_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, NULL},
+    {"vit_*_r50_s*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, NULL},
+    {"vit_*_resnet*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, NULL},
+    {"vit_tiny_r_s16_p8_*", NULL, NULL, "a hybrid ViT (a ResNet stem before the patch embedding)", 0, -1, NULL},
+    {"vit_base_mci_*", NULL, NULL, "a hybrid ViT (a MobileCLIP convolutional stem)", 0, -1, NULL},
     {"aimv2_*", NULL, NULL, "an AIMv2 (RmsNorm, a SwiGLU MLP of separate gate and value layers, a norm in the patch "
-                            "embedding)", 0, -1, 0, 0},
+                            "embedding)", 0, -1, NULL},
     /* timm's VisionTransformer with blocks or norms vit.h does not have */
-    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1, 0, 0},
-    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1, 0, 0},
-    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1, 0, 0},
-    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1, 0, 0},
-    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1, 0, 0},
-    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1, 0, 0},
-    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, 0, 0},
-    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, 0,
-     0},
+    {"*_xp_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock) and RmsNorm", 0, -1, NULL},
+    {"vit_pwee_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelScalingBlock)", 0, -1, NULL},
+    {"*_18x2_*", NULL, NULL, "a ViT of parallel blocks (timm's ParallelThingsBlock)", 0, -1, NULL},
+    {"*_rpn_*", NULL, NULL, "a ViT of post-norm blocks (timm's ResPostBlock)", 0, -1, NULL},
+    {"vit_dpwee_*", NULL, NULL, "a ViT of parallel blocks with differential attention", 0, -1, NULL},
+    {"vit_d*_reg1_gap_*", NULL, NULL, "a ViT with differential attention (timm's attn_layer='diff')", 0, -1, NULL},
+    {"*_radio_*", NULL, NULL, "a RADIO ViT (timm's VisionTransformer without its final LayerNorm)", 0, -1, NULL},
+    {"vit_intern300m_*", NULL, NULL, "an InternViT (timm's VisionTransformer without its final LayerNorm)", 0, -1,
+     NULL},
     /* timm's VisionTransformer as vit.h runs it */
-    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU, 0, 0},
-    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1, 0, 0},
-    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
-    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
-    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
-    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
-    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, 0, 0},
-    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1, 0, 0},
-    {"deit_*", NULL, "timm", "a DeiT", 0, -1, 0, 0},
-    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1, 0, 0},
-    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1, 0, 0},
-    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1, 0, 0}};
+    {"vit_*_clip_quickgelu_*", NULL, "timm", "an OpenAI CLIP image tower", 1e-5f, VIT_ACT_QUICK_GELU, NULL},
+    {"vit_*_clip_*", NULL, "timm", "a CLIP image tower", 1e-5f, -1, NULL},
+    {"vit_so400m_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, NULL},
+    {"vit_giantopt_patch16_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, NULL},
+    {"vit_base_patch32_siglip_*", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, NULL},
+    {"vit_large_patch16_siglip_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, NULL},
+    {"vit_large_patch16_siglip_gap_512", NULL, "timm", "a SigLIP 2 image tower", 0, VIT_ACT_GELU_TANH, NULL},
+    {"vit_*_siglip_*", NULL, "timm", "a SigLIP image tower", 0, -1, NULL},
+    {"deit_*", NULL, "timm", "a DeiT", 0, -1, NULL},
+    {"deit3_*", NULL, "timm", "a DeiT III", 0, -1, NULL},
+    {"flexivit_*", NULL, "timm", "a FlexiViT", 0, -1, NULL},
+    {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1, NULL}};
 
 /* transformers' model_type, then architectures[0] */
 static const vit__arch vit__hf_archs[] = {
     {"dinov2*", "Dinov2ForImageClassification;Dinov2WithRegistersForImageClassification", NULL,
-     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1, 0, 0},
-    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1, 0, 0},
-    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1, 0, 0},
-    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1, 0, 0},
-    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1, 0, 0},
-    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1, 0,
-     0},
-    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1, 0, 0},
-    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, 0, 0}};
+     "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1, NULL},
+    {"dinov2", "Dinov2Model;", "hf_dinov2", "DINOv2", 0, -1, NULL},
+    {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1, NULL},
+    {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1, NULL},
+    {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1, NULL},
+    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1,
+     NULL},
+    {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1, NULL},
+    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, NULL}};
 #undef VIT__EVA
-#undef VIT__ROPE
-#undef VIT__ROPE_ONLY
 
 /* 1 if s matches pattern p, where '*' matches any run of characters. */
 static int vit__glob(const char *p, const char *s) {
@@ -10054,8 +10292,9 @@ static vit_result vit__arch_check(const vit__cfg *cj, const char *naming, const 
     if (!a && cj->arch)
         return vit__fail(VIT_ERR_UNSUPPORTED,
                          "%s: timm architecture '%s' is not one vit.h knows: it runs timm's VisionTransformer models "
-                         "named vit_*_patch*, deit*, flexivit_* and eva_large_patch14_*, and its Beit models beit_* "
-                         "and beitv2_* (README.md lists them)",
+                         "named vit_*_patch*, deit*, flexivit_* and eva_large_patch14_*, its Beit models beit_* "
+                         "and beitv2_*, and its Eva models eva02_*, eva_giant_*, vit_pe_core_*, vit_*_patch16_dinov3*, "
+                         "vit_*_patch16_lingbot and vit_*_patch16_rope_* (README.md lists them)",
                          cj->st.src, name);
     if (!a && !vit__arch_find(0, name, NULL, 1))
         return vit__fail(VIT_ERR_UNSUPPORTED,
@@ -10100,6 +10339,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
     char n[256], pre[128], got[96];
     int32_t T, G = 0, P, i, l, feat, H1 = 0, k;
+    int rope_attn, qkv_b;
     int64_t d[3] = {0, 0, 0};
     vit_result r;
 
@@ -10107,8 +10347,9 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
        classifier prefix (a transformers ViTForImageClassification), then
        without (a ViTModel) */
     /* a naming that only the architecture's name tells (its probe NULL): chosen by it when the file has its
-       patch embedding and block 0's q in one of the naming's own forms (fused with q_bias apart, or separate)
-       (else the probes decide, and the architecture's check names the two namings) */
+       patch embedding and block 0's q in one of the naming's own forms (separate; fused, with a bias of its own
+       only where the architecture's attention is timm's AttentionRope) (else the probes decide, and the
+       architecture's check names the two namings) */
     arch = cj->st.src && cj->arch ? vit__arch_find(1, cj->arch, NULL, 0) : NULL;
     for (i = 0; arch && arch->naming && i < (int32_t)(sizeof vit__vit_names / sizeof vit__vit_names[0]) && !e; i++) {
         const vit__block_naming *b = vit__vit_names[i].block;
@@ -10116,8 +10357,11 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         nm = &vit__vit_names[i];
         if (nm->probe || strcmp(nm->naming, arch->naming)) continue;
         snprintf(pre, sizeof pre, nm->block_fmt, 0);
-        snprintf(n, sizeof n, "%s%s%s", pre, b->attn, b->mha_names->q_bias ? b->mha_names->q_bias : "");
-        own = own || vit__entry_find(st, n);
+        snprintf(n, sizeof n, "%s%sqkv.bias", pre, b->attn);
+        rope_attn = arch->eva && arch->eva->attn_rope;
+        qkv_b = vit__entry_find(st, n) != NULL;
+        snprintf(n, sizeof n, "%s%s%s", pre, b->attn, b->mha_names->w ? b->mha_names->w : "");
+        own = own || (b->mha_names->w && vit__entry_find(st, n) && (rope_attn || !qkv_b));
         snprintf(n, sizeof n, "%s%s%s.weight", pre, b->attn, b->mha_sep ? b->mha_sep->q : "");
         own = own || (b->mha_sep && vit__entry_find(st, n));
         snprintf(n, sizeof n, "%s.weight", nm->patch.conv);
@@ -10219,6 +10463,16 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
                              "%s: a relative position bias table of %lld entries is not (2G-1)^2 + 3 for a G x G "
                              "grid, and no config.json gives the image size",
                              src, (long long)d[0]);
+    } else if (!e && arch && arch->eva && arch->eva->rope && cj->use_rope != 0) {
+        /* rotary embeddings alone (DINOv3, the RoPE ViTs): the config's image size sets the grid */
+        c->pos_embed = 0;
+        c->pos_prefix = P;
+        if (!cj->image || cj->image % c->patch_size)
+            return vit__fail(VIT_ERR_FORMAT,
+                             "%s: no position embedding, so the image size must come from config.json (model_args "
+                             "img_size), as a multiple of the patch size %d",
+                             cj->st.src, (int)c->patch_size);
+        G = cj->image / c->patch_size;
     } else if (!e)
         return vit__fail(VIT_ERR_MISSING, "%s: missing tensor '%s' (the position embedding)", src, n);
     if (!c->pos_embed) {
@@ -10293,6 +10547,13 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         return vit__fail(VIT_ERR_SHAPE, "%s: block 0's MLP takes %d features from %d outputs of its first layer", src,
                          (int)c->mlp_dim, (int)H1);
     an = vit__block_mha(L, pre, bn);
+    rope_attn = arch && arch->eva && arch->eva->attn_rope; /* the architecture's attention: timm's AttentionRope */
+    snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, an->q_bias ? an->q_bias : "qkv.bias");
+    if (!strcmp(nm->naming, "eva") && vit__has(L, n) && rope_attn == !!an->q_bias)
+        return vit__fail(VIT_ERR_FORMAT, "%s: tensor '%s' is %s, but timm architecture '%s' has %s", src, n,
+                         an->q_bias ? "EvaAttention's q bias" : "a bias of the whole qkv (timm's AttentionRope)",
+                         cj->arch ? cj->arch : "", rope_attn ? "AttentionRope's one qkv bias"
+                                                             : "EvaAttention's q_bias and v_bias");
     if (an->q_bias) snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, an->q_bias);
     else if (an->layout == VIT__QKV_SEPARATE) snprintf(n, sizeof n, "%s%s%s.bias", pre, bn->attn, an->q);
     else snprintf(n, sizeof n, "%s%s%s", pre, bn->attn, an->b);
@@ -10374,9 +10635,22 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     c->act = c->glu ? VIT_ACT_SILU : arch && arch->act >= 0 ? (vit_act)arch->act : nm->act;
     if (cj->ln_eps > 0.0) c->ln_eps = (float)cj->ln_eps;
 
-    /* EVA-02's rotary embedding: its architecture's, unless model_args say otherwise */
-    c->rope = arch && arch->rope && cj->use_rope != 0;
-    c->rope_ref = !c->rope ? 0 : cj->rope_ref >= 0 ? cj->rope_ref : arch->rope_ref;
+    /* the rotary embedding: its architecture's, each setting as model_args give it else as the entrypoint does;
+       timm's mixed RoPE takes no offset, and only its axial one a reference grid */
+    if (arch && arch->eva && arch->eva->rope && cj->use_rope != 0) {
+        const vit__eva_args *ea = arch->eva;
+        c->rope = cj->rope_type >= 0 ? cj->rope_type : ea->rope;
+        c->rope_ref = c->rope != VIT_ROPE_AXIAL ? 0 : cj->rope_ref >= 0 ? cj->rope_ref : ea->ref;
+        c->rope_temp = cj->rope_temp > 0.0 ? (float)cj->rope_temp : ea->temp;
+        c->rope_offset = c->rope == VIT_ROPE_MIXED ? 0.0f : cj->rope_offset > -1e30 ? (float)cj->rope_offset
+                                                                                      : ea->offset;
+        c->rope_xy = cj->rope_xy >= 0 ? cj->rope_xy : ea->xy;
+        c->rope_half = cj->rope_half >= 0 ? cj->rope_half : ea->half;
+        if (c->rope == VIT_ROPE_MIXED && c->rope_half)
+            return vit__fail(VIT_ERR_FORMAT, "%s: a mixed rotary embedding with pairs in halves (timm refuses it too)",
+                             cj->st.src);
+    }
+    c->pool_heads = cj->pool_heads > 0 ? cj->pool_heads : arch && arch->eva ? arch->eva->pool_heads : 0;
     if (cj->use_rope == 1 && !c->rope)
         return vit__fail(VIT_ERR_UNSUPPORTED, "%s: model_args 'use_rot_pos_emb' is true: %s runs no rotary embedding",
                          cj->st.src, cj->arch ? cj->arch : "this architecture");
@@ -10399,6 +10673,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     if (nm->pool && vit__has(L, n)) {
         c->pool = VIT_POOL_MAP;
         pool_name = "attention pooling";
+        /* timm's Eva hands its pool every token; its VisionTransformer drops the prefix first */
+        c->pool_prefix = !strcmp(nm->naming, "eva");
     }
     if (cj->pool && nm->pool_rule != VIT__POOL_TIMM)
         return vit__fail(VIT_ERR_FORMAT, "%s: global_pool is a timm setting, and %s has %s naming", cj->st.src, src,
@@ -10424,6 +10700,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         else c->pool = VIT_POOL_CLS;
     }
     if (c->pool == VIT_POOL_CLS && c->dist_token) pool_name = "class and distillation tokens";
+    if (c->pool != VIT_POOL_MAP) c->pool_heads = 0; /* timm's attn_pool_num_heads means nothing without the pool */
 
     if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
     s = cj->arch ? cj->arch : cj->hf_arch;
@@ -11038,7 +11315,8 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         (r = vit__tensor4(a, &dt, 2, rows, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dq, 2, rows, 3 * C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &qn, 2, rows, c->qk_norm || w->attn.rope ? 3 * C : 1, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &rinv, 2, w->attn.rope ? w->attn.rope_n : 1, 2 * HS, 1, 1)) != VIT_OK ||
+        (r = vit__tensor4(a, &rinv, 2, w->attn.rope ? (w->attn.rope_heads ? NH : 1) * w->attn.rope_n : 1, 2 * HS, 1,
+                          1)) != VIT_OK ||
         (r = vit__tensor4(a, &gp, 2, rows, c->mlp_norm || c->attn_norm ? (H > C ? H : C) : 1, 1, 1)) != VIT_OK)
         return r;
     /* the attention's scratch, a slot per thread: sized by the thread count when counted, and
@@ -11098,14 +11376,14 @@ static vit_result vit__rev_block_back(const vit_model *m, vit_arena *a, const vi
         /* the rotary embedding reversed: each pair turned back by its angle, the sines' sign flipped */
         if (w->attn.rope) {
             int32_t i2, j;
-            for (i2 = 0; i2 < w->attn.rope_n; i2++)
+            for (i2 = 0; i2 < (w->attn.rope_heads ? NH : 1) * w->attn.rope_n; i2++)
                 for (j = 0; j < 2 * HS; j++)
                     rinv.data[(size_t)i2 * 2 * HS + j] =
                         (j < HS ? 1.0f : -1.0f) * w->attn.rope[(size_t)i2 * 2 * HS + j];
             for (t = 0; t < B; t++) {
                 float *q = dq.data + ((size_t)t * T + w->attn.rope_first) * 3 * C;
-                vit_k_rope(q, rinv.data, w->attn.rope_n, NH, HS, 3 * C);
-                vit_k_rope(q + C, rinv.data, w->attn.rope_n, NH, HS, 3 * C);
+                vit__rope_apply(q, &w->attn, rinv.data, NH, HS, 3 * C);
+                vit__rope_apply(q + C, &w->attn, rinv.data, NH, HS, 3 * C);
             }
         }
 
@@ -11135,14 +11413,14 @@ static vit_result vit__rev_pool_fwd(const vit_model *m, vit_arena *a, const vit_
                                     float *pooled, int32_t B, int32_t Np) {
     const vit_config *c = &m->cfg;
     const vit_attn_pool_weights *w = &m->pool_w;
-    int32_t C = c->dim, NH = c->heads, HS = C / NH, bi;
+    int32_t C = c->dim, NH = vit__pool_heads(c), HS = C / NH, H = w->mlp.fc1_w.shape[0], bi;
     size_t mark = vit_arena_mark(a);
     vit_tensor vt, h, g;
     vit_heads_shape hs;
     vit_result r;
     if ((r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &g, 2, B, c->mlp_dim, 1, 1)) != VIT_OK)
+        (r = vit__tensor4(a, &g, 2, B, H, 1, 1)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
         vit__mm p;
@@ -11157,9 +11435,9 @@ static vit_result vit__rev_pool_fwd(const vit_model *m, vit_arena *a, const vit_
         vit_k_attend(s->o, vt.data, s->probs, s->kv + C, &hs);
         vit__rev_dense(s->z, s->o, &w->proj_w, &w->proj_b, B, C, C);
         vit_k_layernorm(h.data, s->z, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
-        vit__rev_dense(s->u, h.data, &w->mlp.fc1_w, &w->mlp.fc1_b, B, C, c->mlp_dim);
-        vit_k_act(g.data, s->u, B * c->mlp_dim, c->act);
-        p = vit__mm_w(pooled, g.data, &w->mlp.fc2_w, w->mlp.fc2_b.data, B, c->mlp_dim, C, NULL);
+        vit__rev_dense(s->u, h.data, &w->mlp.fc1_w, &w->mlp.fc1_b, B, C, H);
+        vit_k_act(g.data, s->u, B * H, c->act);
+        p = vit__mm_w(pooled, g.data, &w->mlp.fc2_w, w->mlp.fc2_b.data, B, H, C, NULL);
         e.act = VIT__EPI_NONE; e.g = NULL; e.r = s->z; e.ldr = C;
         p.e = &e;
         vit__matmul(&p);
@@ -11173,7 +11451,7 @@ static vit_result vit__rev_pool_back(const vit_model *m, vit_arena *a, const vit
                                      float *dx, int32_t B, int32_t Np) {
     const vit_config *c = &m->cfg;
     const vit_attn_pool_weights *w = &m->pool_w;
-    int32_t C = c->dim, NH = c->heads, HS = C / NH, H = c->mlp_dim, bi, h, j, d;
+    int32_t C = c->dim, NH = vit__pool_heads(c), HS = C / NH, H = w->mlp.fc1_w.shape[0], bi, h, j, d;
     size_t mark = vit_arena_mark(a);
     float scale = 1.0f / sqrtf((float)HS);
     vit_tensor dz, dg, dh, dkv, dp;
@@ -11230,13 +11508,14 @@ static vit_result vit__rev_head_fwd(const vit_model *m, vit_arena *a, const vit_
         (r = vit__tensor4(a, &y2, 2, B, c->num_classes ? c->num_classes : 1, 1, 1)) != VIT_OK)
         return r;
     if (c->pool == VIT_POOL_MAP) {
+        int32_t skip = vit__pool_skip(c);
         if (!vit_arena_counting(a)) {
             vit_k_layernorm(tn.data, s->tok, m->norm_w.data, m->norm_b.data, B * T, C, c->ln_eps);
-            for (bi = 0; bi < B; bi++) /* the patch rows, packed: the pool's input */
-                memmove(tn.data + (size_t)bi * (T - P) * C, tn.data + ((size_t)bi * T + P) * C,
-                        (size_t)(T - P) * C * sizeof(float));
+            for (bi = 0; bi < B; bi++) /* the rows the pool reads, packed: its input */
+                memmove(tn.data + (size_t)bi * (T - skip) * C, tn.data + ((size_t)bi * T + skip) * C,
+                        (size_t)(T - skip) * C * sizeof(float));
         }
-        if ((r = vit__rev_pool_fwd(m, a, s, tn.data, s->feat, B, T - P)) != VIT_OK) return r;
+        if ((r = vit__rev_pool_fwd(m, a, s, tn.data, s->feat, B, T - skip)) != VIT_OK) return r;
     } else if (!vit_arena_counting(a)) {
         const float *src = s->tok;
         if (c->norm_tokens) {
@@ -11298,7 +11577,7 @@ static vit_result vit__rev_head_back(const vit_model *m, vit_arena *a, const vit
                                      const float *seed, float *dtok, int32_t B, int32_t T) {
     const vit_config *c = &m->cfg;
     int32_t C = c->dim, P = vit__prefix(c), first = c->pool == VIT_POOL_MEAN ? 0 : P, R = c->representation_size;
-    int32_t bi, l, i;
+    int32_t bi, l, i, skip = vit__pool_skip(c);
     size_t mark = vit_arena_mark(a);
     vit_tensor df, dd, dr, dn, dpre, dhalf, dpatch;
     vit_result r;
@@ -11306,10 +11585,10 @@ static vit_result vit__rev_head_back(const vit_model *m, vit_arena *a, const vit
         (r = vit__tensor4(a, &dr, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dn, 3, B, T, C, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dpre, 2, B, R > 0 ? R : 1, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dhalf, 2, B, c->num_classes ? c->num_classes : 1, 1, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &dpatch, 3, B, c->pool == VIT_POOL_MAP ? T - P : 1, C, 1)) != VIT_OK)
+        (r = vit__tensor4(a, &dpatch, 3, B, c->pool == VIT_POOL_MAP ? T - skip : 1, C, 1)) != VIT_OK)
         return r;
     if (vit_arena_counting(a)) {
-        if (c->pool == VIT_POOL_MAP && (r = vit__rev_pool_back(m, a, s, df.data, dpatch.data, B, T - P)) != VIT_OK)
+        if (c->pool == VIT_POOL_MAP && (r = vit__rev_pool_back(m, a, s, df.data, dpatch.data, B, T - skip)) != VIT_OK)
             return r;
         vit_arena_rewind(a, mark);
         return VIT_OK;
@@ -11339,10 +11618,10 @@ static vit_result vit__rev_head_back(const vit_model *m, vit_arena *a, const vit
     /* the pool: back onto the tokens (normalised ones where the norm came first) */
     memset(dn.data, 0, (size_t)B * T * C * sizeof(float));
     if (c->pool == VIT_POOL_MAP) {
-        if ((r = vit__rev_pool_back(m, a, s, df.data, dpatch.data, B, T - P)) != VIT_OK) return r;
+        if ((r = vit__rev_pool_back(m, a, s, df.data, dpatch.data, B, T - skip)) != VIT_OK) return r;
         for (bi = 0; bi < B; bi++)
-            memcpy(dn.data + ((size_t)bi * T + P) * C, dpatch.data + (size_t)bi * (T - P) * C,
-                   (size_t)(T - P) * C * sizeof(float));
+            memcpy(dn.data + ((size_t)bi * T + skip) * C, dpatch.data + (size_t)bi * (T - skip) * C,
+                   (size_t)(T - skip) * C * sizeof(float));
     } else {
         if (!c->norm_tokens) { /* the final LayerNorm on the pooled vectors */
             memset(dr.data, 0, (size_t)B * C * sizeof(float));
@@ -11470,16 +11749,16 @@ static vit_result vit__reverse(const vit_model *m, vit_arena *a, const vit_tenso
     }
     {
         vit_tensor t[10];
-        int32_t Np = T - P, map = c->pool == VIT_POOL_MAP;
+        int32_t Np = T - vit__pool_skip(c), map = c->pool == VIT_POOL_MAP;
         if ((r = vit__tensor4(a, &t[0], 2, B, C, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[1], 2, B, C, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[2], 2, B, c->representation_size ? c->representation_size : 1, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[3], 2, B, C, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[4], 2, map ? B * Np : 1, 2 * C, 1, 1)) != VIT_OK ||
-            (r = vit__tensor4(a, &t[5], 3, B, NH, map ? Np : 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[5], 3, B, vit__pool_heads(c), map ? Np : 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[6], 2, B, C, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[7], 2, B, C, 1, 1)) != VIT_OK ||
-            (r = vit__tensor4(a, &t[8], 2, B, map ? c->mlp_dim : 1, 1, 1)) != VIT_OK ||
+            (r = vit__tensor4(a, &t[8], 2, B, map ? m->pool_w.mlp.fc1_w.shape[0] : 1, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &t[9], 2, B, C, 1, 1)) != VIT_OK ||
             (r = vit__tensor4(a, &emb, 3, B, T, C, 1)) != VIT_OK)
             return r;
@@ -12246,7 +12525,7 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
         how = ((const vit__vit_naming *)vit__naming_of(m))->resize;
-    if (m->cfg.rel_pos || !m->cfg.pos_embed)
+    if (m->cfg.rel_pos || (!m->cfg.pos_embed && !m->cfg.rope))
         return vit__fail(VIT_ERR_UNSUPPORTED,
                          "vit_model_set_image_size: a %s runs at its own image size only (%d): timm's Beit has no "
                          "dynamic_img_size, and resizing its tables (resize_rel_pos_bias_table) is not in vit.h",
@@ -12271,8 +12550,8 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     bytes = (size_t)G2 * K * (sizeof(int32_t) + sizeof(float)) + (size_t)G2 * sizeof(int32_t) + VIT_ALIGN;
     if ((r = vit_arena_init_alloc(&tmp, bytes + VIT_ALIGN)) != VIT_OK) return r;
     if ((r = vit_arena_init_alloc(&ex, (size_t)T2 * C * sizeof(float) + VIT_ALIGN +
-                                           (m->cfg.rope ? (size_t)G2 * G2 * 2 * (C / m->cfg.heads) * sizeof(float)
-                                                        : 0))) != VIT_OK) {
+                                           (m->cfg.rope ? vit__rope_floats(&m->cfg, G2) * sizeof(float) : 0))) !=
+        VIT_OK) {
         vit_arena_free(&tmp);
         return r;
     }
@@ -12284,9 +12563,10 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
 
     /* The prefix tokens' positions untouched; the (C, G, G) grid resized
        separably: the weighted sum along x of each source row, then along
-       y, as PyTorch's kernels order it. */
-    memcpy(pos, m->patch_w.pos.data, (size_t)pp * C * sizeof(float));
-    for (y = 0; y < G2; y++)
+       y, as PyTorch's kernels order it. A model with rotary embeddings
+       alone has no table to resize. */
+    if (m->cfg.pos_embed) memcpy(pos, m->patch_w.pos.data, (size_t)pp * C * sizeof(float));
+    for (y = 0; m->cfg.pos_embed && y < G2; y++)
         for (x = 0; x < G2; x++) {
             const int32_t *iy = idx + (size_t)y * K, *ix = idx + (size_t)x * K;
             const float *wy = w + (size_t)y * K, *wx = w + (size_t)x * K;
@@ -12306,21 +12586,18 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
     vit_arena_free(&tmp);
     vit_arena_free(&m->extra);
     m->extra = ex;
-    m->patch_w.pos.data = pos;
-    m->patch_w.pos.ndim = 2;
-    m->patch_w.pos.shape[0] = T2;
-    m->patch_w.pos.shape[1] = C;
+    if (m->cfg.pos_embed) {
+        m->patch_w.pos.data = pos;
+        m->patch_w.pos.ndim = 2;
+        m->patch_w.pos.shape[0] = T2;
+        m->patch_w.pos.shape[1] = C;
+    }
     m->cfg.image_size = image_size;
     m->patch.image_size = image_size;
 
-    /* EVA-02: the rotary table of the new grid, as timm's get_embed makes it for dynamic_img_size */
-    if (m->cfg.rope) {
-        int32_t HS = C / m->cfg.heads;
-        m->rope.data = (float *)vit_arena_alloc(&m->extra, (size_t)G2 * G2 * 2 * HS * sizeof(float));
-        m->rope.shape[0] = G2 * G2;
-        vit__rope_table(m->rope.data, G2, HS, m->cfg.rope_ref);
-        vit__rope_attach(m);
-    }
+    /* the rotary tables of the new grid, as timm's get_embed makes them for dynamic_img_size */
+    if (m->cfg.rope)
+        vit__rope_build(m, (float *)vit_arena_alloc(&m->extra, vit__rope_floats(&m->cfg, G2) * sizeof(float)), G2);
     return VIT_OK;
 }
 

@@ -2,14 +2,16 @@
    without registers and SwiGLU, CLIP, SigLIP, DeiT distilled, qk-norm, no
    class token, BEiT with a relative position bias per block or shared,
    EVA-02 Ti, B and its CLIP tower with rotary position embeddings, EVA-01
-   giant;
+   giant, DINOv3 (plain, _qkvb, SwiGLU), Perception Encoder core, NAVER's
+   RoPE-Axial and RoPE-Mixed ViTs with and without an absolute position
+   embedding, timm's RoPE ViT with a register token;
    tools/families_reference.py writes them from the libraries' own
    classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within
    1e-4 relative to max(1, |ref|), with vit_model_memory exact; where
    MANIFEST gives a second size, the same at that size, the position
-   embedding resampled as the library does it (EVA-02's rotary table made
-   for the new grid). Where NAME.attnB.npy is there (BEiT, EVA-02), the
+   embedding resampled as the library does it (the rotary tables made for
+   the new grid). Where NAME.attnB.npy is there (BEiT, the RoPE models), the
    attention probabilities kept by the forward against
    the library's, with the logits of that forward. Each model of REFUSED (real
    timm models whose config.json names an architecture vit.h does not run)
@@ -353,7 +355,14 @@ static void test_family(const char *dir) {
         {"beitv2_shared", "BEiT (a relative position bias shared"},
         {"eva02", "EVA-02 (rotary position embeddings, SwiGLU)"},
         {"eva02_base", "EVA-02 (rotary position embeddings, SwiGLU with a LayerNorm inside)"},
-        {"eva02_clip", "EVA-02 CLIP tower"}};
+        {"eva02_clip", "EVA-02 CLIP tower"},
+        {"dinov3", "DINOv3 (rotary position embeddings in halves"},
+        {"dinov3_swiglu", "DINOv3 (rotary position embeddings in halves"},
+        {"pe_core", "Perception Encoder"},
+        {"rope_axial", "RoPE-Axial ViT"},
+        {"rope_ape", "RoPE-Axial ViT"},
+        {"rope_mixed", "RoPE-Mixed ViT"},
+        {"rope_reg_gap", "ViT with EVA-02's rotary position embeddings"}};
     size_t i;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[1024], text[4096], what[160];

@@ -342,34 +342,44 @@ static void test_relpos_add(void) {
             }
 }
 
-/* vit_k_rope against its reference: head sizes below, at and off the
-   vector width (2 to 130, even), 1 to 3 heads in rows wider than them
-   (a fused qkv's q or k), angles of every quadrant; values up to 3 within
-   2e-6 (the fast path's FMA rounds once less). */
+/* vit_k_rope and vit_k_rope_half against their references: head sizes
+   below, at and off the vector width (2 to 130, even; halves of 1 to 65),
+   1 to 3 heads in rows wider than them (a fused qkv's q or k), angles of
+   every quadrant; values up to 3 within 2e-6 (the fast path's FMA rounds
+   once less). */
 static void test_rope(void) {
     static const int hs[] = {2, 6, 8, 16, 18, 64, 130};
-    int a, nh, rows;
+    int a, nh, rows, half;
     char label[96];
-    for (a = 0; a < 7; a++)
-        for (nh = 1; nh <= 3; nh++)
-            for (rows = 1; rows <= 5; rows += 4) {
-                int HS = hs[a], ld = 3 * nh * HS + 1, r, d;
-                size_t n = (size_t)rows * ld;
-                float *x1 = randv(n, 3.0f), *x2 = malloc(n * sizeof(float)), *cs = malloc((size_t)rows * 2 * HS * 4);
-                for (r = 0; r < rows; r++)
-                    for (d = 0; d < HS; d += 2) {
-                        float t = 0.37f * (float)(r * HS + d) - 2.0f;
-                        cs[(size_t)r * 2 * HS + d] = cs[(size_t)r * 2 * HS + d + 1] = cosf(t);
-                        cs[(size_t)r * 2 * HS + HS + d] = -sinf(t);
-                        cs[(size_t)r * 2 * HS + HS + d + 1] = sinf(t);
+    for (half = 0; half <= 1; half++)
+        for (a = 0; a < 7; a++)
+            for (nh = 1; nh <= 3; nh++)
+                for (rows = 1; rows <= 5; rows += 4) {
+                    int HS = hs[a], ld = 3 * nh * HS + 1, r, d;
+                    size_t n = (size_t)rows * ld;
+                    float *x1 = randv(n, 3.0f), *x2 = malloc(n * sizeof(float));
+                    float *cs = malloc((size_t)rows * 2 * HS * 4);
+                    for (r = 0; r < rows; r++)
+                        for (d = 0; d < HS / 2; d++) {
+                            /* pair d: lanes (2d, 2d+1) interleaved, (d, d + HS/2) in halves */
+                            float t = 0.37f * (float)(r * HS + 2 * d) - 2.0f, *C = cs + (size_t)r * 2 * HS, *S = C + HS;
+                            int i0 = half ? d : 2 * d, i1 = half ? d + HS / 2 : 2 * d + 1;
+                            C[i0] = C[i1] = cosf(t);
+                            S[i0] = -sinf(t);
+                            S[i1] = sinf(t);
+                        }
+                    memcpy(x2, x1, n * sizeof(float));
+                    if (half) {
+                        vit_k_rope_half(x1, cs, rows, nh, HS, ld);
+                        vit_k_rope_half_ref(x2, cs, rows, nh, HS, ld);
+                    } else {
+                        vit_k_rope(x1, cs, rows, nh, HS, ld);
+                        vit_k_rope_ref(x2, cs, rows, nh, HS, ld);
                     }
-                memcpy(x2, x1, n * sizeof(float));
-                vit_k_rope(x1, cs, rows, nh, HS, ld);
-                vit_k_rope_ref(x2, cs, rows, nh, HS, ld);
-                snprintf(label, sizeof label, "rope HS=%d NH=%d rows=%d", HS, nh, rows);
-                expect(check_close(label, x1, x2, n, 2e-6, 0.0), label);
-                free(x1); free(x2); free(cs);
-            }
+                    snprintf(label, sizeof label, "rope%s HS=%d NH=%d rows=%d", half ? "_half" : "", HS, nh, rows);
+                    expect(check_close(label, x1, x2, n, 2e-6, 0.0), label);
+                    free(x1); free(x2); free(cs);
+                }
 }
 
 /* A column's bits do not depend on the panel it falls in: the narrow tile

@@ -440,7 +440,13 @@ static void loaded(int ok, const char *what, const char *inferred) {
 static void test_archs(const char *dir) {
     static const struct { const char *name, *needle; int runs;
     } timm[] = {
-        {"vit_pe_core_tiny_patch16_384", "is a Perception Encoder (timm's Eva class: AttentionRope's rotary", 0},
+        /* AttentionRope's names are timm's Attention's: read as Eva, whose rotary embedding wants 4 | 12/2 */
+        {"vit_pe_core_tiny_patch16_384", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_pe_core_small_patch16_384", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_pe_core_base_patch16_224", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_pe_core_large_patch14_336", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_pe_core_gigantic_patch14_448", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_pe_lang_large_patch14_448", "is a Perception Encoder language or spatial tower", 0},
         {"eva02_enormous_patch14_clip_224", "is an EVA-02-CLIP-E (timm's Eva class: post-norm blocks)", 0},
         {"eva02_tiny_patch14_224", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming", -1},
         {"eva02_base_patch16_clip_224", "is an EVA-02 (timm's Eva class: rotary position embeddings) in eva naming",
@@ -449,10 +455,17 @@ static void test_archs(const char *dir) {
         {"eva_giant_patch14_224", "is an EVA-01 giant (timm's Eva class: q and v biases, a GELU MLP) in eva naming",
          -1},
         {"eva_tiny_patch14_224", "is an EVA (timm's Eva class: a name vit.h does not know)", 0},
-        {"vit_base_patch16_rope_224", "is a ViT with rotary position embeddings", 0},
-        {"vit_base_patch16_dinov3", "is a DINOv3 (timm's Eva class: RotaryEmbeddingDinoV3", 0},
+        {"vit_base_patch16_rope_reg1_gap_256", "is a ViT with rotary position embeddings (timm's Eva class: EVA-02's, "
+         "register tokens) in eva naming, but the tensors of", -1},
+        {"vit_base_patch16_rope_mixed_224", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_base_patch16_rope_224", "a rotary embedding needs a head size that is a multiple of 4", -1},
+        {"vit_base_patch32_rope_224", "is a ViT with rotary position embeddings (timm's Eva class: a name vit.h", 0},
+        {"vit_base_patch16_dinov3", "is a DINOv3 (timm's Eva class: DINOv3's rotary position embeddings, register "
+         "tokens, layer scale) in eva naming, but the tensors of", -1},
+        {"vit_base_patch16_lingbot", "is a LingBot-Vision ViT (timm's Eva class: DINOv3's rotary position embeddings, "
+         "register tokens) in eva naming, but the tensors of", -1},
+        {"vit_base_patch14_dinov3", "is a DINOv3 (timm's Eva class: a name vit.h does not know)", 0},
         {"vit_base_patch16_sapiens2", "is a Sapiens2", 0},
-        {"vit_base_patch16_lingbot", "is a LingBot-Vision ViT", 0},
         {"beit3_base_patch16_224", "is a BEiT-3", 0},
         {"beit_base_patch16_224", "is a BEiT (timm's Beit class) in beit naming, but the tensors of", -1},
         {"beitv2_base_patch16_224", "is a BEiT v2 (timm's Beit class) in beit naming, but the tensors of", -1},

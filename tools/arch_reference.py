@@ -25,10 +25,14 @@ own source:
   EVA-02's or EVA-01 giant's features: q and v biases (qkv fused or not),
   timm's Mlp or a SwiGLU (packed, or apart), either with a LayerNorm
   inside (scale_mlp), a
-  LayerNorm inside the attention (scale_attn_inner), RotaryEmbeddingCat
-  (interleaved, 'ij', temperature 10000, no offset) or none, as vit.h
-  reports it, with its ref_feat_shape, a learned position embedding over the
-  class token and the patches.
+  LayerNorm inside the attention (scale_attn_inner), EvaAttention or
+  AttentionRope, register tokens, a LayerNorm before the blocks, the
+  token, avg or map pool, and a rotary embedding vit.h runs (timm's
+  RotaryEmbeddingCat, RotaryEmbeddingDinoV3 or RotaryEmbeddingMixed) or
+  none, whose every setting (type, reference grid, temperature, offset,
+  grid order, pairing) and attention pool's heads vit.h must report as
+  timm's entrypoint sets them. A mixed RoPE name is asked of a RoPE-Mixed
+  file (its rope.freqs).
 
 vit.h may refuse a supported name (the table is conservative). Then every
 transformers model_type (CONFIG_MAPPING_NAMES) on a transformers ViT file:
@@ -61,6 +65,12 @@ BEIT_MODULES = ("beit",)
 EVA_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "eva02", "model.safetensors")
 # the MLP is the tensors' to say: Eva names without a SwiGLU (EVA-01 giant) are asked of a file with a GELU MLP
 EVA_GELU_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "eva_giant", "model.safetensors")
+# timm's AttentionRope keeps one qkv bias (PE, NAVER's RoPE ViTs): their names are asked of such a file, and the
+# mixed RoPE names of one with the learned frequencies (rope.freqs)
+ROPE_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "rope_axial", "model.safetensors")
+ROPE_MIXED_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "rope_mixed", "model.safetensors")
+# and those with an attention pool (Perception Encoder) of a file that has one
+PE_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "pe_core", "model.safetensors")
 EVA_MODULES = ("eva",)
 OTHER = BEIT_MODULES + EVA_MODULES  # modules whose names are asked of a file of their own
 
@@ -182,24 +192,23 @@ def supported_beit(kw):
 
 
 def supported_eva(kw):
-    """(what vit.h lacks for these Eva arguments (empty: nothing), LayerNorm eps, activation, rotary reference grid)."""
+    """(what vit.h lacks for these Eva arguments (empty: nothing), LayerNorm eps, activation, the rotary embedding's
+    and attention pool's settings as vit info prints them)."""
     import torch.nn as nn
     lacks, eps = [], 1e-6
     g = kw.get
-    for k in ("qk_norm", "use_post_norm", "use_pre_transformer_norm", "no_embed_class",
-              "attn_only_layer_scale", "gated_attn", "dynamic_img_pad", "rope_rotate_half", "swiglu_align_to",
-              "num_reg_tokens", "num_kv_heads", "attn_head_dim", "rope_mrope_section"):
+    for k in ("qk_norm", "use_post_norm", "attn_only_layer_scale", "gated_attn", "dynamic_img_pad", "num_kv_heads",
+              "attn_head_dim", "rope_mrope_section"):
         if g(k):
             lacks.append(k)
-    for k, default, want in (("qkv_bias", True, True), ("class_token", True, True),
-                             ("use_abs_pos_emb", True, True),
-                             ("attn_type", "eva", "eva"), ("rope_type", "cat", "cat"), ("rope_grid_offset", 0., 0.),
-                             ("rope_grid_indexing", "ij", "ij"), ("rope_temperature", 10000., 10000.)):
-        if g(k, default) != want:
-            lacks.append(f"{k}={g(k, default)!r}")
-    if g("use_post_transformer_norm") is not None or g("use_fc_norm") is not None:
-        lacks.append("use_post_transformer_norm / use_fc_norm")
-    if g("global_pool", "avg") not in ("token", "avg"):
+    if g("attn_type", "eva") not in ("eva", "rope"):
+        lacks.append(f"attn_type={g('attn_type')!r}")
+    rope_type = g("rope_type", "cat")
+    if rope_type not in ("cat", "dinov3", "mixed"):
+        lacks.append(f"rope_type={rope_type!r}")
+    if g("use_post_transformer_norm") is False:
+        lacks.append("use_post_transformer_norm=False")
+    if g("global_pool", "avg") not in ("token", "avg", "map"):
         lacks.append(f"global_pool {g('global_pool')}")
     eps = _norm_eps(g("norm_layer"), eps, lacks)
     if not g("swiglu_mlp") and g("act_layer") not in (None, nn.GELU):
@@ -213,8 +222,17 @@ def supported_eva(kw):
         v = g(k)
         if isinstance(v, (tuple, list)) and v[0] != v[1]:
             lacks.append(f"{k} not square")
+    # as timm's create_rope_embed hands them on: the mixed one takes no reference grid and no offset, DINOv3's no
+    # reference grid; vit_config.rope numbers them cat 1, dinov3 2, mixed 3
     rope = g("use_rot_pos_emb", False)
-    return lacks, eps, "silu (gated)" if g("swiglu_mlp") else "gelu", f"rope={int(rope)} rope_ref={ref or 0 if rope else 0}"
+    kind = {"cat": 1, "dinov3": 2, "mixed": 3}.get(rope_type, 0) if rope else 0
+    said = (f"rope={kind} rope_ref={(ref or 0) if kind == 1 else 0} rope_temp={g('rope_temperature', 10000.) if kind else 0:g} "
+            f"rope_offset={g('rope_grid_offset', 0.) if kind in (1, 2) else 0:g} "
+            f"rope_xy={int(g('rope_grid_indexing', 'ij') == 'xy') if kind else 0} "
+            f"rope_half={int(bool(g('rope_rotate_half'))) if kind else 0}")
+    if g("global_pool") == "map":
+        said += f" pool_heads={g('attn_pool_num_heads') or 0}"
+    return lacks, eps, "silu (gated)" if g("swiglu_mlp") else "gelu", said
 
 
 def vit_verdict(vit, name, tmp, hf=False, beit=False, eva=False):
@@ -222,8 +240,13 @@ def vit_verdict(vit, name, tmp, hf=False, beit=False, eva=False):
     cfg = os.path.join(tmp, "config.json")
     with open(cfg, "w") as f:
         json.dump({"model_type": name, "num_attention_heads": 5} if hf else
-                  {"architecture": name, "model_args": {"num_heads": 3 if beit or eva else 2}}, f)
-    model = HF_MODEL if hf else BEIT_MODEL if beit else (EVA_MODEL if eva == "glu" else EVA_GELU_MODEL) if eva else MODEL
+                  {"architecture": name, "model_args": dict({"num_heads": 3 if beit or eva else 2},
+                                                            # the RoPE files have no position embedding to say it
+                                                            **({"img_size": 32} if eva in ("rope", "mixed", "map")
+                                                               else {}))},
+                  f)
+    evas = {"glu": EVA_MODEL, "gelu": EVA_GELU_MODEL, "rope": ROPE_MODEL, "mixed": ROPE_MIXED_MODEL, "map": PE_MODEL}
+    model = HF_MODEL if hf else BEIT_MODEL if beit else evas[eva] if eva else MODEL
     p = subprocess.run([vit, "info", model, "--config", cfg], capture_output=True, text=True)
     if p.returncode == 0:  # the inferred line, then the line of hyperparameters
         return True, " | ".join(line.strip() for line in p.stdout.splitlines()[1:3])
@@ -239,7 +262,10 @@ def main(argv=None):
     problems, accepted, missed = [], 0, []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (module, kw) in sorted(names.items()):
-            eva = module in EVA_MODULES and ("glu" if kw is None or kw.get("swiglu_mlp") else "gelu")
+            eva = module in EVA_MODULES and ("glu" if kw is None or kw.get("swiglu_mlp") else
+                                             "mixed" if kw.get("rope_type") == "mixed" else
+                                             "map" if kw.get("global_pool") == "map" else
+                                             "rope" if kw.get("attn_type") == "rope" else "gelu")
             ok, said = vit_verdict(args.vit, name, tmp, beit=module in BEIT_MODULES, eva=eva)
             check = supported_beit if module in BEIT_MODULES else supported_eva if module in EVA_MODULES else supported
             if args.list:

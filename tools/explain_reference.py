@@ -107,6 +107,12 @@ CASES = {
     # BEiT's plain MLP with a LayerNorm inside (scale_mlp): the norm after a GELU, not a gate
     "beit_mlpnorm": ("beit_base_patch16_224", 64, dict(embed_dim=32, num_heads=2, num_classes=3, depth=2, patch_size=8,
                                                       scale_mlp=True), 1),
+    # the newer rotary embeddings: DINOv3's (pairs in halves, registers), RoPE-Mixed's (a table per block and head);
+    # Perception Encoder's attention pool (8 heads of its own, attending to the class token too)
+    # (class 2: for class 1 this random DINOv3 leaves vit-explain's grad rollout all zero, which it divides by 0)
+    "dinov3": ("vit_small_patch16_dinov3", 32, dict(embed_dim=32, num_heads=2, num_classes=4, **SMALL), 2),
+    "rope_mixed": ("vit_small_patch16_rope_mixed_224", 32, dict(embed_dim=32, num_heads=2, num_classes=3, **SMALL), 0),
+    "pe_core": ("vit_pe_core_tiny_patch16_384", 32, dict(embed_dim=32, num_heads=2, num_classes=4, **SMALL), 2),
 }
 
 # What each map file holds, written into meta.txt as note_<method>.

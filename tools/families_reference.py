@@ -9,7 +9,10 @@ qk-norm, a ViT without a class token, BEiT (a relative position bias
 per block, and BEiT v2 with one shared; timm's Mlp and SwiGLU with a
 LayerNorm inside), EVA-02 (rotary position
 embeddings: Ti, B and EVA-CLIP's B/16 tower; these with their attention
-probabilities too) and EVA-01 giant, each built by timm.create_model or transformers'
+probabilities too), EVA-01 giant, DINOv3 (plain, _qkvb and SwiGLU),
+Perception Encoder core, NAVER's RoPE-Axial and RoPE-Mixed ViTs (with
+and without an absolute position embedding) and timm's RoPE ViT with a
+register token, each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -136,6 +139,31 @@ CASES = {
                                  embed_dim=64, depth=2, num_heads=2), 32),
     # EVA-01 giant (timm's Eva without a rotary embedding: q and v biases, a GELU MLP of ratio 6144/1408)
     "eva_giant": ("timm", _timm("eva_giant_patch14_224", img_size=28, num_classes=4, dynamic_img_size=True, **SMALL), 28),
+    # DINOv3 (RotaryEmbeddingDinoV3: centred coordinates, pairs in halves; 4 registers, layer scale, no position
+    # embedding; the mean of the patch tokens after norm), its _qkvb form (q and v biases) giving features only,
+    # and its SwiGLU form (small_plus: gate and value apart, the width aligned to 8); dynamic_img_size
+    "dinov3": ("timm", _timm("vit_small_patch16_dinov3", img_size=32, patch_size=8, num_classes=5, **SMALL), 32),
+    "dinov3_qkvb": ("timm", _timm("vit_base_patch16_dinov3_qkvb", img_size=32, patch_size=8, num_classes=0, **SMALL),
+                    32),
+    "dinov3_swiglu": ("timm", _timm("vit_small_plus_patch16_dinov3", img_size=24, patch_size=8, num_classes=3,
+                                    global_pool="token", **SMALL), 24),
+    # Perception Encoder core (AttentionRope: one qkv bias; an xy grid counted from 1 on a 24 x 24 reference; a
+    # LayerNorm before the blocks; an 8-head attention pool over every token, then the projection as the head)
+    "pe_core": ("timm", _timm("vit_pe_core_tiny_patch16_384", img_size=32, patch_size=8, num_classes=6,
+                              dynamic_img_size=True, **SMALL), 32),
+    # NAVER's RoPE ViTs: RoPE-Axial (an xy grid, temperature 100), RoPE-Mixed (frequencies learned per block and
+    # head: rope.freqs), each also with an absolute position embedding that leaves the class token out (*_ape);
+    # timm's own with a register token, average pooling and EVA-02's rotary embedding
+    "rope_axial": ("timm", _timm("vit_small_patch16_rope_224", img_size=32, patch_size=8, num_classes=4,
+                                 dynamic_img_size=True, **SMALL), 32),
+    "rope_ape": ("timm", _timm("vit_base_patch16_rope_ape_224", img_size=32, patch_size=8, num_classes=4, **SMALL),
+                 32),
+    "rope_mixed": ("timm", _timm("vit_small_patch16_rope_mixed_224", img_size=32, patch_size=8, num_classes=4,
+                                 dynamic_img_size=True, **SMALL), 32),
+    "rope_mixed_ape": ("timm", _timm("vit_base_patch16_rope_mixed_ape_224", img_size=32, patch_size=8,
+                                     num_classes=3, **SMALL), 32),
+    "rope_reg_gap": ("timm", _timm("vit_medium_patch16_rope_reg1_gap_256", img_size=32, patch_size=8,
+                                   num_classes=3, dynamic_img_size=True, **SMALL), 32),
     "hf_dinov2": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, **HF_SMALL), 28),
     "hf_dinov2_swiglu": ("hf", _hf("Dinov2Model", "Dinov2Config", image_size=28, patch_size=7, use_swiglu_ffn=True, **HF_SMALL), 28),
     "hf_dinov2_reg": ("hf", _hf("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", image_size=28, patch_size=7,
@@ -154,14 +182,12 @@ CASES = {
 # ones vit.h runs. name -> (builder, the refusal's code, a substring of its
 # message); written under refuse/NAME/ and listed in REFUSED.
 REFUSE = {
-    "pe_core": (_timm("vit_pe_core_tiny_patch16_384", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
-                "UNSUPPORTED", "timm architecture 'vit_pe_core_tiny_patch16_384' is a Perception Encoder (timm's Eva "
-                "class: AttentionRope's rotary embedding on an xy grid counted from 1, a LayerNorm before the blocks, "
-                "attention pooling; vit.h runs EVA-02's rotary embedding only): vit.h does not run it"),
-    "dinov3": (_timm("vit_small_patch16_dinov3", img_size=32, num_classes=4, embed_dim=48, depth=1, num_heads=3),
-               "UNSUPPORTED", "timm architecture 'vit_small_patch16_dinov3' is a DINOv3 (timm's Eva class: "
-               "RotaryEmbeddingDinoV3: a centred grid, pairs in halves, temperature 100; register tokens; vit.h runs "
-               "EVA-02's rotary embedding only): vit.h does not run it"),
+    "pe_spatial": (_timm("vit_pe_spatial_tiny_patch16_512", img_size=32, patch_size=8, num_classes=4, **SMALL),
+                   "UNSUPPORTED", "timm architecture 'vit_pe_spatial_tiny_patch16_512' is a Perception Encoder "
+                   "language or spatial tower (timm's Eva class: no LayerNorm after the blocks): vit.h does not run it"),
+    "eva02_enormous": (_timm("eva02_enormous_patch14_clip_224", img_size=28, num_classes=4, embed_dim=48, depth=1,
+                             num_heads=3), "UNSUPPORTED", "timm architecture 'eva02_enormous_patch14_clip_224' is an "
+                       "EVA-02-CLIP-E (timm's Eva class: post-norm blocks): vit.h does not run it"),
 }
 BIG = {
     "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
@@ -173,7 +199,7 @@ BIG = {
 
 # Cases whose attention probabilities are written too (NAME.attnB.npy, (depth * B, NH, T, T)): what timm's
 # unfused attention hands its dropout, the relative position bias added before the softmax.
-MAPS_OF = ("beit", "beitv2_shared", "eva02", "eva02_base", "eva02_clip")
+MAPS_OF = ("beit", "beitv2_shared", "eva02", "eva02_base", "eva02_clip", "dinov3", "pe_core", "rope_axial", "rope_mixed")
 
 
 def attention_maps(model, x):
@@ -212,7 +238,8 @@ def outputs(lib, model, x):
 # transformers' interpolate_pos_encoding. timm's Beit has no
 # dynamic_img_size (its relative position bias tables would be resized),
 # so the BEiT cases run at their own size only.
-RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56, "eva02_clip": 48, "eva_giant": 42}
+RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56, "eva02_clip": 48, "eva_giant": 42,
+          "dinov3": 48, "dinov3_qkvb": 40, "pe_core": 48, "rope_axial": 40, "rope_mixed": 48, "rope_reg_gap": 40}
 
 
 def _save_model(lib, model, d):
