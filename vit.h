@@ -177,7 +177,17 @@
      and reads every token, the class token too, as timm's Eva does;
      EVA-01 giant has no rotary embedding),
      and transformers' vit, dinov2, dinov2_with_registers, clip,
-     clip_vision_model, siglip and siglip_vision_model. Other names are
+     clip_vision_model, siglip, siglip_vision_model, beit and
+     data2vec-vision (BeitModel, BeitForImageClassification and their
+     Data2VecVision twins; naming hf_beit, or hf_data2vec under
+     data2vec_vision.: ViT's names with the key's bias absent, lambda_1
+     and lambda_2, attention.attention.relative_position_bias.* per layer
+     or encoder.relative_position_bias.* shared, indexed as timm's;
+     pooler.layernorm after the mean of the patch tokens, or layernorm;
+     the mask token left; use_absolute_position_embeddings,
+     use_relative_position_bias, use_shared_relative_position_bias,
+     layer_scale_init_value and use_mean_pooling checked against the
+     tensors; their other heads refused by name). Other names are
      refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
      Eva class: EVA-02-CLIP-E, Perception Encoder, DINOv3, RoPE ViTs;
      BEiT-3, relative positions, SAM, NaFlexViT, hybrid, AIMv2,
@@ -6014,7 +6024,11 @@ static const vit__mha_naming vit__mha_names[] = {
      "relative_position_bias_table", 0, "norm"},
     /* timm's EvaAttention with qkv_fused=False (EVA-02 B/L, EVA-CLIP): k without a bias */
     {"eva_sep", VIT__QKV_SEPARATE, NULL, NULL, "q_proj", "k_proj", "v_proj", "proj", NULL, NULL, NULL, NULL, NULL, 1,
-     "norm"}};
+     "norm"},
+    /* transformers' BeitAttention (and Data2VecVision's): ViTAttention's names, k without a bias, a relative
+       position bias table in the self-attention when each layer has its own */
+    {"hf_beit", VIT__QKV_SEPARATE, NULL, NULL, "attention.query", "attention.key", "attention.value", "output.dense",
+     NULL, NULL, NULL, NULL, "attention.relative_position_bias.relative_position_bias_table", 1, NULL}};
 
 static const vit__key vit__mha_keys[] = {
     VIT__INT("embed_dim", 1, 65536, mha.dim),
@@ -6410,7 +6424,10 @@ static const vit__block_naming vit__block_names[] = {
     {"beit", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[8], &vit__mlp_names[7], "gamma_1",
      "gamma_2", NULL},
     {"eva", "norm1", "attn.", "norm2", "mlp.", &vit__mha_names[6], &vit__mlp_names[8], &vit__mlp_names[7], "gamma_1",
-     "gamma_2", &vit__mha_names[7]}};
+     "gamma_2", &vit__mha_names[7]},
+    /* transformers' BeitLayer: ViTLayer's names, layer scale as lambda_1 and lambda_2 */
+    {"hf_beit", "layernorm_before", "attention.", "layernorm_after", "", &vit__mha_names[8], &vit__mlp_names[2],
+     &vit__mlp_names[2], "lambda_1", "lambda_2", NULL}};
 
 static const vit__key vit__block_keys[] = {
     VIT__INT("hidden_dim", 1, 65536, block.dim),
@@ -8138,7 +8155,7 @@ static const void *vit__find_naming(const void *tab, size_t stride, size_t n, co
 struct vit__ld {
     vit__st st;
     vit_model *m;
-    char pfx[8];              /* before every ViT name but the head's: "vit." or "" */
+    char pfx[24];             /* before every ViT name but the head's: "vit.", "data2vec_vision." or "" */
     const char *norm;         /* the final LayerNorm's name when not the naming's first */
     const char **labels;      /* n_labels class names for m->labels (temporary storage) */
     int32_t n_labels;
@@ -8522,6 +8539,15 @@ typedef struct vit__label_desc { const char *name, *text; } vit__label_desc;
 
 typedef struct vit__timm_arg { const char *key, *runs, *what; } vit__timm_arg;
 
+/* transformers' BEiT switches: each makes or drops tensors, so the file's
+   must agree (vit__infer checks them); layer_scale_init_value counts as
+   on when above 0. */
+enum { VIT__BEIT_ABS_POS = 0, VIT__BEIT_REL_POS, VIT__BEIT_SHARED_REL_POS, VIT__BEIT_LAYER_SCALE, VIT__BEIT_MEAN_POOL,
+       VIT__BEIT_SWITCHES };
+static const char *const vit__beit_keys[VIT__BEIT_SWITCHES] = {
+    "use_absolute_position_embeddings", "use_relative_position_bias", "use_shared_relative_position_bias",
+    "layer_scale_init_value", "use_mean_pooling"};
+
 typedef struct vit__cfg {
     vit__st st;                 /* st.src names the file; st.tmp holds its strings */
     int32_t heads;              /* num_attention_heads or model_args.num_heads; 0: absent */
@@ -8533,6 +8559,7 @@ typedef struct vit__cfg {
     const char *arch;           /* timm's architecture, or NULL */
     const char *model_type;     /* transformers' model_type, or NULL */
     const char *hf_arch;        /* transformers' architectures[0], or NULL */
+    int32_t beit[VIT__BEIT_SWITCHES]; /* transformers' BEiT switches (vit__beit_keys): -1 absent, else 0 or 1 */
     int32_t depth, embed_dim, reg_tokens; /* timm's model_args depth, embed_dim and reg_tokens; -1: absent */
     int32_t use_rope, rope_ref; /* timm's model_args use_rot_pos_emb (0/1) and ref_feat_shape (0: null); -1: absent */
     int32_t rope_type;          /* model_args rope_type as a vit_rope; -1: absent */
@@ -8564,6 +8591,34 @@ static vit_result vit__cfg_int(vit__cfg *c, vit__json *j, const char *key, int32
     if (!vit__json_num(j, &v) || v < 1.0 || v > (double)hi || v != floor(v))
         return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not an integer in 1..%ld", c->st.src, key, (long)hi);
     *out = (int32_t)v;
+    return VIT_OK;
+}
+
+/* true or false; null is absent (-1). */
+static vit_result vit__cfg_bool(vit__cfg *c, vit__json *j, const char *key, int32_t *out) {
+    if (vit__json_word(j, "true")) *out = 1;
+    else if (vit__json_word(j, "false")) *out = 0;
+    else if (vit__json_word(j, "null")) *out = -1;
+    else return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not true, false or null", c->st.src, key);
+    return VIT_OK;
+}
+
+/* The index of key in words[0..n-1], or -1. */
+static int vit__word_index(const char *const *words, int n, const char *key) {
+    int i;
+    for (i = 0; i < n; i++)
+        if (!strcmp(words[i], key)) return i;
+    return -1;
+}
+
+/* One of transformers' BEiT switches (vit__beit_keys[i]) into c->beit[i]. */
+static vit_result vit__cfg_beit(vit__cfg *c, vit__json *j, int i) {
+    double v;
+    if (i != VIT__BEIT_LAYER_SCALE) return vit__cfg_bool(c, j, vit__beit_keys[i], &c->beit[i]);
+    if (vit__json_word(j, "null")) c->beit[i] = -1;
+    else if (!vit__json_num(j, &v) || !(v >= 0.0))
+        return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is not a number >= 0", c->st.src, vit__beit_keys[i]);
+    else c->beit[i] = v > 0.0;
     return VIT_OK;
 }
 
@@ -8725,7 +8780,7 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
     do {
         const char *k, *s;
         const vit__timm_arg *a;
-        int sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
+        int b, sizes = level == 0 || level == 3; /* the model's sizes: at the top, or in a vision_config */
         if (!vit__json_str(j, &k) || !vit__json_eat(j, ':'))
             return vit__fail(VIT_ERR_FORMAT, "%s: bad JSON (a key was expected)", c->st.src);
 
@@ -8747,6 +8802,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
         else if (level == 0 && !strcmp(k, "label_descriptions")) r = vit__cfg_desc(c, j);
         else if (level == 0 && !strcmp(k, "architecture")) r = vit__cfg_str(c, j, k, &c->arch);
         else if (level == 0 && !strcmp(k, "model_type")) r = vit__cfg_str(c, j, k, &c->model_type);
+        else if (level == 0 && (b = vit__word_index(vit__beit_keys, VIT__BEIT_SWITCHES, k)) >= 0)
+            r = vit__cfg_beit(c, j, b);
         else if (level == 0 && !strcmp(k, "architectures")) {
             int ok = vit__json_eat(j, '[');
             if (ok && !vit__json_eat(j, ']')) {
@@ -8825,12 +8882,8 @@ static vit_result vit__cfg_object(vit__cfg *c, vit__json *j, int level) {
                 c->rope_ref = (int32_t)v[0];
             }
         }
-        else if (level == 1 && !strcmp(k, "fc_norm")) {
-            if (vit__json_word(j, "true")) c->fc_norm = 1;
-            else if (vit__json_word(j, "false")) c->fc_norm = 0;
-            else if (vit__json_word(j, "null")) c->fc_norm = -1;
-            else return vit__fail(VIT_ERR_FORMAT, "%s: 'fc_norm' is not true, false or null", c->st.src);
-        } else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
+        else if (level == 1 && !strcmp(k, "fc_norm")) r = vit__cfg_bool(c, j, k, &c->fc_norm);
+        else if (level == 2 && !strcmp(k, "mean")) r = vit__cfg_nums(c, j, k, c->mean, sizeof c->mean);
         else if (level == 2 && !strcmp(k, "std")) r = vit__cfg_nums(c, j, k, c->std, sizeof c->std);
         else if (level == 2 && !strcmp(k, "crop_pct")) r = vit__cfg_nums(c, j, k, c->crop, sizeof c->crop);
         else if (level == 2 && (!strcmp(k, "interpolation") || !strcmp(k, "crop_mode"))) {
@@ -8892,6 +8945,7 @@ static vit_result vit__cfg_parse(vit__cfg *c, const char *text, size_t n) {
     c->depth = c->embed_dim = c->reg_tokens = -1;
     c->use_rope = c->rope_ref = c->rope_type = c->rope_xy = c->rope_half = -1;
     c->rope_offset = -1e300;
+    for (i = 0; i < VIT__BEIT_SWITCHES; i++) c->beit[i] = -1;
     if (n > ((size_t)16 << 20))
         return vit__fail(VIT_ERR_FORMAT, "%s: %zu bytes is too large for a config.json", c->st.src, n);
     /* Each string (>= 3 JSON bytes with its separator) takes at most its
@@ -9065,6 +9119,13 @@ typedef struct vit__vit_naming {
 } vit__vit_naming;
 
 #define VIT__HF_CLIP_BLOCK &vit__block_names[6]
+#define VIT__HF_BEIT_BLOCK &vit__block_names[9]
+/* what only transformers' BEiT (and Data2Vec vision) has: layer scale, a relative position bias per layer or
+   shared, the pooler's LayerNorm (use_mean_pooling) */
+#define VIT__HF_BEIT_PROBE \
+    "encoder.layer.0.lambda_1;" \
+    "encoder.layer.0.attention.attention.relative_position_bias.relative_position_bias_table;" \
+    "encoder.relative_position_bias.relative_position_bias_table;pooler.layernorm.weight"
 static const vit__vit_naming vit__vit_names[] = {
     {"torchvision", {"torchvision", "conv_proj", "class_token", "encoder.pos_embedding", 1, NULL, NULL, 0}, NULL,
      "encoder.layers.encoder_layer_%d.", &vit__block_names[0], "encoder.ln", NULL, NULL, 0, "heads.pre_logits", 1,
@@ -9104,6 +9165,31 @@ static const vit__vit_naming vit__vit_names[] = {
       1, NULL, "embeddings.register_tokens", 0}, NULL, "encoder.layer.%d.", &vit__block_names[5], "layernorm", NULL,
      NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token", 0, "encoder.layer.0.norm1.weight", "",
      "Dinov2Model", "Dinov2Model", 1e-6f, VIT_ACT_GELU, VIT__POOL_FIXED, VIT_POS_HF, NULL},
+    /* transformers' BeitModel and BeitForImageClassification: ViTModel's
+       names but a key without a bias, a relative position bias table per
+       layer or one shared (encoder.relative_position_bias), layer scale as
+       lambda_1 and lambda_2, and with use_mean_pooling the mean of the
+       patch tokens then pooler.layernorm, else the class token after
+       layernorm; probed before its ViT, whose names it shares in part
+       (with none of VIT__HF_BEIT_PROBE's four, a BeitModel's names are a
+       ViTModel's less the key's bias: it is refused, that bias named). The mask
+       token replaces masked patches only when a forward is given
+       bool_masked_pos (masked image modelling), never at inference: it
+       cannot change an output. */
+    {"hf_beit", {"hf_beit", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
+      "embeddings.position_embeddings", 1, NULL, NULL, 0}, NULL, "encoder.layer.%d.", VIT__HF_BEIT_BLOCK, "layernorm",
+     "pooler.layernorm", NULL, 0, NULL, 0, "classifier", NULL, "embeddings.mask_token;beit.embeddings.mask_token", 0,
+     VIT__HF_BEIT_PROBE, "beit.", "BeitModel", "BeitForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_TIMM,
+     VIT_POS_HF, "encoder.relative_position_bias.relative_position_bias_table"},
+    /* Data2VecVisionForImageClassification: BEiT's modules under
+       data2vec_vision.; its Data2VecVisionModel has BeitModel's names, and
+       hf_beit's probe takes it first */
+    {"hf_data2vec", {"hf_data2vec", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
+      "embeddings.position_embeddings", 1, NULL, NULL, 0}, NULL, "encoder.layer.%d.", VIT__HF_BEIT_BLOCK, "layernorm",
+     "pooler.layernorm", NULL, 0, NULL, 0, "classifier", NULL,
+     "embeddings.mask_token;data2vec_vision.embeddings.mask_token", 0, VIT__HF_BEIT_PROBE, "data2vec_vision.",
+     "Data2VecVisionModel", "Data2VecVisionForImageClassification", 1e-12f, VIT_ACT_GELU, VIT__POOL_TIMM, VIT_POS_HF,
+     "encoder.relative_position_bias.relative_position_bias_table"},
     {"transformers", {"transformers", "embeddings.patch_embeddings.projection", "embeddings.cls_token",
       "embeddings.position_embeddings", 1, NULL, NULL, 0}, NULL, "encoder.layer.%d.", &vit__block_names[4], "layernorm",
      NULL, NULL, 0, "pooler.dense", 0, "classifier", NULL, NULL, 0, "embeddings.patch_embeddings.projection.weight",
@@ -9706,8 +9792,9 @@ static void vit__vit_describe_pp(const vit_model *m, vit__buf *b) {
 }
 
 /* The family a ViT's structure belongs to, from the pieces only that family
-   has: a file says what it holds, not where it came from. */
-static const char *vit__vit_family(const vit_config *c) {
+   has: a file says what it holds, not where it came from (its naming is
+   what it holds too: a BEiT's names without a relative position bias). */
+static const char *vit__vit_family(const vit_config *c, const vit__vit_naming *nm) {
     if (c->rope == VIT_ROPE_DINOV3)
         return c->reg_tokens ? "DINOv3 (rotary position embeddings in halves, register tokens, layer scale)"
                              : "ViT with DINOv3's rotary position embeddings";
@@ -9722,6 +9809,8 @@ static const char *vit__vit_family(const vit_config *c) {
     if (c->rope) return "EVA-02 (rotary position embeddings, SwiGLU)";
     if (c->rel_pos) return c->rel_pos == 2 ? "BEiT (a relative position bias shared by the blocks)"
                                            : "BEiT (a relative position bias in every block)";
+    if (nm->rel_shared) return c->pos_embed ? "BEiT (a position embedding, no relative position bias)"
+                                            : "BEiT (no position embedding and no relative position bias)";
     if (c->dist_token) return "DeiT distilled (a distillation token and head)";
     if (c->pool == VIT_POOL_MAP) return "SigLIP (an attention-pool head)";
     if (c->pre_norm) return c->act == VIT_ACT_QUICK_GELU ? "CLIP, OpenAI's (LayerNorm before the blocks, QuickGELU)"
@@ -9740,7 +9829,7 @@ static void vit__vit_describe(const vit_model *m, vit__buf *b) {
                                         "attention pooling"};
     const vit_config *c = &m->cfg;
     int32_t G = c->image_size / c->patch_size, P = vit__prefix(c);
-    vit__bprintf(b, "  family: %s\n", vit__vit_family(c));
+    vit__bprintf(b, "  family: %s\n", vit__vit_family(c, (const vit__vit_naming *)vit__naming_of(m)));
     vit__bprintf(b, "  image %dx%d, %d channels, patch %d, %d tokens (%d patches", (int)c->image_size,
                  (int)c->image_size, (int)c->in_channels, (int)c->patch_size, (int)(G * G + P), (int)(G * G));
     if (P)
@@ -10235,6 +10324,9 @@ static const vit__arch vit__timm_archs[] = {
     {"vit_*_patch*", NULL, "timm", "a ViT", 0, -1, NULL}};
 
 /* transformers' model_type, then architectures[0] */
+#define VIT__BEIT_SEG \
+    "a BEiT segmenter (UperNet over four layers' feature maps: transposed convolutions, pyramid pooling and 3x3 " \
+    "convolutions to a per-pixel map, which vit.h does not have)"
 static const vit__arch vit__hf_archs[] = {
     {"dinov2*", "Dinov2ForImageClassification;Dinov2WithRegistersForImageClassification", NULL,
      "a DINOv2 classifier (its head reads the class token and the mean of the patch tokens side by side)", 0, -1, NULL},
@@ -10242,11 +10334,24 @@ static const vit__arch vit__hf_archs[] = {
     {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1, NULL},
     {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1, NULL},
     {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1, NULL},
-    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1,
-     NULL},
+    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1, NULL},
     {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1, NULL},
-    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, NULL}};
+    {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, NULL},
+    /* BEiT and Data2Vec vision (BEiT's modules): the encoder and the image classifier; the other heads by name */
+    {"beit", "BeitModel;BeitForImageClassification;", "hf_beit", "BEiT", 0, -1, NULL},
+    {"data2vec-vision", "Data2VecVisionModel;", "hf_beit", "Data2Vec vision (BEiT's modules)", 0, -1, NULL},
+    {"data2vec-vision", "Data2VecVisionForImageClassification", "hf_data2vec", "Data2Vec vision (BEiT's modules)", 0,
+     -1, NULL},
+    {"beit", "BeitForMaskedImageModeling", NULL,
+     "BEiT's masked image modelling (a LayerNorm and a linear layer predicting a visual token for every patch, after "
+     "masked patches become the mask token; vit.h has no per-patch head and no masking)", 0, -1, NULL},
+    {"beit", "BeitForSemanticSegmentation", NULL, VIT__BEIT_SEG, 0, -1, NULL},
+    {"data2vec-vision", "Data2VecVisionForSemanticSegmentation", NULL, VIT__BEIT_SEG, 0, -1, NULL},
+    {"beit", "BeitBackbone", NULL,
+     "a BEiT backbone (chosen layers' hidden states as feature maps, with an optional FPN; vit.h returns the last "
+     "layer's only)", 0, -1, NULL}};
 #undef VIT__EVA
+#undef VIT__BEIT_SEG
 
 /* 1 if s matches pattern p, where '*' matches any run of characters. */
 static int vit__glob(const char *p, const char *s) {
@@ -10299,7 +10404,8 @@ static vit_result vit__arch_check(const vit__cfg *cj, const char *naming, const 
     if (!a && !vit__arch_find(0, name, NULL, 1))
         return vit__fail(VIT_ERR_UNSUPPORTED,
                          "%s: transformers model_type '%s' is not one vit.h runs (it runs vit, dinov2, "
-                         "dinov2_with_registers, clip, clip_vision_model, siglip and siglip_vision_model)",
+                         "dinov2_with_registers, clip, clip_vision_model, siglip, siglip_vision_model, beit and "
+                         "data2vec-vision)",
                          cj->st.src, name);
     if (!a)
         return vit__fail(VIT_ERR_UNSUPPORTED,
@@ -10337,7 +10443,7 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     const vit__entry *e = NULL;
     const vit__arch *arch;
     const char *src = st->src, *heads_from, *pool_name = "class token", *s, *variant = NULL;
-    char n[256], pre[128], got[96];
+    char n[256], pre[128], got[96], pool_buf[96];
     int32_t T, G = 0, P, i, l, feat, H1 = 0, k;
     int rope_attn, qkv_b;
     int64_t d[3] = {0, 0, 0};
@@ -10386,8 +10492,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         return vit__fail(
             VIT_ERR_MISSING,
             "%s: no vit.h metadata, and tensor '%s' follows no ViT naming vit.h knows (torchvision conv_proj.*, timm "
-            "patch_embed.*, transformers [vit.]embeddings.*, Dinov2Model, CLIPVisionModel, SiglipVisionModel); hint: "
-            "export with tools/export.py",
+            "patch_embed.*, transformers [vit.]embeddings.*, Dinov2Model, CLIPVisionModel, SiglipVisionModel, "
+            "[beit.]BeitModel); hint: export with tools/export.py",
             src, st->e[0].name);
     }
     if ((r = vit__arch_check(cj, nm->naming, src, &arch)) != VIT_OK) return r;
@@ -10447,10 +10553,12 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
        timm's default, none with its no_embed_class, the class token alone
        in transformers' DINOv2 with registers). BEiT's may be absent: then
        config.json's image size, else the relative position bias's table
-       says G */
+       says G; transformers' BEiT may have no positions at all (its
+       config's defaults), when its config.json says so and gives the size */
     c->pos_embed = 1;
     snprintf(n, sizeof n, "%s%s", L->pfx, nm->patch.pos);
-    if (!(e = vit__entry_find(st, n)) && c->rel_pos) {
+    if (!(e = vit__entry_find(st, n)) &&
+        (c->rel_pos || (cj->st.src && cj->beit[VIT__BEIT_ABS_POS] == 0 && cj->image))) {
         c->pos_embed = 0;
         c->pos_prefix = P;
         if (cj->image && cj->image % c->patch_size)
@@ -10692,7 +10800,8 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
         if (!strcmp(gp, "avg")) {
             c->pool = VIT_POOL_AVG;
             c->norm_tokens = !fc;
-            pool_name = fc ? "mean of the patch tokens, then fc_norm" : "norm, then the mean of the patch tokens";
+            snprintf(pool_buf, sizeof pool_buf, "mean of the patch tokens, then %s", nm->norm_alt);
+            pool_name = fc ? pool_buf : "norm, then the mean of the patch tokens";
         } else if (strcmp(gp, "token"))
             return vit__fail(VIT_ERR_UNSUPPORTED,
                              "%s: global_pool '%s' is not supported (vit.h pools with 'token', 'avg' or 'map')",
@@ -10701,6 +10810,36 @@ static vit_result vit__infer(vit__ld *L, const vit__cfg *cj, const vit_load_opts
     }
     if (c->pool == VIT_POOL_CLS && c->dist_token) pool_name = "class and distillation tokens";
     if (c->pool != VIT_POOL_MAP) c->pool_heads = 0; /* timm's attn_pool_num_heads means nothing without the pool */
+
+    /* transformers' BEiT switches must be what the tensors say: each is
+       named with the tensor it makes */
+    if (cj->st.src && nm->rel_shared) {
+        char t[VIT__BEIT_SWITCHES][300];
+        const char *hint = "";
+        int32_t found[VIT__BEIT_SWITCHES];
+        snprintf(pre, sizeof pre, nm->block_fmt, 0);
+        snprintf(t[VIT__BEIT_ABS_POS], sizeof t[0], "%s%s", L->pfx, nm->patch.pos);
+        snprintf(t[VIT__BEIT_REL_POS], sizeof t[0], "%s%s%s%s", L->pfx, pre, bn->attn, bn->mha_names->rel);
+        snprintf(t[VIT__BEIT_SHARED_REL_POS], sizeof t[0], "%s%s", L->pfx, nm->rel_shared);
+        snprintf(t[VIT__BEIT_LAYER_SCALE], sizeof t[0], "%s%s%s", L->pfx, pre, bn->ls1);
+        snprintf(t[VIT__BEIT_MEAN_POOL], sizeof t[0], "%s%s.weight", L->pfx, nm->norm_alt);
+        found[VIT__BEIT_ABS_POS] = c->pos_embed;
+        found[VIT__BEIT_REL_POS] = c->rel_pos == 1;
+        found[VIT__BEIT_SHARED_REL_POS] = c->rel_pos == 2;
+        found[VIT__BEIT_LAYER_SCALE] = c->layer_scale;
+        found[VIT__BEIT_MEAN_POOL] = L->norm != NULL;
+        snprintf(n, sizeof n, "%s%s.weight", L->pfx, nm->norm);
+        if (!found[VIT__BEIT_MEAN_POOL] && !vit__has(L, n))
+            hint = ": saved without its pooler, as a Data2VecVisionModel is, a mean-pooling model has no LayerNorm "
+                   "after the blocks, which vit.h needs";
+        for (k = 0; k < VIT__BEIT_SWITCHES; k++)
+            if (cj->beit[k] >= 0 && cj->beit[k] != found[k])
+                return vit__fail(VIT_ERR_FORMAT, "%s: '%s' is %s, but the weights have %stensor '%s'%s (%s)",
+                                 cj->st.src, vit__beit_keys[k],
+                                 k == VIT__BEIT_LAYER_SCALE ? (cj->beit[k] ? "above 0" : "0")
+                                                            : (cj->beit[k] ? "true" : "false"),
+                                 found[k] ? "" : "no ", t[k], k == VIT__BEIT_MEAN_POOL ? hint : "", src);
+    }
 
     if ((r = vit__vit_check(m, L)) != VIT_OK) return r;
     s = cj->arch ? cj->arch : cj->hf_arch;
@@ -12525,11 +12664,16 @@ VITDEF vit_result vit_model_set_image_size_ex(vit_model *m, int32_t image_size, 
         return vit__fail(VIT_ERR_ARG, "vit_model_set_image_size: unknown resize mode %d", (int)how);
     if (how == VIT_POS_AUTO)
         how = ((const vit__vit_naming *)vit__naming_of(m))->resize;
-    if (m->cfg.rel_pos || (!m->cfg.pos_embed && !m->cfg.rope))
+    if (m->cfg.rel_pos)
         return vit__fail(VIT_ERR_UNSUPPORTED,
-                         "vit_model_set_image_size: a %s runs at its own image size only (%d): timm's Beit has no "
-                         "dynamic_img_size, and resizing its tables (resize_rel_pos_bias_table) is not in vit.h",
-                         m->cfg.rel_pos ? "relative position bias" : "model without a position embedding",
+                         "vit_model_set_image_size: a relative position bias runs at its own image size only (%d): "
+                         "resizing its tables (timm's resize_rel_pos_bias_table; transformers' BEiT resamples them "
+                         "bilinearly at any other size) is not in vit.h",
+                         (int)m->cfg.image_size);
+    if (!m->cfg.pos_embed && !m->cfg.rope)
+        return vit__fail(VIT_ERR_UNSUPPORTED,
+                         "vit_model_set_image_size: a model without a position embedding or rotary embeddings runs "
+                         "at its own image size only (%d) in vit.h",
                          (int)m->cfg.image_size);
     P = m->cfg.patch_size; G = m->cfg.image_size / P; C = m->cfg.dim;
     if (image_size > 8192)

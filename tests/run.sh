@@ -442,15 +442,16 @@ big_dtype() { # big_dtype DTYPE BOUND
 # when the tools change) and must match its PyTorch modules; `vit
 # classify` runs one with its config.json and labels.
 pstep naming-fixtures-drift $PY tools/naming_reference.py --check
-# DINOv2, CLIP, SigLIP, DeiT distilled and the rest as timm 1.0.31 and
+# DINOv2, CLIP, SigLIP, DeiT distilled, BEiT and the rest as timm 1.0.31 and
 # transformers 4.48.3 make and save them: the committed small cases are
 # what tools/families_reference.py writes today.
 pstep families-fixtures-drift $PY tools/families_reference.py --check
 pstep explain-fixtures-drift $PY tools/explain_reference.py --check
 psteps_done
-# BEiT, EVA-02, EVA-01 giant, DINOv3, PE core and the RoPE ViTs as BF16 and I8 files
-# (tools/export.py --from, its config.json beside): the relative position
-# bias tables, q and v biases, gammas and learned rotary frequencies read as F32, the dense layers kept (EVA-02's separate q, k, v and SwiGLU
+# BEiT (timm's and transformers'), Data2Vec vision, EVA-02, EVA-01 giant, DINOv3, PE core and the RoPE ViTs as
+# BF16 and I8 files (tools/export.py --from, its config.json beside): the relative position bias tables, q and v
+# biases, gammas and learned rotary frequencies read as F32, the dense layers kept (EVA-02's and transformers'
+# separate q, k, v and EVA-02's SwiGLU
 # halves stacked in their dtype); the logits within relative L2 1.5e-2
 # (BF16) and 3e-2 (I8) of timm's in F32. EVA-02 B's I8 gets 4e-2: its
 # LayerNorm inside the SwiGLU scales the quantisation noise up (measured
@@ -463,8 +464,8 @@ families_dtype() { # families_dtype CASE DTYPE BOUND
     build/native/vit run "$fq_dir/model.safetensors" "tests/fixtures/families/$1.in3.npy" "build/log/$1.$2.out.npy" &&
     $PY tools/check_precision.py logits "tests/fixtures/families/$1.logits3.npy" "build/log/$1.$2.out.npy" --max-rel-l2 "$3"
 }
-for fq_case in beit:3e-2 beitv2_shared:3e-2 beit_swiglu:3e-2 eva02:3e-2 eva02_base:4e-2 eva02_clip:3e-2 eva_giant:3e-2 \
-  dinov3:3e-2 pe_core:3e-2 rope_axial:3e-2 rope_mixed:3e-2; do
+for fq_case in beit:3e-2 beitv2_shared:3e-2 beit_swiglu:3e-2 hf_beit:3e-2 hf_data2vec:3e-2 eva02:3e-2 eva02_base:4e-2 \
+  eva02_clip:3e-2 eva_giant:3e-2 dinov3:3e-2 pe_core:3e-2 rope_axial:3e-2 rope_mixed:3e-2; do
   pstep "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
   pstep "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
 done

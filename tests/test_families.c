@@ -4,7 +4,10 @@
    EVA-02 Ti, B and its CLIP tower with rotary position embeddings, EVA-01
    giant, DINOv3 (plain, _qkvb, SwiGLU), Perception Encoder core, NAVER's
    RoPE-Axial and RoPE-Mixed ViTs with and without an absolute position
-   embedding, timm's RoPE ViT with a register token;
+   embedding, timm's RoPE ViT with a register token; transformers' BEiT
+   and Data2Vec vision, with a relative position bias per layer or shared,
+   a position embedding or none, layer scale or not, mean pooling or the
+   class token;
    tools/families_reference.py writes them from the libraries' own
    classes): each loads from its own names and config.json, and gives
    the library's logits, pooled features and tokens at batch 1 and 3, within
@@ -13,9 +16,10 @@
    embedding resampled as the library does it (the rotary tables made for
    the new grid). Where NAME.attnB.npy is there (BEiT, the RoPE models), the
    attention probabilities kept by the forward against
-   the library's, with the logits of that forward. Each model of REFUSED (real
-   timm models whose config.json names an architecture vit.h does not run)
-   is refused with its code and message.
+   the library's, with the logits (or pooled features) of that forward.
+   Each model of REFUSED (real timm and transformers models whose
+   config.json names an architecture vit.h does not run, or says what
+   the file lacks) is refused with its code and message.
    Usage: test_families [DIR [--cases-only]]   (default
    tests/fixtures/families; --cases-only for the full-size models that
    families_reference.py --big writes: batch 1, no PREP tests). */
@@ -64,7 +68,8 @@ static void check_output(const vit_model *m, const vit_tensor *x, const vit_forw
 
 /* The attention probabilities m keeps on x (vit_forward_opts.attn, every
    block's) against the library's, `want` (depth * B, NH, T, T); the logits
-   of that forward too, the maps kept (the attention's other path). */
+   (a model without a head: the pooled features) of that forward too, the
+   maps kept (the attention's other path). */
 static void check_maps(const vit_model *m, const vit_tensor *x, const char *want_path, const char *logits_path,
                        const char *label) {
     vit_arena io, act;
@@ -221,6 +226,7 @@ static void run_case(const char *dir, const char *name, int resize, const char *
         if (exists(path)) {
             char lpath[1024];
             snprintf(lpath, sizeof lpath, "%s/%s.logits%d.npy", dir, name, b);
+            if (!exists(lpath)) snprintf(lpath, sizeof lpath, "%s/%s.feat%d.npy", dir, name, b); /* no head */
             snprintf(label, sizeof label, "%s attention probabilities, batch %d", name, b);
             check_maps(&m, &x, path, lpath, label);
         }
@@ -362,7 +368,12 @@ static void test_family(const char *dir) {
         {"rope_axial", "RoPE-Axial ViT"},
         {"rope_ape", "RoPE-Axial ViT"},
         {"rope_mixed", "RoPE-Mixed ViT"},
-        {"rope_reg_gap", "ViT with EVA-02's rotary position embeddings"}};
+        {"rope_reg_gap", "ViT with EVA-02's rotary position embeddings"},
+        {"hf_beit", "BEiT (a relative position bias in every block)"},
+        {"hf_beit_shared", "BEiT (a relative position bias shared"},
+        {"hf_beit_abs", "BEiT (a position embedding, no relative position bias)"},
+        {"hf_beit_nopos", "BEiT (no position embedding and no relative position bias)"},
+        {"hf_data2vec", "BEiT (a relative position bias in every block)"}};
     size_t i;
     for (i = 0; i < sizeof want / sizeof want[0]; i++) {
         char path[1024], text[4096], what[160];

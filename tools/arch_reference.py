@@ -36,7 +36,7 @@ own source:
 
 vit.h may refuse a supported name (the table is conservative). Then every
 transformers model_type (CONFIG_MAPPING_NAMES) on a transformers ViT file:
-vit.h runs 'vit', refuses the other six it knows as another naming than
+vit.h runs 'vit', refuses the other eight it knows as another naming than
 the file's, and refuses every other model_type by name. --list prints
 every name with its verdict. Exit 1 on any disagreement.
 """
@@ -56,7 +56,8 @@ MODEL = os.path.join(ROOT, "tests", "fixtures", "naming", "bad", "no_heads", "mo
 # a transformers ViTForImageClassification (hidden 30, 5 heads)
 HF_MODEL = os.path.join(ROOT, "tests", "fixtures", "naming", "hf_cls", "model.safetensors")
 # the model_types vit.h runs (vit__hf_archs), each in its own naming
-HF_RUNS = ("vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model", "siglip", "siglip_vision_model")
+HF_RUNS = ("vit", "dinov2", "dinov2_with_registers", "clip", "clip_vision_model", "siglip", "siglip_vision_model", "beit",
+           "data2vec-vision")
 VIT_MODULES = ("vision_transformer", "deit")
 # a timm Beit file (hidden 48, 3 heads, a relative position bias per block): vit.h's BEiT names are asked of it
 BEIT_MODEL = os.path.join(ROOT, "tests", "fixtures", "families", "beit", "model.safetensors")

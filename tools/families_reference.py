@@ -11,8 +11,12 @@ LayerNorm inside), EVA-02 (rotary position
 embeddings: Ti, B and EVA-CLIP's B/16 tower; these with their attention
 probabilities too), EVA-01 giant, DINOv3 (plain, _qkvb and SwiGLU),
 Perception Encoder core, NAVER's RoPE-Axial and RoPE-Mixed ViTs (with
-and without an absolute position embedding) and timm's RoPE ViT with a
-register token, each built by timm.create_model or transformers'
+and without an absolute position embedding), timm's RoPE ViT with a
+register token, transformers' BEiT and Data2Vec
+vision (BeitModel, BeitForImageClassification and their Data2VecVision
+twins: a relative position bias per layer or shared, a position embedding
+or none, layer scale or not, mean pooling or the class token; saved by
+save_pretrained itself), each built by timm.create_model or transformers'
 own classes (timm 1.0.31, transformers 4.48.3: tools/requirements.txt)
 with every parameter re-drawn (gammas, tokens, probes and norms too), saved
 with the library's own names and the config.json it writes (no vit.h
@@ -23,8 +27,9 @@ last_hidden_state). NAME.pix.npy is a photo prepared as the library
 does for that model (timm's eval transform from its pretrained_cfg;
 transformers' image processor, saved beside as preprocessor_config.json).
 tests/test_families.c checks vit.h against them. refuse/NAME/ holds real
-timm models (made small) that vit.h must refuse by the architecture their
-config.json names (REFUSED: the code and message).
+timm and transformers models (made small) that vit.h must refuse by the
+architecture their config.json names, or by what their file lacks
+(REFUSED: the code and message).
 
 --check regenerates into a temporary folder and compares (arrays within
 1e-5 of max(1, |ref|), the other files byte for byte); --big writes the
@@ -70,7 +75,7 @@ def randomize(model, seed):
             norm = isinstance(owner, torch.nn.LayerNorm)
             for name, p in owner.named_parameters(recurse=False):
                 z = torch.randn(p.shape, generator=g)
-                if name in ("gamma", "lambda1", "gamma_1", "gamma_2") or (norm and name == "weight"):
+                if name in ("gamma", "lambda1", "gamma_1", "gamma_2", "lambda_1", "lambda_2") or (norm and name == "weight"):
                     z = 1 + 0.3 * z
                 elif name.endswith("bias"):
                     z = 0.1 * z
@@ -105,6 +110,8 @@ def _hf(cls_name, cfg_name, **kw):
 
 
 SMALL = dict(embed_dim=48, depth=2, num_heads=3)
+# transformers' BEiT and Data2Vec vision: a 4 x 4 grid (the relative position bias tables' 7 x 7 + 3 entries)
+HF_BEIT = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=16, patch_size=4)
 HF_SMALL = dict(hidden_size=48, num_hidden_layers=2, num_attention_heads=3)  # DINOv2 sizes its MLP by mlp_ratio
 TEXT = dict(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, max_position_embeddings=8)
 CASES = {
@@ -176,18 +183,54 @@ CASES = {
                                vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
     "hf_siglip_full": ("hf", _hf("SiglipModel", "SiglipConfig", text_config=TEXT,
                                  vision_config=dict(image_size=32, patch_size=8, intermediate_size=96, **HF_SMALL)), 32),
+    # transformers' BEiT, saved with save_pretrained (config.json with its architectures): a relative position bias
+    # table per layer with layer scale and mean pooling (pooler.layernorm), as microsoft/beit-base-patch16-224;
+    # one shared table, no layer scale, the class token after layernorm, a mask token; an absolute position
+    # embedding only (also run at 24, resampled as BeitPatchEmbeddings does at any other size); BeitConfig's
+    # defaults: no positions at all
+    "hf_beit": ("hf_pretrained", _hf("BeitForImageClassification", "BeitConfig", num_labels=5,
+                                     use_relative_position_bias=True, **HF_BEIT), 16),
+    "hf_beit_shared": ("hf_pretrained", _hf("BeitModel", "BeitConfig", use_shared_relative_position_bias=True,
+                                            use_mean_pooling=False, layer_scale_init_value=0.0, use_mask_token=True,
+                                            **HF_BEIT), 16),
+    "hf_beit_abs": ("hf_pretrained", _hf("BeitModel", "BeitConfig", use_absolute_position_embeddings=True, **HF_BEIT), 16),
+    "hf_beit_nopos": ("hf_pretrained", _hf("BeitModel", "BeitConfig", **HF_BEIT), 16),
+    # Data2Vec vision: BEiT's modules under data2vec_vision. (the classifier: a position embedding and a relative
+    # position bias per layer), and its Data2VecVisionModel, saved without a pooler by default
+    "hf_data2vec": ("hf_pretrained", _hf("Data2VecVisionForImageClassification", "Data2VecVisionConfig", num_labels=3,
+                                         use_absolute_position_embeddings=True, use_relative_position_bias=True,
+                                         **HF_BEIT), 16),
+    "hf_data2vec_model": ("hf_pretrained", _hf("Data2VecVisionModel", "Data2VecVisionConfig",
+                                               use_shared_relative_position_bias=True, use_mean_pooling=False,
+                                               use_mask_token=True, **HF_BEIT), 16),
 }
-# Real timm models vit.h must refuse by their config.json's architecture:
-# what they compute differently has no tensors, so their files look like
-# ones vit.h runs. name -> (builder, the refusal's code, a substring of its
-# message); written under refuse/NAME/ and listed in REFUSED.
+# Real models vit.h must refuse: timm's by their config.json's architecture
+# (what they compute differently has no tensors, so their files look like
+# ones vit.h runs), transformers' BEiT heads vit.h lacks by their
+# architectures, and a Data2VecVisionModel whose mean pooling has no
+# LayerNorm in the file. name -> (library, builder, the refusal's code, a
+# substring of its message); written under refuse/NAME/ and listed in
+# REFUSED.
 REFUSE = {
-    "pe_spatial": (_timm("vit_pe_spatial_tiny_patch16_512", img_size=32, patch_size=8, num_classes=4, **SMALL),
+    "pe_spatial": ("timm", _timm("vit_pe_spatial_tiny_patch16_512", img_size=32, patch_size=8, num_classes=4,
+                                 **SMALL),
                    "UNSUPPORTED", "timm architecture 'vit_pe_spatial_tiny_patch16_512' is a Perception Encoder "
                    "language or spatial tower (timm's Eva class: no LayerNorm after the blocks): vit.h does not run it"),
-    "eva02_enormous": (_timm("eva02_enormous_patch14_clip_224", img_size=28, num_classes=4, embed_dim=48, depth=1,
-                             num_heads=3), "UNSUPPORTED", "timm architecture 'eva02_enormous_patch14_clip_224' is an "
-                       "EVA-02-CLIP-E (timm's Eva class: post-norm blocks): vit.h does not run it"),
+    "eva02_enormous": ("timm", _timm("eva02_enormous_patch14_clip_224", img_size=28, num_classes=4, embed_dim=48,
+                                     depth=1, num_heads=3), "UNSUPPORTED", "timm architecture "
+                       "'eva02_enormous_patch14_clip_224' is an EVA-02-CLIP-E (timm's Eva class: post-norm blocks): "
+                       "vit.h does not run it"),
+    "hf_beit_mim": ("hf_pretrained", _hf("BeitForMaskedImageModeling", "BeitConfig", vocab_size=16, use_mask_token=True,
+                                         use_shared_relative_position_bias=True, **dict(HF_BEIT, num_hidden_layers=1)),
+                    "UNSUPPORTED", "transformers model_type 'beit', architecture BeitForMaskedImageModeling is BEiT's "
+                    "masked image modelling (a LayerNorm and a linear layer predicting a visual token for every patch, "
+                    "after masked patches become the mask token; vit.h has no per-patch head and no masking): vit.h "
+                    "does not run it"),
+    "hf_data2vec_nopooler": ("hf_pretrained", _hf("Data2VecVisionModel", "Data2VecVisionConfig",
+                                                  use_relative_position_bias=True, **dict(HF_BEIT, num_hidden_layers=1)),
+                             "FORMAT", "'use_mean_pooling' is true, but the weights have no tensor "
+                             "'pooler.layernorm.weight': saved without its pooler, as a Data2VecVisionModel is, a "
+                             "mean-pooling model has no LayerNorm after the blocks, which vit.h needs"),
 }
 BIG = {
     "dinov2_s14": ("timm", _timm("vit_small_patch14_dinov2", img_size=224), 224),
@@ -198,12 +241,18 @@ BIG = {
 
 
 # Cases whose attention probabilities are written too (NAME.attnB.npy, (depth * B, NH, T, T)): what timm's
-# unfused attention hands its dropout, the relative position bias added before the softmax.
-MAPS_OF = ("beit", "beitv2_shared", "eva02", "eva02_base", "eva02_clip", "dinov3", "pe_core", "rope_axial", "rope_mixed")
+# unfused attention hands its dropout, or transformers' output_attentions, the relative position bias added before
+# the softmax.
+MAPS_OF = ("beit", "beitv2_shared", "eva02", "eva02_base", "eva02_clip", "hf_beit", "hf_beit_shared", "hf_data2vec",
+           "dinov3", "pe_core", "rope_axial", "rope_mixed")
 
 
 def attention_maps(model, x):
-    """Every block's attention probabilities on x, through timm's unfused path (its attn_drop's input)."""
+    """Every block's attention probabilities on x, through timm's unfused path (its attn_drop's input), or
+    transformers' output_attentions."""
+    if not hasattr(model, "blocks"):
+        with torch.no_grad():
+            return torch.cat(model(pixel_values=x, output_attentions=True).attentions)
     maps, hooks = [], []
     for blk in model.blocks:
         blk.attn.fused_attn = False
@@ -223,6 +272,9 @@ def outputs(lib, model, x):
             feats = model.forward_head(tokens, pre_logits=True)
             logits = model.forward_head(tokens) if model.num_classes else None
             return logits, feats, tokens
+        if hasattr(model, "classifier"):  # a transformers *ForImageClassification: its base model's pooler_output
+            base = getattr(model, model.base_model_prefix)(pixel_values=x)
+            return model(pixel_values=x).logits, base.pooler_output, base.last_hidden_state
         if hasattr(model, "vision_model") and hasattr(model, "text_model"):  # a CLIPModel or SiglipModel
             out = model.vision_model(pixel_values=x)
             logits = model.get_image_features(pixel_values=x) if hasattr(model, "visual_projection") else None
@@ -239,12 +291,17 @@ def outputs(lib, model, x):
 # dynamic_img_size (its relative position bias tables would be resized),
 # so the BEiT cases run at their own size only.
 RESIZE = {"dinov2_reg4": 56, "hf_dinov2_reg": 42, "hf_dinov2": 21, "eva02": 56, "eva02_clip": 48, "eva_giant": 42,
-          "dinov3": 48, "dinov3_qkvb": 40, "pe_core": 48, "rope_axial": 40, "rope_mixed": 48, "rope_reg_gap": 40}
+          "dinov3": 48, "dinov3_qkvb": 40, "pe_core": 48, "rope_axial": 40, "rope_mixed": 48, "rope_reg_gap": 40,
+          "hf_beit_abs": 24}
 
 
 def _save_model(lib, model, d):
-    """The library's own names, F32, and its config.json, as a hub download has them."""
+    """The library's own names, F32, and its config.json, as a hub download has them ("hf_pretrained": written by
+    transformers' save_pretrained itself, architectures included)."""
     os.makedirs(d, exist_ok=True)
+    if lib == "hf_pretrained":
+        model.save_pretrained(d)
+        return
     tensors = {k: v for k, v in model.state_dict().items() if v.is_floating_point()}
     E.write_safetensors(os.path.join(d, "model.safetensors"), tensors, {"format": "pt"})
     if lib == "timm":
@@ -278,6 +335,9 @@ def _processor(name, size):
         return transformers.CLIPImageProcessor(size={"shortest_edge": size}, crop_size={"height": size, "width": size})
     if name.startswith("hf_siglip"):
         return transformers.SiglipImageProcessor(size={"height": size, "width": size})
+    if name == "hf_beit":  # BEiT's squashes to a size, then crops; bicubic, mean and std 0.5
+        return transformers.BeitImageProcessor(size={"height": size + 2, "width": size + 2}, resample=3,
+                                               crop_size={"height": size, "width": size}, do_center_crop=True)
     return None
 
 
@@ -362,9 +422,9 @@ def write_prep(out, cases):
 def write_refusals(out):
     """refuse/NAME/: each REFUSE model as timm saves it for the hub; REFUSED: NAME CODE | MESSAGE per line."""
     lines = []
-    for name, (build, code, message) in REFUSE.items():
+    for name, (lib, build, code, message) in REFUSE.items():
         torch.manual_seed(0)
-        _save_model("timm", randomize(build(), _seed(name)), os.path.join(out, "refuse", name))
+        _save_model(lib, randomize(build(), _seed(name)), os.path.join(out, "refuse", name))
         lines.append(f"{name} {code} | {message}\n")
     with open(os.path.join(out, "REFUSED"), "w") as f:
         f.writelines(lines)

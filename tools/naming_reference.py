@@ -371,6 +371,34 @@ def _hf_cfg(module, classification, labels=None, eps=1e-12, act="gelu"):
     return cfg
 
 
+def _beit_sd():
+    """A transformers BeitModel's names and shapes (zeros: the refusals come before any weight is read): hidden 8,
+    1 layer, 2 heads, image 8, patch 4 (a 2 x 2 grid: (2*2-1)^2 + 3 = 12 relative positions), one shared relative
+    position bias table, layer scale, mean pooling (pooler.layernorm)."""
+    sd = {"embeddings.cls_token": (1, 1, 8), "embeddings.patch_embeddings.projection.weight": (8, 3, 4, 4),
+          "embeddings.patch_embeddings.projection.bias": (8,),
+          "encoder.relative_position_bias.relative_position_bias_table": (12, 2),
+          "pooler.layernorm.weight": (8,), "pooler.layernorm.bias": (8,)}
+    layer = {"attention.attention.query.weight": (8, 8), "attention.attention.query.bias": (8,),
+             "attention.attention.key.weight": (8, 8), "attention.attention.value.weight": (8, 8),
+             "attention.attention.value.bias": (8,), "attention.output.dense.weight": (8, 8),
+             "attention.output.dense.bias": (8,), "intermediate.dense.weight": (16, 8), "intermediate.dense.bias": (16,),
+             "output.dense.weight": (8, 16), "output.dense.bias": (8,), "layernorm_before.weight": (8,),
+             "layernorm_before.bias": (8,), "layernorm_after.weight": (8,), "layernorm_after.bias": (8,),
+             "lambda_1": (8,), "lambda_2": (8,)}
+    sd.update({f"encoder.layer.0.{k}": v for k, v in layer.items()})
+    return {k: torch.zeros(v) for k, v in sd.items()}
+
+
+def _beit_cfg():
+    """The config.json transformers writes for _beit_sd's model (the keys vit.h reads)."""
+    return {"architectures": ["BeitModel"], "model_type": "beit", "hidden_size": 8, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "intermediate_size": 16, "image_size": 8, "patch_size": 4, "num_channels": 3,
+            "hidden_act": "gelu", "layer_norm_eps": 1e-12, "use_absolute_position_embeddings": False,
+            "use_relative_position_bias": False, "use_shared_relative_position_bias": True,
+            "layer_scale_init_value": 0.1, "use_mean_pooling": True, "use_mask_token": False}
+
+
 # Class names with commas, quotes, escapes and non-ASCII: id2label as ImageNet's ("tench, Tinca tinca").
 LABELS5 = ["tench, Tinca tinca", "goldfish", 'say "cheese"', "caf\u00e9 cr\u00e8me", "back\\slash"]
 SYNSETS5 = ["n01440764", "n01443537", "n01484850", "n01491361", "n01494475"]
@@ -551,8 +579,36 @@ def generate(out):
                                                        "vit.pooler.dense.bias": torch.zeros(8)}), {"format": "pt"}, "FORMAT",
               "unexpected tensor 'vit.pooler.dense.weight' for a vit model with naming 'transformers'; the naming has "
               "no place for a pooler beside a classifier", config=hcfg)
-    fx.refuse("hf_model_type", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers model_type 'beit' is not one vit.h "
-              "runs", config=dict(hcfg, model_type="beit", architectures=["BeitForImageClassification"]))
+    fx.refuse("hf_model_type", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers model_type 'swin' is not one vit.h "
+              "runs", config=dict(hcfg, model_type="swin", architectures=["SwinForImageClassification"]))
+    fx.refuse("hf_beit_naming", hsd, {"format": "pt"}, "FORMAT", "transformers model_type 'beit' is BEiT in hf_beit "
+              "naming, but the tensors of", config=dict(hcfg, model_type="beit", architectures=["BeitForImageClassification"]))
+    # transformers' BEiT heads vit.h lacks, refused by name whatever the tensors
+    for name, mt, arch, what in (("hf_beit_seg", "beit", "BeitForSemanticSegmentation", "a BEiT segmenter (UperNet"),
+                                 ("hf_data2vec_seg", "data2vec-vision", "Data2VecVisionForSemanticSegmentation",
+                                  "a BEiT segmenter (UperNet"),
+                                 ("hf_beit_backbone", "beit", "BeitBackbone", "a BEiT backbone (chosen layers' hidden")):
+        fx.refuse(name, hsd, {"format": "pt"}, "UNSUPPORTED", f"transformers model_type '{mt}', architecture {arch} is "
+                  f"{what}", config=dict(hcfg, model_type=mt, architectures=[arch]))
+    # transformers' BEiT switches against the tensors they make: each contradiction names the key and the tensor
+    bsd, bcfg = _beit_sd(), _beit_cfg()
+    fx.refuse("hf_beit_rel_switch", bsd, {"format": "pt"}, "FORMAT", "'use_relative_position_bias' is true, but the "
+              "weights have no tensor 'encoder.layer.0.attention.attention.relative_position_bias.relative_position_bias_"
+              "table'", config=dict(bcfg, use_relative_position_bias=True))
+    fx.refuse("hf_beit_shared_switch", bsd, {"format": "pt"}, "FORMAT", "'use_shared_relative_position_bias' is false, "
+              "but the weights have tensor 'encoder.relative_position_bias.relative_position_bias_table'",
+              config=dict(bcfg, use_shared_relative_position_bias=False))
+    fx.refuse("hf_beit_ls_switch", bsd, {"format": "pt"}, "FORMAT", "'layer_scale_init_value' is 0, but the weights have "
+              "tensor 'encoder.layer.0.lambda_1'", config=dict(bcfg, layer_scale_init_value=0.0))
+    fx.refuse("hf_beit_pos_switch", bsd, {"format": "pt"}, "FORMAT", "'use_absolute_position_embeddings' is true, but "
+              "the weights have no tensor 'embeddings.position_embeddings'",
+              config=dict(bcfg, use_absolute_position_embeddings=True))
+    fx.refuse("hf_beit_mean_switch", bsd, {"format": "pt"}, "FORMAT", "'use_mean_pooling' is false, but the weights have "
+              "tensor 'pooler.layernorm.weight'", config=dict(bcfg, use_mean_pooling=False))
+    fx.refuse("hf_beit_both_rel", dict(bsd, **{"encoder.layer.0.attention.attention.relative_position_bias."
+                                               "relative_position_bias_table": torch.zeros(12, 2)}),
+              {"format": "pt"}, "UNSUPPORTED", "both a shared relative position bias and one in each block",
+              config=dict(bcfg, use_relative_position_bias=True))
     fx.refuse("hf_vit_mim", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers architecture 'ViTForMaskedImageModeling' "
               "(model_type 'vit') is not one vit.h runs", config=dict(hcfg, architectures=["ViTForMaskedImageModeling"]))
     fx.refuse("hf_dinov2_classifier", hsd, {"format": "pt"}, "UNSUPPORTED", "transformers model_type 'dinov2', "
