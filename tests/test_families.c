@@ -141,8 +141,10 @@ static void run_resized(vit_model *m, const char *dir, const char *name, int S) 
 /* The photo as the file's configs say to prepare it (vit_model_preprocess:
    timm's pretrained_cfg, transformers' preprocessor_config.json) against
    what the library hands its model, NAME.pix.npy. Within 2/255 of a pixel
-   (PIL rounds to bytes between passes, JPEG decoders differ), mean under
-   half a level. */
+   (PIL rounds to bytes between passes, JPEG decoders differ), 2.5/255 after
+   a bicubic resize (the decoders' differences pass through its negative
+   lobes: PE core's 427 to 384 px has a pixel at 2.3/255), mean under half
+   a level. */
 static void check_pixels(const vit_model *m, const char *dir, const char *name, const char *photo) {
     char path[1024], label[400];
     vit_preprocess p;
@@ -169,7 +171,9 @@ static void check_pixels(const vit_model *m, const char *dir, const char *name, 
         printf("  %s: resize %d%s, crop %d, %s, mean %.3f %.3f %.3f\n", name, (int)p.resize,
                p.squash ? " (squash)" : "", (int)p.crop, p.resample == VIT_RESAMPLE_BICUBIC ? "bicubic" : "bilinear",
                p.mean[0], p.mean[1], p.mean[2]);
-        expect(check_close(label, got.data, want.data, n, 2.0 / 255 / smin + 1e-5, 0), label);
+        expect(check_close(label, got.data, want.data, n,
+                           (p.resample == VIT_RESAMPLE_BICUBIC ? 2.5 : 2.0) / 255 / smin + 1e-5, 0),
+               label);
         for (k = 0; k < n; k++) sum += fabs(got.data[k] - want.data[k]);
         snprintf(label, sizeof label, "%s: mean |d| %.3f/255", name, sum / n * smin * 255);
         expect(sum / n * smin <= 0.5 / 255, label);

@@ -33,8 +33,9 @@ architecture their config.json names, or by what their file lacks
 
 --check regenerates into a temporary folder and compares (arrays within
 1e-5 of max(1, |ref|), the other files byte for byte); --big writes the
-full-size DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16 and DeiT-S distilled
-at batch 1 (about 860 MB: under build/; make test's families-big step).
+full-size DINOv2 ViT-S/14, CLIP ViT-B/16, SigLIP B/16, DeiT-S distilled,
+DINOv3 ViT-S/16 and PE core T/16 at batch 1 (about 1 GB: under build/; make
+test-all's families-big step).
 """
 
 import argparse
@@ -237,6 +238,9 @@ BIG = {
     "clip_b16": ("timm", _timm("vit_base_patch16_clip_224"), 224),
     "siglip_b16": ("timm", _timm("vit_base_patch16_siglip_224"), 224),
     "deit_s_distilled": ("timm", _timm("deit_small_distilled_patch16_224"), 224),
+    # the newer families at their default sizes: DINOv3 ViT-S/16 at 256, PE core T/16 at 384
+    "dinov3_s16": ("timm", _timm("vit_small_patch16_dinov3"), 256),
+    "pe_core_t16": ("timm", _timm("vit_pe_core_tiny_patch16_384"), 384),
 }
 
 
