@@ -14,6 +14,10 @@
      VIT_NO_IMAGE            leave out stb_image and the image loaders
      VIT_STB_FLAT            include "stb_image.h" rather than <stb/stb_image.h>
      VIT_NO_SIMD             every kernel runs its scalar _ref version
+     VIT_NO_AMX              BF16 and I8 products keep off Intel's AMX tiles
+                             (used where the compiler targets AMX-BF16/INT8,
+                             -march=native on Sapphire Rapids, and Linux
+                             grants the tile state)
      VIT_MAX_THREADS         vit_set_threads' upper bound (default 1024)
      VIT_NO_THREADS          no thread pool: every loop on the calling thread
      Compile with -mavx2 -mfma (or -march=native: AVX-512 where present) on
@@ -3177,7 +3181,297 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
 static void vit__gemm_tiles(const vit__mm *p) {
     vit__parallel((p->N + VIT__NR - 1) / VIT__NR, vit__mm_threads(p), vit__gemm_panels, p);
 }
+
+/* BF16 products on Intel's AMX tiles (Sapphire Rapids and later), where
+   the compiler targets them (-march=native there) and Linux grants the
+   tile state. SIMDe has no AMX: like the AVX-512 forms above, these are
+   native intrinsics behind the target's own macros, and every other build
+   runs the vdpbf16ps tiles. The panel of pairs (vit__pack_panel_bf16, or
+   vit__pack_weight's at load) is already AMX's B layout: 16 rows of k
+   pairs are one tile of 16 columns at a stride of NR pairs, and x as
+   converted (xs, pairs in row order) is its A layout. Panels and k blocks
+   go as in vit__gemm_block, so a weight packed at load and one packed here
+   give the same bits; per block, tiles of 32 rows keep four 16 x 16 sums
+   in tmm0-3 (loaded from y after the first block, the raw sums stored back
+   before the last), and the last block finishes with alpha, the bias and
+   the epilogue as the vdpbf16ps tiles do. One TDPBF16PS is 16 x 16 x 32
+   multiply-adds: ViT-B/16's BF16 products stop being bound by the FMA
+   ports. Sums of pairs in f32 as vdpbf16ps's, in another order (AMX
+   flushes bf16 denormals): within the BF16 tolerance of vit__matmul_ref,
+   not its bits. Which products take the tiles depends on M, K and N only,
+   never on the packing or the thread count. */
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && defined(__x86_64__) && VIT__DOT_BF16 && \
+    VIT__NR == 32 && !defined(VIT_NO_AMX)
+#define VIT__AMX 1
+#include <immintrin.h>
+#include <sys/syscall.h>
+long syscall(long number, ...); /* unistd.h declares it only for _DEFAULT_SOURCE, not under -std=c99 */
+
+/* 1 once the kernel lets this process use the tile data (asked once: arch_prctl ARCH_REQ_XCOMP_PERM for
+   XFEATURE_XTILEDATA, 0x1023 and 18; a kernel before 5.16 refuses, and then the vdpbf16ps tiles run). */
+static int vit__amx_ready(void) {
+    static int state; /* 0 not asked, 1 granted, -1 refused */
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!s) {
+        s = syscall(SYS_arch_prctl, 0x1023, 18) == 0 ? 1 : -1;
+        __atomic_store_n(&state, s, __ATOMIC_RELEASE);
+    }
+    return s > 0;
+}
+
+/* I8 too where the build has AMX-INT8 and keeps x as u8 (TDPBUSD, as vpdpbusd: u8 x by s8 w) */
+#if defined(__AMX_INT8__) && VIT__DOT_I8 && VIT__I8_XOFF == 0
+#define VIT__AMX_I8 1
+#endif
+
+/* A whole panel at least, K a multiple of the tiles' 64 bytes of k (32 BF16 pairs, 64 I8 quads), 16 rows at least. */
+static int vit__amx_use(const vit__mm *p) {
+#ifdef VIT__AMX_I8
+    if (p->wt == VIT_DTYPE_I8 && p->N >= VIT__NR && p->K % 64 == 0 && p->M >= 16) return vit__amx_ready();
+#endif
+    return p->wt == VIT_DTYPE_BF16 && p->N >= VIT__NR && p->K % 32 == 0 && p->M >= 16 && vit__amx_ready();
+}
+
+typedef struct vit__amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} vit__amx_cfg;
+
+/* mr rows of y's 16 x 32 block into tiles c and d (numbers, as the intrinsics want them): straight from y when
+   all 16 rows are there, else through the zero-padded copy pad (64-byte aligned, 16 x 32 floats). */
+#define VIT__AMX_LOAD(c, d, y, ldy, mr, pad)                                                                       \
+    do {                                                                                                           \
+        if ((mr) == 16) {                                                                                          \
+            _tile_loadd(c, y, (ldy) * 4);                                                                          \
+            _tile_loadd(d, (y) + 16, (ldy) * 4);                                                                   \
+        } else {                                                                                                   \
+            int r_;                                                                                                \
+            memset(pad, 0, 16 * VIT__NR * sizeof(float));                                                          \
+            for (r_ = 0; r_ < (mr); r_++) memcpy((pad) + r_ * VIT__NR, (y) + (size_t)r_ * (ldy), VIT__NR * 4);     \
+            _tile_loadd(c, pad, VIT__NR * 4);                                                                      \
+            _tile_loadd(d, (pad) + 16, VIT__NR * 4);                                                               \
+        }                                                                                                          \
+    } while (0)
+
+/* The sums of rows [m, m + n1 + n2) (n1 <= 16 in tmm0-1, n2 in tmm2-3) of k block [k0, k0 + kc) against the
+   panel bp, added to what the tiles hold: 16 groups of 4 bytes a row per step (32 k of BF16 pairs, 64 of I8
+   quads), A in tmm4-5 (x: p->xs, xrow groups a row), B's two halves of 16 columns in tmm6-7. */
+static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint32_t *bp, int k0, int kc, int m, int n1,
+                            int n2, uint32_t *pad) {
+    int per = wt == VIT_DTYPE_BF16 ? 2 : 4, g, h, r, j;
+    for (g = 0; g < kc / per; g += 16) {
+        const uint32_t *b = bp + (size_t)g * VIT__NR, *x = xs + (size_t)m * xrow + k0 / per + g;
+        _tile_loadd(6, b, VIT__NR * 4);
+        _tile_loadd(7, b + 16, VIT__NR * 4);
+        for (h = 0; h < 2; h++) { /* the two groups of 16 rows: A in tmm4, then tmm5 */
+            int n = h ? n2 : n1;
+            const uint32_t *xh = x + (size_t)16 * h * xrow;
+            if (!n) break;
+            if (n < 16) { /* a tile loads 16 rows: those past M from a zeroed copy */
+                for (r = 0; r < 16; r++)
+                    for (j = 0; j < 16; j++) pad[r * 16 + j] = r < n ? xh[(size_t)r * xrow + j] : 0u;
+                if (h) _tile_loadd(5, pad, 64);
+                else _tile_loadd(4, pad, 64);
+            } else if (h) _tile_loadd(5, xh, (long)(xrow * 4));
+            else _tile_loadd(4, xh, (long)(xrow * 4));
+#ifdef VIT__AMX_I8
+            if (wt == VIT_DTYPE_I8) {
+                if (h) { _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7); }
+                else { _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7); }
+                continue;
+            }
+#endif
+            if (h) { _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7); }
+            else { _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7); }
+        }
+    }
+}
+
+/* The same with x as a product's xs lays it out (vit__xs_row). */
+static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, int m, int n1, int n2, uint32_t *pad) {
+    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_row(p->wt, p->K) / 4, bp, k0, kc, m, n1, n2, pad);
+}
+
+/* BF16: k block [k0, k0 + kc) of panel n0 (whole), all M rows, the panel of pairs bp (NR pairs a row). */
+static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc, int n0, float *pad) {
+    int M = p->M, ldy = p->ldy, first = k0 == 0, last = k0 + kc == p->K, m, r, j, h;
+    for (m = 0; m < M; m += 32) {
+        int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
+        float *y0 = p->y + (size_t)m * ldy + n0, *y1 = y0 + (size_t)16 * ldy;
+        if (first) {
+            _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+        } else {
+            VIT__AMX_LOAD(0, 1, y0, ldy, n1, pad);
+            if (n2) VIT__AMX_LOAD(2, 3, y1, ldy, n2, pad);
+        }
+        vit__amx_dot(p, bp, k0, kc, m, n1, n2, (uint32_t *)(void *)pad);
+        for (h = 0; h < 2; h++) {
+            int n = h ? n2 : n1;
+            float *yh = h ? y1 : y0;
+            if (!n) break;
+            /* the sums out: raw into y before the last block, else alpha acc + b as the vdpbf16ps tiles finish */
+            if (!last && n == 16) {
+                if (h) { _tile_stored(2, yh, ldy * 4); _tile_stored(3, yh + 16, ldy * 4); }
+                else { _tile_stored(0, yh, ldy * 4); _tile_stored(1, yh + 16, ldy * 4); }
+                continue;
+            }
+            if (h) { _tile_stored(2, pad, VIT__NR * 4); _tile_stored(3, pad + 16, VIT__NR * 4); }
+            else { _tile_stored(0, pad, VIT__NR * 4); _tile_stored(1, pad + 16, VIT__NR * 4); }
+            for (r = 0; r < n; r++) {
+                float *yr = yh + (size_t)r * ldy;
+                const float *cr = pad + (size_t)r * VIT__NR;
+                if (!last) {
+                    memcpy(yr, cr, VIT__NR * sizeof(float));
+                    continue;
+                }
+                for (j = 0; j < VIT__NR; j += VIT__VW)
+                    vit__v_store(yr + j, vit__v_add(vit__v_mul(vit__v_set1(p->alpha), vit__v_load(cr + j)),
+                                                    p->b ? vit__v_load(p->b + n0 + j) : vit__v_zero()));
+            }
+            if (last && p->e) vit__epi_tile(p->y, ldy, p->e, m + 16 * h, n0, n, VIT__NR);
+        }
+    }
+}
+
+#ifdef VIT__AMX_I8
+/* I8: k block [k0, k0 + kc) of panel n0 (whole) against the panel of quads bp and its column sums wsum: the
+   integer sums S from the tiles, then vit__tile_i8_finish as the vpdpbusd tiles end (the zero points, the blocks
+   summed in y, the scales, bias and epilogue). S is exact either way: the same bits as those tiles. */
+static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0,
+                              float *pad) {
+    int32_t acc[32][VIT__NR];
+    int M = p->M, ldy = p->ldy, last = k0 + kc == p->K, m, h;
+    size_t xrow = vit__xs_row(p->wt, p->K) / 4;
+    const float *sxs = (const float *)(const void *)((const unsigned char *)p->xs + (size_t)M * xrow * 4);
+    vit__tl t;
+    memset(&t, 0, sizeof t);
+    t.ldy = ldy; t.first = k0 == 0; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
+    t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws + n0; t.wsum = wsum;
+    if (last) { /* the epilogue in the finish, and a y far past the caches streamed (see vit__gemm_block) */
+        t.e = p->e;
+        t.g = p->e && p->e->g ? p->e->g + n0 : NULL;
+        t.stream = (double)M * p->N * sizeof(float) > 4194304.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
+                   (size_t)ldy * sizeof(float) % 64 == 0;
+    }
+    for (m = 0; m < M; m += 32) {
+        int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
+        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+        vit__amx_dot(p, bp, k0, kc, m, n1, n2, (uint32_t *)(void *)pad);
+        _tile_stored(0, acc[0], VIT__NR * 4);
+        _tile_stored(1, acc[0] + 16, VIT__NR * 4);
+        if (n2) {
+            _tile_stored(2, acc[16], VIT__NR * 4);
+            _tile_stored(3, acc[16] + 16, VIT__NR * 4);
+        }
+        for (h = 0; h < 2; h++) {
+            int i0 = m + 16 * h, n = h ? n2 : n1;
+            if (!n) break;
+            t.y = p->y + (size_t)i0 * ldy + n0;
+            t.sx = sxs + i0;
+            t.zp = (const int32_t *)(const void *)(sxs + M) + i0;
+            t.r = t.e && t.e->r ? t.e->r + (size_t)i0 * t.e->ldr + n0 : NULL;
+            vit__tile_i8_finish(&t, n, acc + 16 * h);
+        }
+    }
+}
+#endif
+
+/* This thread's tiles: tmm0-7 all 16 rows of 64 bytes. */
+static void vit__amx_config(void) {
+    vit__amx_cfg cfg;
+    int t;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (t = 0; t < 8; t++) {
+        cfg.rows[t] = 16;
+        cfg.colsb[t] = 64;
+    }
+    _tile_loadconfig(&cfg);
+}
+
+/* Panels [i0, i1), each in the k blocks vit__gemm_panels uses. */
+static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    float pbuf[16 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
+    int i, kcb = vit__kc(p->wt), K = p->K;
+    (void)thread;
+    vit__amx_config();
+    for (i = i0; i < i1; i++) {
+        int n0 = i * VIT__NR, k0;
+        for (k0 = 0; k0 < K; k0 += kcb) {
+            int kc = K - k0 < kcb ? K - k0 : kcb;
+            const uint32_t *b = (const uint32_t *)(const void *)bp;
+#ifdef VIT__AMX_I8
+            if (p->wt == VIT_DTYPE_I8) { /* as vit__gemm_block reads or packs a panel of quads and its sums */
+                int32_t wsum[VIT__NR];
+                const int32_t *ws = wsum;
+                if (vit__mm_packed(p, n0)) {
+                    b = (const uint32_t *)p->wq + ((size_t)n0 * K + (size_t)k0 * VIT__NR) / 4;
+                    ws = p->wsums +
+                         ((size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
+                } else vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, VIT__NR, k0, kc);
+                vit__amx_block_i8(p, b, ws, k0, kc, n0, pad);
+                continue;
+            }
+#endif
+            if (vit__mm_packed(p, n0)) b = (const uint32_t *)p->wq + ((size_t)n0 * K + (size_t)k0 * VIT__NR) / 2;
+            else vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, VIT__NR, k0, kc);
+            vit__amx_block(p, b, k0, kc, n0, pad);
+        }
+    }
+    _tile_release();
+    simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
+}
+
+/* The lowp attention's products (vit__att_bf16_mm) on the tiles: rows [0, rows) of y (stride ldy) = alpha * x bp,
+   over kc pairs (a multiple of 16, the pairs past the data zero in x and bp: vit__att_pad) of x (stride ldx)
+   and of the panels in bp (kc x NR each), n columns; all of k at once, so each 32 x 32 block of y is written
+   once. The caller's thread holds the tile configuration (vit__att_tasks). */
+static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows, int n,
+                            float alpha) {
+    float pbuf[16 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
+    int n0, m, h, r, j;
+    for (n0 = 0; n0 < n; n0 += VIT__NR) {
+        int nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+        for (m = 0; m < rows; m += 32) {
+            int mr = rows - m < 32 ? rows - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
+            _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n1, n2,
+                            (uint32_t *)(void *)pad);
+            for (h = 0; h < 2; h++) {
+                int nn = h ? n2 : n1;
+                if (!nn) break;
+                if (h) { _tile_stored(2, pad, VIT__NR * 4); _tile_stored(3, pad + 16, VIT__NR * 4); }
+                else { _tile_stored(0, pad, VIT__NR * 4); _tile_stored(1, pad + 16, VIT__NR * 4); }
+                for (r = 0; r < nn; r++) {
+                    float *yr = y + (size_t)(m + 16 * h + r) * ldy + n0;
+                    const float *cr = pad + (size_t)r * VIT__NR;
+                    if (nv == VIT__NR)
+                        for (j = 0; j < VIT__NR; j += VIT__VW)
+                            vit__v_store(yr + j, vit__v_mul(vit__v_set1(alpha), vit__v_load(cr + j)));
+                    else
+                        for (j = 0; j < nv; j++) yr[j] = alpha * cr[j];
+                }
+            }
+        }
+    }
+}
+
+/* The whole panels on the tiles; a last partial panel through vit__gemm_block, as vit__gemm_panels runs it. */
+static void vit__gemm_amx(const vit__mm *p) {
+    int whole = p->N / VIT__NR, kcb = vit__kc(p->wt), k0;
+    vit__parallel(whole, vit__mm_threads(p), vit__gemm_amx_panels, p);
+    if (whole * VIT__NR < p->N)
+        for (k0 = 0; k0 < p->K; k0 += kcb)
+            vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, whole * VIT__NR, p->N - whole * VIT__NR);
+}
+#endif
 #endif /* !VIT_NO_SIMD */
+#ifndef VIT__AMX
+#define VIT__AMX 0
+#endif
 
 /* Products with few rows: a small batch through SE's 1x1 convs, an MLP
    or a classifier. The GEMM packs each NR-column panel of w before tiles of rows run down it;
@@ -3297,6 +3591,12 @@ static void vit__matmul(const vit__mm *p) {
 #ifndef VIT_NO_SIMD
     if (p->wt != VIT_DTYPE_F32) { /* x converted once, then always the tiles */
         vit__parallel(p->M, p->threaded ? vit__par_threads((double)p->M * p->K) : 1, vit__xs_fill_rows, p);
+#if VIT__AMX
+        if (vit__amx_use(p)) {
+            vit__gemm_amx(p);
+            return;
+        }
+#endif
         vit__gemm_tiles(p);
         return;
     }
@@ -4171,17 +4471,22 @@ static void vit__att_tiles(int N, int *tiles, int *per) {
 }
 
 #if VIT__DOT_BF16
+/* Pairs along k as the lowp attention lays them out: n, or with AMX tiles
+   n rounded up to their 16 pairs a step (the extra ones zero). */
+static size_t vit__att_pad(size_t n) { return VIT__AMX ? (n + 15) / 16 * 16 : n; }
+
 /* The pieces of a lowp slot, in floats (uint32 pairs) rounded up to 64
    bytes: part[0] K's panels (keys in NR-wide panels, pairs of HS along
    k), part[1] V's panels (HS in panels, pairs of keys along k), part[2]
    one panel of K rows in bf16 while they are packed, part[3] a block's q
-   rows and part[4] its probabilities, as pairs; returns their sum. */
+   rows and part[4] its probabilities, as pairs (each padded by
+   vit__att_pad); returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
-    size_t hq = (size_t)(HS + 1) / 2, hv = (size_t)(N + 1) / 2, nr = VIT__NR, sum = 0;
+    size_t hq = vit__att_pad((size_t)(HS + 1) / 2), hv = vit__att_pad((size_t)(N + 1) / 2), nr = VIT__NR, sum = 0;
     int i;
     part[0] = ((size_t)N + nr - 1) / nr * nr * hq;
     part[1] = ((size_t)HS + nr - 1) / nr * nr * hv;
-    part[2] = nr * hq;
+    part[2] = nr * (size_t)(HS + 1) / 2;
     part[3] = (size_t)rows * hq;
     part[4] = (size_t)rows * hv;
     for (i = 0; i < 5; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
@@ -4267,12 +4572,18 @@ static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held,
 
 #if VIT__DOT_BF16
 /* Rows [0, rows) of y (stride ldy) = alpha * x bp over the pairs [0, kc)
-   of x (stride ldx uint32) and of the panels in bp (kc x NR each, n
+   of x (stride ldx uint32) and of the panels in bp (pst x NR each, n
    columns in all), in blocks of VIT__KC pairs as the GEMM runs them. */
-static void vit__att_bf16_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows,
-                             int n, float alpha) {
+static void vit__att_bf16_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int pst,
+                             int rows, int n, float alpha) {
     vit__tl t;
     int n0, g0, m;
+#if VIT__AMX
+    if (rows >= 16 && vit__amx_ready()) { /* the tiles, over the zero-padded pairs (vit__att_pad) */
+        vit__att_amx_mm(y, ldy, x, ldx, bp, pst, rows, n, alpha);
+        return;
+    }
+#endif
     memset(&t, 0, sizeof t);
     t.ldy = ldy;
     t.ldx = ldx;
@@ -4283,7 +4594,7 @@ static void vit__att_bf16_mm(float *y, int ldy, const uint32_t *x, int ldx, cons
             t.first = g0 == 0;
             t.last = g0 + t.kc == kc;
             t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
-            t.bp = bp + ((size_t)n0 * kc + (size_t)g0 * VIT__NR);
+            t.bp = bp + ((size_t)n0 * pst + (size_t)g0 * VIT__NR);
             for (m = 0; m < rows; m += VIT__MR) {
                 int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
                 t.y = y + (size_t)m * ldy + n0;
@@ -4302,6 +4613,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, i, j, g, n0;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per, hq = (HS + 1) / 2, hv = (N + 1) / 2;
+    int hqp = (int)vit__att_pad((size_t)hq), hvp = (int)vit__att_pad((size_t)hv); /* pairs a row or panel holds */
     size_t part[5];
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
     float *S;
@@ -4314,12 +4626,14 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             int nv = N - n0 < VIT__NR ? N - n0 : VIT__NR;
             for (j = 0; j < nv; j++)
                 vit__bf16_row((uint16_t *)(void *)(kt + (size_t)j * hq), kb + (size_t)(n0 + j) * ld, HS);
-            vit__pack_panel_u32(kp + (size_t)n0 * hq, (const unsigned char *)kt, (size_t)hq * 4, nv, hq * 4);
+            vit__pack_panel_u32(kp + (size_t)n0 * hqp, (const unsigned char *)kt, (size_t)hq * 4, nv, hq * 4);
+            memset(kp + (size_t)n0 * hqp + (size_t)hq * VIT__NR, 0, (size_t)(hqp - hq) * VIT__NR * 4);
         }
         /* V's panel n0, pair g, column j: the low half v[2g][n0 + j], the high half v[2g + 1][n0 + j] */
         for (n0 = 0; n0 < HS; n0 += VIT__NR) {
             int nv = HS - n0 < VIT__NR ? HS - n0 : VIT__NR, nw = nv / VIT__VW * VIT__VW;
-            uint32_t *dst = vp + (size_t)n0 * hv;
+            uint32_t *dst = vp + (size_t)n0 * hvp;
+            memset(dst + (size_t)hv * VIT__NR, 0, (size_t)(hvp - hv) * VIT__NR * 4);
             for (g = 0; g < hv; g++, dst += VIT__NR) {
                 const float *lo = vb + (size_t)2 * g * ld + n0, *hi = 2 * g + 1 < N ? lo + ld : NULL;
                 for (j = 0; j < nw; j += VIT__VW) {
@@ -4338,16 +4652,19 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     }
 
     /* S = scale * q k^T */
-    for (i = 0; i < rows; i++)
-        vit__bf16_row((uint16_t *)(void *)(qx + (size_t)i * hq), a->q + ((size_t)bi * N + i0 + i) * ld + h * HS, HS);
-    vit__att_bf16_mm(S, N, qx, hq, kp, hq, rows, N, a->s.scale);
+    for (i = 0; i < rows; i++) {
+        vit__bf16_row((uint16_t *)(void *)(qx + (size_t)i * hqp), a->q + ((size_t)bi * N + i0 + i) * ld + h * HS, HS);
+        if (HS & 1) ((uint16_t *)(void *)(qx + (size_t)i * hqp))[HS] = 0;
+        memset(qx + (size_t)i * hqp + hq, 0, (size_t)(hqp - hq) * 4);
+    }
+    vit__att_bf16_mm(S, N, qx, hqp, kp, hq, hqp, rows, N, a->s.scale);
     if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
 
     /* softmax by rows, then post, with the probabilities going straight
        to pairs (and to att when it keeps them): one pass less over S */
     for (i = 0; i < rows; i++) {
         float *Si = S + (size_t)i * N, inv = 1.0f / vit__softmax_exp(Si, Si, N);
-        uint16_t *h = (uint16_t *)(void *)(px + (size_t)i * hv);
+        uint16_t *h = (uint16_t *)(void *)(px + (size_t)i * hvp);
         vit__vf vinv = vit__v_set1(inv), vpost = vit__v_set1(a->s.post);
         for (j = 0; j + VIT__VW <= N; j += VIT__VW) {
             vit__vf p = vit__v_mul(vit__v_mul(vit__v_load(Si + j), vinv), vpost);
@@ -4360,10 +4677,11 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             h[j] = vit__bf16_round(p);
         }
         if (N & 1) h[N] = 0;
+        memset(h + 2 * (size_t)hv, 0, (size_t)(hvp - hv) * 4);
     }
 
     /* out = S v */
-    vit__att_bf16_mm(a->out + ((size_t)bi * N + i0) * C + h * HS, C, px, hv, vp, hv, rows, HS, 1.0f);
+    vit__att_bf16_mm(a->out + ((size_t)bi * N + i0) * C + h * HS, C, px, hvp, vp, hv, hvp, rows, HS, 1.0f);
 }
 #endif
 
@@ -4374,7 +4692,14 @@ static void vit__att_tasks(const void *ctx, int t0, int t1, int thread) {
     float *vth = a->scratch + (size_t)thread * vit__att_slot(N, HS, a->att != NULL, a->lowp);
 #if VIT__DOT_BF16
     if (a->lowp) {
+#if VIT__AMX
+        int amx = vit__amx_ready(); /* the tiles' configuration is this thread's */
+        if (amx) vit__amx_config();
+#endif
         for (t = t0; t < t1; t++) vit__att_task_bf16(a, vth, &held, t);
+#if VIT__AMX
+        if (amx) _tile_release();
+#endif
         return;
     }
 #endif
@@ -10334,7 +10659,8 @@ static const vit__arch vit__hf_archs[] = {
     {"dinov2_with_registers", "Dinov2WithRegistersModel;", "hf_dinov2_reg", "DINOv2 with registers", 0, -1, NULL},
     {"vit", "ViTModel;ViTForImageClassification;", "transformers", "ViT", 0, -1, NULL},
     {"clip", "CLIPModel;", "hf_clip", "CLIP", 0, -1, NULL},
-    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1, NULL},
+    {"clip_vision_model", "CLIPVisionModel;CLIPVisionModelWithProjection;", "hf_clip", "CLIP's image tower", 0, -1,
+     NULL},
     {"siglip", "SiglipModel;", "hf_siglip", "SigLIP", 0, -1, NULL},
     {"siglip_vision_model", "SiglipVisionModel;", "hf_siglip", "SigLIP's image tower", 0, -1, NULL},
     /* BEiT and Data2Vec vision (BEiT's modules): the encoder and the image classifier; the other heads by name */

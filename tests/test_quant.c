@@ -173,7 +173,19 @@ static void test_sizes(void) {
                     runs++;
                 }
     ok &= one(VIT_DTYPE_BF16, 197, 768, 200, 1.0f, 1) & one(VIT_DTYPE_I8, 197, 768, 200, 1.0f, 1);
-    printf("  %d shapes, %d of them packed too\n", runs + 2, packed_runs);
+    runs += 2;
+    { /* where a build has AMX, its tiles of 16 and 32 rows, K past a panel block (BF16 512, I8 1024), a partial
+         panel after the whole ones */
+        static const int Ma[] = {16, 17, 31, 32, 33, 50}, Ka[] = {64, 576, 1088}, Na[] = {32, 40, 96};
+        int a, b, c;
+        for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++)
+            for (a = 0; a < 6; a++)
+                for (b = 0; b < 3; b++)
+                    for (c = 0; c < 3; c++, runs++)
+                        ok &= one(wt, Ma[a], Ka[b], Na[c], c ? 1.0f : 0.37f, (a + c) % 2);
+    }
+    printf("  %d shapes, %d of them packed too (AMX tiles in this build: %s)\n", runs, packed_runs,
+           VIT__AMX ? "yes" : "no");
     expect(ok, "bf16 and i8 products: fast equals _ref, _ref equals the definition");
 }
 
@@ -710,6 +722,7 @@ int main(int argc, char **argv) {
     test_handmade_weights();
     test_error();
     test_epilogue_threads(37, 300, 70);
+    test_epilogue_threads(50, 1088, 72); /* on AMX where the build has it, past I8's panel block */
     test_epilogue_threads(1100, 40, 1024); /* 4.5 MB of y: streamed where the I8 finish can */
     test_i8_file_extremes();
     test_packed_load(argc > 1 ? argv[1] : "build");
