@@ -24,13 +24,15 @@ Engines and precisions:
     ov int8    openvino on MODEL.ov-int8.xml (and .bin): NNCF's post-training
                quantisation, nncf.quantize(model, dataset,
                model_type=nncf.ModelType.TRANSFORMER) with its default preset
-               (int8 weights per output channel, activations quantised with
-               scales fixed from calibration), of the OpenVINO model read
-               from MODEL.onnx. Calibrated on CALIBRATION_IMAGES random-normal
-               images of seed CALIBRATION_SEED at the model's input size: the
-               random weights have nothing a real image would tell them, and
-               the timed inputs are random-normal too (seed 0, so not among
-               them). Made by --prepare, as MODEL.int8.onnx is. Everything
+               (MIXED for transformers: symmetric int8 weights per output
+               channel, asymmetric int8 activations whose scales are fixed
+               at calibration; SmoothQuant and bias correction as NNCF's
+               pipeline runs them), of the OpenVINO model read from
+               MODEL.onnx. Calibrated on 32 random-normal images of seed 1
+               (CALIBRATION_IMAGES, CALIBRATION_SEED) at the model's input
+               size: the random weights have nothing a real image would tell
+               them, and the timed inputs are random-normal too (seed 0, so
+               not among them). Made by --prepare, as MODEL.int8.onnx is. Everything
                outside the quantised layers runs at OpenVINO's default
                precision (bf16 where the CPU has it); `ran_precision` says
                how many of the linear layers run in int8 and what the rest
