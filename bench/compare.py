@@ -567,7 +567,9 @@ def peer_tables(name, args, batches, quiet):
             ratio = med(got[(mine, b, t)]) / min(med(got[(o, b, t)]) for o in theirs)
             goal = TARGETS[precision]
             met = ", met" if ratio <= goal else ""
-            line = f"- {cell} {precision}: {what} = {ratio:.2f} (target <= {goal:.2f}{met})"
+            # Two decimals, but a third where two would print the target itself and hide the verdict.
+            shown = f"{ratio:.3f}" if f"{ratio:.2f}" == f"{goal:.2f}" else f"{ratio:.2f}"
+            line = f"- {cell} {precision}: {what} = {shown} (target <= {goal:.2f}{met})"
             if precision == "int8":
                 line += "; rel. L2 " + ", ".join(f"{short[e]} {rel_l2(e, b):.1e}" for e in (mine,) + theirs)
             print(line)
