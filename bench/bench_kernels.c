@@ -7,7 +7,9 @@
    are also timed against OpenBLAS's sgemm. Prints ratios from one run,
    never asserts on time.
    Usage: bench_kernels [THREADS]   (make bench runs 1 and 2; builds with
-   -DBENCH_OPENBLAS and -lopenblas) */
+   -DBENCH_OPENBLAS and -lopenblas)
+          bench_kernels --peak       one core's FMA peak only, as one JSON
+   line: bench/compare.py --peers divides each vit.h f32 row's GFLOP/s by it */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "../tests/check.h"
@@ -50,7 +52,7 @@ static float *urandv(size_t n) {
     } while (0)
 
 #ifndef VIT_NO_SIMD
-/* 16 independent FMA chains per iteration: enough to fill two FMA ports of
+/* 12 independent FMA chains per iteration: enough to fill two FMA ports of
    4-cycle latency, so this is the core's FMA throughput for this vector
    width. */
 static double fma_peak(void) {
@@ -740,6 +742,15 @@ static void bench_linear(int M, int K, int N, double peak) {
 int main(int argc, char **argv) {
     double peak = 1.0;
     int threads = argc > 1 ? atoi(argv[1]) : 1;
+    if (argc > 1 && !strcmp(argv[1], "--peak")) {
+#ifndef VIT_NO_SIMD
+        printf("{\"fma_peak_gflops\": %.2f, \"vector_width\": %d}\n", fma_peak(), VIT__VW);
+        return 0;
+#else
+        fprintf(stderr, "bench_kernels: built with VIT_NO_SIMD: no FMA peak to measure\n");
+        return 2;
+#endif
+    }
     if (vit_set_threads(threads) != VIT_OK) {
         fprintf(stderr, "bench_kernels: %s\n", vit_last_error());
         return 2;

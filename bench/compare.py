@@ -32,31 +32,41 @@ no other process keeps a core busy (see Quiet); rows measured while the
 machine stayed busy are marked (busy).
 
 --peers runs whole ViTs (--models, default ViT-B/16; also DINOv2-S/14,
-timm's vit_small_patch14_dinov2 at 224 px, and CLIP-B/16, timm's
-vit_base_patch16_clip_224; PEER_MODELS), each with random weights
+timm's vit_small_patch14_dinov2 at 224 px and at 518 px (DINOv2-S/14@518,
+1,370 tokens), CLIP-B/16 (timm's vit_base_patch16_clip_224), EVA-02-B/14
+(timm's eva02_base_patch14_224) and DINOv3-S/16 (timm's
+vit_small_patch16_dinov3, 256 px); PEER_MODELS), each with random weights
 (tools/export.py SPEC --seed 0, which re-draws every parameter, layer-scale
 gammas and tokens included), in every engine a user would pick for CPU
 inference, in one run: vit.h (build/bench_vit, one row per --vit-dtypes
 file; BF16 and I8 by tools/export.py --from the F32 file), ONNX Runtime
-f32 and int8 (its dynamic quantisation) and OpenVINO with
-INFERENCE_PRECISION_HINT f32 and bf16 (bench/bench_peers.py in
-build/bench-venv, on the ONNX export bench_torch.py --onnx makes of the
-very same weights), and PyTorch (bench_torch.py, its best threading; timm's
-files hold no vit.h metadata, so it builds timm's model from the spec,
-bench_torch.py --spec, and loads the file's tensors into it). Each model's
-files live in build/bench/<name>/ (model.safetensors, timm's config.json
-beside it, model.onnx, ...), made when missing. For B = 1 and 8 and 1 and
-2 threads each round runs every engine once, in an order that rotates by
+f32 and int8 (its dynamic quantisation), OpenVINO with
+INFERENCE_PRECISION_HINT f32 and bf16, and OpenVINO int8 (NNCF's
+post-training quantisation, calibrated once; bench/bench_peers.py in
+build/bench-venv runs them, on the ONNX export bench_torch.py --onnx makes
+of the very same weights), and PyTorch (bench_torch.py, its best
+threading; timm's files hold no vit.h metadata, so it builds timm's model
+from the spec, bench_torch.py --spec, and loads the file's tensors into
+it). Each model's files live in build/bench/<name>/ (model.safetensors,
+timm's config.json beside it, model.onnx, the int8 models, the inputs,
+...), made when missing. The input is random-normal (seed 0) of the shape
+`vit input-shape` reads from the file. For B = 1 and 8 and 1 and 2
+threads each round runs every engine once, in an order that rotates by
 one each round, on the same input; each measurement is the median of
 --reps passes after a warm-up, and the table shows the median over
 --rounds rounds, with each engine's relative L2 distance to PyTorch's
-output at B = 1. Then, unless --no-busy, the busy-core rows: another
-process spins on one core (pinned to the last CPU) while each engine's 1-
-and 2-thread runs alternate, B = 1 and 8; a thread pool that spins at its
-barriers loses there, one that sleeps does not. The models run one after
-the other, each with its tables. Tables print in the README's format, with
-the command and what the CPU offers (OpenVINO runs bf16 as f32 where the
-CPU has no bf16: the `ran` column says what it ran).
+output at B = 1. Under the table, for every (B, threads) cell, vit.h's
+time over the faster peer of each precision against the speed issue's
+targets (TARGETS; int8 with each int8 engine's relative L2 to PyTorch at
+that B), and vit.h f32's GFLOP/s (model_flops) and share of the FMA peak
+(build/bench_kernels --peak, one core's, times the threads). Then, unless
+--no-busy, the busy-core rows: another process spins on one core (pinned
+to the last CPU) while each engine's 1- and 2-thread runs alternate, B =
+1 and 8; a thread pool that spins at its barriers loses there, one that
+sleeps does not. The models run one after the other, each with its
+tables. Tables print in the README's format, with the command and what
+the CPU offers (OpenVINO runs bf16 as f32 where the CPU has no bf16: the
+`ran` column says what it ran).
 
 Every table is printed and also written into docs/BENCHMARKS.md (--out;
 `--out -` only prints), between the markers of this run's kind
@@ -88,13 +98,19 @@ MODELS = {
     "ViT-S/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=6,hidden_dim=384,mlp_dim=1536,num_classes=1000",
     "ViT-B/16": "torchvision:vit_b_16",
 }
-# --peers --models: name -> tools/export.py spec (timm's at 224 px, in timm's names with its config.json).
+# --peers --models: name -> tools/export.py spec (timm's in timm's names with its config.json). The image size is the
+# one vit.h reads from the file (`vit input-shape`): 224 px but where the spec or timm's default says otherwise.
 PEER_MODELS = {
     "ViT-B/16": MODELS["ViT-B/16"],
     "DINOv2-S/14": "timm:vit_small_patch14_dinov2:img_size=224",
     "CLIP-B/16": "timm:vit_base_patch16_clip_224",
+    "DINOv2-S/14@518": "timm:vit_small_patch14_dinov2:img_size=518",  # 1,370 tokens: attention's share grows
+    "EVA-02-B/14": "timm:eva02_base_patch14_224",  # rotary embeddings, SwiGLU with a LayerNorm inside
+    "DINOv3-S/16": "timm:vit_small_patch16_dinov3",  # 256 px, 4 register tokens, DINOv3's rotary embeddings
 }
 PEER_DEFAULT = "ViT-B/16"
+# The speed issue's targets: vit.h's time over the faster peer of its precision, at most this.
+TARGETS = {"f32": 0.97, "bf16": 0.95, "int8": 0.90}
 
 
 # name -> (spec for tools/export.py, input shape at batch B given as a function of B, why these sizes).
@@ -341,8 +357,9 @@ class Spinner:
 def peer_files(name, args):
     """(folder, F32 weights, ONNX export) of a --peers model in build/bench/<name>/, made when missing or older than
     what they come from: the weights by tools/export.py SPEC --seed 0 (timm's config.json beside them), the ONNX
-    file by bench_torch.py --onnx from PyTorch's module holding those weights, the peers' int8 model by
-    bench_peers.py --prepare, and each --vit-dtypes file but F32 by tools/export.py --from the F32 file."""
+    file by bench_torch.py --onnx from PyTorch's module holding those weights, the peers' int8 models (ONNX
+    Runtime's, and NNCF's for OpenVINO) by bench_peers.py --prepare, and each --vit-dtypes file but F32 by
+    tools/export.py --from the F32 file."""
     spec = PEER_MODELS[name]
     folder = os.path.join("build", "bench", name.replace("/", "_"))
     os.makedirs(os.path.join(ROOT, folder), exist_ok=True)
@@ -359,6 +376,8 @@ def peer_files(name, args):
                        stdout=subprocess.DEVNULL)
     if not os.path.exists(os.path.join(ROOT, PEERS_PY)):
         sys.exit(f"compare.py: {PEERS_PY} is missing: run tools/install_deps.sh bench (make bench does)")
+    print(f"{name}: the peers' int8 models (bench_peers.py --prepare; NNCF's calibration takes a while once)",
+          file=sys.stderr)
     subprocess.run([PEERS_PY, "bench/bench_peers.py", onnx, "--prepare"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     for dtype in args.vit_dtypes.split(","):
         path = vit_file(folder, dtype)
@@ -398,6 +417,7 @@ def peer_engines(name, args):
                for dtype in args.vit_dtypes.split(",")]
     engines += [("ONNX Runtime f32", peer("ort", "f32")), ("ONNX Runtime int8 (dynamic quantisation)", peer("ort", "int8")),
                 ("OpenVINO f32", peer("ov", "f32")), ("OpenVINO bf16", peer("ov", "bf16")),
+                ("OpenVINO int8 (NNCF post-training quantisation)", peer("ov", "int8")),
                 ("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
                     [PY, "bench/bench_torch.py", model] + torch_spec(PEER_MODELS[name]) + common(b, t, r, inp, out)))]
     return folder, engines
@@ -411,17 +431,12 @@ def peers(args):
     bad = [d for d in args.vit_dtypes.split(",") if d not in PRECISION]
     if bad:
         sys.exit(f"compare.py: --vit-dtypes: no dtype {', '.join(map(repr, bad))} (there are {', '.join(PRECISION)})")
-    os.makedirs(os.path.join(ROOT, "build", "bench", "peers"), exist_ok=True)
     batches = (1,) if args.quick else (1, 8)
-    inputs = {}
-    for b in batches:
-        inputs[b] = os.path.join("build", "bench", "peers", f"in-{b}.npy")
-        np.save(os.path.join(ROOT, inputs[b]), np.random.default_rng(0).standard_normal((b, 3, 224, 224), dtype=np.float32))
     quiet, start = Quiet(args.max_wait), time.perf_counter()
     for i, name in enumerate(names):
         if i:
             print()
-        peer_tables(name, args, batches, inputs, quiet)
+        peer_tables(name, args, batches, quiet)
     models = "" if args.models == PEER_DEFAULT else f" --models {args.models}"
     print(f"\nCommand: build/venv/bin/python bench/compare.py --peers{models} --reps {args.reps} "
           f"--rounds {args.rounds}{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes}"
@@ -430,10 +445,58 @@ def peers(args):
     print(f"compare.py --peers took {(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr)
 
 
-def peer_tables(name, args, batches, inputs, quiet):
-    """--peers on one model: its quiet table, the targets and (without --no-busy) its busy-core table."""
+def vit_output(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        sys.exit(f"compare.py: {' '.join(cmd)}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def peer_inputs(folder, model, batches):
+    """{B: .npy path}: random-normal inputs (seed 0) of the shape vit.h reads from the model's file."""
+    inputs = {}
+    for b in batches:
+        shape = tuple(int(v) for v in vit_output(["build/vit", "input-shape", model, str(b)]).split())
+        inputs[b] = os.path.join(folder, f"in-{b}.npy")
+        np.save(os.path.join(ROOT, inputs[b]), np.random.default_rng(0).standard_normal(shape, dtype=np.float32))
+    return inputs
+
+
+def model_flops(model):
+    """FLOPs of one image through a ViT file, counting a multiply-add as two: the patch embedding, every block's
+    linear layers (qkv, projection, MLP; SwiGLU's two inputs) and attention's q.k and p.v products, and the head.
+    Norms, softmax, activations and rotary embeddings are left out, as a GEMM's FLOP count leaves them.
+    The sizes are those `vit info` reads from the file."""
+    info = vit_output(["build/vit", "info", model]).splitlines()
+    line = next(ln for ln in info if ln.strip().startswith("image_size="))
+    c = {k: int(v) for k, v in (kv.split("=", 1) for kv in line.split()) if v.lstrip("-").isdigit()}
+    d, m, depth, patch = c["hidden_dim"], c["mlp_dim"], c["num_layers"], c["patch_size"]
+    patches = (c["image_size"] // patch) ** 2
+    n = patches + c["class_token"] + c["dist_token"] + c["reg_tokens"]
+    block = n * d * 3 * d + n * d * d + n * d * m * (2 if c["glu"] else 1) + n * m * d + 2 * n * n * d
+    rep = c["representation_size"]
+    head = d * rep + (rep or d) * c["num_classes"]
+    return 2.0 * (patches * d * c["in_channels"] * patch * patch + depth * block + head)
+
+
+def fma_peak(quiet):
+    """One core's FMA peak in GFLOP/s (build/bench_kernels --peak, the best of three once the machine is quiet),
+    or None without it."""
+    if not os.path.exists(os.path.join(ROOT, "build", "bench_kernels")):
+        return None
+    quiet.wait()
+    return max(run_json(["build/bench_kernels", "--peak"])["fma_peak_gflops"] for _ in range(3))
+
+
+def peer_tables(name, args, batches, quiet):
+    """--peers on one model: its quiet table, the targets and the FMA peak's share, and (without --no-busy) its
+    busy-core table."""
     folder, engines = peer_engines(name, args)
-    outputs = {engine: os.path.join(folder, f"out-{i}.npy") for i, (engine, _) in enumerate(engines)}
+    model = vit_file(folder, "F32")
+    inputs = peer_inputs(folder, model, batches)
+    size = np.load(os.path.join(ROOT, inputs[batches[0]]), mmap_mode="r").shape[-1]
+    outputs = {(engine, b): os.path.join(folder, f"out-{i}-{b}.npy") for i, (engine, _) in enumerate(engines)
+               for b in batches}
     busy_flag = {}
 
     def rounds(groups, rounds, label):
@@ -447,7 +510,7 @@ def peer_tables(name, args, batches, inputs, quiet):
                     for b, t in group:
                         if label == "quiet":
                             busy_flag[(engine, b, t)] = max(busy_flag.get((engine, b, t), 0.0), quiet.wait())
-                        out = outputs[engine] if (b, t, rnd) == (1, 1, 0) and label == "quiet" else None
+                        out = outputs[(engine, b)] if (t, rnd) == (1, 0) and label == "quiet" else None
                         r = fn(b, t, args.reps, inputs[b], out)
                         got.setdefault((engine, b, t), []).append(r)
                         print(f"{name}, {label}, round {rnd + 1}: {engine} B={b} T={t}: {r['median_s']:.4f} s"
@@ -457,35 +520,66 @@ def peer_tables(name, args, batches, inputs, quiet):
     def med(results):
         return statistics.median(r["median_s"] for r in results)
 
+    def rel_l2(engine, b):
+        """Relative L2 distance of an engine's output to PyTorch's (the last engine), at batch b."""
+        ref = np.load(os.path.join(ROOT, outputs[(engines[-1][0], b)])).astype(np.float64)
+        y = np.load(os.path.join(ROOT, outputs[(engine, b)])).astype(np.float64)
+        return float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+
+    peak = fma_peak(quiet)
     quiet_keys = [(b, t) for b in batches for t in (1, 2)]
     got = rounds([[k] for k in quiet_keys], args.rounds, "quiet")
-    ref = np.load(os.path.join(ROOT, outputs[engines[-1][0]])).astype(np.float64)  # PyTorch's
+    if peak:  # measured again: a neighbour's burst lowers the peak as it lowers the rows
+        peak = max(peak, fma_peak(quiet))
     cols = [f"B={b}, {t} thread{'s' if t > 1 else ''}" for b, t in quiet_keys]
     dtypes = [d for d in args.vit_dtypes.split(",") if d != "F32"]
-    print(f"{name} (224 px, random weights: tools/export.py {PEER_MODELS[name]} --seed 0"
+    print(f"{name} ({size} px, random weights: tools/export.py {PEER_MODELS[name]} --seed 0"
           + (f"; vit.h's {' and '.join(dtypes)} files: tools/export.py --from it --dtype" if dtypes else "")
-          + f"), {cpu_summary()}. Median over {args.rounds} alternating rounds of each run's median of {args.reps} passes.\n")
+          + f"), {cpu_summary()}. Median over {args.rounds} alternating rounds of each run's median of "
+          f"{args.reps} passes.\n")
     print("| engine | " + " | ".join(cols) + " | ran | rel. L2 to PyTorch (B=1) | load (s) | peak RSS, B=1 (MB) |")
     print("|---|" + "---|" * (len(cols) + 4))
     for engine, _ in engines:
         first = got[(engine, 1, 1)][0]
-        y = np.load(os.path.join(ROOT, outputs[engine])).astype(np.float64)
-        rel = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
         cells = [f"{med(got[(engine, b, t)]):.3f} s{' (busy)' if busy_flag[(engine, b, t)] > quiet.threshold else ''}"
                  for b, t in quiet_keys]
-        print(f"| {engine} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | {rel:.1e} | {first['load_s']:.2f} | "
-              f"{first['peak_rss_mb']:.0f} |")
-    # The issue's targets, for the rows present: vit.h at <= 0.9x the faster peer of its precision.
+        print(f"| {engine} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | "
+              f"{rel_l2(engine, 1):.1e} | {first['load_s']:.2f} | {first['peak_rss_mb']:.0f} |")
+
+    # The issue's targets, for the rows present: vit.h over the faster peer of its precision, each cell.
     present = [n for n, _ in engines]
-    targets = [("vit.h f32 (bench_vit)", ("ONNX Runtime f32", "OpenVINO f32")),
-               ("vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
-               ("vit.h int8 (bench_vit)", ("ONNX Runtime int8 (dynamic quantisation)", "vit.h bf16 (bench_vit)"))]
-    print()
-    for mine, theirs in targets:
-        if mine in present and all(t in present for t in theirs):
-            ratios = [med(got[(mine, b, t)]) / min(med(got[(o, b, t)]) for o in theirs) for b, t in quiet_keys]
-            print(f"{mine.split(' (')[0]} / the faster of {' and '.join(t.split(' (')[0] for t in theirs)}: "
-                  + ", ".join(f"{r:.2f} ({c})" for r, c in zip(ratios, cols)) + " (target <= 0.9)")
+    targets = [("f32", "vit.h / faster of (ORT f32, OV f32)", "vit.h f32 (bench_vit)",
+                ("ONNX Runtime f32", "OpenVINO f32")),
+               ("bf16", "vit.h BF16 / OV bf16", "vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
+               ("int8", "vit.h I8 / faster of (ORT int8, OV int8)", "vit.h int8 (bench_vit)",
+                ("ONNX Runtime int8 (dynamic quantisation)", "OpenVINO int8 (NNCF post-training quantisation)"))]
+    short = {"vit.h int8 (bench_vit)": "vit.h I8", "ONNX Runtime int8 (dynamic quantisation)": "ORT int8",
+             "OpenVINO int8 (NNCF post-training quantisation)": "OV int8"}
+    flops = model_flops(model)
+    print(f"\nTargets, each cell (rel. L2: to PyTorch f32's output at that B); FLOPs {flops / 1e9:.1f} G per image "
+          f"(linear layers, attention's q.k and p.v, patch embedding)"
+          + (f"; FMA peak {peak:.1f} GFLOP/s per core (build/bench_kernels --peak):\n" if peak else ":\n"))
+    for b, t in quiet_keys:
+        cell = f"{name} B={b} T={t}"
+        for precision, what, mine, theirs in targets:
+            if mine not in present or not all(o in present for o in theirs):
+                continue
+            ratio = med(got[(mine, b, t)]) / min(med(got[(o, b, t)]) for o in theirs)
+            goal = TARGETS[precision]
+            met = ", met" if ratio <= goal else ""
+            # Two decimals, but a third where two would print the target itself and hide the verdict.
+            shown = f"{ratio:.3f}" if f"{ratio:.2f}" == f"{goal:.2f}" else f"{ratio:.2f}"
+            line = f"- {cell} {precision}: {what} = {shown} (target <= {goal:.2f}{met})"
+            if precision == "int8":
+                line += "; rel. L2 " + ", ".join(f"{short[e]} {rel_l2(e, b):.1e}" for e in (mine,) + theirs)
+            print(line)
+        mine = "vit.h f32 (bench_vit)"
+        if mine in present:
+            rate = flops * b / med(got[(mine, b, t)]) / 1e9
+            cores = f"{t} core{'s' if t > 1 else ''}"
+            print(f"- {cell} f32: vit.h {rate:.1f} GFLOP/s"
+                  + (f", {rate / (peak * t):.1%} of the FMA peak ({peak * t:.1f} GFLOP/s on {cores})" if peak
+                     else " (no build/bench_kernels for the FMA peak: make bench builds it)"))
     flagged = sum(1 for v in busy_flag.values() if v > quiet.threshold)
     print(f"{flagged} measurement cell(s) marked (busy): other processes kept the cores busy then "
           f"(waited {quiet.waited:.0f} s so far of a {quiet.budget:.0f} s budget for a quiet machine).")
@@ -506,7 +600,8 @@ def peer_tables(name, args, batches, inputs, quiet):
         cells = []
         for b in batches:
             one, two = med(busy[(engine, b, 1)]), med(busy[(engine, b, 2)])
-            cells += [f"{one:.3f} s", f"{two:.3f} s", f"**{two / one:.2f}**" if two / one <= 1.1 else f"{two / one:.2f}"]
+            ratio = f"**{two / one:.2f}**" if two / one <= 1.1 else f"{two / one:.2f}"
+            cells += [f"{one:.3f} s", f"{two:.3f} s", ratio]
         print(f"| {engine} | " + " | ".join(cells) + " |")
 
 

@@ -41,12 +41,13 @@ if [ ! -x build/venv/bin/python ] || ! cmp -s tools/requirements.txt build/venv/
   build/venv/bin/pip install -q --no-deps -r tools/requirements.txt
   cp tools/requirements.txt build/venv/requirements.txt
 fi
-# The benchmark's peers (ONNX Runtime, OpenVINO) in a venv of their own,
+# The benchmark's peers (ONNX Runtime, OpenVINO with NNCF) in a venv of their own,
 # without Debian's packages: they want a newer numpy than its torch.
 # (Re)made when bench/requirements.txt changes, as build/venv is.
-if [ "$need" = bench ] && { [ ! -x build/bench-venv/bin/python ] || ! cmp -s bench/requirements.txt build/bench-venv/requirements.txt ||
-                            ! build/bench-venv/bin/python -c "import onnxruntime, openvino, onnx" 2>/dev/null; }; then
-  echo "making build/bench-venv (bench/requirements.txt: onnxruntime, openvino, onnx)"
+if [ "$need" = bench ] && { [ ! -x build/bench-venv/bin/python ] ||
+    ! cmp -s bench/requirements.txt build/bench-venv/requirements.txt ||
+    ! build/bench-venv/bin/python -c "import onnxruntime, openvino, onnx, nncf" 2>/dev/null; }; then
+  echo "making build/bench-venv (bench/requirements.txt: onnxruntime, openvino, onnx, nncf)"
   rm -rf build/bench-venv
   /usr/bin/python3 -m venv build/bench-venv
   build/bench-venv/bin/pip install -q --no-deps -r bench/requirements.txt
