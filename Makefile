@@ -116,14 +116,18 @@ bench: deps build/vit
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
 	$(CC) $(WARN) -D_POSIX_C_SOURCE=200809L $(CFLAGS) -I. bench/bench_vit.c -o build/bench_vit -lm
 	$(CC) $(WARN) -D_POSIX_C_SOURCE=200809L $(CFLAGS) -I. bench/bench_explain.c -o build/bench_explain -lm
+	$(CC) $(WARN) -D_POSIX_C_SOURCE=200809L $(CFLAGS) -I. bench/profile_vit.c -o build/profile_vit -lm
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
 	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8
 	$(PY) bench/compare.py --peers --models DINOv2-S/14,CLIP-B/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models EVA-02-B/14 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
+	$(PY) bench/compare.py --peers --models DINOv3-S/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 2 --reps 1 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --modules
+	for f in model model.bf16 model.i8; do build/profile_vit build/bench/ViT-B_16/$$f.safetensors; done
+	for f in model model.bf16 model.i8; do build/profile_vit build/bench/DINOv2-S_14@518/$$f.safetensors --reps 3; done
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 1
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 2
 

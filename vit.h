@@ -3400,6 +3400,24 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     vit__amx_config();
     for (i = i0; i < i1; i++) {
         int n0 = i * VIT__NR, k0;
+        /* A panel packed at load is one run over all of K: one block, the sums never leaving the tiles. The same
+           bits as the blocks (a BF16 sum goes to y and back as the f32 it is; I8's S and block sums are exact). */
+        if (vit__mm_packed(p, n0)) {
+#ifdef VIT__AMX_I8
+            if (p->wt == VIT_DTYPE_I8) {
+                int32_t wsum[VIT__NR];
+                const int32_t *bs = p->wsums + (size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) * VIT__NR;
+                int j;
+                for (j = 0; j < VIT__NR; j++) wsum[j] = 0;
+                for (k0 = 0; k0 < K; k0 += kcb, bs += VIT__NR)
+                    for (j = 0; j < VIT__NR; j++) wsum[j] += bs[j];
+                vit__amx_block_i8(p, (const uint32_t *)p->wq + (size_t)n0 * K / 4, wsum, 0, K, n0, pad);
+                continue;
+            }
+#endif
+            vit__amx_block(p, (const uint32_t *)p->wq + (size_t)n0 * K / 2, 0, K, n0, pad);
+            continue;
+        }
         for (k0 = 0; k0 < K; k0 += kcb) {
             int kc = K - k0 < kcb ? K - k0 : kcb;
             const uint32_t *b = (const uint32_t *)(const void *)bp;
