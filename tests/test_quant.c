@@ -181,8 +181,11 @@ static void test_sizes(void) {
         for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++)
             for (a = 0; a < 6; a++)
                 for (b = 0; b < 3; b++)
-                    for (c = 0; c < 3; c++, runs++)
-                        ok &= one(wt, Ma[a], Ka[b], Na[c], c ? 1.0f : 0.37f, (a + c) % 2);
+                    for (c = 0; c < 3; c++)
+                        if ((a + b + c) % 3 == 0 || (b == 0 && c == 1)) { /* a third, and every M at K 64 */
+                            ok &= one(wt, Ma[a], Ka[b], Na[c], c ? 1.0f : 0.37f, (a + c) % 2);
+                            runs++;
+                        }
     }
     printf("  %d shapes, %d of them packed too (AMX tiles in this build: %s)\n", runs, packed_runs,
            VIT__AMX ? "yes" : "no");
