@@ -193,10 +193,10 @@
      layer_scale_init_value and use_mean_pooling checked against the
      tensors; their other heads refused by name). Other names are
      refused (VIT_ERR_UNSUPPORTED), each with what it is and lacks (timm's
-     Eva class: EVA-02-CLIP-E, Perception Encoder, DINOv3, RoPE ViTs;
-     BEiT-3, relative positions, SAM, NaFlexViT, hybrid, AIMv2,
-     parallel or post-norm blocks; README.md lists the patterns). Only
-     without such a name do the tensor names alone decide (an EVA-02's
+     Eva class: EVA-02-CLIP-E, Perception Encoder's language and spatial
+     towers, Sapiens2; BEiT-3, relative positions, SAM, NaFlexViT, hybrid,
+     AIMv2, parallel or post-norm blocks; README.md lists the patterns).
+     Only without such a name do the tensor names alone decide (an Eva's
      naming is chosen by its name). Sizes a config gives
      (transformers' hidden_size, num_hidden_layers, intermediate_size,
      image_size, patch_size, num_channels; timm's model_args embed_dim,
@@ -3182,24 +3182,25 @@ static void vit__gemm_tiles(const vit__mm *p) {
     vit__parallel((p->N + VIT__NR - 1) / VIT__NR, vit__mm_threads(p), vit__gemm_panels, p);
 }
 
-/* BF16 products on Intel's AMX tiles (Sapphire Rapids and later), where
-   the compiler targets them (-march=native there) and Linux grants the
-   tile state. SIMDe has no AMX: like the AVX-512 forms above, these are
-   native intrinsics behind the target's own macros, and every other build
-   runs the vdpbf16ps tiles. The panel of pairs (vit__pack_panel_bf16, or
-   vit__pack_weight's at load) is already AMX's B layout: 16 rows of k
-   pairs are one tile of 16 columns at a stride of NR pairs, and x as
-   converted (xs, pairs in row order) is its A layout. Panels and k blocks
-   go as in vit__gemm_block, so a weight packed at load and one packed here
-   give the same bits; per block, tiles of 32 rows keep four 16 x 16 sums
-   in tmm0-3 (loaded from y after the first block, the raw sums stored back
-   before the last), and the last block finishes with alpha, the bias and
-   the epilogue as the vdpbf16ps tiles do. One TDPBF16PS is 16 x 16 x 32
-   multiply-adds: ViT-B/16's BF16 products stop being bound by the FMA
-   ports. Sums of pairs in f32 as vdpbf16ps's, in another order (AMX
-   flushes bf16 denormals): within the BF16 tolerance of vit__matmul_ref,
-   not its bits. Which products take the tiles depends on M, K and N only,
-   never on the packing or the thread count. */
+/* BF16 and I8 products on Intel's AMX tiles (Sapphire Rapids and later),
+   where the compiler targets them (-march=native there) and Linux grants
+   the tile state. SIMDe has no AMX: like the AVX-512 forms above, these
+   are native intrinsics behind the target's own macros, and every other
+   build runs the vdpbf16ps and vpdpbusd tiles. The panels of pairs and
+   quads (packed here as vit__gemm_block packs them, or by vit__pack_weight
+   at load) are already AMX's B layout: 16 rows of k groups are one tile of
+   16 columns at a stride of NR groups, and x as converted (xs, groups in
+   row order) is its A layout. Tiles of 32 rows keep four 16 x 16 sums in
+   tmm0-3; a weight packed at load runs all of K at once, one packed here
+   goes in vit__gemm_block's k blocks with the sums kept in y between them
+   (the same bits: an f32 sum goes to y and back unchanged, I8's are
+   exact). The end is the vdpbf16ps tiles' (alpha, bias, epilogue) or
+   vit__tile_i8_finish. One TDPBF16PS is 16 x 16 x 32 multiply-adds,
+   TDPBUSD 16 x 16 x 64. BF16 sums the pairs in f32 as vdpbf16ps does, in
+   another order (and AMX flushes bf16 denormals): within the BF16
+   tolerance of vit__matmul_ref, not its bits; I8 gives vpdpbusd's bits.
+   Which products take the tiles depends on M, K, N and the type only, never
+   on the packing or the thread count. */
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && defined(__x86_64__) && VIT__DOT_BF16 && \
     VIT__NR == 32 && !defined(VIT_NO_AMX)
 #define VIT__AMX 1
@@ -3256,7 +3257,7 @@ typedef struct vit__amx_cfg {
 
 /* The sums of rows [m, m + n1 + n2) (n1 <= 16 in tmm0-1, n2 in tmm2-3) of k block [k0, k0 + kc) against the
    panel bp, added to what the tiles hold: 16 groups of 4 bytes a row per step (32 k of BF16 pairs, 64 of I8
-   quads), A in tmm4-5 (x: p->xs, xrow groups a row), B's two halves of 16 columns in tmm6-7. */
+   quads), A in tmm4-5 (x: xs, xrow groups a row), B's two halves of 16 columns in tmm6-7. */
 static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint32_t *bp, int k0, int kc, int m, int n1,
                             int n2, uint32_t *pad) {
     int per = wt == VIT_DTYPE_BF16 ? 2 : 4, g, h, r, j;
