@@ -267,9 +267,9 @@
 #define VIT_H_INCLUDED
 
 #define VIT_VERSION_MAJOR 0
-#define VIT_VERSION_MINOR 4
+#define VIT_VERSION_MINOR 5
 #define VIT_VERSION_PATCH 0
-#define VIT_VERSION_STRING "0.4.0"
+#define VIT_VERSION_STRING "0.5.0"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
