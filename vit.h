@@ -1,4 +1,4 @@
-/* vit.h - v0.4.0 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.0 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -14652,6 +14652,19 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.0 (2026-11-26)  The newest ViTs, exact against timm: DINOv3
+                         (RotaryEmbeddingDinoV3, pairs in halves:
+                         vit_k_rope_half), Perception Encoder core (its
+                         8-head attention pool over every token), NAVER's
+                         RoPE-Axial and RoPE-Mixed (learned frequencies)
+                         with and without a position embedding, timm's RoPE
+                         ViTs with registers; vit_config's rope fields and
+                         vit_rope, pool_heads and pool_prefix; each Eva
+                         name's settings from its entrypoint, model_args
+                         read over them. transformers' BEiT and Data2Vec
+                         vision. BF16 and I8 products and BF16 attention on
+                         Intel's AMX tiles where the build targets them
+                         (VIT_NO_AMX keeps them off).
      0.4.0 (2026-11-26)  Explanations: vit_model_reverse (the gradient of
                          sum(out * seed) with respect to every block's
                          probabilities and tokens and the pixels) and
