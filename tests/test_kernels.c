@@ -225,13 +225,20 @@ static void test_attention(void) {
 static void test_attention_tiles(void) {
     int N, nt, per, ok = 1, split = 0;
     for (N = 1; N <= 5000 && ok; N++) {
-        int last;
-        vit__att_tiles(N, &nt, &per);
+        int last, lp;
+        vit__att_tiles(N, 0, &nt, &per);
         last = N - (nt - 1) * per;
         ok = nt >= 1 && per >= 1 && last >= 1 && last <= per + 3 && (N < 4 || last >= 4) &&
              (nt == 1) == (4.0 * N * N <= VIT__ATT_TILE) && 4.0 * per * N <= VIT__ATT_TILE + 4.0 * N;
         if (nt > 1) split++;
         if (!ok) printf("  attention tiles: N=%d tiles=%d per=%d last=%d\n", N, nt, per, last);
+        /* BF16 on AMX: whole 32-row tiles within 256 KiB of scores (at least one tile), once past 1 MiB */
+        vit__att_tiles(N, 1, &nt, &lp);
+        last = N - (nt - 1) * lp;
+        ok = ok && nt >= 1 && last >= 1 && last <= lp + 3 && (N < 4 || last >= 4) &&
+             (!VIT__AMX || 4.0 * N * N <= 1048576.0 ? lp == per :
+              lp % 32 == 0 && (lp == 32 || 4.0 * lp * N <= 262144.0));
+        if (!ok) printf("  attention tiles (bf16): N=%d tiles=%d per=%d last=%d\n", N, nt, lp, last);
     }
     expect(ok && split > 0, "attention query blocks cover N, none under 4 rows, each within the tile budget");
     /* A head split into blocks (N = 1030: two of 515) equals the reference. */
@@ -239,7 +246,7 @@ static void test_attention_tiles(void) {
         int B = 1, NH = 2, HS = 5, C = NH * HS, ld = 3 * C;
         float *qkv, *o1, *o2, *a2, *scr;
         N = 1030;
-        vit__att_tiles(N, &nt, &per);
+        vit__att_tiles(N, 0, &nt, &per);
         qkv = randv((size_t)B * N * ld, 1.0f); o1 = randv((size_t)B * N * C, 0.0f); o2 = randv((size_t)B * N * C, 0.0f);
         a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * vit__att_slot(N, HS, 0, 0), 0.0f);
         {
