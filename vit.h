@@ -3035,6 +3035,20 @@ static void vit__pack_panel_nn(float *dst, const float *w, int ldw, int n0, int 
    every whole panel of a packed weight; the last partial one never is. */
 static int vit__mm_packed(const vit__mm *p, int n0) { return p->panel && n0 + VIT__NR <= p->N; }
 
+#if VIT__DOT_BF16 || VIT__DOT_I8
+/* Where a packed weight's panel n0 lies from k0 on (groups of 4 bytes, NR a row: a whole panel is one run over
+   all of K), and, I8 only, the column sums of its k block from k0 (blocks of kcb, vit__kc): the packed BF16
+   weight has none (wsums NULL, and an offset from NULL is undefined). */
+static const uint32_t *vit__packed_panel(const vit__mm *p, int n0, int k0) {
+    size_t es = p->wt == VIT_DTYPE_BF16 ? 2 : 1;
+    return (const uint32_t *)(const void *)((const unsigned char *)p->wq +
+                                            ((size_t)n0 * p->K + (size_t)k0 * VIT__NR) * es);
+}
+static const int32_t *vit__packed_wsum(const vit__mm *p, int n0, int k0, int kcb) {
+    return p->wsums + ((size_t)n0 / VIT__NR * (size_t)((p->K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
+}
+#endif
+
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows;
    kcb is the type's block size (vit__kc). */
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv) {
@@ -3079,10 +3093,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     else if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else if (vit__mm_packed(p, n0)) {
-        t.bp = (const uint32_t *)(const void *)(wb + ((size_t)n0 * K + (size_t)k0 * VIT__NR) * es);
-        /* I8 only: a packed BF16 weight has no sums (wsums is NULL, and an offset from NULL is undefined) */
-        if (p->wt == VIT_DTYPE_I8)
-            t.wsum = p->wsums + ((size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
+        t.bp = vit__packed_panel(p, n0, k0);
+        if (p->wt == VIT_DTYPE_I8) t.wsum = vit__packed_wsum(p, n0, k0, kcb);
     }
 #endif
 #if VIT__DOT_BF16
@@ -3407,36 +3419,32 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
 #ifdef VIT__AMX_I8
             if (p->wt == VIT_DTYPE_I8) {
                 int32_t wsum[VIT__NR];
-                const int32_t *bs = p->wsums + (size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) * VIT__NR;
                 int j;
                 for (j = 0; j < VIT__NR; j++) wsum[j] = 0;
-                for (k0 = 0; k0 < K; k0 += kcb, bs += VIT__NR)
+                for (k0 = 0; k0 < K; k0 += kcb) {
+                    const int32_t *bs = vit__packed_wsum(p, n0, k0, kcb);
                     for (j = 0; j < VIT__NR; j++) wsum[j] += bs[j];
-                vit__amx_block_i8(p, (const uint32_t *)p->wq + (size_t)n0 * K / 4, wsum, 0, K, n0, pad);
+                }
+                vit__amx_block_i8(p, vit__packed_panel(p, n0, 0), wsum, 0, K, n0, pad);
                 continue;
             }
 #endif
-            vit__amx_block(p, (const uint32_t *)p->wq + (size_t)n0 * K / 2, 0, K, n0, pad);
+            vit__amx_block(p, vit__packed_panel(p, n0, 0), 0, K, n0, pad);
             continue;
         }
+        /* else packed here, in vit__gemm_block's k blocks, as it packs them */
         for (k0 = 0; k0 < K; k0 += kcb) {
             int kc = K - k0 < kcb ? K - k0 : kcb;
             const uint32_t *b = (const uint32_t *)(const void *)bp;
 #ifdef VIT__AMX_I8
-            if (p->wt == VIT_DTYPE_I8) { /* as vit__gemm_block reads or packs a panel of quads and its sums */
+            if (p->wt == VIT_DTYPE_I8) {
                 int32_t wsum[VIT__NR];
-                const int32_t *ws = wsum;
-                if (vit__mm_packed(p, n0)) {
-                    b = (const uint32_t *)p->wq + ((size_t)n0 * K + (size_t)k0 * VIT__NR) / 4;
-                    ws = p->wsums +
-                         ((size_t)n0 / VIT__NR * (size_t)((K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
-                } else vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, VIT__NR, k0, kc);
-                vit__amx_block_i8(p, b, ws, k0, kc, n0, pad);
+                vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, VIT__NR, k0, kc);
+                vit__amx_block_i8(p, b, wsum, k0, kc, n0, pad);
                 continue;
             }
 #endif
-            if (vit__mm_packed(p, n0)) b = (const uint32_t *)p->wq + ((size_t)n0 * K + (size_t)k0 * VIT__NR) / 2;
-            else vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, VIT__NR, k0, kc);
+            vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, VIT__NR, k0, kc);
             vit__amx_block(p, b, k0, kc, n0, pad);
         }
     }
