@@ -7,16 +7,11 @@
    Usage: bench_explain MODEL [--threads T] [--rounds R] */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     vit_model m;

@@ -13,6 +13,7 @@
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "../tests/check.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +21,6 @@
 #ifdef BENCH_OPENBLAS
 #include <cblas.h>
 #endif
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static float *urandv(size_t n) {
     /* 64-byte aligned, as arena tensors and packed weights are: malloc's
@@ -51,43 +46,8 @@ static float *urandv(size_t n) {
         }                                                                                                              \
     } while (0)
 
-#ifndef VIT_NO_SIMD
-/* 12 independent FMA chains per iteration: enough to fill two FMA ports of
-   4-cycle latency, so this is the core's FMA throughput for this vector
-   width. */
-static double fma_peak(void) {
-    vit__vf m = vit__v_set1(0.999999f), c = vit__v_set1(1e-7f);
-    vit__vf a0 = vit__v_set1(0.f), a1 = vit__v_set1(1.f), a2 = vit__v_set1(2.f), a3 = vit__v_set1(3.f),
-            a4 = vit__v_set1(4.f), a5 = vit__v_set1(5.f);
-    vit__vf a6 = vit__v_set1(6.f), a7 = vit__v_set1(7.f), a8 = vit__v_set1(8.f), a9 = vit__v_set1(9.f),
-            a10 = vit__v_set1(10.f), a11 = vit__v_set1(11.f);
-    long i, iters = 20000000;
-    double t, best = 1e30;
-    int rep;
-    for (rep = 0; rep < 3; rep++) {
-        t = now();
-        for (i = 0; i < iters; i++) {
-            a0 = vit__v_fma(a0, m, c); a1 = vit__v_fma(a1, m, c); a2 = vit__v_fma(a2, m, c); a3 = vit__v_fma(a3, m, c);
-            a4 = vit__v_fma(a4, m, c); a5 = vit__v_fma(a5, m, c); a6 = vit__v_fma(a6, m, c); a7 = vit__v_fma(a7, m, c);
-            a8 = vit__v_fma(a8, m, c);
-            a9 = vit__v_fma(a9, m, c);
-            a10 = vit__v_fma(a10, m, c);
-            a11 = vit__v_fma(a11, m, c);
-        }
-        t = now() - t;
-        if (t < best) best = t;
-    }
-    /* Keep the chains alive. */
-    a0 = vit__v_add(vit__v_add(vit__v_add(a0, a1), vit__v_add(a2, a3)),
-                    vit__v_add(vit__v_add(a4, a5), vit__v_add(a6, a7)));
-    a0 = vit__v_add(a0, vit__v_add(vit__v_add(a8, a9), vit__v_add(a10, a11)));
-    if (vit__v_hsum(a0) == 12345.0f) printf(" ");
-    return 2.0 * VIT__VW * 12.0 * (double)iters / best / 1e9;
-}
-#endif
-
 #if VIT__DOT_BF16 || VIT__DOT_I8
-/* The dot-product instructions' peaks, as fma_peak: 12 independent chains.
+/* The dot-product instructions' peaks, as fma_peak (bench.h): 12 independent chains.
    One vdpbf16ps is 2 VIT__VW products and sums, one vpdpbusd 4 VIT__VW: in
    GFLOP/s (GOP/s for int8) counting a multiply and an add as two. The I8
    step's weights are its own sums: with loop-invariant operands AVX2's

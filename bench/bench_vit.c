@@ -11,22 +11,12 @@
    output. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/resource.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv) {
     int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197;
@@ -122,7 +112,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench_vit: %s\n", vit_last_error());
         return 1;
     }
-    qsort(times, (size_t)reps, sizeof(double), cmp);
+    qsort(times, (size_t)reps, sizeof(double), cmp_double);
     getrusage(RUSAGE_SELF, &ru);
     if (json)
         printf(

@@ -14,64 +14,16 @@
    activation is fused into fc1's epilogue: "fc1 + act" is that product,
    and the activation alone, unfused, is printed apart for scale.
    Each piece is the median of R runs; FLOPs are 2 per multiply-add of
-   the products (attention: 4 B T^2 C); the peak is measured here, T
-   threads of independent FMA chains on VIT__VW-wide vectors, so "% peak"
-   says how far each piece is from what the FPU can do. */
+   the products (attention: 4 B T^2 C); the peak is one core's, measured
+   here (bench.h, as bench_kernels and compare.py count it), times the
+   threads, so "% peak" says how far each piece is from what the FPU can
+   do. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* One core's FMA throughput in GFLOP/s: 12 independent chains (enough to
-   cover the FMA latency on two ports), long enough to leave timer noise. */
-static volatile float sink;
-static void fma_task(const void *arg, int t0, int t1, int thread) {
-    double *out = (double *)(uintptr_t)arg;
-    int t;
-    (void)thread;
-    for (t = t0; t < t1; t++) {
-        /* twelve named accumulators: an array could be left in memory, each FMA then waiting on a store */
-        vit__vf m = vit__v_set1(0.999999f), c = vit__v_set1(1e-7f), a0 = vit__v_set1(0.0f), a1 = vit__v_set1(1.0f),
-                a2 = vit__v_set1(2.0f), a3 = vit__v_set1(3.0f), a4 = vit__v_set1(4.0f), a5 = vit__v_set1(5.0f),
-                a6 = vit__v_set1(6.0f), a7 = vit__v_set1(7.0f), a8 = vit__v_set1(8.0f), a9 = vit__v_set1(9.0f),
-                a10 = vit__v_set1(10.0f), a11 = vit__v_set1(11.0f);
-        float lanes[VIT__VW];
-        long it, n = 40000000L / VIT__VW;
-        double t_start = now();
-        for (it = 0; it < n; it++) {
-            a0 = vit__v_fma(a0, m, c); a1 = vit__v_fma(a1, m, c); a2 = vit__v_fma(a2, m, c);
-            a3 = vit__v_fma(a3, m, c); a4 = vit__v_fma(a4, m, c); a5 = vit__v_fma(a5, m, c);
-            a6 = vit__v_fma(a6, m, c); a7 = vit__v_fma(a7, m, c); a8 = vit__v_fma(a8, m, c);
-            a9 = vit__v_fma(a9, m, c); a10 = vit__v_fma(a10, m, c); a11 = vit__v_fma(a11, m, c);
-        }
-        a0 = vit__v_add(vit__v_add(vit__v_add(a0, a1), vit__v_add(a2, a3)), vit__v_add(a4, a5));
-        a6 = vit__v_add(vit__v_add(vit__v_add(a6, a7), vit__v_add(a8, a9)), vit__v_add(a10, a11));
-        vit__v_store(lanes, vit__v_add(a0, a6));
-        sink = lanes[0];
-        out[t] = 2.0 * VIT__VW * 12.0 * (double)n / (now() - t_start) / 1e9;
-    }
-}
-
-static double fma_peak(int threads) {
-    double per[64], sum = 0.0;
-    int t;
-    vit__parallel(threads, threads, fma_task, per);
-    for (t = 0; t < threads; t++) sum += per[t];
-    return sum;
-}
 
 typedef struct piece {
     const char *name;
@@ -88,7 +40,7 @@ typedef struct piece {
             CODE;                                                                                                      \
             ts_[k_] = now() - t0_;                                                                                     \
         }                                                                                                              \
-        qsort(ts_ + 1, (size_t)(REPS), sizeof(double), cmp);                                                           \
+        qsort(ts_ + 1, (size_t)(REPS), sizeof(double), cmp_double);                                                    \
         (P)->s = ts_[1 + (REPS) / 2];                                                                                  \
     } while (0)
 
@@ -211,14 +163,14 @@ int main(int argc, char **argv) {
         np++;
     }
 
-    peak = fma_peak(threads);
+    peak = fma_peak() * threads;
     for (i = 0; i < np; i++) {
         sum += p[i].s * p[i].times;
         fl += p[i].flops * p[i].times;
     }
     total_s = fwd_s;
-    printf("profile_vit %s: B=%d, %d thread%s, %d px (%d tokens), F32 FMA peak %.1f GFLOP/s (measured)\n", argv[1], B,
-           threads, threads > 1 ? "s" : "", (int)m.cfg.image_size,
+    printf("profile_vit %s: B=%d, %d thread%s, %d px (%d tokens), F32 FMA peak %.1f GFLOP/s (a core's x threads)\n",
+           argv[1], B, threads, threads > 1 ? "s" : "", (int)m.cfg.image_size,
            (int)((m.cfg.image_size / m.cfg.patch_size) * (m.cfg.image_size / m.cfg.patch_size) + vit__prefix(&m.cfg)),
            peak);
     printf("| piece | ms | share | GFLOP/s | of peak |\n|---|---|---|---|---|\n");
