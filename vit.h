@@ -1558,6 +1558,7 @@ static float vit__h16(simde__m512 a, int max) {
 #define vit__v_sub(a, b) simde_mm512_sub_ps(a, b)
 #define vit__v_mul(a, b) simde_mm512_mul_ps(a, b)
 #define vit__v_div(a, b) simde_mm512_div_ps(a, b)
+#define vit__v_rcp(a) _mm512_rcp14_ps(a) /* 1/a within 2^-14 (this branch is native AVX-512 only) */
 #define vit__v_fma(a, b, c) simde_mm512_fmadd_ps(a, b, c) /* a*b + c */
 #define vit__v_max(a, b) simde_mm512_max_ps(a, b)
 #define vit__v_min(a, b) simde_mm512_min_ps(a, b)
@@ -1585,6 +1586,7 @@ typedef simde__m256 vit__vf;
 #define vit__v_sub(a, b) simde_mm256_sub_ps(a, b)
 #define vit__v_mul(a, b) simde_mm256_mul_ps(a, b)
 #define vit__v_div(a, b) simde_mm256_div_ps(a, b)
+#define vit__v_rcp(a) simde_mm256_rcp_ps(a) /* 1/a within 1.5 * 2^-12 */
 #if defined(SIMDE_WASM_SIMD128_NATIVE) && !defined(SIMDE_X86_FMA_NATIVE)
 /* WebAssembly has no fused multiply-add, and SIMDe 0.7's fmadd then runs
    lane by lane through memory (10x slower than scalar code); its result
@@ -3822,50 +3824,49 @@ VITDEF void vit_k_softmax_ref(float *y, const float *x, int rows, int n) {
    inline: an out-of-line copy returning a vector would change the ABI
    without native AVX (GCC's -Wpsabi under SIMDE_NO_NATIVE). */
 static VIT__INLINE vit__vf vit__v_load_part(const float *p, int n, float fill) {
+#if VIT__VW == 16 /* native AVX-512: a masked load, which never touches the lanes past n */
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << n) - 1u), p);
+#else
     float t[VIT__VW];
     int j;
     if (n == VIT__VW) return vit__v_load(p);
     for (j = 0; j < VIT__VW; j++) t[j] = j < n ? p[j] : fill;
     return vit__v_load(t);
+#endif
 }
 static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
+#if VIT__VW == 16
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), v);
+#else
     float t[VIT__VW];
     int j;
     if (n == VIT__VW) { vit__v_store(p, v); return; }
     vit__v_store(t, v);
     for (j = 0; j < n; j++) p[j] = t[j];
+#endif
 }
 
 /* One row's exponentials, x minus its max, into y; returns their sum.
    vit__v_exp is within ~2 ulp of expf, the sum differs from the reference
    by rounding order only. */
 static float vit__softmax_exp(float *y, const float *x, int n) {
-    int i = 0;
-    float mx = x[0], sum;
-    vit__vf vmx, vsum = vit__v_zero();
-    if (n >= VIT__VW) {
-        vmx = vit__v_load(x);
-        for (i = VIT__VW; i + VIT__VW <= n; i += VIT__VW) vmx = vit__v_max(vmx, vit__v_load(x + i));
-        mx = vit__v_hmax(vmx);
-    }
-    for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
-    vmx = vit__v_set1(mx);
+    int i, rem;
+    vit__vf vmx = vit__v_load_part(x, n < VIT__VW ? n : VIT__VW, x[0]), vsum = vit__v_zero(), e;
+    for (i = VIT__VW; i + VIT__VW <= n; i += VIT__VW) vmx = vit__v_max(vmx, vit__v_load(x + i));
+    if (i < n) vmx = vit__v_max(vmx, vit__v_load_part(x + i, n - i, x[0]));
+    vmx = vit__v_set1(vit__v_hmax(vmx));
     for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
-        vit__vf e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
+        e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
         vit__v_store(y + i, e);
         vsum = vit__v_add(vsum, e);
     }
-    sum = vit__v_hsum(vsum);
-    if (i < n) {
-        /* The tail goes through the same vector exp, so every element of a
-           row sees the same approximation. */
-        float e[VIT__VW];
-        int j, rem = n - i;
-        for (j = 0; j < VIT__VW; j++) e[j] = j < rem ? x[i + j] - mx : -1e30f;
-        vit__v_store(e, vit__v_exp(vit__v_load(e)));
-        for (j = 0; j < rem; j++) { y[i + j] = e[j]; sum += e[j]; }
+    /* The tail through the same vector exp, so every element of a row sees the same approximation (a masked
+       load and store under AVX-512: a scalar tail cost as much as the row's whole vectors at 197 keys). */
+    if ((rem = n - i) > 0) {
+        vit__v_store_part(y + i, vit__v_exp(vit__v_sub(vit__v_load_part(x + i, rem, 0.0f), vmx)), rem);
+        vsum = vit__v_add(vsum, vit__v_load_part(y + i, rem, 0.0f));
     }
-    return sum;
+    return vit__v_hsum(vsum);
 }
 
 /* One row. */
@@ -4083,9 +4084,16 @@ VITDEF void vit_k_glu_ref(float *y, const float *x, int rows, int H, vit_act act
 }
 
 #ifndef VIT_NO_SIMD
+/* 1 / a from the reciprocal estimate and one Newton step (error squared: ~1 ulp), a division's throughput
+   being a sixteenth of an FMA's for 16 lanes: GELU's erfc spent half its time in it. */
+static VIT__INLINE vit__vf vit__v_recip(vit__vf a) {
+    vit__vf r = vit__v_rcp(a);
+    return vit__v_fma(r, vit__v_fma(vit__v_sub(vit__v_zero(), a), r, vit__v_set1(1.0f)), r);
+}
+
 static vit__vf vit__v_gelu(vit__vf x) {
     vit__vf z = vit__v_mul(vit__v_abs(x), vit__v_set1(0.70710678118654752f));
-    vit__vf t = vit__v_div(vit__v_set1(1.0f), vit__v_fma(z, vit__v_set1(0.3275911f), vit__v_set1(1.0f)));
+    vit__vf t = vit__v_recip(vit__v_fma(z, vit__v_set1(0.3275911f), vit__v_set1(1.0f)));
     vit__vf p = vit__v_set1(1.061405429f), q;
     p = vit__v_fma(p, t, vit__v_set1(-1.453152027f));
     p = vit__v_fma(p, t, vit__v_set1(1.421413741f));
