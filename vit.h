@@ -3279,45 +3279,35 @@ typedef struct vit__amx_cfg {
         }                                                                                                          \
     } while (0)
 
-/* The sums of rows [m, m + n1 + n2) (n1 <= 16 in tmm0-1, n2 in tmm2-3) of k block [k0, k0 + kc) against the
-   panel bp, added to what the tiles hold: 16 groups of 4 bytes a row per step (32 k of BF16 pairs, 64 of I8
-   quads), A in tmm4-5 (x: xs, xrow groups a row), B's two halves of 16 columns in tmm6-7. */
-static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint32_t *bp, int k0, int kc, int m, int n1,
-                            int n2, uint32_t *pad) {
-    int per = wt == VIT_DTYPE_BF16 ? 2 : 4, g, h, r, j;
+/* The sums of rows [m, m + 16) (tmm0-1) and, when two, [m + 16, m + 32) (tmm2-3) of k block [k0, k0 + kc)
+   against the panel bp, added to what the tiles hold: 16 groups of 4 bytes a row per step (32 k of BF16 pairs,
+   64 of I8 quads), A in tmm4-5 (x: xrow groups a row, whole 16-row tiles: the callers' rows past their data are
+   zeros, vit__xs_rows and vit__att_pad), B's two halves of 16 columns in tmm6-7. */
+static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint32_t *bp, int k0, int kc, int m,
+                            int two) {
+    int per = wt == VIT_DTYPE_BF16 ? 2 : 4, g;
+    long lx = (long)(xrow * 4);
     for (g = 0; g < kc / per; g += 16) {
         const uint32_t *b = bp + (size_t)g * VIT__NR, *x = xs + (size_t)m * xrow + k0 / per + g;
         _tile_loadd(6, b, VIT__NR * 4);
         _tile_loadd(7, b + 16, VIT__NR * 4);
-        for (h = 0; h < 2; h++) { /* the two groups of 16 rows: A in tmm4, then tmm5 */
-            int n = h ? n2 : n1;
-            const uint32_t *xh = x + (size_t)16 * h * xrow;
-            if (!n) break;
-            if (n < 16) { /* a tile loads 16 rows: those past M from a zeroed copy */
-                for (r = 0; r < 16; r++)
-                    for (j = 0; j < 16; j++) pad[r * 16 + j] = r < n ? xh[(size_t)r * xrow + j] : 0u;
-                if (h) _tile_loadd(5, pad, 64);
-                else _tile_loadd(4, pad, 64);
-            } else if (h) _tile_loadd(5, xh, (long)(xrow * 4));
-            else _tile_loadd(4, xh, (long)(xrow * 4));
+        _tile_loadd(4, x, lx);
+        if (two) _tile_loadd(5, x + (size_t)16 * xrow, lx);
 #ifdef VIT__AMX_I8
-            if (wt == VIT_DTYPE_I8) {
-                if (h) { _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7); }
-                else { _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7); }
-                continue;
-            }
-#endif
-            if (h) { _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7); }
-            else { _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7); }
+        if (wt == VIT_DTYPE_I8) {
+            _tile_dpbusd(0, 4, 6); _tile_dpbusd(1, 4, 7);
+            if (two) { _tile_dpbusd(2, 5, 6); _tile_dpbusd(3, 5, 7); }
+            continue;
         }
+#endif
+        _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);
+        if (two) { _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7); }
     }
 }
 
-/* The same with x as a product's xs lays it out (vit__xs_row): whole tiles, its rows past M being zeros
-   (vit__xs_rows), whose sums nobody reads. */
-static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, int m, int n1, int n2, uint32_t *pad) {
-    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_row(p->wt, p->K) / 4, bp, k0, kc, m, n1 ? 16 : 0,
-                    n2 ? 16 : 0, pad);
+/* The same with x as a product's xs lays it out (vit__xs_row). */
+static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, int m, int two) {
+    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_row(p->wt, p->K) / 4, bp, k0, kc, m, two);
 }
 
 /* BF16: k block [k0, k0 + kc) of panel n0 (whole), all M rows, the panel of pairs bp (NR pairs a row). */
@@ -3332,7 +3322,7 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
             VIT__AMX_LOAD(0, 1, y0, ldy, n1, pad);
             if (n2) VIT__AMX_LOAD(2, 3, y1, ldy, n2, pad);
         }
-        vit__amx_dot(p, bp, k0, kc, m, n1, n2, (uint32_t *)(void *)pad);
+        vit__amx_dot(p, bp, k0, kc, m, n2 > 0);
         for (h = 0; h < 2; h++) {
             int n = h ? n2 : n1;
             float *yh = h ? y1 : y0;
@@ -3365,8 +3355,7 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
 /* I8: k block [k0, k0 + kc) of panel n0 (whole) against the panel of quads bp and its column sums wsum: the
    integer sums S from the tiles, then vit__tile_i8_finish as the vpdpbusd tiles end (the zero points, the blocks
    summed in y, the scales, bias and epilogue). S is exact either way: the same bits as those tiles. */
-static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0,
-                              float *pad) {
+static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0) {
     int32_t acc[32][VIT__NR];
     int M = p->M, ldy = p->ldy, last = k0 + kc == p->K, m, h;
     const float *sxs = vit__xs_scales(p);
@@ -3383,7 +3372,7 @@ static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_
     for (m = 0; m < M; m += 32) {
         int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
         _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-        vit__amx_dot(p, bp, k0, kc, m, n1, n2, (uint32_t *)(void *)pad);
+        vit__amx_dot(p, bp, k0, kc, m, n2 > 0);
         _tile_stored(0, acc[0], VIT__NR * 4);
         _tile_stored(1, acc[0] + 16, VIT__NR * 4);
         if (n2) {
@@ -3438,7 +3427,7 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
                     const int32_t *bs = vit__packed_wsum(p, n0, k0, kcb);
                     for (j = 0; j < VIT__NR; j++) wsum[j] += bs[j];
                 }
-                vit__amx_block_i8(p, vit__packed_panel(p, n0, 0), wsum, 0, K, n0, pad);
+                vit__amx_block_i8(p, vit__packed_panel(p, n0, 0), wsum, 0, K, n0);
                 continue;
             }
 #endif
@@ -3453,7 +3442,7 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
             if (p->wt == VIT_DTYPE_I8) {
                 int32_t wsum[VIT__NR];
                 vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, VIT__NR, k0, kc);
-                vit__amx_block_i8(p, b, wsum, k0, kc, n0, pad);
+                vit__amx_block_i8(p, b, wsum, k0, kc, n0);
                 continue;
             }
 #endif
@@ -3466,9 +3455,10 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
 }
 
 /* The lowp attention's products (vit__att_bf16_mm) on the tiles: rows [0, rows) of y (stride ldy) = alpha * x bp,
-   over kc pairs (a multiple of 16, the pairs past the data zero in x and bp: vit__att_pad) of x (stride ldx)
-   and of the panels in bp (kc x NR each), n columns; all of k at once, so each 32 x 32 block of y is written
-   once. The caller's thread holds the tile configuration (vit__att_tasks). */
+   over kc pairs (a multiple of 16, the pairs past the data zero in x and bp: vit__att_pad) of x (stride ldx,
+   its rows zero up to a multiple of 16: whole tiles load straight from it) and of the panels in bp (kc x NR
+   each), n columns; all of k at once, so each 32 x 32 block of y is written once. The caller's thread holds
+   the tile configuration (vit__att_tasks). */
 static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows, int n,
                             float alpha) {
     float pbuf[16 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
@@ -3478,8 +3468,7 @@ static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const
         for (m = 0; m < rows; m += 32) {
             int mr = rows - m < 32 ? rows - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
             _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n1, n2,
-                            (uint32_t *)(void *)pad);
+            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n2 > 0);
             for (h = 0; h < 2; h++) {
                 int nn = h ? n2 : n1;
                 if (!nn) break;
@@ -4546,7 +4535,9 @@ static void vit__att_tiles(int N, int lowp, int *tiles, int *per) {
 
 #if VIT__DOT_BF16
 /* Pairs along k as the lowp attention lays them out: n, or with AMX tiles
-   n rounded up to their 16 pairs a step (the extra ones zero). */
+   n rounded up to their 16 pairs a step (the extra ones zero); and so its
+   rows of q and of probabilities, for whole 16-row tiles of A (as the
+   products' vit__xs_rows). */
 static size_t vit__att_pad(size_t n) { return VIT__AMX ? (n + 15) / 16 * 16 : n; }
 
 /* The pieces of a lowp slot, in floats (uint32 pairs) rounded up to 64
@@ -4561,8 +4552,8 @@ static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     part[0] = ((size_t)N + nr - 1) / nr * nr * hq;
     part[1] = ((size_t)HS + nr - 1) / nr * nr * hv;
     part[2] = nr * (size_t)(HS + 1) / 2;
-    part[3] = (size_t)rows * hq;
-    part[4] = (size_t)rows * hv;
+    part[3] = vit__att_pad((size_t)rows) * hq;
+    part[4] = vit__att_pad((size_t)rows) * hv;
     for (i = 0; i < 5; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
     return sum;
 }
@@ -4731,6 +4722,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         if (HS & 1) ((uint16_t *)(void *)(qx + (size_t)i * hqp))[HS] = 0;
         memset(qx + (size_t)i * hqp + hq, 0, (size_t)(hqp - hq) * 4);
     }
+    memset(qx + (size_t)rows * hqp, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hqp * 4);
     vit__att_bf16_mm(S, N, qx, hqp, kp, hq, hqp, rows, N, a->s.scale);
     if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
 
@@ -4753,6 +4745,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         if (N & 1) h[N] = 0;
         memset(h + 2 * (size_t)hv, 0, (size_t)(hvp - hv) * 4);
     }
+    memset(px + (size_t)rows * hvp, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hvp * 4);
 
     /* out = S v */
     vit__att_bf16_mm(a->out + ((size_t)bi * N + i0) * C + h * HS, C, px, hvp, vp, hv, hvp, rows, HS, 1.0f);
