@@ -3283,14 +3283,18 @@ typedef struct vit__amx_cfg {
    against the panel bp, added to what the tiles hold: 16 groups of 4 bytes a row per step (32 k of BF16 pairs,
    64 of I8 quads), A in tmm4-5 (x: xrow groups a row, whole 16-row tiles: the callers' rows past their data are
    zeros, vit__xs_rows and vit__att_pad), B's two halves of 16 columns in tmm6-7; and pfn lines from pf asked
-   for at each step (part of the next panel: vit__amx_dot). */
+   for at each step (part of the next panel: vit__amx_dot), and fin_rows rows of fin finished (vit__amx_panel). */
+typedef struct vit__amx_fin vit__amx_fin;
+static void vit__amx_fin_rows(vit__amx_fin *f, int rows);
+
 static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint32_t *bp, int k0, int kc, int m,
-                            int two, const unsigned char *pf, int pfn) {
+                            int two, const unsigned char *pf, int pfn, vit__amx_fin *fin, int fin_rows) {
     int per = wt == VIT_DTYPE_BF16 ? 2 : 4, g, i;
     long lx = (long)(xrow * 4);
     for (g = 0; g < kc / per; g += 16) {
         const uint32_t *b = bp + (size_t)g * VIT__NR, *x = xs + (size_t)m * xrow + k0 / per + g;
         for (i = 0; i < pfn; i++, pf += 64) VIT__PREFETCH(pf);
+        if (fin) vit__amx_fin_rows(fin, fin_rows); /* the vector units finish the previous block meanwhile */
         _tile_loadd(6, b, VIT__NR * 4);
         _tile_loadd(7, b + 16, VIT__NR * 4);
         _tile_loadd(4, x, lx);
@@ -3314,7 +3318,7 @@ static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint3
    L3 800 -> 900. (k blocks of the panel kept in L1 across the row blocks, the sums through y between them, ran
    10-25% slower.) */
 static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, int m, int two,
-                         const unsigned char *next, size_t bytes) {
+                         const unsigned char *next, size_t bytes, vit__amx_fin *fin, int fin_rows) {
     int per = p->wt == VIT_DTYPE_BF16 ? 2 : 4, steps = (kc / per + 15) / 16, blocks = (p->M + 31) / 32, pfn = 0;
     size_t lines = bytes / 64, mine = (lines + (size_t)blocks - 1) / (size_t)blocks, from = (size_t)(m / 32) * mine;
     if (next && from < lines) {
@@ -3323,12 +3327,12 @@ static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, i
         next += from * 64;
         if ((size_t)pfn * (size_t)steps > mine) pfn = (int)(mine / (size_t)steps); /* never past the panel */
     }
-    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_row(p->wt, p->K) / 4, bp, k0, kc, m, two, next, pfn);
+    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_row(p->wt, p->K) / 4, bp, k0, kc, m, two, next, pfn, fin,
+                    fin_rows);
 }
 
 /* BF16: k block [k0, k0 + kc) of panel n0 (whole), all M rows, the panel of pairs bp (NR pairs a row). */
-static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc, int n0, float *pad,
-                           const unsigned char *next, size_t bytes) {
+static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc, int n0, float *pad) {
     int M = p->M, ldy = p->ldy, first = k0 == 0, last = k0 + kc == p->K, m, r, j, h;
     for (m = 0; m < M; m += 32) {
         int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
@@ -3339,7 +3343,7 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
             VIT__AMX_LOAD(0, 1, y0, ldy, n1, pad);
             if (n2) VIT__AMX_LOAD(2, 3, y1, ldy, n2, pad);
         }
-        vit__amx_dot(p, bp, k0, kc, m, n2 > 0, next, bytes);
+        vit__amx_dot(p, bp, k0, kc, m, n2 > 0, NULL, 0, NULL, 0);
         for (h = 0; h < 2; h++) {
             int n = h ? n2 : n1;
             float *yh = h ? y1 : y0;
@@ -3372,8 +3376,7 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
 /* I8: k block [k0, k0 + kc) of panel n0 (whole) against the panel of quads bp and its column sums wsum: the
    integer sums S from the tiles, then vit__tile_i8_finish as the vpdpbusd tiles end (the zero points, the blocks
    summed in y, the scales, bias and epilogue). S is exact either way: the same bits as those tiles. */
-static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0,
-                              const unsigned char *next, size_t bytes) {
+static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0) {
     int32_t acc[32][VIT__NR];
     int M = p->M, ldy = p->ldy, last = k0 + kc == p->K, m, h;
     const float *sxs = vit__xs_scales(p);
@@ -3390,7 +3393,7 @@ static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_
     for (m = 0; m < M; m += 32) {
         int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
         _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-        vit__amx_dot(p, bp, k0, kc, m, n2 > 0, next, bytes);
+        vit__amx_dot(p, bp, k0, kc, m, n2 > 0, NULL, 0, NULL, 0);
         _tile_stored(0, acc[0], VIT__NR * 4);
         _tile_stored(1, acc[0] + 16, VIT__NR * 4);
         if (n2) {
@@ -3409,6 +3412,87 @@ static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_
     }
 }
 #endif
+
+/* A block of 32 rows whose sums left the tiles (buf: 32 x NR floats, I8's int32) and the rows of it finished so
+   far: y's values as the block functions above finish them (alpha acc + b and the epilogue; I8's finish). */
+struct vit__amx_fin {
+    const vit__mm *p;
+    int n0, m, rows, done;     /* the block's first row and rows; rows done */
+    float *buf;
+#ifdef VIT__AMX_I8
+    vit__tl t;                 /* I8: the finish's constants (the rows' pointers set per slice) */
+#endif
+};
+
+static void vit__amx_fin_rows(vit__amx_fin *f, int rows) {
+    const vit__mm *p = f->p;
+    int r0 = f->done, r1 = f->done + rows < f->rows ? f->done + rows : f->rows, r, j, ldy = p->ldy;
+    if (r0 >= r1) return;
+    f->done = r1;
+#ifdef VIT__AMX_I8
+    if (p->wt == VIT_DTYPE_I8) {
+        int i0 = f->m + r0;
+        const float *sxs = vit__xs_scales(p);
+        f->t.y = p->y + (size_t)i0 * ldy + f->n0;
+        f->t.sx = sxs + i0;
+        f->t.zp = (const int32_t *)(const void *)(sxs + p->M) + i0;
+        f->t.r = f->t.e && f->t.e->r ? f->t.e->r + (size_t)i0 * f->t.e->ldr + f->n0 : NULL;
+        vit__tile_i8_finish(&f->t, r1 - r0, (int32_t(*)[VIT__NR])(void *)(f->buf + (size_t)r0 * VIT__NR));
+        return;
+    }
+#endif
+    for (r = r0; r < r1; r++) {
+        float *yr = p->y + (size_t)(f->m + r) * ldy + f->n0;
+        const float *cr = f->buf + (size_t)r * VIT__NR;
+        for (j = 0; j < VIT__NR; j += VIT__VW)
+            vit__v_store(yr + j, vit__v_add(vit__v_mul(vit__v_set1(p->alpha), vit__v_load(cr + j)),
+                                            p->b ? vit__v_load(p->b + f->n0 + j) : vit__v_zero()));
+    }
+    if (p->e) vit__epi_tile(p->y, ldy, p->e, f->m + r0, f->n0, r1 - r0, VIT__NR);
+}
+
+/* A panel packed at load (bp, all of K; I8 with its column sums wsum over K) for every row, in blocks of 32
+   rows, each block finished while the next one's tiles run: the block's sums go to one of two buffers and
+   the vector units finish a few of its rows at each step of the next block, where finishing after each
+   block left the tiles idle (a 32 x 32 block of K = 768 is 96 TDPBF16PS, and its finish as long as a third
+   of them when the tiles run at full speed). The same bits as vit__amx_block and vit__amx_block_i8. */
+static void vit__amx_panel(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int n0,
+                           const unsigned char *next, size_t bytes) {
+    float bufs[2 * 32 * VIT__NR + 16], *b0 = (float *)(((uintptr_t)bufs + 63) & ~(uintptr_t)63);
+    int M = p->M, K = p->K, per = p->wt == VIT_DTYPE_BF16 ? 2 : 4, steps = (K / per + 15) / 16, m, i = 0;
+    int fin_rows = (32 + steps - 1) / steps;
+    vit__amx_fin f;
+    memset(&f, 0, sizeof f);
+    f.p = p;
+    f.n0 = n0;
+#ifdef VIT__AMX_I8
+    if (p->wt == VIT_DTYPE_I8) {
+        f.t.ldy = p->ldy; f.t.first = 1; f.t.last = 1; f.t.nv = VIT__NR; f.t.alpha = p->alpha;
+        f.t.b = p->b ? p->b + n0 : NULL; f.t.ws = p->ws + n0; f.t.wsum = wsum;
+        f.t.e = p->e;
+        f.t.g = p->e && p->e->g ? p->e->g + n0 : NULL;
+        f.t.stream = (double)M * p->N * sizeof(float) > 4194304.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
+                     (size_t)p->ldy * sizeof(float) % 64 == 0;
+    }
+#else
+    (void)wsum;
+#endif
+    for (m = 0; m < M; m += 32, i ^= 1) {
+        int mr = M - m < 32 ? M - m : 32;
+        float *buf = b0 + (size_t)i * 32 * VIT__NR;
+        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+        vit__amx_dot(p, bp, 0, K, m, mr > 16, next, bytes, m ? &f : NULL, fin_rows);
+        vit__amx_fin_rows(&f, 32); /* what the steps left of the previous block */
+        _tile_stored(0, buf, VIT__NR * 4);
+        _tile_stored(1, buf + 16, VIT__NR * 4);
+        if (mr > 16) {
+            _tile_stored(2, buf + 16 * VIT__NR, VIT__NR * 4);
+            _tile_stored(3, buf + 16 * VIT__NR + 16, VIT__NR * 4);
+        }
+        f.m = m; f.rows = mr; f.done = 0; f.buf = buf;
+    }
+    vit__amx_fin_rows(&f, 32);
+}
 
 /* This thread's tiles: tmm0-7 all 16 rows of 64 bytes. The configuration is constant data, every byte set: GCC
    12's _tile_loadconfig tells the compiler that it reads 8 bytes, and at -O1 one built on the stack lost the
@@ -3441,11 +3525,11 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
                     const int32_t *bs = vit__packed_wsum(p, n0, k0, kcb);
                     for (j = 0; j < VIT__NR; j++) wsum[j] += bs[j];
                 }
-                vit__amx_block_i8(p, vit__packed_panel(p, n0, 0), wsum, 0, K, n0, next, bytes);
+                vit__amx_panel(p, vit__packed_panel(p, n0, 0), wsum, n0, next, bytes);
                 continue;
             }
 #endif
-            vit__amx_block(p, vit__packed_panel(p, n0, 0), 0, K, n0, pad, next, bytes);
+            vit__amx_panel(p, vit__packed_panel(p, n0, 0), NULL, n0, next, bytes);
             continue;
         }
         /* else packed here, in vit__gemm_block's k blocks, as it packs them */
@@ -3456,12 +3540,12 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
             if (p->wt == VIT_DTYPE_I8) {
                 int32_t wsum[VIT__NR];
                 vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, VIT__NR, k0, kc);
-                vit__amx_block_i8(p, b, wsum, k0, kc, n0, NULL, 0);
+                vit__amx_block_i8(p, b, wsum, k0, kc, n0);
                 continue;
             }
 #endif
             vit__pack_panel_bf16((uint32_t *)(void *)bp, p, n0, VIT__NR, k0, kc);
-            vit__amx_block(p, b, k0, kc, n0, pad, NULL, 0);
+            vit__amx_block(p, b, k0, kc, n0, pad);
         }
     }
     _tile_release();
@@ -3482,7 +3566,7 @@ static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const
         for (m = 0; m < rows; m += 32) {
             int mr = rows - m < 32 ? rows - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
             _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n2 > 0, NULL, 0);
+            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n2 > 0, NULL, 0, NULL, 0);
             for (h = 0; h < 2; h++) {
                 int nn = h ? n2 : n1;
                 if (!nn) break;
