@@ -3497,7 +3497,8 @@ static void vit__amx_panel(const vit__mm *p, const uint32_t *bp, const int32_t *
 /* This thread's tiles: tmm0-7 all 16 rows of 64 bytes. The configuration is constant data, every byte set: GCC
    12's _tile_loadconfig tells the compiler that it reads 8 bytes, and at -O1 one built on the stack lost the
    stores that zero tiles 8-15's entries, on which LDTILECFG faults (the first BF16 product crashed). */
-static const vit__amx_cfg vit__amx_cfg_all = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}};
+static const vit__amx_cfg vit__amx_cfg_all = {1, 0, {0}, {64, 64, 64, 64, 64, 64, 64, 64},
+                                              {16, 16, 16, 16, 16, 16, 16, 16}};
 static void vit__amx_config(void) { _tile_loadconfig(&vit__amx_cfg_all); }
 
 /* Panels [i0, i1), each in the k blocks vit__gemm_panels uses. */
@@ -3566,7 +3567,8 @@ static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const
         for (m = 0; m < rows; m += 32) {
             int mr = rows - m < 32 ? rows - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
             _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n2 > 0, NULL, 0, NULL, 0);
+            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n2 > 0, NULL, 0, NULL,
+                            0);
             for (h = 0; h < 2; h++) {
                 int nn = h ? n2 : n1;
                 if (!nn) break;
