@@ -1,4 +1,4 @@
-/* vit.h - v0.5.0 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.1 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -268,8 +268,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 0
-#define VIT_VERSION_STRING "0.5.0"
+#define VIT_VERSION_PATCH 1
+#define VIT_VERSION_STRING "0.5.1"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -14800,6 +14800,14 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.1 (2026-11-26)  A -O1 build with AMX no longer faults on its first
+                         BF16 or I8 product (the tile configuration is
+                         constant data). AMX products: x's rows zero-padded
+                         to whole tiles, the next panel prefetched, each
+                         32-row block finished during the next one's tiles;
+                         the lowp attention's rows padded likewise. GELU's
+                         erf a rational fit (tools/fit_erf.py), softmax rows'
+                         tails by masked loads.
      0.5.0 (2026-11-26)  The newest ViTs, exact against timm: DINOv3
                          (RotaryEmbeddingDinoV3, pairs in halves:
                          vit_k_rope_half), Perception Encoder core (its
