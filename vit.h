@@ -2774,8 +2774,7 @@ static void vit__pack_panel_wide(float *dst, const vit__mm *p, int n0, int nv, i
 /* y = alpha * (S * (sx ws)) + b over a tile whose S the f32 tiles summed
    (the I8 product without the dot-product kernel). */
 static void vit__q8_finish(const vit__mm *p, int m0, int n0, int rows, int nv) {
-    const float *sxs =
-        vit__xs_scales(p);
+    const float *sxs = vit__xs_scales(p);
     int i, j;
     for (i = 0; i < rows; i++) {
         float *yi = p->y + (size_t)(m0 + i) * p->ldy + n0;
@@ -3279,14 +3278,14 @@ typedef struct vit__amx_cfg {
         }                                                                                                          \
     } while (0)
 
+typedef struct vit__amx_fin vit__amx_fin;
+static void vit__amx_fin_rows(vit__amx_fin *f, int rows);
+
 /* The sums of rows [m, m + 16) (tmm0-1) and, when two, [m + 16, m + 32) (tmm2-3) of k block [k0, k0 + kc)
    against the panel bp, added to what the tiles hold: 16 groups of 4 bytes a row per step (32 k of BF16 pairs,
    64 of I8 quads), A in tmm4-5 (x: xrow groups a row, whole 16-row tiles: the callers' rows past their data are
    zeros, vit__xs_rows and vit__att_pad), B's two halves of 16 columns in tmm6-7; and pfn lines from pf asked
    for at each step (part of the next panel: vit__amx_dot), and fin_rows rows of fin finished (vit__amx_panel). */
-typedef struct vit__amx_fin vit__amx_fin;
-static void vit__amx_fin_rows(vit__amx_fin *f, int rows);
-
 static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint32_t *bp, int k0, int kc, int m,
                             int two, const unsigned char *pf, int pfn, vit__amx_fin *fin, int fin_rows) {
     int per = wt == VIT_DTYPE_BF16 ? 2 : 4, g, i;
@@ -3331,9 +3330,18 @@ static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, i
                     fin_rows);
 }
 
+/* One row of a BF16 product's sums (cr, NR of them, columns from n0) out to yr: alpha acc + b, as the vdpbf16ps
+   tiles finish. */
+static void vit__amx_row_out(const vit__mm *p, float *yr, const float *cr, int n0) {
+    int j;
+    for (j = 0; j < VIT__NR; j += VIT__VW)
+        vit__v_store(yr + j, vit__v_add(vit__v_mul(vit__v_set1(p->alpha), vit__v_load(cr + j)),
+                                        p->b ? vit__v_load(p->b + n0 + j) : vit__v_zero()));
+}
+
 /* BF16: k block [k0, k0 + kc) of panel n0 (whole), all M rows, the panel of pairs bp (NR pairs a row). */
 static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc, int n0, float *pad) {
-    int M = p->M, ldy = p->ldy, first = k0 == 0, last = k0 + kc == p->K, m, r, j, h;
+    int M = p->M, ldy = p->ldy, first = k0 == 0, last = k0 + kc == p->K, m, r, h;
     for (m = 0; m < M; m += 32) {
         int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
         float *y0 = p->y + (size_t)m * ldy + n0, *y1 = y0 + (size_t)16 * ldy;
@@ -3363,9 +3371,7 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
                     memcpy(yr, cr, VIT__NR * sizeof(float));
                     continue;
                 }
-                for (j = 0; j < VIT__NR; j += VIT__VW)
-                    vit__v_store(yr + j, vit__v_add(vit__v_mul(vit__v_set1(p->alpha), vit__v_load(cr + j)),
-                                                    p->b ? vit__v_load(p->b + n0 + j) : vit__v_zero()));
+                vit__amx_row_out(p, yr, cr, n0);
             }
             if (last && p->e) vit__epi_tile(p->y, ldy, p->e, m + 16 * h, n0, n, VIT__NR);
         }
@@ -3426,7 +3432,7 @@ struct vit__amx_fin {
 
 static void vit__amx_fin_rows(vit__amx_fin *f, int rows) {
     const vit__mm *p = f->p;
-    int r0 = f->done, r1 = f->done + rows < f->rows ? f->done + rows : f->rows, r, j, ldy = p->ldy;
+    int r0 = f->done, r1 = f->done + rows < f->rows ? f->done + rows : f->rows, r, ldy = p->ldy;
     if (r0 >= r1) return;
     f->done = r1;
 #ifdef VIT__AMX_I8
@@ -3441,13 +3447,8 @@ static void vit__amx_fin_rows(vit__amx_fin *f, int rows) {
         return;
     }
 #endif
-    for (r = r0; r < r1; r++) {
-        float *yr = p->y + (size_t)(f->m + r) * ldy + f->n0;
-        const float *cr = f->buf + (size_t)r * VIT__NR;
-        for (j = 0; j < VIT__NR; j += VIT__VW)
-            vit__v_store(yr + j, vit__v_add(vit__v_mul(vit__v_set1(p->alpha), vit__v_load(cr + j)),
-                                            p->b ? vit__v_load(p->b + f->n0 + j) : vit__v_zero()));
-    }
+    for (r = r0; r < r1; r++)
+        vit__amx_row_out(p, p->y + (size_t)(f->m + r) * ldy + f->n0, f->buf + (size_t)r * VIT__NR, f->n0);
     if (p->e) vit__epi_tile(p->y, ldy, p->e, f->m + r0, f->n0, r1 - r0, VIT__NR);
 }
 
