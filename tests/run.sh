@@ -254,9 +254,13 @@ done
 FD_COUNT=
 psteps_done
 
-# Threads: one model, four threads with their own arenas, ThreadSanitizer.
-step tsan-build clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
-step tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixtures
+# Threads: one model, four threads with their own arenas, ThreadSanitizer; built and run in the background
+# while the fuzzers below are built (both compile vit.h whole, each on one core).
+tsan_threads() {
+  clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread &&
+    env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixtures
+}
+pstep tsan-threads tsan_threads
 
 # Fuzzing (libFuzzer + ASan + UBSan). The same tree gives the same result
 # every run: each fuzzer replays its seed corpus and every input that once
