@@ -4610,24 +4610,19 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
    before (unless N itself is under 4). */
 static void vit__att_tiles(int N, int lowp, int *tiles, int *per) {
     double want = ceil(4.0 * N * N / VIT__ATT_TILE);
+    int nt = want < 1.0 ? 1 : want > N ? N : (int)want, p = (N + nt - 1) / nt;
 #if VIT__AMX
     /* BF16 on the tiles: blocks of whole 32-row tiles whose scores fit 256 KiB (L2) once a head's pass 1 MiB.
        The head's K and V stay packed across its blocks, so blocking costs a block's q rows only: DINOv2-S/14 at
        518 px (1,370 tokens), one layer's attention 18.6 ms in blocks of 685 rows, 13.1 ms in blocks of 32; at
        392 px (785 tokens) 6.4 and 4.5 ms (blocks of 64 KiB and 128 KiB, under 32 rows, ran slower). */
     if (lowp && 4.0 * N * N > 4.0 * 262144.0) {
-        int p = (int)(262144.0 / (4.0 * N)) / 32 * 32, n;
+        p = (int)(262144.0 / (4.0 * N)) / 32 * 32;
         if (p < 32) p = 32;
-        n = (N + p - 1) / p;
-        if (n > 1 && N - (n - 1) * p < 4) n--;
-        *tiles = n;
-        *per = p;
-        return;
     }
 #else
     (void)lowp;
 #endif
-    int nt = want < 1.0 ? 1 : want > N ? N : (int)want, p = (N + nt - 1) / nt;
     nt = (N + p - 1) / p;
     if (nt > 1 && N - (nt - 1) * p < 4) nt--;
     *tiles = nt;
