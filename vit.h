@@ -3060,6 +3060,26 @@ static const int32_t *vit__packed_wsum(const vit__mm *p, int n0, int k0, int kcb
 }
 #endif
 
+#if VIT__DOT_BF16 || VIT__DOT_I8
+/* 1 when an I8 product's finished y goes to memory past the caches: y far larger than them (B = 8: 19 MB after
+   fc1: its first stores into cold lines took 9-10% of the forward, and the epilogue's pass over y came after;
+   ViT-B/16 int8 at B = 8: 0.95x on one thread, 0.98x on two) and its rows whole lines from n0. */
+static int vit__y_stream(const vit__mm *p, int n0) {
+    return (double)p->M * p->N * sizeof(float) > 4194304.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
+           (size_t)p->ldy * sizeof(float) % 64 == 0;
+}
+
+/* A tile's rows from i0 in columns from n0: y, and for I8's finish the rows' scales and zero points (xs) and
+   the epilogue's residual. */
+static void vit__tl_rows(vit__tl *t, const vit__mm *p, int i0, int n0) {
+    const float *sxs = vit__xs_scales(p);
+    t->y = p->y + (size_t)i0 * p->ldy + n0;
+    t->sx = sxs + i0;
+    t->zp = (const int32_t *)(const void *)(sxs + p->M) + i0;
+    t->r = t->e && t->e->r ? t->e->r + (size_t)i0 * t->e->ldr + n0 : NULL;
+}
+#endif
+
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), all M rows;
    kcb is the type's block size (vit__kc). */
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv) {
@@ -3078,23 +3098,18 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     int32_t wsum[VIT__NR];
     vit__tl t;
     size_t xrow = vit__xs_row(p->wt, K) / 4;
-    const float *sxs = p->xs ? vit__xs_scales(p) : NULL;
     memset(&t, 0, sizeof t);
     t.bp = (const uint32_t *)(const void *)bp;
     t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
     t.ldy = ldy; t.ldx = (int)xrow; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
     t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws ? p->ws + n0 : NULL; t.wsum = wsum;
     /* A whole I8 panel's last block does the epilogue in its finish, and
-       when y is far larger than the caches (B = 8: 19 MB after fc1) streams
-       it to memory: its first stores into cold lines of y took 9-10% of
-       the forward, and the epilogue's pass over y came after (ViT-B/16
-       int8 at B = 8: 0.95x on one thread, 0.98x on two). */
+       streams y to memory when it is far larger than the caches (vit__y_stream). */
     if (p->wt == VIT_DTYPE_I8 && dot && last && nv == VIT__NR) {
         t.e = e;
         t.g = e && e->g ? e->g + n0 : NULL;
         fused = e != NULL;
-        t.stream = (double)M * N * sizeof(float) > 4194304.0 && (uintptr_t)(y + n0) % 64 == 0 &&
-                   (size_t)ldy * sizeof(float) % 64 == 0;
+        t.stream = vit__y_stream(p, n0);
     }
 #endif
 
@@ -3151,11 +3166,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
         else {
-            t.y = y + (size_t)m * ldy + n0;
+            vit__tl_rows(&t, p, m, n0);
             t.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
-            t.sx = sxs + m;
-            t.zp = (const int32_t *)(const void *)(sxs + M) + m;
-            t.r = t.e && t.e->r ? t.e->r + (size_t)m * t.e->ldr + n0 : NULL;
 #if VIT__DOT_BF16
             if (p->wt == VIT_DTYPE_BF16) vit__tiles_bf16[nv > VIT__VW][mr](&t);
 #endif
@@ -3382,20 +3394,25 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
 /* I8: k block [k0, k0 + kc) of panel n0 (whole) against the panel of quads bp and its column sums wsum: the
    integer sums S from the tiles, then vit__tile_i8_finish as the vpdpbusd tiles end (the zero points, the blocks
    summed in y, the scales, bias and epilogue). S is exact either way: the same bits as those tiles. */
-static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0) {
-    int32_t acc[32][VIT__NR];
-    int M = p->M, ldy = p->ldy, last = k0 + kc == p->K, m, h;
-    const float *sxs = vit__xs_scales(p);
+/* The finish's constants for I8 panel n0 (whole) with its column sums wsum: the epilogue, and y streamed past
+   the caches when far larger than them (vit__y_stream), on the last k block. */
+static vit__tl vit__tl_i8(const vit__mm *p, int n0, const int32_t *wsum, int first, int last) {
     vit__tl t;
     memset(&t, 0, sizeof t);
-    t.ldy = ldy; t.first = k0 == 0; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
+    t.ldy = p->ldy; t.first = first; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
     t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws + n0; t.wsum = wsum;
-    if (last) { /* the epilogue in the finish, and a y far past the caches streamed (see vit__gemm_block) */
+    if (last) {
         t.e = p->e;
         t.g = p->e && p->e->g ? p->e->g + n0 : NULL;
-        t.stream = (double)M * p->N * sizeof(float) > 4194304.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
-                   (size_t)ldy * sizeof(float) % 64 == 0;
+        t.stream = vit__y_stream(p, n0);
     }
+    return t;
+}
+
+static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0) {
+    int32_t acc[32][VIT__NR];
+    int M = p->M, m, h;
+    vit__tl t = vit__tl_i8(p, n0, wsum, k0 == 0, k0 + kc == p->K);
     for (m = 0; m < M; m += 32) {
         int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
         _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
@@ -3407,12 +3424,9 @@ static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_
             _tile_stored(3, acc[16] + 16, VIT__NR * 4);
         }
         for (h = 0; h < 2; h++) {
-            int i0 = m + 16 * h, n = h ? n2 : n1;
+            int n = h ? n2 : n1;
             if (!n) break;
-            t.y = p->y + (size_t)i0 * ldy + n0;
-            t.sx = sxs + i0;
-            t.zp = (const int32_t *)(const void *)(sxs + M) + i0;
-            t.r = t.e && t.e->r ? t.e->r + (size_t)i0 * t.e->ldr + n0 : NULL;
+            vit__tl_rows(&t, p, m + 16 * h, n0);
             vit__tile_i8_finish(&t, n, acc + 16 * h);
         }
     }
@@ -3437,12 +3451,7 @@ static void vit__amx_fin_rows(vit__amx_fin *f, int rows) {
     f->done = r1;
 #ifdef VIT__AMX_I8
     if (p->wt == VIT_DTYPE_I8) {
-        int i0 = f->m + r0;
-        const float *sxs = vit__xs_scales(p);
-        f->t.y = p->y + (size_t)i0 * ldy + f->n0;
-        f->t.sx = sxs + i0;
-        f->t.zp = (const int32_t *)(const void *)(sxs + p->M) + i0;
-        f->t.r = f->t.e && f->t.e->r ? f->t.e->r + (size_t)i0 * f->t.e->ldr + f->n0 : NULL;
+        vit__tl_rows(&f->t, p, f->m + r0, f->n0);
         vit__tile_i8_finish(&f->t, r1 - r0, (int32_t(*)[VIT__NR])(void *)(f->buf + (size_t)r0 * VIT__NR));
         return;
     }
@@ -3467,14 +3476,7 @@ static void vit__amx_panel(const vit__mm *p, const uint32_t *bp, const int32_t *
     f.p = p;
     f.n0 = n0;
 #ifdef VIT__AMX_I8
-    if (p->wt == VIT_DTYPE_I8) {
-        f.t.ldy = p->ldy; f.t.first = 1; f.t.last = 1; f.t.nv = VIT__NR; f.t.alpha = p->alpha;
-        f.t.b = p->b ? p->b + n0 : NULL; f.t.ws = p->ws + n0; f.t.wsum = wsum;
-        f.t.e = p->e;
-        f.t.g = p->e && p->e->g ? p->e->g + n0 : NULL;
-        f.t.stream = (double)M * p->N * sizeof(float) > 4194304.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
-                     (size_t)p->ldy * sizeof(float) % 64 == 0;
-    }
+    if (p->wt == VIT_DTYPE_I8) f.t = vit__tl_i8(p, n0, wsum, 1, 1);
 #else
     (void)wsum;
 #endif
