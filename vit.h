@@ -2501,6 +2501,13 @@ static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
 #ifndef VIT__I8_XOFF
 #define VIT__I8_XOFF 0
 #endif
+/* The AMX tiles are compiled in (vit__amx_ready asks the kernel at run time) */
+#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && defined(__x86_64__) && VIT__DOT_BF16 && \
+    VIT__NR == 32 && !defined(VIT_NO_AMX)
+#define VIT__AMX_BUILD 1
+#else
+#define VIT__AMX_BUILD 0
+#endif
 
 /* Integer lanes beside vit__vf's floats. */
 #if VIT__VW == 16
@@ -2625,10 +2632,11 @@ static size_t vit__xs_row(int wt, int K) {
     return (size_t)K * sizeof(float);
 }
 
-/* Rows of the scratch xs: M rounded up to 16, the rows past M zero, so
-   the AMX tiles load whole 16-row tiles of x straight from it (a padded
-   copy per k step of the last rows cost a fifth of the tiles' time). */
-static size_t vit__xs_rows(int M) { return ((size_t)M + 15) / 16 * 16; }
+/* Rows of the scratch xs: where the AMX tiles are built, M rounded up to
+   16, the rows past M zero, so the tiles load whole 16-row tiles of x
+   straight from it (a padded copy per k step of the last rows cost a fifth
+   of the tiles' time); elsewhere M, and no zeros to write per product. */
+static size_t vit__xs_rows(int M) { return VIT__AMX_BUILD ? ((size_t)M + 15) / 16 * 16 : (size_t)M; }
 
 /* I8: the rows' scales (then their zero points) after the rows of xs. */
 static float *vit__xs_scales(const vit__mm *p) {
@@ -3236,8 +3244,7 @@ static void vit__gemm_tiles(const vit__mm *p) {
    tolerance of vit__matmul_ref, not its bits; I8 gives vpdpbusd's bits.
    Which products take the tiles depends on M, K, N and the type only, never
    on the packing or the thread count. */
-#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && defined(__x86_64__) && VIT__DOT_BF16 && \
-    VIT__NR == 32 && !defined(VIT_NO_AMX)
+#if VIT__AMX_BUILD
 #define VIT__AMX 1
 #include <immintrin.h>
 #include <sys/syscall.h>
