@@ -980,8 +980,8 @@ VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_hea
 VITDEF void vit_k_scores_ref(float *s, const float *q, const float *k, const vit_heads_shape *sh);
 /* Weights times values per head, the sizes in sh (vit_heads_shape; ldq,
    ldk and scale unused): out (B, Nq, NH*HS) = p (B, NH, Nq, Nk) . v (B, Nk,
-   ldv), head h of v in columns [h*HS, (h+1)*HS). The fast version needs vt:
-   scratch of B*NH*HS*Nk floats. */
+   ldv), head h of v in columns [h*HS, (h+1)*HS). vt is unused since 0.5.2
+   (v is read where it lies) and may be NULL. */
 VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, const vit_heads_shape *sh);
 VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, const vit_heads_shape *sh);
 /* AFT-full/local core for B sequences of T steps and D features, the sizes
@@ -3093,6 +3093,7 @@ static void vit__tl_rows(vit__tl *t, const vit__mm *p, int i0, int n0) {
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    const float *panel = bp; /* the tiles' panel: bp, or where w lies packed */
     float *y = p->y;
     const float *x = p->wt == VIT_DTYPE_F32 ? p->x : (const float *)p->xs;
     const unsigned char *wb = p->wt == VIT_DTYPE_F32 ? (const unsigned char *)p->w : (const unsigned char *)p->wq;
@@ -3124,6 +3125,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     /* this block's panel of weights, packed in the order the tiles read it:
        read in place where the loader packed w (vit__pack_weight) */
     if (p->wt == VIT_DTYPE_F32 && p->nn) vit__pack_panel_nn(bp, p->w, ldw, n0, nv, k0, kc);
+    else if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0)) panel = p->w + (size_t)n0 * K + (size_t)k0 * VIT__NR;
     else if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else if (vit__mm_packed(p, n0)) {
@@ -3168,7 +3170,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         if (!dot) {
             int q8 = p->wt == VIT_DTYPE_I8; /* S first, scaled below */
             (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx,
-                                                           bp, kc, k0 == 0, last, q8 ? 1.0f : p->alpha,
+                                                           panel, kc, k0 == 0, last, q8 ? 1.0f : p->alpha,
                                                            p->b && !q8 ? p->b + n0 : NULL, nv);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
         }
@@ -4599,39 +4601,46 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
 
 /* Fused per head: a task is one (batch, head, block of query rows), which
    takes S = scale Q K^T for its rows through the GEMM (rows of Q and K are
-   both "dot-product" operands), the softmax of each row, and P V, with V
-   transposed to (HS, N) so that P V is the GEMM again. Unless maps are
-   kept, a thread's scores live in one slot that it reuses, not in the
-   B x NH x N x N of every head, and stay in cache between the two
-   products: 1.0-1.4x faster than keeping them all (ViT-B/16, B = 8, Zen 5).
-   A head is split into blocks of queries only when its scores pass
-   VIT__ATT_TILE bytes (N > 1024): each block packs K again, which costs
-   more than it saves below that (measured at N = 197..2049). Every output
-   is computed the same way whatever the blocks, thread or maps setting
-   (each GEMM row sums in a fixed order), so results are bit-identical
-   across all of them. */
-
-#define VIT__ATT_TILE 4194304.0
+   both "dot-product" operands), the softmax of each row, and P V, V read
+   as (N, HS) rows where it lies. Unless maps are kept, a thread's scores
+   live in one slot that it reuses, not in the B x NH x N x N of every
+   head, and stay in cache between the two products: 1.0-1.4x faster than
+   keeping them all (ViT-B/16, B = 8, Zen 5). K is packed once a head
+   (vit__head_pack) for all its blocks, so a block costs its q rows only,
+   and a head's queries go in blocks whose scores stay in L2 once the
+   head's pass 1 MiB. Every output is computed the same way whatever the
+   blocks, thread or maps setting (each GEMM row sums in a fixed order),
+   so results are bit-identical across all of them. */
 
 /* Blocks of `per` query rows, `tiles` of them; the last has N - (tiles-1)
    per rows, at most per + 3: a block under 4 rows would take the GEMM's
    dot-product path, which sums in another order, so it joins the one
    before (unless N itself is under 4). */
 static void vit__att_tiles(int N, int lowp, int *tiles, int *per) {
-    double want = ceil(4.0 * N * N / VIT__ATT_TILE);
-    int nt = want < 1.0 ? 1 : want > N ? N : (int)want, p = (N + nt - 1) / nt;
-#if VIT__AMX
-    /* BF16 on the tiles: blocks of whole 32-row tiles whose scores fit 256 KiB (L2) once a head's pass 1 MiB.
-       The head's K and V stay packed across its blocks, so blocking costs a block's q rows only: DINOv2-S/14 at
-       518 px (1,370 tokens), one layer's attention 18.6 ms in blocks of 685 rows, 13.1 ms in blocks of 32; at
-       392 px (785 tokens) 6.4 and 4.5 ms (blocks of 64 KiB and 128 KiB, under 32 rows, ran slower). */
-    if (lowp && 4.0 * N * N > 4.0 * 262144.0) {
-        p = (int)(262144.0 / (4.0 * N)) / 32 * 32;
-        if (p < 32) p = 32;
-    }
+    int p = N, nt;
+    if (4.0 * N * N > 1048576.0) {
+        /* Whole tiles of rows whose scores fit 512 KiB: one layer of DINOv2-S/14's attention at 518 px (1,370
+           tokens, 6 heads), f32 on Sapphire Rapids: 29.7 ms in 2 blocks of 685 rows, 26.1 ms in blocks of 96,
+           26.5 in blocks of 48; 785 tokens 9.5 -> 8.3 ms, 2,049 tokens 63.6 -> 62.0; BF16 on vdpbf16ps: 44.8
+           -> 41.3 ms at 1,370. */
+#ifndef VIT_NO_SIMD
+        p = (int)(131072.0 / N) / VIT__MR * VIT__MR;
+        if (p < VIT__MR) p = VIT__MR;
 #else
-    (void)lowp;
+        p = (int)(131072.0 / N);
+        if (p < 4) p = 4;
 #endif
+#if VIT__AMX
+        /* BF16 on the AMX tiles: whole 32-row tiles, 256 KiB: at 518 px one layer's attention 18.6 ms in blocks
+           of 685 rows, 13.1 ms in blocks of 32; at 392 px (785 tokens) 6.4 and 4.5 ms (blocks of 64 KiB and
+           128 KiB, under 32 rows, ran slower). */
+        if (lowp) {
+            p = (int)(262144.0 / (4.0 * N)) / 32 * 32;
+            if (p < 32) p = 32;
+        }
+#endif
+    }
+    (void)lowp;
     nt = (N + p - 1) / p;
     if (nt > 1 && N - (nt - 1) * p < 4) nt--;
     *tiles = nt;
@@ -4664,8 +4673,8 @@ static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
 }
 #endif
 
-/* Floats of scratch one thread needs: V^T of a head (lowp: the pieces
-   above), and one tile of scores unless they go to att. */
+/* Floats of scratch one thread needs: K of a head packed (vit__head_pack;
+   lowp: the pieces above), and one tile of scores unless they go to att. */
 static size_t vit__att_slot(int N, int HS, int keep, int lowp) {
     int nt, per;
     size_t tile;
@@ -4681,13 +4690,18 @@ static size_t vit__att_slot(int N, int HS, int keep, int lowp) {
     return (size_t)HS * N + tile;
 }
 
-/* vt (HS, n) = one head's v (n rows of stride ld, HS wide), transposed
-   so that P V is a GEMM with V^T in nn.Linear's layout. */
-static void vit__head_t(float *vt, const float *v, int n, int HS, int ld) {
-    int j, d;
-    for (j = 0; j < n; j++)
-        for (d = 0; d < HS; d++) vt[(size_t)d * n + j] = v[(size_t)j * ld + d];
+/* kp (n, HS) = one head's k (n rows of stride ld, HS wide) as a packed
+   weight lies (vit__pack_weight): each whole panel of NR keys k-major,
+   then the last keys' rows as they are. Packed once a head, it serves
+   every block of queries (the GEMM packed it again for each); the same
+   panels, so the same bits. Under VIT_NO_SIMD the rows are read in place. */
+#ifndef VIT_NO_SIMD
+static void vit__head_pack(float *kp, const float *k, int n, int HS, int ld) {
+    int n0, j;
+    for (n0 = 0; n0 + VIT__NR <= n; n0 += VIT__NR) vit__pack_panel(kp + (size_t)n0 * HS, k, ld, n0, VIT__NR, 0, HS);
+    for (j = n0; j < n; j++) memcpy(kp + (size_t)j * HS, k + (size_t)j * ld, (size_t)HS * sizeof(float));
 }
+#endif
 
 /* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
    (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
@@ -4705,23 +4719,29 @@ typedef struct vit__att {
     int R;              /* entries per head */
 } vit__att;
 
-/* Task t: block t % nt of head t / nt. vth holds V^T of head *held
+/* Task t: block t % nt of head t / nt. kp holds K of head *held, packed
    (refilled when another head comes), tile one block of scores. */
-static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held, int t) {
+static void vit__att_task(const vit__att *a, float *kp, float *tile, int *held, int t) {
     int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
     float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : tile;
+    const float *kh = a->k + (size_t)bi * N * ld + h * HS;
     vit__mm mm;
-    if (*held != bh) {
-        vit__head_t(vth, a->v + (size_t)bi * N * ld + h * HS, N, HS, ld);
-        *held = bh;
-    }
 
     /* S = scale * q k^T */
-    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, a->k + (size_t)bi * N * ld + h * HS, NULL, rows,
-                       HS, N);
-    mm.ldx = ld; mm.ldw = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
+    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, kh, NULL, rows, HS, N);
+#ifndef VIT_NO_SIMD
+    if (*held != bh) {
+        vit__head_pack(kp, kh, N, HS, ld);
+        *held = bh;
+    }
+    mm.w = kp; mm.ldw = HS; mm.panel = VIT__NR;
+#else
+    (void)kp; (void)held;
+    mm.ldw = ld;
+#endif
+    mm.ldx = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
     vit__matmul(&mm);
     if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
 
@@ -4734,9 +4754,11 @@ static void vit__att_task(const vit__att *a, float *vth, float *tile, int *held,
     if (a->s.post != 1.0f)
         for (j = 0; j < rows * N; j++) S[j] *= a->s.post;
 
-    /* out = S v */
-    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, vth, NULL, rows, N, HS);
-    mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    /* out = S v, v read as (N, HS) rows where it lies (vit__mm.nn): its
+       panels are its rows, so packing is a copy */
+    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, a->v + (size_t)bi * N * ld + h * HS, NULL, rows,
+                       N, HS);
+    mm.ldw = ld; mm.nn = 1; mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
     vit__matmul(&mm);
 }
 
@@ -5658,7 +5680,7 @@ VITDEF void vit_k_attend_ref(float *out, const float *p, const float *v, const v
 /* Their arguments: s (B, NH, Nq, Nk) from q and k, or out from p, v and
    the scratch vt. */
 typedef struct vit__splitk {
-    float *s, *out, *vt;
+    float *s, *out;
     const float *q, *k, *p, *v;
     int NH, Nq, Nk, HS, ldq, ldk, ldv;
     float scale;
@@ -5687,18 +5709,16 @@ VITDEF void vit_k_scores(float *s, const float *q, const float *k, const vit_hea
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__scores_heads, &a);
 }
 
-/* V is transposed per head to (HS, Nk), so that P V is the GEMM again. */
+/* P V with V read as (Nk, HS) rows where it lies (vit__mm.nn). */
 static void vit__attend_heads(const void *ctx, int t0, int t1, int thread) {
     const vit__splitk *a = (const vit__splitk *)ctx;
     int NH = a->NH, Nq = a->Nq, Nk = a->Nk, HS = a->HS, C = NH * HS, t;
     (void)thread;
     for (t = t0; t < t1; t++) {
         int bi = t / NH, h = t % NH;
-        float *vth = a->vt + (size_t)t * HS * Nk;
-        vit__mm mm =
-            vit__mm_dense(a->out + (size_t)bi * Nq * C + h * HS, a->p + (size_t)t * Nq * Nk, vth, NULL, Nq, Nk, HS);
-        mm.ldy = C; mm.threaded = 0;
-        vit__head_t(vth, a->v + (size_t)bi * Nk * a->ldv + h * HS, Nk, HS, a->ldv);
+        vit__mm mm = vit__mm_dense(a->out + (size_t)bi * Nq * C + h * HS, a->p + (size_t)t * Nq * Nk,
+                                   a->v + (size_t)bi * Nk * a->ldv + h * HS, NULL, Nq, Nk, HS);
+        mm.ldw = a->ldv; mm.nn = 1; mm.ldy = C; mm.threaded = 0;
         vit__matmul(&mm);
     }
 }
@@ -5707,7 +5727,8 @@ VITDEF void vit_k_attend(float *out, float *vt, const float *p, const float *v, 
     int B = sh->B, NH = sh->NH, Nq = sh->Nq, Nk = sh->Nk, HS = sh->HS;
     vit__splitk a;
     memset(&a, 0, sizeof a);
-    a.out = out; a.vt = vt; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = sh->ldv;
+    (void)vt;
+    a.out = out; a.p = p; a.v = v; a.NH = NH; a.Nq = Nq; a.Nk = Nk; a.HS = HS; a.ldv = sh->ldv;
     vit__parallel(B * NH, vit__par_threads((double)B * NH * Nq * Nk * HS), vit__attend_heads, &a);
 }
 #else
@@ -7497,7 +7518,7 @@ static vit_result vit__sdsa_classifier_input(const vit_model *m, int32_t B, int3
 
 VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const vit_emsa_weights *w,
                                    const vit_tensor *x, vit_tensor *out, vit_tensor *attn) {
-    vit_tensor y, att, q, k, v, vt, o, src, wt, s2, st;
+    vit_tensor y, att, q, k, v, o, src, wt, s2, st;
     vit_result r;
     int32_t B, N, Nk, C, NH, dk, dv, R, H = 0, W = 0, Ho = 0, Wo = 0, i;
     int tr;
@@ -7544,7 +7565,6 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
     if ((r = vit__tensor4(a, &q, 3, B, N, NH * dk, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &k, 3, B, Nk, NH * dk, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &v, 3, B, Nk, NH * dv, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &vt, 4, B, NH, dv, Nk)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 3, B, N, NH * dv, 1)) != VIT_OK)
         return r;
     if (R > 1 && ((r = vit__tensor4(a, &src, 3, B, Nk, C, 1)) != VIT_OK ||
@@ -7594,7 +7614,7 @@ VITDEF vit_result vit_emsa_forward(vit_arena *a, const vit_emsa_params *p, const
 
         /* maps times values, then the output projection */
         hs.HS = dv; /* values have their own head size */
-        vit_k_attend(o.data, vt.data, att.data, v.data, &hs);
+        vit_k_attend(o.data, NULL, att.data, v.data, &hs);
         vit__dense(y.data, o.data, &w->o_w, w->o_b.data, B * N, NH * dv, C, xs);
     }
 
@@ -10063,7 +10083,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     const vit_attn_pool_weights *w = &m->pool_w;
     int32_t C = c->dim, NH = vit__pool_heads(c), HS = C / NH, bi;
     size_t mark = vit_arena_mark(a);
-    vit_tensor q, kv, sc, vt, o, h;
+    vit_tensor q, kv, sc, o, h;
     vit_heads_shape hs; /* one query per head: the probe's */
     vit_mlp_params lp;
     vit__epi e;
@@ -10079,7 +10099,6 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
     if ((r = vit__tensor4(a, &q, 2, B, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &kv, 3, B, Np, 2 * C, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &sc, 3, B, NH, Np, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &o, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK)
         return r;
     lp.in_dim = C; lp.hidden_dim = w->mlp.fc1_w.shape[0]; lp.out_dim = C; lp.act = c->act; lp.glu = 0;
@@ -10095,7 +10114,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
         hs.scale = 1.0f / sqrtf((float)HS);
         vit_k_scores(sc.data, q.data, kv.data, &hs);
         vit_k_softmax(sc.data, sc.data, B * NH, Np);
-        vit_k_attend(o.data, vt.data, sc.data, kv.data + C, &hs);
+        vit_k_attend(o.data, NULL, sc.data, kv.data + C, &hs);
 
         /* projection, then z + MLP(LayerNorm(z)) */
         vit__dense(pooled, o.data, &w->proj_w, w->proj_b.data, B, C, C, xs);
@@ -12052,11 +12071,10 @@ static vit_result vit__rev_pool_fwd(const vit_model *m, vit_arena *a, const vit_
     const vit_attn_pool_weights *w = &m->pool_w;
     int32_t C = c->dim, NH = vit__pool_heads(c), HS = C / NH, H = w->mlp.fc1_w.shape[0], bi;
     size_t mark = vit_arena_mark(a);
-    vit_tensor vt, h, g;
+    vit_tensor h, g;
     vit_heads_shape hs;
     vit_result r;
-    if ((r = vit__tensor4(a, &vt, 3, B * NH, HS, Np, 1)) != VIT_OK ||
-        (r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK ||
+    if ((r = vit__tensor4(a, &h, 2, B, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &g, 2, B, H, 1, 1)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
@@ -12069,7 +12087,7 @@ static vit_result vit__rev_pool_fwd(const vit_model *m, vit_arena *a, const vit_
         hs.scale = 1.0f / sqrtf((float)HS);
         vit_k_scores(s->probs, s->q, s->kv, &hs);
         vit_k_softmax(s->probs, s->probs, B * NH, Np);
-        vit_k_attend(s->o, vt.data, s->probs, s->kv + C, &hs);
+        vit_k_attend(s->o, NULL, s->probs, s->kv + C, &hs);
         vit__rev_dense(s->z, s->o, &w->proj_w, &w->proj_b, B, C, C);
         vit_k_layernorm(h.data, s->z, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
         vit__rev_dense(s->u, h.data, &w->mlp.fc1_w, &w->mlp.fc1_b, B, C, H);

@@ -220,8 +220,15 @@ static void test_attention(void) {
         }
 }
 
-/* Query blocks: only when a head's scores pass VIT__ATT_TILE; none under 4
-   rows (that would change the GEMM's summation order); blocks cover N. */
+#ifndef VIT_NO_SIMD
+#define TILE_ROWS VIT__MR
+#else
+#define TILE_ROWS 1
+#endif
+
+/* Query blocks: only when a head's scores pass 1 MiB, then whole tiles of
+   rows within 512 KiB of scores (at least one tile); none under 4 rows
+   (that would change the GEMM's summation order); blocks cover N. */
 static void test_attention_tiles(void) {
     int N, nt, per, ok = 1, split = 0;
     for (N = 1; N <= 5000 && ok; N++) {
@@ -229,7 +236,8 @@ static void test_attention_tiles(void) {
         vit__att_tiles(N, 0, &nt, &per);
         last = N - (nt - 1) * per;
         ok = nt >= 1 && per >= 1 && last >= 1 && last <= per + 3 && (N < 4 || last >= 4) &&
-             (nt == 1) == (4.0 * N * N <= VIT__ATT_TILE) && 4.0 * per * N <= VIT__ATT_TILE + 4.0 * N;
+             (nt == 1) == (4.0 * N * N <= 1048576.0) &&
+             (nt == 1 || (per % TILE_ROWS == 0 && (per == TILE_ROWS || 4.0 * per * N <= 524288.0)));
         if (nt > 1) split++;
         if (!ok) printf("  attention tiles: N=%d tiles=%d per=%d last=%d\n", N, nt, per, last);
         /* BF16 on AMX: whole 32-row tiles within 256 KiB of scores (at least one tile), once past 1 MiB */
@@ -241,25 +249,31 @@ static void test_attention_tiles(void) {
         if (!ok) printf("  attention tiles (bf16): N=%d tiles=%d per=%d last=%d\n", N, nt, lp, last);
     }
     expect(ok && split > 0, "attention query blocks cover N, none under 4 rows, each within the tile budget");
-    /* A head split into blocks (N = 1030: two of 515) equals the reference. */
+    /* A head split into blocks (N = 1030: eight of 120 and one of 70)
+       equals the reference, and with maps kept the same bits. */
     {
         int B = 1, NH = 2, HS = 5, C = NH * HS, ld = 3 * C;
-        float *qkv, *o1, *o2, *a2, *scr;
+        float *qkv, *o1, *o2, *o3, *a2, *a3, *scr;
         N = 1030;
         vit__att_tiles(N, 0, &nt, &per);
         qkv = randv((size_t)B * N * ld, 1.0f); o1 = randv((size_t)B * N * C, 0.0f); o2 = randv((size_t)B * N * C, 0.0f);
         a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * vit__att_slot(N, HS, 0, 0), 0.0f);
+        o3 = randv((size_t)B * N * C, 0.0f); a3 = randv((size_t)B * NH * N * N, 0.0f);
         {
             vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, ld, 0.4f, 1.0f);
             vit__att at = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
             vit__attention(&at, scr, 2);
             vit_k_attention_ref(o2, a2, qkv, qkv + C, qkv + 2 * C, &sh);
+            at = vit__att_of(o3, a3, qkv, qkv + C, qkv + 2 * C, &sh);
+            vit__attention(&at, scr, 2);
+            expect(memcmp(o1, o3, (size_t)B * N * C * sizeof(float)) == 0,
+                   "attention in query blocks without maps: same bits as with");
             /* BF16: past one k block of probabilities (515 pairs) */
             test_attention_lowp(&sh, qkv, o2);
         }
-        expect(nt == 2 && check_close("attention in query blocks N=1030", o1, o2, (size_t)B * N * C, 1e-6, 1e-5),
+        expect(nt == 9 && check_close("attention in query blocks N=1030", o1, o2, (size_t)B * N * C, 1e-6, 1e-5),
                "attention in query blocks equals the reference");
-        free(qkv); free(o1); free(o2); free(a2); free(scr);
+        free(qkv); free(o1); free(o2); free(o3); free(a2); free(a3); free(scr);
     }
 }
 
