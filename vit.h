@@ -1,4 +1,4 @@
-/* vit.h - v0.5.1 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.2 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -268,8 +268,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 1
-#define VIT_VERSION_STRING "0.5.1"
+#define VIT_VERSION_PATCH 2
+#define VIT_VERSION_STRING "0.5.2"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -14891,6 +14891,16 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.2 (2026-11-26)  Scratch rows padded for AMX only where AMX is built
+                         (an AArch64/WebAssembly overflow in test_quant).
+                         f32 attention: K packed once a head, V read where
+                         it lies, query blocks sized for L2 past 1 MiB of a
+                         head's scores; vit_k_attend's vt unused (may be
+                         NULL). BF16: the epilogue in the AMX tiles' finish,
+                         rows to bf16 by vcvtneps2bf16, attention with a
+                         power-of-two scale folded into q and unnormalised
+                         exponentials (P V's rows scaled after). Softmax:
+                         the max in four chains, exp's n by one fma.
      0.5.1 (2026-11-26)  A -O1 build with AMX no longer faults on its first
                          BF16 or I8 product (the tile configuration is
                          constant data). AMX products: x's rows zero-padded
