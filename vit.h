@@ -3978,8 +3978,9 @@ static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
 static float vit__softmax_exp(float *y, const float *x, int n) {
     int i, rem;
     vit__vf vmx = vit__v_load_part(x, n < VIT__VW ? n : VIT__VW, x[0]), m1 = vmx, m2 = vmx, m3 = vmx, vsum, e;
-    /* the max in four chains: one vmaxps after another waited out its latency (a quarter of the softmax's time
-       at 1,370 keys); a max is exact in any order */
+    /* the max in four chains: one vmaxps after another waits out its latency (perf put a quarter of the
+       softmax's samples there at 1,370 keys; with exp's cheaper n below, 7.0 -> 6.5 ns a vector); a max is
+       exact in any order */
     for (i = VIT__VW; i + 4 * VIT__VW <= n; i += 4 * VIT__VW) {
         vmx = vit__v_max(vmx, vit__v_load(x + i));
         m1 = vit__v_max(m1, vit__v_load(x + i + VIT__VW));
