@@ -2193,7 +2193,8 @@ typedef struct vit__mm {
                                bits whatever the split: no few-rows path */
     const vit__epi *e;      /* the fused epilogue, or NULL */
     int wt;                 /* VIT_DTYPE_* of the weights: F32 reads w, BF16 and I8 read wq */
-    const void *wq;         /* BF16 bits (uint16_t) or I8 values (N, K), row stride ldw */
+    const void *wq;         /* BF16 bits (uint16_t) or I8 values (N, K), row stride ldw; F32 with panel: the
+                               whole panels packed (attention's K and V), the last partial one read from w */
     const float *ws;        /* I8: (N) scales of w's rows */
     int panel;              /* 0: wq is row-major; VIT__NR: its whole panels are packed (vit__pack_weight) */
     const int32_t *wsums;   /* I8 with panel: the packed panels' column sums, NR per k block */
@@ -3134,8 +3135,9 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 
     /* this block's panel of weights, packed in the order the tiles read it:
        read in place where the loader packed w (vit__pack_weight) */
-    if (p->wt == VIT_DTYPE_F32 && p->nn) vit__pack_panel_nn(bp, p->w, ldw, n0, nv, k0, kc);
-    else if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0)) panel = p->w + (size_t)n0 * K + (size_t)k0 * VIT__NR;
+    if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0))
+        panel = (const float *)p->wq + (size_t)n0 * K + (size_t)k0 * VIT__NR;
+    else if (p->wt == VIT_DTYPE_F32 && p->nn) vit__pack_panel_nn(bp, p->w, ldw, n0, nv, k0, kc);
     else if (p->wt == VIT_DTYPE_F32) vit__pack_panel(bp, p->w, ldw, n0, nv, k0, kc);
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else if (vit__mm_packed(p, n0)) {
@@ -4726,11 +4728,26 @@ static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
 }
 #endif
 
-/* Floats of scratch one thread needs: K of a head packed (vit__head_pack;
-   lowp: the pieces above), and one tile of scores unless they go to att. */
-static size_t vit__att_slot(int N, int HS, int keep, int lowp) {
+/* f32: the floats of a head's K panels and (vpack) V panels packed
+   (vit__head_pack), each rounded up to 64 bytes; none under VIT_NO_SIMD,
+   which reads both where they lie. */
+static size_t vit__att_kv(int N, int HS, int vpack, size_t *kpart) {
+#ifndef VIT_NO_SIMD
+    size_t k = ((size_t)N / VIT__NR * VIT__NR * HS + 15) / 16 * 16;
+    *kpart = k;
+    return k + (vpack ? ((size_t)HS / VIT__NR * VIT__NR * N + 15) / 16 * 16 : 0);
+#else
+    (void)N; (void)HS; (void)vpack;
+    *kpart = 0;
+    return 0;
+#endif
+}
+
+/* Floats of scratch one thread needs: K and (vpack) V of a head packed
+   (lowp: the pieces above), and one tile of scores unless they go to att. */
+static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
     int nt, per;
-    size_t tile;
+    size_t tile, kpart;
     vit__att_tiles(N, lowp, &nt, &per);
     tile = keep ? 0 : (size_t)(per + 3) * (size_t)N;
 #if VIT__DOT_BF16
@@ -4740,19 +4757,25 @@ static size_t vit__att_slot(int N, int HS, int keep, int lowp) {
     }
 #endif
     (void)lowp;
-    return (size_t)HS * N + tile;
+    tile += vit__att_kv(N, HS, vpack, &kpart);
+    return tile ? tile : 16; /* never 0: callers divide by it */
 }
 
-/* kp (n, HS) = one head's k (n rows of stride ld, HS wide) as a packed
-   weight lies (vit__pack_weight): each whole panel of NR keys k-major,
-   then the last keys' rows as they are. Packed once a head, it serves
-   every block of queries (the GEMM packed it again for each); the same
-   panels, so the same bits. Under VIT_NO_SIMD the rows are read in place. */
+static size_t vit__att_slot(int N, int HS, int keep, int lowp) { return vit__att_slot_v(N, HS, keep, lowp, 1); }
+
+/* A head's K and V packed once for all its blocks of queries (the GEMM
+   packed them again for each): kp, K's whole panels of NR keys, k-major
+   over HS (n rows of stride ld, as vit__gemm_block packs nn.Linear's
+   rows); vp, V's whole panels of NR of its HS columns, keys along k (as
+   it packs a (K, N) operand). The last partial panel of each the GEMM
+   reads where it lies. The same panels, so the same bits. */
 #ifndef VIT_NO_SIMD
-static void vit__head_pack(float *kp, const float *k, int n, int HS, int ld) {
-    int n0, j;
+static void vit__head_pack(float *kp, float *vp, const float *k, const float *v, int n, int HS, int ld) {
+    int n0;
     for (n0 = 0; n0 + VIT__NR <= n; n0 += VIT__NR) vit__pack_panel(kp + (size_t)n0 * HS, k, ld, n0, VIT__NR, 0, HS);
-    for (j = n0; j < n; j++) memcpy(kp + (size_t)j * HS, k + (size_t)j * ld, (size_t)HS * sizeof(float));
+    if (vp)
+        for (n0 = 0; n0 + VIT__NR <= HS; n0 += VIT__NR)
+            vit__pack_panel_nn(vp + (size_t)n0 * n, v, ld, n0, VIT__NR, 0, n);
 }
 #endif
 
@@ -4767,34 +4790,38 @@ typedef struct vit__att {
     vit_attn_shape s;
     int nt, per;        /* blocks a head, query rows a block */
     int lowp;           /* 1: both products in BF16 (where VIT__DOT_BF16) */
+    int vpack;          /* f32: 1, V packed once a head too (slots of vit__att_slot); 0, not (vit_k_attention's
+                           scratch for one head holds K alone: vit__att_slot_v) */
     const float *bias;  /* (NH, R): a relative position bias table per head added to the scores, or NULL */
     const int32_t *bidx; /* (N, N): the entry of a head's table each score adds */
     int R;              /* entries per head */
 } vit__att;
 
-/* Task t: block t % nt of head t / nt. kp holds K of head *held, packed
-   (refilled when another head comes), tile one block of scores. */
-static void vit__att_task(const vit__att *a, float *kp, float *tile, int *held, int t) {
+/* Task t: block t % nt of head t / nt in a thread's slot: K's (and V's)
+   panels of head *held (packed again when another head comes), then one
+   block of scores. */
+static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
-    float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : tile;
-    const float *kh = a->k + (size_t)bi * N * ld + h * HS;
+    size_t kpart, kv = vit__att_kv(N, HS, a->vpack, &kpart);
+    float *kp = slot, *vp = a->vpack ? slot + kpart : NULL;
+    float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : slot + kv;
+    const float *kh = a->k + (size_t)bi * N * ld + h * HS, *vh = a->v + (size_t)bi * N * ld + h * HS;
     vit__mm mm;
 
     /* S = scale * q k^T */
     mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, kh, NULL, rows, HS, N);
 #ifndef VIT_NO_SIMD
     if (*held != bh) {
-        vit__head_pack(kp, kh, N, HS, ld);
+        vit__head_pack(kp, vp, kh, vh, N, HS, ld);
         *held = bh;
     }
-    mm.w = kp; mm.ldw = HS; mm.panel = VIT__NR;
+    mm.wq = kp; mm.panel = VIT__NR;
 #else
-    (void)kp; (void)held;
-    mm.ldw = ld;
+    (void)kp; (void)vp; (void)held;
 #endif
-    mm.ldx = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
+    mm.ldw = ld; mm.ldx = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
     vit__matmul(&mm);
     if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
 
@@ -4807,11 +4834,13 @@ static void vit__att_task(const vit__att *a, float *kp, float *tile, int *held, 
     if (a->s.post != 1.0f)
         for (j = 0; j < rows * N; j++) S[j] *= a->s.post;
 
-    /* out = S v, v read as (N, HS) rows where it lies (vit__mm.nn): its
-       panels are its rows, so packing is a copy */
-    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, a->v + (size_t)bi * N * ld + h * HS, NULL, rows,
-                       N, HS);
+    /* out = S v: v's packed panels, and a last partial one read as (N, HS) rows where it lies (vit__mm.nn:
+       its panels are its rows, so packing is a copy) */
+    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, vh, NULL, rows, N, HS);
     mm.ldw = ld; mm.nn = 1; mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+#ifndef VIT_NO_SIMD
+    if (vp) { mm.wq = vp; mm.panel = VIT__NR; }
+#endif
     vit__matmul(&mm);
 }
 
@@ -4952,7 +4981,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
 static void vit__att_tasks(const void *ctx, int t0, int t1, int thread) {
     const vit__att *a = (const vit__att *)ctx;
     int N = a->s.N, HS = a->s.HS, held = -1, t;
-    float *vth = a->scratch + (size_t)thread * vit__att_slot(N, HS, a->att != NULL, a->lowp);
+    float *vth = a->scratch + (size_t)thread * vit__att_slot_v(N, HS, a->att != NULL, a->lowp, a->vpack);
 #if VIT__DOT_BF16
     if (a->lowp) {
 #if VIT__AMX
@@ -4966,7 +4995,7 @@ static void vit__att_tasks(const void *ctx, int t0, int t1, int thread) {
         return;
     }
 #endif
-    for (t = t0; t < t1; t++) vit__att_task(a, vth, vth + (size_t)HS * N, &held, t);
+    for (t = t0; t < t1; t++) vit__att_task(a, vth, &held, t);
 }
 
 /* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL, lowp)
@@ -4988,6 +5017,7 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
     a.s = *s;
     a.nt = a.per = 0;
     a.lowp = 0;
+    a.vpack = 1;
     a.bias = NULL;
     a.bidx = NULL;
     a.R = 0;
@@ -5002,12 +5032,20 @@ static vit_attn_shape vit__attn_shape(int B, int N, int NH, int HS, int ld, floa
     return s;
 }
 
-/* vt holds B * NH slots of HS * N floats: enough for any thread count. */
+/* vt holds B * NH * HS * N floats: a slot of a head's K and V packed for
+   every two heads, or of K alone for each (then V is copied per block). */
 VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v,
                             const vit_attn_shape *s) {
     vit__att a = vit__att_of(out, att, q, k, v, s);
+    size_t total = (size_t)s->B * s->NH * s->HS * s->N, slot = vit__att_slot(s->N, s->HS, 1, 0);
     VIT_ASSERT(att != NULL);
-    vit__attention(&a, vt, s->B * s->NH);
+    if (slot > total) {
+        a.vpack = 0;
+        slot = vit__att_slot_v(s->N, s->HS, 1, 0, 0);
+    }
+    /* at least one slot: one of 16 floats is asked for when nothing is packed (N and HS under NR) and unused */
+    vit__attention(&a, vt, total / slot < 1 ? 1 : total / slot < (size_t)s->B * s->NH ? (int)(total / slot)
+                                                                                      : s->B * s->NH);
 }
 
 /* ---- kernels: reverse pass ---- */
