@@ -14932,10 +14932,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
    REVISION HISTORY
      0.5.2 (2026-11-26)  Scratch rows padded for AMX only where AMX is built
                          (an AArch64/WebAssembly overflow in test_quant).
-                         f32 attention: K packed once a head, V read where
-                         it lies, query blocks sized for L2 past 1 MiB of a
-                         head's scores; vit_k_attend's vt unused (may be
-                         NULL). BF16: the epilogue in the AMX tiles' finish,
+                         f32 attention: K and V packed once a head, query
+                         blocks sized for L2 past 1 MiB of a head's scores;
+                         vit_k_attend's vt unused (may be NULL). BF16: the epilogue in the AMX tiles' finish,
                          rows to bf16 by vcvtneps2bf16, attention with a
                          power-of-two scale folded into q and unnormalised
                          exponentials (P V's rows scaled after). Softmax:
