@@ -3422,9 +3422,6 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
 }
 
 #ifdef VIT__AMX_I8
-/* I8: k block [k0, k0 + kc) of panel n0 (whole) against the panel of quads bp and its column sums wsum: the
-   integer sums S from the tiles, then vit__tile_i8_finish as the vpdpbusd tiles end (the zero points, the blocks
-   summed in y, the scales, bias and epilogue). S is exact either way: the same bits as those tiles. */
 /* The finish's constants for I8 panel n0 (whole) with its column sums wsum: the epilogue, and y streamed past
    the caches when far larger than them (vit__y_stream), on the last k block. */
 static vit__tl vit__tl_i8(const vit__mm *p, int n0, const int32_t *wsum, int first, int last) {
@@ -3440,6 +3437,9 @@ static vit__tl vit__tl_i8(const vit__mm *p, int n0, const int32_t *wsum, int fir
     return t;
 }
 
+/* I8: k block [k0, k0 + kc) of panel n0 (whole) against the panel of quads bp and its column sums wsum: the
+   integer sums S from the tiles, then vit__tile_i8_finish as the vpdpbusd tiles end (the zero points, the blocks
+   summed in y, the scales, bias and epilogue). S is exact either way: the same bits as those tiles. */
 static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int k0, int kc, int n0) {
     int32_t acc[32][VIT__NR];
     int M = p->M, m, h;
@@ -4655,12 +4655,12 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
 
 /* Fused per head: a task is one (batch, head, block of query rows), which
    takes S = scale Q K^T for its rows through the GEMM (rows of Q and K are
-   both "dot-product" operands), the softmax of each row, and P V, V read
-   as (N, HS) rows where it lies. Unless maps are kept, a thread's scores
-   live in one slot that it reuses, not in the B x NH x N x N of every
-   head, and stay in cache between the two products: 1.0-1.4x faster than
-   keeping them all (ViT-B/16, B = 8, Zen 5). K is packed once a head
-   (vit__head_pack) for all its blocks, so a block costs its q rows only,
+   both "dot-product" operands), the softmax of each row, and P V. Unless
+   maps are kept, a thread's scores live in one slot that it reuses, not in
+   the B x NH x N x N of every head, and stay in cache between the two
+   products: 1.0-1.4x faster than keeping them all (ViT-B/16, B = 8, Zen
+   5). K and V are packed once a head (vit__head_pack) for all its blocks,
+   so a block costs its q rows only,
    and a head's queries go in blocks whose scores stay in L2 once the
    head's pass 1 MiB. Every output is computed the same way whatever the
    blocks, thread or maps setting (each GEMM row sums in a fixed order),
@@ -4930,15 +4930,12 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
        scale) is bf16(q) scale exactly, and so is every partial sum (bar underflow past 1e-38), so the tiles'
        scores go to S as they are, without a pass that scales them. */
     qs = frexpf(a->s.scale, &i) == 0.5f ? a->s.scale : 1.0f;
-    for (i = 0; i < rows; i++) {
+    for (i = 0; i < rows; i++) { /* q qs rounded to bf16 (times 1 when the scale stays for the tiles: exact) */
         const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
         uint16_t *qh = (uint16_t *)(void *)(qx + (size_t)i * hqp);
-        if (qs == 1.0f) vit__bf16_row(qh, qi, HS);
-        else {
-            for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
-                vit__v_store_bf16(qh + j, vit__v_mul(vit__v_load(qi + j), vit__v_set1(qs)));
-            for (; j < HS; j++) qh[j] = vit__bf16_round(qi[j] * qs);
-        }
+        for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
+            vit__v_store_bf16(qh + j, vit__v_mul(vit__v_load(qi + j), vit__v_set1(qs)));
+        for (; j < HS; j++) qh[j] = vit__bf16_round(qi[j] * qs);
         if (HS & 1) qh[HS] = 0;
         memset(qx + (size_t)i * hqp + hq, 0, (size_t)(hqp - hq) * 4);
     }
@@ -5037,15 +5034,15 @@ static vit_attn_shape vit__attn_shape(int B, int N, int NH, int HS, int ld, floa
 VITDEF void vit_k_attention(float *out, float *att, float *vt, const float *q, const float *k, const float *v,
                             const vit_attn_shape *s) {
     vit__att a = vit__att_of(out, att, q, k, v, s);
-    size_t total = (size_t)s->B * s->NH * s->HS * s->N, slot = vit__att_slot(s->N, s->HS, 1, 0);
+    size_t heads = (size_t)s->B * s->NH, total = heads * s->HS * s->N, slot = vit__att_slot(s->N, s->HS, 1, 0), n;
     VIT_ASSERT(att != NULL);
     if (slot > total) {
         a.vpack = 0;
         slot = vit__att_slot_v(s->N, s->HS, 1, 0, 0);
     }
-    /* at least one slot: one of 16 floats is asked for when nothing is packed (N and HS under NR) and unused */
-    vit__attention(&a, vt, total / slot < 1 ? 1 : total / slot < (size_t)s->B * s->NH ? (int)(total / slot)
-                                                                                      : s->B * s->NH);
+    /* at least one slot: with N and HS under a panel nothing is packed, and the 16 floats asked for go unused */
+    n = total / slot;
+    vit__attention(&a, vt, n < 1 ? 1 : n > heads ? (int)heads : (int)n);
 }
 
 /* ---- kernels: reverse pass ---- */
@@ -14934,8 +14931,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          (an AArch64/WebAssembly overflow in test_quant).
                          f32 attention: K and V packed once a head, query
                          blocks sized for L2 past 1 MiB of a head's scores;
-                         vit_k_attend's vt unused (may be NULL). BF16: the epilogue in the AMX tiles' finish,
-                         rows to bf16 by vcvtneps2bf16, attention with a
+                         vit_k_attend's vt unused (may be NULL). BF16: the
+                         epilogue in the AMX tiles' finish, rows to bf16 by
+                         vcvtneps2bf16, attention with a
                          power-of-two scale folded into q and unnormalised
                          exponentials (P V's rows scaled after). Softmax:
                          the max in four chains, exp's n by one fma.
