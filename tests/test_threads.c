@@ -47,7 +47,8 @@ static void *worker(void *arg) {
 /* The kernels' inputs and 1-thread outputs, and one output pair per thread. */
 enum { KM = 197, KK = 256, KN = 200, KB = 2, KNH = 3, KHS = 32 };
 static float kx[KM * KK], kw[KN * KK], kqkv[KB * KM * 3 * KNH * KHS], ky1[KM * KN], ko1[KB * KM * KNH * KHS];
-static float ky[NTHREADS][KM * KN], ko[NTHREADS][KB * KM * KNH * KHS], kscr[NTHREADS][3 * (KHS + KM + 3) * KM];
+static float ky[NTHREADS][KM * KN], ko[NTHREADS][KB * KM * KNH * KHS];
+static float *kscr[NTHREADS]; /* three of vit__att_slot's slots each: the size is the library's to say */
 /* the reverse pass's attention kernel: probabilities, gradients and its scratch */
 static float katt[KB * KNH * KM * KM], kg1[KB * KM * 3 * KNH * KHS], kg[NTHREADS][KB * KM * 3 * KNH * KHS];
 static float kbscr[NTHREADS][KB * KNH * (KM * KM + 3 * KHS * KM)];
@@ -144,6 +145,8 @@ int main(int argc, char **argv) {
     for (c = 0; c < (int)(sizeof kw / sizeof kw[0]); c++) kw[c] = (float)(c * 5 % 11) / 11.0f - 0.5f;
     for (c = 0; c < (int)(sizeof kqkv / sizeof kqkv[0]); c++) kqkv[c] = (float)(c * 3 % 17) / 17.0f - 0.5f;
     for (c = 0; c < (int)(sizeof katt / sizeof katt[0]); c++) katt[c] = (float)(c * 7 % 19) / (19.0f * KM);
+    for (t = 0; t < NTHREADS; t++)
+        if (!(kscr[t] = (float *)malloc(3 * vit__att_slot(KM, KHS, 0, 0) * sizeof(float)))) return 1;
     vit_set_threads(1);
     kernels(ky1, ko1, kscr[0], kg1, kbscr[0]);
     for (c = 0; c < 2; c++) {
@@ -159,6 +162,7 @@ int main(int argc, char **argv) {
         } else
             passed++;
     }
+    for (t = 0; t < NTHREADS; t++) free(kscr[t]);
 
     /* The reverse pass: four threads explaining with one model */
     snprintf(path, sizeof path, "%s/explain/vit/model.safetensors", dir);
