@@ -2323,17 +2323,55 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 #define VIT__NR (2 * VIT__VW)
 #define VIT__KC (8192 / VIT__NR) /* a KC x NR panel is 32 KiB: it stays in L1 */
 
-/* One tile: rows [0, mr) of x (stride ldx) against the packed panel bp
-   (kc x NR), into y (stride ldy), columns [0, nv). first: y holds nothing
-   yet; last: finish with alpha and the bias. mr and nvec (vectors of
-   columns: 2, or 1 when nv <= VIT__VW, a narrow last panel or a 16-wide
-   product) are constants after inlining, so rows >= mr and the unused
-   vector vanish and every accumulator is a register. The narrow tile runs
-   the same FMAs for its columns as the wide one, so the bits match. */
+/* What a tile reads and writes: rows [0, mr) of x against the packed
+   panel, into y (columns [0, nv)); first: y holds nothing yet; last: the
+   block that finishes with alpha and the bias. The F32 tile reads xf and bf
+   (floats, ldx floats a row); the dot-product tiles x and bp, pairs (BF16)
+   or quads (I8) of k per uint32, kc counting them. */
+typedef struct vit__tl {
+    float *y;
+    int ldy;
+    const uint32_t *x;         /* the tile's first row, at k0 */
+    int ldx;                   /* uint32 (F32: floats) per row of x */
+    const uint32_t *bp;        /* the panel: kc steps of NR columns */
+    const float *xf, *bf;      /* F32: x's first row at k0, and the panel */
+    const unsigned char *const *pf; /* F32: npf lines to ask for, one every 8 k (see vit__gemm_block) */
+    int npf;
+    int kc, first, last, nv;
+    float alpha;
+    const float *b;            /* bias from n0, or NULL */
+    const float *sx, *ws;      /* I8: the rows' scales from m0, the columns' from n0 */
+    const int32_t *zp, *wsum;  /* I8: the rows' zero points from m0, the panel's column sums over this block */
+    const vit__epi *e;         /* I8, whole panels: the epilogue, done in the finish (else NULL) */
+    const float *g, *r;        /* and its layer scale from n0 and residual from (m0, n0), or NULL */
+    int stream;                /* I8: the finished y goes to memory past the caches (see vit__gemm_block) */
+} vit__tl;
+
+/* The tiles' lists of MR functions, for their tables. */
+#if VIT__MR > 6
+#define VIT__MRS(X, f) \
+    X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6) X(f, 7) X(f, 8) X(f, 9) X(f, 10) X(f, 11) X(f, 12)
+#else
+#define VIT__MRS(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6)
+#endif
+#define VIT__TL_DEF(f, mr)                                            \
+    static void f##2_##mr(const vit__tl *t) { f(mr, 2, t); }          \
+    static void f##1_##mr(const vit__tl *t) { f(mr, 1, t); }
+#define VIT__TL_WIDE(f, mr) f##2_##mr,
+#define VIT__TL_NARROW(f, mr) f##1_##mr,
+typedef void (*vit__tl_fn)(const vit__tl *);
+
+/* The F32 tile (vit__tl's xf and bf). mr and nvec (vectors of columns:
+   2, or 1 when nv <= VIT__VW, a narrow last panel or a 16-wide product)
+   are constants after inlining, so rows >= mr and the unused vector vanish
+   and every accumulator is a register. The narrow tile runs the same FMAs
+   for its columns as the wide one, so the bits match. */
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ldy, const float *x, int ldx,
-                                  const float *bp, int kc, int first, int last, float alpha, const float *b, int nv) {
-    int k;
+static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t) {
+    float *y = t->y, alpha = t->alpha;
+    const float *x = t->xf, *bp = t->bf, *b = t->b;
+    const unsigned char *const *pf = t->pf;
+    int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv, npf = t->npf;
     vit__vf va = vit__v_set1(alpha);
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
@@ -2347,10 +2385,12 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
     }
     VIT__ROWS(VIT__PREFETCH_Y)
 
-    /* the products: one rank-1 update of the accumulators per k */
+    /* the products: one rank-1 update of the accumulators per k, and every
+       8 k one line of the weights the next block reads */
     for (k = 0; k < kc; k++) {
         vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR),
                 b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
+        if (k % 8 == 0 && k / 8 < npf) VIT__PREFETCH(pf[k / 8]);
 #define VIT__STEP(i)                                                   \
         if (mr > i) {                                                  \
             vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
@@ -2376,12 +2416,12 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
             vit__v_store(yi, c##i##a);                                                  \
             vit__v_store(yi + VIT__VW, c##i##b);                                        \
         } else {                                                                        \
-            float t[VIT__NR];                                                           \
+            float o[VIT__NR];                                                           \
             int j;                                                                      \
-            vit__v_store(t, c##i##a);                                                   \
-            if (nvec > 1) vit__v_store(t + VIT__VW, c##i##b);                           \
+            vit__v_store(o, c##i##a);                                                   \
+            if (nvec > 1) vit__v_store(o + VIT__VW, c##i##b);                           \
             for (j = 0; j < nv; j++) {                                                  \
-                float s = first ? t[j] : yi[j] + t[j];                                  \
+                float s = first ? o[j] : yi[j] + o[j];                                  \
                 yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
             }                                                                           \
         }                                                                               \
@@ -2389,54 +2429,9 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, float *y, int ld
     VIT__ROWS(VIT__OUT)
 #undef VIT__STEP
 }
-#define VIT__TILE(mr)                                                                                      \
-    static void vit__tile##mr(float *y, int ldy, const float *x, int ldx, const float *bp, int kc, int first, \
-                              int last, float alpha, const float *b, int nv) {                             \
-        vit__tile(mr, 2, y, ldy, x, ldx, bp, kc, first, last, alpha, b, nv);                               \
-    }                                                                                                      \
-    static void vit__tileh##mr(float *y, int ldy, const float *x, int ldx, const float *bp, int kc, int first,\
-                               int last, float alpha, const float *b, int nv) {                            \
-        vit__tile(mr, 1, y, ldy, x, ldx, bp, kc, first, last, alpha, b, nv);                               \
-    }
-VIT__TILE(1) VIT__TILE(2) VIT__TILE(3) VIT__TILE(4) VIT__TILE(5) VIT__TILE(6)
-#if VIT__MR > 6
-VIT__TILE(7) VIT__TILE(8) VIT__TILE(9) VIT__TILE(10) VIT__TILE(11) VIT__TILE(12)
-#endif
-typedef void (*vit__tile_fn)(float *, int, const float *, int, const float *, int, int, int, float, const float *, int);
-static const vit__tile_fn vit__tiles[VIT__MR + 1] = {NULL,
-                                                     vit__tile1,
-                                                     vit__tile2,
-                                                     vit__tile3,
-                                                     vit__tile4,
-                                                     vit__tile5,
-                                                     vit__tile6
-#if VIT__MR > 6
-                                                     ,
-                                                     vit__tile7,
-                                                     vit__tile8,
-                                                     vit__tile9,
-                                                     vit__tile10,
-                                                     vit__tile11,
-                                                     vit__tile12
-#endif
-};
-static const vit__tile_fn vit__tilesh[VIT__MR + 1] = {NULL,
-                                                      vit__tileh1,
-                                                      vit__tileh2,
-                                                      vit__tileh3,
-                                                      vit__tileh4,
-                                                      vit__tileh5,
-                                                      vit__tileh6
-#if VIT__MR > 6
-                                                      ,
-                                                      vit__tileh7,
-                                                      vit__tileh8,
-                                                      vit__tileh9,
-                                                      vit__tileh10,
-                                                      vit__tileh11,
-                                                      vit__tileh12
-#endif
-};
+VIT__MRS(VIT__TL_DEF, vit__tile)
+static const vit__tl_fn vit__tiles[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile)},
+                                                      {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile)}};
 
 /* Eight rows of eight 32-bit lanes transposed in registers: the classic
    AVX network (unpack, shuffle, swap halves), 24 shuffles for 64 values
@@ -2804,38 +2799,6 @@ static void vit__q8_finish(const vit__mm *p, int m0, int n0, int rows, int nv) {
 
 #if VIT__DOT_BF16 || VIT__DOT_I8
 static vit__vf vit__v_act(vit__vf x, int act);
-
-/* One tile of a dot-product kernel: as vit__tile, with x as pairs (BF16)
-   or quads (I8) of k per uint32, and kc counting them. */
-typedef struct vit__tl {
-    float *y;
-    int ldy;
-    const uint32_t *x;         /* the tile's first row, at k0 */
-    int ldx;                   /* uint32 per row of x */
-    const uint32_t *bp;        /* the panel: kc steps of NR columns */
-    int kc, first, last, nv;
-    float alpha;
-    const float *b;            /* bias from n0, or NULL */
-    const float *sx, *ws;      /* I8: the rows' scales from m0, the columns' from n0 */
-    const int32_t *zp, *wsum;  /* I8: the rows' zero points from m0, the panel's column sums over this block */
-    const vit__epi *e;         /* I8, whole panels: the epilogue, done in the finish (else NULL) */
-    const float *g, *r;        /* and its layer scale from n0 and residual from (m0, n0), or NULL */
-    int stream;                /* I8: the finished y goes to memory past the caches (see vit__gemm_block) */
-} vit__tl;
-
-/* The tiles' lists of MR functions, for their tables. */
-#if VIT__MR > 6
-#define VIT__MRS(X, f) \
-    X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6) X(f, 7) X(f, 8) X(f, 9) X(f, 10) X(f, 11) X(f, 12)
-#else
-#define VIT__MRS(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6)
-#endif
-#define VIT__TL_DEF(f, mr)                                            \
-    static void f##2_##mr(const vit__tl *t) { f(mr, 2, t); }          \
-    static void f##1_##mr(const vit__tl *t) { f(mr, 1, t); }
-#define VIT__TL_WIDE(f, mr) f##2_##mr,
-#define VIT__TL_NARROW(f, mr) f##1_##mr,
-typedef void (*vit__tl_fn)(const vit__tl *);
 #endif
 
 #if VIT__DOT_BF16 || VIT__DOT_I8
@@ -3114,15 +3077,21 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     const vit__epi *e = p->e;
     int m, fused = 0, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
     int row_lines = ((K - nk0 < kcb ? K - nk0 : kcb) * es + 63) / 64, row = 0, line = 0;
+    const unsigned char *pf[VIT__KC / 8]; /* the tile's lines to ask for */
+    vit__tl t;
 #if VIT__DOT_BF16 || VIT__DOT_I8
     int32_t wsum[VIT__NR];
-    vit__tl t;
     size_t xrow = vit__xs_row(p->wt, K) / 4;
+#endif
     memset(&t, 0, sizeof t);
+    t.ldy = ldy; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
+    t.b = p->b ? p->b + n0 : NULL;
+    t.pf = pf;
+#if VIT__DOT_BF16 || VIT__DOT_I8
     t.bp = (const uint32_t *)(const void *)bp;
     t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
-    t.ldy = ldy; t.ldx = (int)xrow; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
-    t.b = p->b ? p->b + n0 : NULL; t.ws = p->ws ? p->ws + n0 : NULL; t.wsum = wsum;
+    t.ldx = (int)xrow;
+    t.ws = p->ws ? p->ws + n0 : NULL; t.wsum = wsum;
     /* A whole I8 panel's last block does the epilogue in its finish, and
        streams y to memory when it is far larger than the caches (vit__y_stream). */
     if (p->wt == VIT_DTYPE_I8 && dot && last && nv == VIT__NR) {
@@ -3163,9 +3132,16 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     per = (lines + (M + VIT__MR - 1) / VIT__MR - 1) / ((M + VIT__MR - 1) / VIT__MR);
     for (m = 0; m < M; m += VIT__MR) {
         int mr = M - m < VIT__MR ? M - m : VIT__MR, stop = done + per < lines ? done + per : lines;
+        t.npf = 0;
         for (; done < stop; done++) { /* line `line` of row `row`, counted without a division */
-            VIT__PREFETCH(wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64);
+            const unsigned char *at = wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64;
             if (++line == row_lines) { line = 0; row++; }
+            /* The F32 tile asks for its share of lines spread over its k
+               loop, one every 8 k: asked all at once, they filled the
+               core's line fill buffers and the tile waited for them (1.5%
+               of a ViT-B/16 forward). */
+            if (!dot && t.npf < (kc + 7) / 8) pf[t.npf++] = at;
+            else VIT__PREFETCH(at);
         }
 
         /* The residual rows of this tile are read once, far apart: ask for
@@ -3181,9 +3157,11 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         /* the tile: FMA on floats, else the BF16 or I8 dot products */
         if (!dot) {
             int q8 = p->wt == VIT_DTYPE_I8; /* S first, scaled below */
-            (nv <= VIT__VW ? vit__tilesh : vit__tiles)[mr](y + (size_t)m * ldy + n0, ldy, x + (size_t)m * ldx + k0, ldx,
-                                                           panel, kc, k0 == 0, last, q8 ? 1.0f : p->alpha,
-                                                           p->b && !q8 ? p->b + n0 : NULL, nv);
+            t.y = y + (size_t)m * ldy + n0;
+            t.xf = x + (size_t)m * ldx + k0;
+            t.ldx = ldx; t.bf = panel; t.kc = kc;
+            if (q8) { t.alpha = 1.0f; t.b = NULL; }
+            vit__tiles[nv > VIT__VW][mr](&t);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
