@@ -192,6 +192,70 @@ static void test_sizes(void) {
     expect(ok, "bf16 and i8 products: fast equals _ref, _ref equals the definition");
 }
 
+/* F32 weights packed as a file's are at load (vit__pack_weight) give the
+   bits of the row-major ones on every path: the tiles (a last partial
+   panel, k blocks), the few-rows product and the dot products (which read
+   a packed row NR floats apart), with alpha and bias; each element lies
+   where vit__q_off says, and rows copy out as they were. */
+static void test_f32_packed(void) {
+    static const int Ms[] = {1, 2, 3, 4, 5, 12, 13, 16, 17, 40}, Ks[] = {1, 3, 16, 33, 256, 257, 600};
+    static const int Ns[] = {1, 31, 32, 33, 64, 100};
+    int im, ik, in, ok = 1, runs = 0;
+    for (im = 0; im < 10; im++)
+        for (ik = 0; ik < 7; ik++)
+            for (in = 0; in < 6; in++) {
+                int M = Ms[im], K = Ks[ik], N = Ns[in], bad = 0;
+                float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f);
+                float *wp = (float *)malloc((size_t)N * K * sizeof(float)), *y1 = randv((size_t)M * N, 1.0f);
+                float *y2 = randv((size_t)M * N, 1.0f), row[600];
+                unsigned char *tmp;
+                struct vit__pack rec;
+                vit_tensor t, tp, d;
+                vit__mm p;
+                size_t r, k;
+                if ((im + ik + in) % 2 && K > 256) { /* the long rows on half the shapes */
+                    free(x); free(w); free(b); free(wp); free(y1); free(y2);
+                    continue;
+                }
+                memset(&t, 0, sizeof t);
+                t.dtype = VIT_DTYPE_F32;
+                t.data = w;
+                t.ndim = 2;
+                t.shape[0] = N;
+                t.shape[1] = K;
+                tp = t;
+                memcpy(wp, w, (size_t)N * K * sizeof(float));
+                tp.data = wp;
+                tmp = (unsigned char *)malloc(vit__pack_tmp(&t) + 1);
+                vit__pack_weight(&tp, tmp, NULL, &rec);
+                if (panel_of(&tp) != (N >= vit__panel_rows(VIT_DTYPE_F32, K) ? vit__panel_rows(VIT_DTYPE_F32, K) : 0))
+                    bad |= 1;
+                d = t;
+                d.shape[0] = 1;
+                d.data = row;
+                for (r = 0; r < (size_t)N; r++) {
+                    for (k = 0; k < (size_t)K; k++)
+                        if (wp[vit__q_off(&tp, (int32_t)r, (int32_t)k) / 4] != w[r * K + k]) bad |= 2;
+                    vit__row_copy(&d, 0, &tp, (int32_t)r);
+                    if (memcmp(row, w + r * K, (size_t)K * sizeof(float))) bad |= 4;
+                }
+                p = vit__mm_w(y1, x, &t, (ik + in) % 2 ? b : NULL, M, K, N, NULL);
+                p.alpha = im % 3 ? 1.0f : 0.37f;
+                vit__matmul(&p);
+                p = vit__mm_w(y2, x, &tp, (ik + in) % 2 ? b : NULL, M, K, N, NULL);
+                p.alpha = im % 3 ? 1.0f : 0.37f;
+                vit__matmul(&p);
+                if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) bad |= 8;
+                if (bad) printf("FAIL f32 packed M=%d K=%d N=%d: %s%s%s%s\n", M, K, N, bad & 1 ? "panel " : "",
+                                bad & 2 ? "element " : "", bad & 4 ? "row " : "", bad & 8 ? "bits" : "");
+                ok &= !bad;
+                runs++;
+                free(x); free(w); free(b); free(wp); free(y1); free(y2); free(tmp);
+            }
+    printf("  %d f32 shapes packed (%d rows a panel in this build)\n", runs, vit__panel_rows(VIT_DTYPE_F32, 8));
+    expect(ok, "f32 products on packed weights: the bits of row-major ones");
+}
+
 /* Quantised products stay near the f32 one: bf16 within a few 2^-9, int8
    within a few percent, on (197, 768) x (768, 256) with trained-like
    scales. This is the error budget the model-level tests build on. */
@@ -538,10 +602,12 @@ static size_t write_file(unsigned char *out, const char *meta, const file_tensor
 static int add_dense(file_tensor *t, int n, const char *name, int wt, int rows, int cols, void **keep) {
     float *w = randv((size_t)rows * cols, 0.1f), *s = randv((size_t)rows, 1.0f), *b = randv((size_t)rows, 0.5f);
     snprintf(t[n].name, sizeof t[n].name, "%s.weight", name);
-    t[n].dtype = wt == VIT_DTYPE_BF16 ? "BF16" : "I8";
+    t[n].dtype = wt == VIT_DTYPE_F32 ? "F32" : wt == VIT_DTYPE_BF16 ? "BF16" : "I8";
     t[n].rows = rows;
     t[n].cols = cols;
-    t[n].data = wt == VIT_DTYPE_BF16 ? (void *)to_bf16(w, (size_t)rows * cols) : (void *)to_i8(w, rows, cols, s);
+    t[n].data = wt == VIT_DTYPE_F32    ? (void *)w
+                : wt == VIT_DTYPE_BF16 ? (void *)to_bf16(w, (size_t)rows * cols)
+                                       : (void *)to_i8(w, rows, cols, s);
     keep[0] = (void *)(uintptr_t)t[n].data;
     n++;
     if (wt == VIT_DTYPE_I8) {
@@ -559,7 +625,7 @@ static int add_dense(file_tensor *t, int n, const char *name, int wt, int rows, 
     t[n].data = b;
     keep[1] = s;
     keep[2] = b;
-    free(w);
+    if (wt != VIT_DTYPE_F32) free(w);
     return n + 1;
 }
 
@@ -659,9 +725,10 @@ static void test_i8_file_extremes(void) {
     for (i = 0; i < 6; i++) free(keep[i]);
 }
 
-/* A model loaded from a file (its BF16 and I8 weights packed in place,
-   where the build has their dot-product kernels) gives the bits of the
-   same bytes loaded from memory (row-major): an MLP whose layers are
+/* A model loaded from a file (its dense weights packed in place: F32 in
+   every SIMD build, BF16 and I8 where the build has their dot-product
+   kernels) gives the bits of the same bytes loaded from memory
+   (row-major): an MLP whose layers are
    bound in place, and an MHA whose separate q, k and v are read from
    their packed panels into the fused matrix, which is then packed (from
    memory too: it is the arena's). Each has rows in a last partial panel. */
@@ -675,16 +742,17 @@ static void test_packed_load(const char *tmp_dir) {
     static const int dims[2][4][2] = {{{100, 64}, {68, 100}}, {{68, 68}, {68, 68}, {68, 68}, {68, 68}}};
     int kind, wt;
     for (kind = 0; kind < 2; kind++)
-        for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++) {
+        for (wt = VIT_DTYPE_F32; wt <= VIT_DTYPE_I8; wt++) {
             file_tensor t[12];
             void *keep[12];
             char path[1024], label[96], meta[512];
             int n = 0, i, nl = kind ? 4 : 2, in = kind ? 68 : 64, packs = 0;
             int32_t shape[3] = {2, 7, 0};
             size_t size, bytes = 0, numel;
-            vit_model mf, mm;
+            vit_model mf, mm, mk;
+            vit_load_opts kl;
             vit_arena a1, a2;
-            vit_tensor x, y1, y2;
+            vit_tensor x, y1, y2, y3;
             FILE *f;
             snprintf(meta, sizeof meta, "%s%s", metas[kind],
                      wt == VIT_DTYPE_I8 ? ",\"quantization\":\"int8-per-channel-symmetric\"" : "");
@@ -693,14 +761,17 @@ static void test_packed_load(const char *tmp_dir) {
             size = write_file(buf, meta, t, n);
             snprintf(path, sizeof path, "%s/packed_load.safetensors", tmp_dir);
             snprintf(label, sizeof label, "%s %s: file (packed) and memory (row-major) loads give the same bits",
-                     kind ? "mha" : "mlp", wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+                     kind ? "mha" : "mlp", wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
             if (!(f = fopen(path, "wb")) || fwrite(buf, 1, size, f) != size || fclose(f)) {
                 printf("FAIL %s: cannot write %s\n", label, path);
                 failed++;
                 continue;
             }
             shape[2] = in;
-            if (vit_model_load_file(&mf, path) != VIT_OK || vit_model_load_memory(&mm, buf, size) != VIT_OK) {
+            memset(&kl, 0, sizeof kl);
+            kl.keep_layout = 1;
+            if (vit_model_load_file(&mf, path) != VIT_OK || vit_model_load_memory(&mm, buf, size) != VIT_OK ||
+                vit_model_load_file_ex(&mk, path, &kl) != VIT_OK) {
                 printf("FAIL %s: %s\n", label, vit_last_error());
                 failed++;
                 continue;
@@ -713,7 +784,8 @@ static void test_packed_load(const char *tmp_dir) {
             for (i = 0; i < (int)numel; i++) x.data[i] = (float)sin(0.37 * i) * 2.0f;
             if (vit_model_memory(&mf, &x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&a2, 2 * bytes) != VIT_OK ||
                 vit_model_forward(&mf, &a2, &x, NULL, &y1) != VIT_OK ||
-                vit_model_forward(&mm, &a2, &x, NULL, &y2) != VIT_OK) {
+                vit_model_forward(&mm, &a2, &x, NULL, &y2) != VIT_OK ||
+                vit_model_forward(&mk, &a2, &x, NULL, &y3) != VIT_OK) {
                 printf("FAIL %s: %s\n", label, vit_last_error());
                 failed++;
             } else {
@@ -721,11 +793,18 @@ static void test_packed_load(const char *tmp_dir) {
                            packs == 2 * vit__panel_rows(wt, 4) &&
                            panel_of(kind ? &mm.mha_w.out_w : &mm.mlp_w.fc1_w) == 0,
                        label);
+                snprintf(label, sizeof label, "%s %s: a file loaded with keep_layout stays row-major, same bits",
+                         kind ? "mha" : "mlp", wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+                expect(memcmp(y1.data, y3.data, vit_tensor_numel(&y1) * sizeof(float)) == 0 &&
+                           panel_of(kind ? &mk.mha_w.out_w : &mk.mlp_w.fc1_w) == 0 &&
+                           panel_of(&mk.mlp_w.fc2_w) == 0, /* (MHA's fused qkv is made at load: packed) */
+                       label);
                 vit_arena_free(&a2);
             }
             vit_arena_free(&a1);
             vit_model_free(&mf);
             vit_model_free(&mm);
+            vit_model_free(&mk);
             for (i = 0; i < 3 * nl; i++) free(keep[i]);
             remove(path);
         }
@@ -735,6 +814,7 @@ int main(int argc, char **argv) {
     printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)",
            VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
     test_sizes();
+    test_f32_packed();
     test_extremes();
     test_nonfinite_rows();
     test_handmade_weights();

@@ -181,6 +181,47 @@ static void test_matmul_nn(void) {
             }
 }
 
+/* dx = dy W over a loaded F32 weight W (N, K) packed in panels
+   (vit__mm.nnp: the reverse pass's vit__rev_linear) gives the bits of W
+   row-major: k running across W's panels, into its last partial one. */
+static void test_matmul_nn_packed(void) {
+    static const int ms[] = {1, 5, 13, 40}, Ns[] = {1, 31, 32, 33, 70, 300}, Ks[] = {1, 8, 17, 40, 100};
+    int a, b, c, ok = 1;
+    for (a = 0; a < 4; a++)
+        for (b = 0; b < 6; b++)
+            for (c = 0; c < 5; c++) {
+                int M = ms[a], N = Ns[b], K = Ks[c];
+                float *dy = randv((size_t)M * N, 1.0f), *w = randv((size_t)N * K, 1.0f), *wp;
+                float *d1 = randv((size_t)M * K, 1.0f), *d2 = randv((size_t)M * K, 1.0f);
+                unsigned char *tmp;
+                struct vit__pack rec;
+                vit_tensor t;
+                vit__mm p;
+                memset(&t, 0, sizeof t);
+                t.dtype = VIT_DTYPE_F32;
+                t.ndim = 2;
+                t.shape[0] = N;
+                t.shape[1] = K;
+                wp = (float *)malloc((size_t)N * K * sizeof(float));
+                memcpy(wp, w, (size_t)N * K * sizeof(float));
+                t.data = wp;
+                tmp = (unsigned char *)malloc(vit__pack_tmp(&t) + 1);
+                vit__pack_weight(&t, tmp, NULL, &rec);
+                p = vit__mm_nn(d1, dy, w, M, N, K);
+                vit__matmul(&p);
+                p = vit__mm_nn(d2, dy, wp, M, N, K);
+                p.nnp = t.pack ? t.pack->panel : 0;
+                vit__matmul(&p);
+                if (memcmp(d1, d2, (size_t)M * K * sizeof(float)) ||
+                    (vit__panel_rows(VIT_DTYPE_F32, K) && N >= vit__panel_rows(VIT_DTYPE_F32, K)) != (t.pack != NULL)) {
+                    printf("FAIL matmul nn over a packed weight %dx%dx%d\n", M, N, K);
+                    ok = 0;
+                }
+                free(dy); free(w); free(wp); free(d1); free(d2); free(tmp);
+            }
+    expect(ok, "matmul nn over a packed F32 weight: the bits of the row-major one");
+}
+
 typedef struct att_ctx { const vit_attn_shape *s; const float *k, *v; float *att; } att_ctx;
 /* out as a function of q alone (k, v fixed), for the differences */
 static void att_fwd_q(float *y, const float *q, const void *ctx) {
@@ -371,6 +412,29 @@ static void test_model_fd(const char *path, int cls) {
             snprintf(label, sizeof label, "%s: the reverse pass at 1 and 3 threads, same bits", path);
             if (!k) printf("  %s\n", vit_last_error());
             expect(k && memcmp(g1, gin.data, n * sizeof(float)) == 0, label);
+
+            /* the same bytes from memory: dense weights row-major, not packed as the file's are */
+            {
+                FILE *f = fopen(path, "rb");
+                long fsize = 0;
+                unsigned char *fb = NULL;
+                vit_model mm;
+                int same = 0;
+                if (f && fseek(f, 0, SEEK_END) == 0 && (fsize = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+                    (fb = (unsigned char *)malloc((size_t)fsize)) && fread(fb, 1, (size_t)fsize, f) == (size_t)fsize &&
+                    vit_model_load_memory(&mm, fb, (size_t)fsize) == VIT_OK) {
+                    vit_arena_reset(&act);
+                    same = vit_model_reverse(&mm, &act, &x, &rv) == VIT_OK &&
+                           memcmp(g1, gin.data, n * sizeof(float)) == 0 &&
+                           (m.blocks[0].mlp.fc1_w.pack != NULL) == (vit__panel_rows(VIT_DTYPE_F32, 8) != 0) &&
+                           mm.blocks[0].mlp.fc1_w.pack == NULL;
+                    vit_model_free(&mm);
+                }
+                if (f) fclose(f);
+                free(fb);
+                snprintf(label, sizeof label, "%s: the reverse pass, file (packed) and memory loads: same bits", path);
+                expect(same, label);
+            }
             vit_arena_free(&fa);
             free(g); free(g1);
         }
@@ -539,6 +603,7 @@ static void test_explain(const char *root) {
 
 int main(int argc, char **argv) {
     test_matmul_nn();
+    test_matmul_nn_packed();
     test_layernorm_back();
     test_act_back();
     test_softmax_back();
