@@ -4856,6 +4856,7 @@ typedef struct vit__att {
     const float *bias;  /* (NH, R): a relative position bias table per head added to the scores, or NULL */
     const int32_t *bidx; /* (N, N): the entry of a head's table each score adds */
     int R;              /* entries per head */
+    float qs;           /* lowp: the scale when a power of two (folded into q), else 1 */
 } vit__att;
 
 /* Task t: block t % nt of head t / nt in a thread's slot: K's (and V's)
@@ -4990,7 +4991,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     /* S = scale * q k^T. A scale that is a power of two (1/8 at 64 a head) goes into q as it is rounded: bf16(q
        scale) is bf16(q) scale exactly, and so is every partial sum (bar underflow past 1e-38), so the tiles'
        scores go to S as they are, without a pass that scales them. */
-    qs = frexpf(a->s.scale, &i) == 0.5f ? a->s.scale : 1.0f;
+    qs = a->qs;
     for (i = 0; i < rows; i++) { /* q qs rounded to bf16 (times 1 when the scale stays for the tiles: exact) */
         const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
         uint16_t *qh = (uint16_t *)(void *)(qx + (size_t)i * hqp);
@@ -5071,6 +5072,7 @@ static void vit__attention(vit__att *a, float *scratch, int slots) {
 static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v,
                             const vit_attn_shape *s) {
     vit__att a;
+    int e;
     a.out = out; a.att = att; a.scratch = NULL; a.q = q; a.k = k; a.v = v;
     a.s = *s;
     a.nt = a.per = 0;
@@ -5079,6 +5081,7 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
     a.bias = NULL;
     a.bidx = NULL;
     a.R = 0;
+    a.qs = frexpf(s->scale, &e) == 0.5f ? s->scale : 1.0f;
     return a;
 }
 
