@@ -1,4 +1,4 @@
-/* vit.h - v0.5.2 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.3 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -277,8 +277,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 2
-#define VIT_VERSION_STRING "0.5.2"
+#define VIT_VERSION_PATCH 3
+#define VIT_VERSION_STRING "0.5.3"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -15014,6 +15014,14 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.3 (2026-11-26)  A file's F32 dense weights are packed in place at
+                         load, as BF16 and I8 are (ViT-B/16 f32 at batch 1
+                         9% faster, the same bits; loading 0.3 s instead of
+                         0.03 s); vit_load_opts.keep_layout loads without
+                         packing. A tensor read both as a dense weight and
+                         as another part is refused. The F32 tile takes
+                         vit__tl and asks for the next block's lines during
+                         its k loop, one every 8 k.
      0.5.2 (2026-11-26)  Scratch rows padded for AMX only where AMX is built
                          (an AArch64/WebAssembly overflow in test_quant).
                          f32 attention: K and V packed once a head, query
