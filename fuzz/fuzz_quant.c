@@ -31,6 +31,7 @@ static float input_value(int mode, size_t i) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char path[512];
     vit_model mf, mm;
+    vit_load_opts o;
     vit_result rf, rm;
     FILE *f;
     int mode;
@@ -45,7 +46,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!(f = fopen(path, "wb"))) abort();
     if ((size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) abort();
 
-    rf = vit_model_load_file(&mf, path);
+    /* no config.json beside it: a stray one in the temporary folder (a /tmp/config.json) would give the file
+       load a config that the memory load never reads */
+    memset(&o, 0, sizeof o);
+    o.no_config_search = 1;
+    rf = vit_model_load_file_ex(&mf, path, &o);
     rm = vit_model_load_memory(&mm, data, size);
     remove(path);
     if (rf != rm) {
