@@ -194,14 +194,16 @@ static void test_sizes(void) {
 
 /* F32 weights packed as a file's are at load (vit__pack_weight) give the
    bits of the row-major ones on every path: the tiles (a last partial
-   panel, k blocks), the few-rows product and the dot products (which read
-   a packed row NR floats apart), with alpha and bias; each element lies
-   where vit__q_off says, and rows copy out as they were. */
+   panel, k blocks, blocks of rows past 2 VIT__MC), the few-rows product
+   and the dot products (which read a packed row NR floats apart), with
+   alpha and bias; each element lies where vit__q_off says, and rows copy
+   out as they were. */
 static void test_f32_packed(void) {
-    static const int Ms[] = {1, 2, 3, 4, 5, 12, 13, 16, 17, 40}, Ks[] = {1, 3, 16, 33, 256, 257, 600};
+    /* 800 rows: past 2 VIT__MC, the packed panels run their k blocks over blocks of rows */
+    static const int Ms[] = {1, 2, 3, 4, 5, 12, 13, 16, 17, 40, 800}, Ks[] = {1, 3, 16, 33, 256, 257, 600};
     static const int Ns[] = {1, 31, 32, 33, 64, 100};
     int im, ik, in, ok = 1, runs = 0;
-    for (im = 0; im < 10; im++)
+    for (im = 0; im < 11; im++)
         for (ik = 0; ik < 7; ik++)
             for (in = 0; in < 6; in++) {
                 int M = Ms[im], K = Ks[ik], N = Ns[in], bad = 0;
