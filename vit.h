@@ -124,11 +124,11 @@
      out: nothing in the file's pages is written, they stay shared between
      processes, and the products pack each block as they run (a matrix
      made at load, such as a qkv fused from q, k and v, is still packed).
-     Weights
-     loaded from memory stay row-major (pack NULL), and so do weights a
-     program builds itself. Anything else in such a
-     file (biases, LayerNorm, class token, position embedding, relative
-     position bias tables, conv kernels) is widened to F32, and LayerNorm and softmax stay F32. Where vdpbf16ps runs
+     Weights loaded from memory stay row-major (pack NULL), and so do
+     weights a program builds itself. Anything else in a BF16 or I8 file
+     (biases, LayerNorm, class token, position embedding, relative
+     position bias tables, conv kernels) is widened to F32, and LayerNorm
+     and softmax stay F32. Where vdpbf16ps runs
      (AVX512_BF16, and SIMDE_NO_NATIVE builds), the attention of such a
      file runs its two products (q k^T, probabilities times v) in BF16 too,
      1.5x faster on Zen 4; elsewhere they stay F32. BF16 products
@@ -2142,9 +2142,9 @@ static vit_result vit__tensor4(vit_arena *a, vit_tensor *t, int32_t ndim, int32_
    as one run of memory asked for a block ahead, and a ViT-B/16 forward at
    batch 1 is 9% faster. (An earlier try measured under 1%: without asking
    for the next block, the tiles waited for memory instead of the packing.)
-   The panels are the same either way, and so are the bits. Threads split the panels, and every output
-   is summed in the same order (k ascending in KC blocks, one FMA per k)
-   whatever thread or tile computes it, so
+   The panels are the same either way, and so are the bits. Threads split
+   the panels, and every output is summed in the same order (k ascending in
+   KC blocks, one FMA per k) whatever thread or tile computes it, so
    results are bit-identical for any thread count. Against the plain
    left-to-right _ref sum the difference is rounding only: |fast - ref| <=
    ~K * 2^-24 * sum_k |x w|.
