@@ -3048,6 +3048,12 @@ static void vit__pack_panel_nn(float *dst, const float *w, int ldw, int n0, int 
    every whole panel of a packed weight; the last partial one never is. */
 static int vit__mm_packed(const vit__mm *p, int n0) { return p->panel && n0 + VIT__NR <= p->N; }
 
+/* 1 when w is a loaded F32 weight packed in place (wq is w), not panels
+   packed apart from it (attention's K and V): its rows lie in the panels. */
+static int vit__mm_f32_inplace(const vit__mm *p) {
+    return p->wt == VIT_DTYPE_F32 && p->panel && p->wq == (const void *)p->w;
+}
+
 /* The nn panel (vit__pack_panel_nn's) of a loaded weight W packed in panels
    of NR rows (vit__mm.nnp): this product's k runs down W's rows, so each
    stretch of k inside one of W's panels is a transpose of that panel's
@@ -3066,10 +3072,10 @@ static void vit__pack_panel_nnp(float *dst, const vit__mm *p, int n0, int nv, in
 
 /* Where row r of w lies from k0, for the products that read w by rows (few
    rows, dot products), and *st the floats between its values: 1, or NR in
-   a loaded F32 weight's packed panels (wq is w; the last partial panel
-   stays row-major). */
+   a loaded F32 weight's packed panels (vit__mm_f32_inplace; the last
+   partial panel stays row-major). */
 static const float *vit__w_row(const vit__mm *p, int r, int k0, int *st) {
-    if (p->panel && p->wq == (const void *)p->w && r < p->N / VIT__NR * VIT__NR) {
+    if (vit__mm_f32_inplace(p) && r < p->N / VIT__NR * VIT__NR) {
         *st = VIT__NR;
         return p->w + (size_t)r / VIT__NR * VIT__NR * p->K + (size_t)k0 * VIT__NR + r % VIT__NR;
     }
@@ -3178,10 +3184,10 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
        forward, and NR rows read at once are more streams than the hardware
        prefetcher follows. A BF16 or I8 block packed at load is one run of
        lines that the hardware prefetcher follows (asking as well measured
-       3% slower); an F32 one (a loaded weight: wq is w) is asked for too,
+       3% slower); an F32 one (vit__mm_f32_inplace) is asked for too,
        spread over the tiles: without, the F32 tiles waited for it (the
        197 x 768 x 3072 product from memory 0.284 against 0.257 s). */
-    if (nn0 < N && p->wt == VIT_DTYPE_F32 && p->wq == (const void *)p->w && vit__mm_packed(p, nn0)) {
+    if (nn0 < N && vit__mm_f32_inplace(p) && vit__mm_packed(p, nn0)) {
         next = (const unsigned char *)p->wq + ((size_t)nn0 * K + (size_t)nk0 * VIT__NR) * sizeof(float);
         lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * (int)sizeof(float) / 64;
     } else if (nn0 < N && !vit__mm_packed(p, nn0) && !p->nn)
@@ -8954,6 +8960,20 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) {
     return VIT_OK;
 }
 
+/* vit__ld_pack for a weight bound from file entry e; in_place: t's bytes
+   are e's own, so a second bind of the same tensor finds them packed
+   already (e->pack) and must not pack them again. */
+static vit_result vit__ld_pack_entry(vit__ld *L, vit_tensor *t, vit__entry *e, int in_place, int ours) {
+    vit_result r;
+    if (in_place && e->pack) {
+        t->pack = e->pack;
+        return VIT_OK;
+    }
+    if ((r = vit__ld_pack(L, t, ours)) != VIT_OK) return r;
+    if (in_place) e->pack = t->pack;
+    return VIT_OK;
+}
+
 /* A BF16 or I8 tensor e (its data at src), dst's shape set. A dense
    layer's weight stays BF16 or I8 (in place when aligned), anything else
    BF16 is widened to F32. I8 is for dense layers' weights only (what the
@@ -8970,7 +8990,6 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
     int32_t rows = dst->shape[0];
     const float *scale = NULL;
     float *sc;
-    vit_result r;
 
     /* I8: a dense layer's weight, with its per-row scales from '<name>_scale', aligned, positive, scale * 127 finite */
     if (e->dtype == VIT__I8) {
@@ -9025,15 +9044,7 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
             ours = 1;
         }
         L->m->n_kept[dst->dtype] += (int64_t)numel;
-        if (dst->q == src && e->pack) { /* bound before (the same tensor twice): packed already */
-            dst->pack = e->pack;
-            return VIT_OK;
-        }
-        if ((r = vit__ld_pack(L, dst, ours)) != VIT_OK) return r;
-        if (dst->q == src) {
-            e->pack = dst->pack;
-        }
-        return VIT_OK;
+        return vit__ld_pack_entry(L, dst, e, dst->q == src, ours);
     }
 
     /* else widened to F32 in the weights arena */
@@ -9058,7 +9069,6 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     const unsigned char *src;
     char *nm;
     int i;
-    vit_result r;
     want[0] = d0; want[1] = d1; want[2] = d2; want[3] = d3;
 
     /* the tensor, with exactly the shape and a dtype vit.h reads */
@@ -9109,14 +9119,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (e->dtype == VIT__I8 || (L->dense && e->dtype == VIT__BF16)) return vit__bind_low(L, dst, e, src);
     if (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0) {
         dst->data = (float *)(uintptr_t)src; /* zero-copy; written only by the packing */
-        if (!L->dense) return VIT_OK;
-        if (e->pack) { /* bound before (the same tensor twice): packed already */
-            dst->pack = e->pack;
-            return VIT_OK;
-        }
-        if ((r = vit__ld_pack(L, dst, L->writable)) != VIT_OK) return r;
-        e->pack = dst->pack;
-        return VIT_OK;
+        return L->dense ? vit__ld_pack_entry(L, dst, e, 1, L->writable) : VIT_OK;
     }
     if (!(dst->data = (float *)vit_arena_alloc(&L->m->arena, numel * sizeof(float)))) return VIT_ERR_OOM;
     if (!vit_arena_counting(&L->m->arena)) {
@@ -9229,9 +9232,7 @@ static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, in
     }
     VIT_ASSERT(dst->dtype == VIT_DTYPE_F32);
     for (k = 0; k < cols; k++) {
-        size_t i = (size_t)from * cols + k;
-        float v = src->dtype == VIT_DTYPE_F32 && src->pack ? src->data[vit__q_off(src, from, (int32_t)k) / 4]
-                  : src->dtype == VIT_DTYPE_F32            ? src->data[i]
+        float v = src->dtype == VIT_DTYPE_F32    ? src->data[vit__q_off(src, from, (int32_t)k) / 4]
                   : src->dtype == VIT_DTYPE_BF16 ? vit__bf16_float(vit__q_at(src, from, (int32_t)k))
                                                  : src->scale[from] * (float)(int8_t)vit__q_at(src, from, (int32_t)k);
         dst->data[(size_t)to * cols + k] = v;
