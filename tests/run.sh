@@ -120,7 +120,11 @@ build() { # build NAME EXT CC FLAGS...
   mkdir -p "build/$b_name"
   # shellcheck disable=SC2086
   bg $b_cc $WARN "$@" -I. tests/test_internal.c -o "build/$b_name/test_internal$b_ext" $LINK_FLAGS -lm
-  $b_cc $WARN "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "build/$b_name/vit.o" || { bg_wait; return 1; }
+  # what the compiler printed for vit.o kept apart too: header-manners wants nothing from the native and AVX2 ones
+  $b_cc $WARN "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "build/$b_name/vit.o" 2> "build/$b_name/vit.o.txt"
+  b_rc=$?
+  cat "build/$b_name/vit.o.txt"
+  [ $b_rc -eq 0 ] || { bg_wait; return 1; }
   for b_t in $LINKED; do
     bg link "$b_name" "$b_ext" "$b_cc" "$@" -- "tests/test_$b_t.c" "build/$b_name/test_$b_t"
   done
@@ -152,8 +156,9 @@ NATIVE="gcc -O2 -march=native"
 # too, and where it has none, the ones it does run
 ASAN="clang -O0 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all"
 # shellcheck disable=SC2086
-config native "" "" $NATIVE
-config avx2 "" "" gcc -O2 -mavx2 -mfma
+# -Wpsabi (WARN turns it off for the builds without AVX): the native and AVX2 builds must print no ABI note
+config native "" "" $NATIVE -Wpsabi
+config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
 config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
 config no-simd "" "" gcc -O2 -DVIT_NO_SIMD
 config clang "" "" clang -O2 -march=native
@@ -254,13 +259,48 @@ done
 FD_COUNT=
 psteps_done
 
-# Threads: one model, four threads with their own arenas, ThreadSanitizer; built and run in the background
-# while the fuzzers below are built (both compile vit.h whole, each on one core).
-tsan_threads() {
-  clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread &&
-    env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixtures
+# The sanitizers' own builds, each compiling vit.h whole on one core, two chains at once: the fuzzers' object with
+# libFuzzer + ASan + UBSan, then test_threads with ThreadSanitizer (one model, four threads with their own arenas);
+# the fuzzers' object with MemorySanitizer, then test_internal with it. The fuzzers link those objects after.
+# (ONLY=msan and ONLY=tsan run on what the last fuzz-build made.)
+# The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
+# those MemorySanitizer runs too.
+# quant: a BF16/I8 file loaded packed from a file against the same bytes from memory, with huge inputs
+# (fuzz/make_quant_corpus.sh remakes its corpus).
+FUZZERS="safetensors:300000 npy:100000 image:20000 cli:50000 quant:3000"
+MSAN_FUZZERS="safetensors npy image quant"
+FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
+FUZZ_ASAN="$FUZZ_WARN -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
+FUZZ_MSAN="$FUZZ_WARN -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma"
+sanitizers_a() {
+  # shellcheck disable=SC2086
+  clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o &&
+    clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
 }
-pstep tsan-threads tsan_threads
+sanitizers_b() {
+  # shellcheck disable=SC2086
+  clang $FUZZ_MSAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/msan/fuzz_vit.o &&
+    clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. tests/test_internal.c -o build/msan/test_internal -lm
+}
+fuzzers_link() { # fuzzers_link DIR "NAMES" FLAGS...: each fuzzer linked to DIR/fuzz_vit.o
+  fl_dir=$1 fl_names=$2; shift 2
+  for fl in $fl_names; do
+    bg clang "$@" -DVIT_IMPLEMENTATION_INCLUDED -I. "fuzz/fuzz_${fl%%:*}.c" "$fl_dir/fuzz_vit.o" -o "$fl_dir/fuzz_${fl%%:*}" -lm
+  done
+}
+sanitizer_builds() {
+  mkdir -p build/msan
+  bg sanitizers_a
+  bg sanitizers_b
+  bg_wait || return 1
+  # shellcheck disable=SC2086
+  fuzzers_link build "$FUZZERS" $FUZZ_ASAN
+  # shellcheck disable=SC2086
+  fuzzers_link build/msan "$MSAN_FUZZERS" $FUZZ_MSAN
+  bg_wait && echo "$(echo $FUZZERS | wc -w) fuzzers (ASan), $(echo $MSAN_FUZZERS | wc -w) (MSan), test_threads, test_internal (MSan)"
+}
+step fuzz-build sanitizer_builds
+pstep tsan-threads env TSAN_OPTIONS=halt_on_error=1 build/test_threads tests/fixtures
 
 # Fuzzing (libFuzzer + ASan + UBSan). The same tree gives the same result
 # every run: each fuzzer replays its seed corpus and every input that once
@@ -271,22 +311,6 @@ pstep tsan-threads tsan_threads
 # set) explores for that long from a random seed instead.
 fuzz_norand=""
 setarch "$(uname -m)" -R true 2>/dev/null && fuzz_norand="setarch $(uname -m) -R"
-# The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
-# those MemorySanitizer runs too.
-# quant: a BF16/I8 file loaded packed from a file against the same bytes from memory, with huge inputs
-# (fuzz/make_quant_corpus.sh remakes its corpus).
-FUZZERS="safetensors:300000 npy:100000 image:20000 cli:50000 quant:3000"
-MSAN_FUZZERS="safetensors npy image quant"
-fuzzers() { # fuzzers DIR "NAMES" FLAGS...: DIR/fuzz_vit.o with FLAGS, each fuzzer linked to it
-  fb_dir=$1 fb_names=$2; shift 2
-  clang "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "$fb_dir/fuzz_vit.o" || { bg_wait; return 1; }
-  for fb in $fb_names; do
-    bg clang "$@" -DVIT_IMPLEMENTATION_INCLUDED -I. "fuzz/fuzz_${fb%%:*}.c" "$fb_dir/fuzz_vit.o" -o "$fb_dir/fuzz_${fb%%:*}" -lm
-  done
-  bg_wait && echo "$(echo $fb_names | wc -w) fuzzers"
-}
-FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
-step fuzz-build fuzzers build "$FUZZERS" $FUZZ_WARN -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma
 for fz in $FUZZERS; do
   fz_runs=${fz#*:} fz=${fz%%:*}
   rm -rf "build/fuzzwork/$fz" && mkdir -p "build/fuzzwork/$fz" && cp "fuzz/corpus/$fz/"* "build/fuzzwork/$fz/"
@@ -300,18 +324,10 @@ for fz in $FUZZERS; do
   # shellcheck disable=SC2086
   pstep "fuzz-$fz" $fuzz_norand "build/fuzz_$fz" "build/fuzzwork/$fz" fuzz/regressions $fz_how -rss_limit_mb=2048 -artifact_prefix=build/
 done
-psteps_done
 
 # MemorySanitizer on the image and loader paths and the reverse pass: test_maps, test_errors and test_reverse,
 # then each fuzzer replaying its corpus and fuzz/regressions (fuzz_image and
 # test_maps check every decoded pixel is initialised).
-msan_build() {
-  bg clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. tests/test_internal.c -o build/msan/test_internal -lm
-  # shellcheck disable=SC2086
-  fuzzers build/msan "$MSAN_FUZZERS" $FUZZ_WARN -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma && echo "and test_internal"
-}
-mkdir -p build/msan
-step msan-build msan_build
 pstep msan-maps build/msan/test_internal maps tests/fixtures/maps build/msan
 pstep msan-errors build/msan/test_internal errors tests/fixtures build/msan
 pstep msan-reverse build/msan/test_internal reverse tests/fixtures
@@ -384,21 +400,19 @@ step options-run build/test_compile_options
 # The header's manners: the thread-count API with and without threads; the
 # including file's own warnings still reported after the implementation
 # (gcc, clang, g++); nothing printed by an x86 build with AVX2 or
-# -march=native (GCC 12's one psabi note without AVX is documented).
+# -march=native (the native and AVX2 builds' vit.o, compiled at -O2 with
+# -Wpsabi; GCC 12's one psabi note without AVX is documented).
 manners() {
-  # the seven compiles two at a time, each with its own output
-  bg gcc $WARN -O1 -mavx2 -mfma -I. tests/test_manners.c -o build/test_manners -lm
-  bg gcc $WARN -O1 -mavx2 -mfma -DVIT_NO_THREADS -I. tests/test_manners.c -o build/test_manners_one -lm
+  link avx2 "" gcc -O2 -mavx2 -mfma -- tests/test_manners.c build/test_manners || return 1
+  bg gcc $WARN -O0 -mavx2 -mfma -DVIT_NO_THREADS -I. tests/test_manners.c -o build/test_manners_one -lm
+  # -Wunused-function after the implementation: clang reports it without code generation, gcc and g++ do not
   mn_k=0
   for mn_cc in gcc clang "g++ -x c++"; do
     mn_k=$((mn_k + 1))
+    [ "$mn_cc" = clang ] && mn_o=-fsyntax-only || mn_o="-O0 -c -o build/log/manners-unused$mn_k.o"
     # shellcheck disable=SC2086
-    bg sh -c '$1 -Wall -O0 -mavx2 -mfma -DMANNERS_UNUSED -I. -c tests/test_manners.c -o "$2.o" > "$2.txt" 2>&1; :' sh "$mn_cc" build/log/manners-unused$mn_k
-  done
-  for mn_k in 1 2; do
-    [ $mn_k = 1 ] && mn_flags="-march=native" || mn_flags="-mavx2 -mfma"
-    # shellcheck disable=SC2086
-    bg sh -c 'gcc -std=c99 -O2 -Wall -Wextra $1 -I. -c examples/02_classify.c -o "$2.o" > "$2.txt" 2>&1; :' sh "$mn_flags" build/log/manners-silent$mn_k
+    bg sh -c '$1 -Wall $2 -mavx2 -mfma -DMANNERS_UNUSED -I. tests/test_manners.c > "$3.txt" 2>&1; :' sh "$mn_cc" "$mn_o" \
+      build/log/manners-unused$mn_k
   done
   bg_wait || return 1
   build/test_manners 2 && build/test_manners_one 1 || return 1
@@ -408,8 +422,9 @@ manners() {
     grep -q "unused_after_vit.*-Wunused-function" build/log/manners-unused$mn_k.txt ||
       { echo "$mn_cc: the file's -Wunused-function was lost:"; cat build/log/manners-unused$mn_k.txt; return 1; }
   done
-  for mn_k in 1 2; do
-    [ ! -s build/log/manners-silent$mn_k.txt ] || { echo "gcc -O2 (build $mn_k of -march=native, -mavx2 -mfma) printed:"; cat build/log/manners-silent$mn_k.txt; return 1; }
+  for mn_b in native avx2; do
+    [ -f "build/$mn_b/vit.o.txt" ] || { echo "build/$mn_b/vit.o.txt is missing: the $mn_b build runs first"; return 1; }
+    [ ! -s "build/$mn_b/vit.o.txt" ] || { echo "the $mn_b build's vit.o (gcc -O2) printed:"; cat "build/$mn_b/vit.o.txt"; return 1; }
   done
   echo "threads API with and without threads; the file's warnings kept; AVX builds silent"
 }
