@@ -2342,6 +2342,9 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 #ifndef VIT__MC
 #define VIT__MC (32 * VIT__MR) /* rows of x a packed F32 panel runs its k blocks over (vit__gemm_panels) */
 #endif
+#ifndef VIT__MC_BYTES
+#define VIT__MC_BYTES (512 * 1024) /* x a block of rows a packed F32 weight's panels run over in turn (ditto) */
+#endif
 
 /* What a tile reads and writes: rows [0, mr) of x against the packed
    panel, into y (columns [0, nv)); first: y holds nothing yet; last: the
@@ -3269,18 +3272,40 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    rows: its M x NR outputs stay in L2 across the k blocks, and each piece
    of w is packed once, while the next is prefetched. Blocking rows of x
    for L2 instead, with k blocks outermost, measured 5-10% slower on Zen 5.
-   A panel packed at load (nothing to pack again) past 2 MC rows runs its k
-   blocks over MC rows at a time: those rows' outputs and x stay nearer
-   (DINOv2-S/14 at 518 px, f32, one thread: 0.851 -> 0.804 s; ViT-B/16 at
-   batch 8: 2.80 -> 2.42 s, alternating runs). Each output still sums its
-   k blocks in order: the same bits. */
+   A weight packed at load has nothing to pack again, and where x is too
+   large for L2 its rows are blocked:
+   - when blocks of at least VIT__MC / 3 rows of x fit in VIT__MC_BYTES,
+     each such block runs against all of the thread's panels in turn, so x
+     is read from L2 by every panel and the weights (a few MB) come again
+     once per block (1370 x 384 x 1152, DINOv2-S/14's qkv at 518 px, 117
+     -> 134 GFLOP/s; 1576 x 768 x 2304, ViT-B/16's at batch 8, 117 -> 132;
+     alternating, best of 5);
+   - else a panel past 2 VIT__MC rows runs its k blocks over VIT__MC rows
+     at a time, those rows' outputs and x nearer (DINOv2-S/14 at 518 px,
+     f32, one thread: 0.851 -> 0.804 s; ViT-B/16 at batch 8: 2.80 -> 2.42
+     s): with K = 3072, 85 rows of x a block measured 5% slower.
+   Each output still sums its k blocks in order: the same bits. */
 static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     const vit__mm *p = (const vit__mm *)ctx;
-    int i, kcb = vit__kc(p->wt);
+    int i, kcb = vit__kc(p->wt), m0, k0, mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), whole = i0;
     (void)thread;
+    if (p->wt == VIT_DTYPE_F32 && p->panel) { /* [i0, whole): the thread's packed panels, whole ones */
+        whole = i1 < p->N / VIT__NR ? i1 : p->N / VIT__NR;
+        whole = whole > i0 ? whole : i0;
+    }
+    if (whole > i0 && mc >= VIT__MC / 3 && 2 * p->M > 3 * mc) { /* rows blocked outside the panels */
+        int blocks = (p->M + mc - 1) / mc;
+        mc = ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR; /* blocks of one size */
+        for (m0 = 0; m0 < p->M; m0 += mc)
+            for (i = i0; i < whole; i++)
+                for (k0 = 0; k0 < p->K; k0 += kcb)
+                    vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, i * VIT__NR, VIT__NR, m0,
+                                    p->M - m0 < mc ? p->M : m0 + mc);
+        i0 = whole;
+    }
     for (i = i0; i < i1; i++) {
-        int k0, n0 = i * VIT__NR, m0, mc = p->M;
-        if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0) && p->M > 2 * VIT__MC) mc = VIT__MC;
+        int n0 = i * VIT__NR;
+        mc = i < whole && p->M > 2 * VIT__MC ? VIT__MC : p->M;
         for (m0 = 0; m0 < p->M; m0 += mc)
             for (k0 = 0; k0 < p->K; k0 += kcb)
                 vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0,
