@@ -2343,7 +2343,7 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 #define VIT__MC (32 * VIT__MR) /* rows of x a packed F32 panel runs its k blocks over (vit__gemm_panels) */
 #endif
 #ifndef VIT__MC_BYTES
-#define VIT__MC_BYTES (512 * 1024) /* x a block of rows a packed F32 weight's panels run over in turn (ditto) */
+#define VIT__MC_BYTES (512 * 1024) /* x in a block of rows a packed F32 weight's panels take in turn (ditto) */
 #endif
 
 /* What a tile reads and writes: rows [0, mr) of x against the packed
@@ -3272,40 +3272,19 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    rows: its M x NR outputs stay in L2 across the k blocks, and each piece
    of w is packed once, while the next is prefetched. Blocking rows of x
    for L2 instead, with k blocks outermost, measured 5-10% slower on Zen 5.
-   A weight packed at load has nothing to pack again, and where x is too
-   large for L2 its rows are blocked:
-   - when blocks of at least VIT__MC / 3 rows of x fit in VIT__MC_BYTES,
-     each such block runs against all of the thread's panels in turn, so x
-     is read from L2 by every panel and the weights (a few MB) come again
-     once per block (1370 x 384 x 1152, DINOv2-S/14's qkv at 518 px, 117
-     -> 134 GFLOP/s; 1576 x 768 x 2304, ViT-B/16's at batch 8, 117 -> 132;
-     alternating, best of 5);
-   - else a panel past 2 VIT__MC rows runs its k blocks over VIT__MC rows
-     at a time, those rows' outputs and x nearer (DINOv2-S/14 at 518 px,
-     f32, one thread: 0.851 -> 0.804 s; ViT-B/16 at batch 8: 2.80 -> 2.42
-     s): with K = 3072, 85 rows of x a block measured 5% slower.
-   Each output still sums its k blocks in order: the same bits. */
+   A weight packed at load has nothing to pack again, so where x is too
+   large for L2 its rows are blocked (vit__gemm_row_blocks says how); else a
+   panel past 2 VIT__MC rows runs its k blocks over VIT__MC rows at a time,
+   those rows' outputs and x nearer (DINOv2-S/14 at 518 px, f32, one
+   thread: 0.851 -> 0.804 s; ViT-B/16 at batch 8: 2.80 -> 2.42 s). Each
+   output sums its k blocks in order whatever the blocks: the same bits. */
 static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     const vit__mm *p = (const vit__mm *)ctx;
-    int i, kcb = vit__kc(p->wt), m0, k0, mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), whole = i0;
+    int i, kcb = vit__kc(p->wt);
     (void)thread;
-    if (p->wt == VIT_DTYPE_F32 && p->panel) { /* [i0, whole): the thread's packed panels, whole ones */
-        whole = i1 < p->N / VIT__NR ? i1 : p->N / VIT__NR;
-        whole = whole > i0 ? whole : i0;
-    }
-    if (whole > i0 && mc >= VIT__MC / 3 && 2 * p->M > 3 * mc) { /* rows blocked outside the panels */
-        int blocks = (p->M + mc - 1) / mc;
-        mc = ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR; /* blocks of one size */
-        for (m0 = 0; m0 < p->M; m0 += mc)
-            for (i = i0; i < whole; i++)
-                for (k0 = 0; k0 < p->K; k0 += kcb)
-                    vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, i * VIT__NR, VIT__NR, m0,
-                                    p->M - m0 < mc ? p->M : m0 + mc);
-        i0 = whole;
-    }
     for (i = i0; i < i1; i++) {
-        int n0 = i * VIT__NR;
-        mc = i < whole && p->M > 2 * VIT__MC ? VIT__MC : p->M;
+        int k0, n0 = i * VIT__NR, m0, mc = p->M;
+        if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0) && p->M > 2 * VIT__MC) mc = VIT__MC;
         for (m0 = 0; m0 < p->M; m0 += mc)
             for (k0 = 0; k0 < p->K; k0 += kcb)
                 vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0,
@@ -3314,8 +3293,51 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
+/* The rows of x in each of a product's row blocks, or 0 for none: an F32
+   weight packed at load, and blocks of at least VIT__MC / 3 rows of x
+   within VIT__MC_BYTES (a quarter of this Xeon's L2) that leave none
+   nearly empty. Each block then runs against every panel in turn, so each
+   panel reads x from L2 and the weights (a few MB) come again once a
+   block; threads take blocks of rows, not panels, their count a multiple
+   of the threads, each thread's x in its own L2. 1370 x 384 x 1152
+   (DINOv2-S/14's qkv at 518 px) went 117 -> 134 GFLOP/s on one thread and
+   197 -> 246 on two (whose panels had both read all of x); DINOv2-S/14 at
+   518 px f32 0.837 -> 0.789 s (one thread), 0.477 -> 0.432 s (two);
+   ViT-B/16 at batch 8 1.34 -> 1.18 s (two; alternating, best of 3-5). At
+   K = 3072, 85 rows a block measured 5% slower than VIT__MC's blocks. */
+static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
+    int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), blocks;
+    if (p->wt != VIT_DTYPE_F32 || !p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
+    blocks = (p->M + mc - 1) / mc;
+    blocks = (blocks + threads - 1) / threads * threads;
+    return ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR;
+}
+
+/* Row blocks [b0, b1) of mc rows, each against every panel. */
+typedef struct vit__mm_rows {
+    const vit__mm *p;
+    int mc;
+} vit__mm_rows;
+static void vit__gemm_rows(const void *ctx, int b0, int b1, int thread) {
+    const vit__mm *p = ((const vit__mm_rows *)ctx)->p;
+    int i, b, k0, kcb = vit__kc(p->wt), mc = ((const vit__mm_rows *)ctx)->mc;
+    (void)thread;
+    for (b = b0; b < b1; b++) {
+        int m0 = b * mc, m1 = p->M - m0 < mc ? p->M : m0 + mc;
+        for (i = 0; i * VIT__NR < p->N; i++)
+            for (k0 = 0; k0 < p->K; k0 += kcb)
+                vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, i * VIT__NR,
+                                p->N - i * VIT__NR < VIT__NR ? p->N - i * VIT__NR : VIT__NR, m0, m1);
+    }
+}
+
 static void vit__gemm_tiles(const vit__mm *p) {
-    vit__parallel((p->N + VIT__NR - 1) / VIT__NR, vit__mm_threads(p), vit__gemm_panels, p);
+    int threads = vit__mm_threads(p);
+    vit__mm_rows r;
+    r.p = p;
+    r.mc = vit__gemm_row_blocks(p, threads);
+    if (r.mc) vit__parallel((p->M + r.mc - 1) / r.mc, threads, vit__gemm_rows, &r);
+    else vit__parallel((p->N + VIT__NR - 1) / VIT__NR, threads, vit__gemm_panels, p);
 }
 
 /* BF16 and I8 products on Intel's AMX tiles (Sapphire Rapids and later),
