@@ -1646,6 +1646,28 @@ static vit__vf vit__v_exp(vit__vf x) {
     /* 2^fx: t holds fx + 127 in its low mantissa bits; shifting by 23 moves it to the exponent. */
     return vit__v_mul(y, vit__v_as_f(vit__v_shl23(vit__v_as_i(t))));
 }
+
+/* exp(x) for x <= 0 where the result is rounded to bf16 next (the lowp
+   attention's exponentials, whose sum stays f32): n = round(x / ln2) as
+   above, r = x - n ln2 in one step, exp(r) by a degree-4 polynomial fitted
+   for relative error on |r| <= ln2/2, four fmas from the highest term: 5.6e-6
+   relative against exp at worst (the fit's 5.4e-6 and the one-step
+   reduction's rounding), 340 times under bf16's half step (2^-9). Inputs
+   below -87.3 give 2^-126 times a value in [0.7, 1.5], not 0: a term that
+   small beside the row's largest (1) is lost to bf16 anyway. 10 operations
+   against vit__v_exp's 16. */
+static vit__vf vit__v_exp_lo(vit__vf x) {
+    vit__vf t, fx, r, y;
+    x = vit__v_max(x, vit__v_set1(-87.3365478515625f));
+    t = vit__v_fma(x, vit__v_set1(1.44269504088896341f), vit__v_set1(12583039.0f));
+    fx = vit__v_sub(t, vit__v_set1(12583039.0f));
+    r = vit__v_fma(fx, vit__v_set1(-0.693147180559945f), x);
+    y = vit__v_fma(vit__v_set1(4.127741977572441e-2f), r, vit__v_set1(1.6753460466861725e-1f));
+    y = vit__v_fma(y, r, vit__v_set1(5.000511407852173e-1f));
+    y = vit__v_fma(y, r, vit__v_set1(1.0f));
+    y = vit__v_fma(y, r, vit__v_set1(1.0f));
+    return vit__v_mul(y, vit__v_as_f(vit__v_shl23(vit__v_as_i(t))));
+}
 #endif /* !VIT_NO_SIMD */
 
 /* ---- private helpers: errors ---- */
@@ -4101,8 +4123,9 @@ static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
 
 /* One row's exponentials, x minus its max, into y; returns their sum.
    vit__v_exp is within ~2 ulp of expf, the sum differs from the reference
-   by rounding order only. */
-static float vit__softmax_exp(float *y, const float *x, int n) {
+   by rounding order only. lo: the exponentials go to bf16 next (the lowp
+   attention), through vit__v_exp_lo. */
+static float vit__softmax_exp(float *y, const float *x, int n, int lo) {
     int i, rem;
     vit__vf vmx = vit__v_load_part(x, n < VIT__VW ? n : VIT__VW, x[0]), m1 = vmx, m2 = vmx, m3 = vmx, vsum, e;
     /* the max in four chains: one vmaxps after another waits out its latency (perf put a quarter of the
@@ -4118,15 +4141,24 @@ static float vit__softmax_exp(float *y, const float *x, int n) {
     if (i < n) vmx = vit__v_max(vmx, vit__v_load_part(x + i, n - i, x[0]));
     vmx = vit__v_set1(vit__v_hmax(vit__v_max(vit__v_max(vmx, m1), vit__v_max(m2, m3))));
     vsum = vit__v_zero();
-    for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
-        e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
-        vit__v_store(y + i, e);
-        vsum = vit__v_add(vsum, e);
-    }
+    /* (the loop twice: the choice outside it) */
+    if (lo)
+        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+            e = vit__v_exp_lo(vit__v_sub(vit__v_load(x + i), vmx));
+            vit__v_store(y + i, e);
+            vsum = vit__v_add(vsum, e);
+        }
+    else
+        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+            e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
+            vit__v_store(y + i, e);
+            vsum = vit__v_add(vsum, e);
+        }
     /* The tail through the same vector exp, so every element of a row sees the same approximation (a masked
        load and store under AVX-512: a scalar tail cost as much as the row's whole vectors at 197 keys). */
     if ((rem = n - i) > 0) {
-        vit__v_store_part(y + i, vit__v_exp(vit__v_sub(vit__v_load_part(x + i, rem, 0.0f), vmx)), rem);
+        e = vit__v_sub(vit__v_load_part(x + i, rem, 0.0f), vmx);
+        vit__v_store_part(y + i, lo ? vit__v_exp_lo(e) : vit__v_exp(e), rem);
         vsum = vit__v_add(vsum, vit__v_load_part(y + i, rem, 0.0f));
     }
     return vit__v_hsum(vsum);
@@ -4134,7 +4166,7 @@ static float vit__softmax_exp(float *y, const float *x, int n) {
 
 /* One row. */
 static void vit__softmax_row(float *y, const float *x, int n) {
-    float inv = 1.0f / vit__softmax_exp(y, x, n);
+    float inv = 1.0f / vit__softmax_exp(y, x, n, 0);
     int i;
     for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_mul(vit__v_load(y + i), vit__v_set1(inv)));
     for (; i < n; i++) y[i] *= inv;
@@ -5074,7 +5106,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
        0.60 ms a layer of ViT-B/16. (Rounding e to bf16 in the exp loop itself, one pass less, measured 5%
        slower at 1,370 tokens.) Kept maps get softmax * post as the f32 path's. */
     for (i = 0; i < rows; i++) {
-        float *Si = S + (size_t)i * N, sum = vit__softmax_exp(Si, Si, N);
+        float *Si = S + (size_t)i * N, sum = vit__softmax_exp(Si, Si, N, 1);
         uint16_t *hh = (uint16_t *)(void *)(px + (size_t)i * hvp);
         rs[i] = a->s.post / sum;
         vit__bf16_row(hh, Si, N); /* with the zero after an odd N */

@@ -115,6 +115,30 @@ static void test_softmax_short(void) {
     }
 }
 
+/* The lowp attention's exp (vit__v_exp_lo) against exp in double on [-87.3, 0], within 6e-6 relative, and
+   tiny (at most 2^-125) below, where vit__v_exp gives 0. */
+static void test_exp_lo(void) {
+#ifndef VIT_NO_SIMD
+    double worst = 0.0;
+    int i, j, tiny = 1;
+    for (i = 0; i < 200000; i += VIT__VW) {
+        float xs[VIT__VW], ys[VIT__VW];
+        for (j = 0; j < VIT__VW; j++) xs[j] = -87.3365f * (float)(i + j) / 199999.0f;
+        vit__v_store(ys, vit__v_exp_lo(vit__v_load(xs)));
+        for (j = 0; j < VIT__VW; j++) {
+            double e = exp((double)xs[j]), d = fabs((double)ys[j] - e) / e;
+            worst = d > worst ? d : worst;
+        }
+        for (j = 0; j < VIT__VW; j++) xs[j] = -87.34f - 0.37f * (float)(i + j);
+        vit__v_store(ys, vit__v_exp_lo(vit__v_load(xs)));
+        for (j = 0; j < VIT__VW; j++) tiny &= ys[j] >= 0.0f && ys[j] <= 2.4e-38f;
+    }
+    printf("exp_lo: worst relative error %.3g on [-87.3, 0]\n", worst);
+    expect(worst <= 6e-6, "lowp exp within 6e-6 of exp");
+    expect(tiny, "lowp exp below -87.3: at most 2^-125");
+#endif
+}
+
 typedef void (*unary_fn)(float *, const float *, int);
 
 static void test_unary(const char *name, unary_fn fast, unary_fn ref, float scale, double atol, double rtol) {
@@ -547,6 +571,7 @@ int main(void) {
     test_linear();
     test_rowwise();
     test_softmax_short();
+    test_exp_lo();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     /* past |x| = 3 the rational erf's 3.8e-7 times |x| / 2, and the cut to 0 below -5.54 (tools/fit_erf.py) */
     test_unary("gelu wide", vit_k_gelu, vit_k_gelu_ref, 8.0f, 1.2e-6, 1e-6);
