@@ -1648,20 +1648,21 @@ static vit__vf vit__v_exp(vit__vf x) {
 }
 
 /* exp(x) for x <= 0 where the result is rounded to bf16 next (the lowp
-   attention's exponentials, whose sum stays f32): n = round(x / ln2) as
-   above, r = x - n ln2 in one step, exp(r) by a degree-4 polynomial fitted
-   for relative error on |r| <= ln2/2, four fmas from the highest term: 5.6e-6
-   relative against exp at worst (the fit's 5.4e-6 and the one-step
-   reduction's rounding), 340 times under bf16's half step (2^-9). Inputs
-   below -87.3 give 2^-126 times a value in [0.7, 1.5], not 0: a term that
-   small beside the row's largest (1) is lost to bf16 anyway. 10 operations
-   against vit__v_exp's 16. */
+   attention's exponentials, whose sum stays f32): n and r = x - n ln2 as
+   above (in two parts: where fma is a multiply and an add, SIMDe's
+   portable build and WebAssembly, one part lost 9e-6 to cancellation),
+   exp(r) by a degree-4 polynomial fitted for relative error on |r| <=
+   ln2/2, four fmas from the highest term: 5.4e-6 relative against exp,
+   360 times under bf16's half step (2^-9). Inputs below -87.3 give about
+   2^-126, not 0: a term that small beside the row's largest (1) is lost to
+   bf16 anyway. 11 operations against vit__v_exp's 16. */
 static vit__vf vit__v_exp_lo(vit__vf x) {
     vit__vf t, fx, r, y;
     x = vit__v_max(x, vit__v_set1(-87.3365478515625f));
     t = vit__v_fma(x, vit__v_set1(1.44269504088896341f), vit__v_set1(12583039.0f));
     fx = vit__v_sub(t, vit__v_set1(12583039.0f));
-    r = vit__v_fma(fx, vit__v_set1(-0.693147180559945f), x);
+    r = vit__v_fma(fx, vit__v_set1(-0.693359375f), x); /* exact with or without a fused fma */
+    r = vit__v_fma(fx, vit__v_set1(2.12194440e-4f), r);
     y = vit__v_fma(vit__v_set1(4.127741977572441e-2f), r, vit__v_set1(1.6753460466861725e-1f));
     y = vit__v_fma(y, r, vit__v_set1(5.000511407852173e-1f));
     y = vit__v_fma(y, r, vit__v_set1(1.0f));
@@ -3332,7 +3333,8 @@ static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
     if (p->wt != VIT_DTYPE_F32 || !p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
     blocks = (p->M + mc - 1) / mc;
     blocks = (blocks + threads - 1) / threads * threads;
-    return ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR;
+    mc = ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR;
+    return mc >= VIT__MC / 3 ? mc : 0; /* many threads: their blocks would be thin, and the panels theirs again */
 }
 
 /* Row blocks [b0, b1) of mc rows, each against every panel. */
