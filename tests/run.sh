@@ -81,20 +81,21 @@ bg_wait() {
 }
 
 # The test programs, one a line: the name (tests/test_NAME.c) and its
-# arguments, @ standing for the build's folder. Those named in INTERNAL reach
+# arguments, @ standing for the build's folder; the longest last (bg waits
+# for the oldest job first: a long one early would hold a core's queue). Those named in INTERNAL reach
 # inside the implementation and are compiled together with it, in
 # tests/test_internal.c (run as test_internal NAME ARGS...); the others link
 # the build's vit.o.
-TESTS="kernels
-kernels_seed
-quant
+TESTS="kernels_seed
 modules tests/fixtures
 errors tests/fixtures
 maps tests/fixtures/maps @
 naming tests/fixtures/naming tests/fixtures
 registry tests/fixtures
 families tests/fixtures/families
-reverse tests/fixtures"
+reverse tests/fixtures
+kernels
+quant"
 INTERNAL="errors kernels quant maps reverse"
 LINKED=$(echo "$TESTS" | while read -r t_name _; do
   case " $INTERNAL " in *" $t_name "*) ;; *) echo "$t_name" ;; esac
@@ -133,12 +134,13 @@ build() { # build NAME EXT CC FLAGS...
   bg_wait && echo "vit.o, test_internal and $(echo $LINKED | wc -w) test programs, the CLI and 04_fashion"
 }
 # config NAME RUNNER EXT CC FLAGS...: build NAME, then run its test programs
-# (under RUNNER: qemu, wine, node, or "" for this machine), the first alone
-# (wine makes its prefix there), then two at a time.
+# (under RUNNER: qemu, wine, node, or "" for this machine), two at a time;
+# under wine the first alone (wine makes its prefix there).
 config() {
   c_name=$1 c_run=$2 c_ext=$3; shift 3
   step "$c_name-build" build "$c_name" "$c_ext" "$@"
-  c_how=step
+  c_how=pstep
+  [ "$c_run" = wine ] && c_how=step
   while read -r c_t c_args; do
     c_prog="build/$c_name/test_$c_t$c_ext"
     case " $INTERNAL " in *" $c_t "*) c_prog="build/$c_name/test_internal$c_ext $c_t" ;; esac
