@@ -82,10 +82,10 @@ bg_wait() {
 
 # The test programs, one a line: the name (tests/test_NAME.c) and its
 # arguments, @ standing for the build's folder; the longest last (bg waits
-# for the oldest job first: a long one early would hold a core's queue). Those named in INTERNAL reach
-# inside the implementation and are compiled together with it, in
-# tests/test_internal.c (run as test_internal NAME ARGS...); the others link
-# the build's vit.o.
+# for the oldest job first: a long one early would hold a core's queue).
+# Those named in INTERNAL reach inside the implementation and are compiled
+# together with it, in tests/test_internal.c (run as test_internal NAME
+# ARGS...); the others link the build's vit.o.
 TESTS="kernels_seed
 modules tests/fixtures
 errors tests/fixtures
