@@ -2366,7 +2366,7 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 #define VIT__MC (32 * VIT__MR) /* rows of x a packed F32 panel runs its k blocks over (vit__gemm_panels) */
 #endif
 #ifndef VIT__MC_BYTES
-#define VIT__MC_BYTES (512 * 1024) /* x in a block of rows a packed F32 weight's panels take in turn (ditto) */
+#define VIT__MC_BYTES (512 * 1024) /* x in a row block packed F32 panels take in turn (vit__gemm_row_blocks) */
 #endif
 
 /* What a tile reads and writes: rows [0, mr) of x against the packed

@@ -11,7 +11,7 @@
 #if defined(__clang__) && defined(__EMSCRIPTEN__)
 #pragma clang diagnostic ignored "-Wpass-failed"
 #endif
-/* x's row blocks for packed F32 weights (vit__gemm_panels) from 64 KiB, not 512: test_quant's 800-row products
+/* x's row blocks for packed F32 weights (vit__gemm_row_blocks) from 64 KiB, not 512: test_quant's 800-row products
    reach both of its blockings at sizes ASan runs in a second. */
 #define VIT__MC_BYTES (64 * 1024)
 #define main test_errors_main
