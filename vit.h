@@ -3291,6 +3291,13 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
         }
 }
 
+/* Every k block of the panel of columns from n0 (whole, or the last
+   partial one) over rows [m0, m1), in order. */
+static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
+    int k0, kcb = vit__kc(p->wt), nv = p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR;
+    for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, nv, m0, m1);
+}
+
 /* Threads take whole panels, and a panel runs its k blocks over all M
    rows: its M x NR outputs stay in L2 across the k blocks, and each piece
    of w is packed once, while the next is prefetched. Blocking rows of x
@@ -3303,15 +3310,12 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    output sums its k blocks in order whatever the blocks: the same bits. */
 static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     const vit__mm *p = (const vit__mm *)ctx;
-    int i, kcb = vit__kc(p->wt);
+    int i;
     (void)thread;
     for (i = i0; i < i1; i++) {
-        int k0, n0 = i * VIT__NR, m0, mc = p->M;
+        int n0 = i * VIT__NR, m0, mc = p->M;
         if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0) && p->M > 2 * VIT__MC) mc = VIT__MC;
-        for (m0 = 0; m0 < p->M; m0 += mc)
-            for (k0 = 0; k0 < p->K; k0 += kcb)
-                vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0,
-                                p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR, m0, p->M - m0 < mc ? p->M : m0 + mc);
+        for (m0 = 0; m0 < p->M; m0 += mc) vit__gemm_kblocks(p, n0, m0, p->M - m0 < mc ? p->M : m0 + mc);
     }
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
@@ -3344,14 +3348,11 @@ typedef struct vit__mm_rows {
 } vit__mm_rows;
 static void vit__gemm_rows(const void *ctx, int b0, int b1, int thread) {
     const vit__mm *p = ((const vit__mm_rows *)ctx)->p;
-    int i, b, k0, kcb = vit__kc(p->wt), mc = ((const vit__mm_rows *)ctx)->mc;
+    int n0, b, mc = ((const vit__mm_rows *)ctx)->mc;
     (void)thread;
     for (b = b0; b < b1; b++) {
         int m0 = b * mc, m1 = p->M - m0 < mc ? p->M : m0 + mc;
-        for (i = 0; i * VIT__NR < p->N; i++)
-            for (k0 = 0; k0 < p->K; k0 += kcb)
-                vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, i * VIT__NR,
-                                p->N - i * VIT__NR < VIT__NR ? p->N - i * VIT__NR : VIT__NR, m0, m1);
+        for (n0 = 0; n0 < p->N; n0 += VIT__NR) vit__gemm_kblocks(p, n0, m0, m1);
     }
 }
 
@@ -3754,12 +3755,9 @@ static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const
 
 /* The whole panels on the tiles; a last partial panel through vit__gemm_block, as vit__gemm_panels runs it. */
 static void vit__gemm_amx(const vit__mm *p) {
-    int whole = p->N / VIT__NR, kcb = vit__kc(p->wt), k0;
+    int whole = p->N / VIT__NR;
     vit__parallel(whole, vit__mm_threads(p), vit__gemm_amx_panels, p);
-    if (whole * VIT__NR < p->N)
-        for (k0 = 0; k0 < p->K; k0 += kcb)
-            vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, whole * VIT__NR, p->N - whole * VIT__NR, 0,
-                            p->M);
+    if (whole * VIT__NR < p->N) vit__gemm_kblocks(p, whole * VIT__NR, 0, p->M);
 }
 #endif
 #endif /* !VIT_NO_SIMD */
