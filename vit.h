@@ -1647,16 +1647,18 @@ static vit__vf vit__v_exp(vit__vf x) {
     return vit__v_mul(y, vit__v_as_f(vit__v_shl23(vit__v_as_i(t))));
 }
 
-/* exp(x) for x <= 0 where the result is rounded to bf16 next (the lowp
-   attention's exponentials, whose sum stays f32): n and r = x - n ln2 as
+/* exp(x) for x <= 16 where the result is rounded to bf16 next (the lowp
+   attention's exponentials, whose sum stays f32; up to e^16 past a row's
+   reference: vit__att_exp_row): n and r = x - n ln2 as
    above (in two parts: where fma is a multiply and an add, SIMDe's
    portable build and WebAssembly, one part lost 9e-6 to cancellation),
    exp(r) by a degree-4 polynomial fitted for relative error on |r| <=
    ln2/2, four fmas from the highest term: 5.4e-6 relative against exp,
    360 times under bf16's half step (2^-9). Inputs below -87.3 give about
-   2^-126, not 0: a term that small beside the row's largest (1) is lost to
-   bf16 anyway. 11 operations against vit__v_exp's 16. */
-static vit__vf vit__v_exp_lo(vit__vf x) {
+   2^-126, not 0: a term that small beside the row's largest (>= 1) is lost to
+   bf16 anyway. 11 operations against vit__v_exp's 16. (Inline: unused
+   where no lowp attention is built.) */
+static VIT__INLINE vit__vf vit__v_exp_lo(vit__vf x) {
     vit__vf t, fx, r, y;
     x = vit__v_max(x, vit__v_set1(-87.3365478515625f));
     t = vit__v_fma(x, vit__v_set1(1.44269504088896341f), vit__v_set1(12583039.0f));
@@ -3712,15 +3714,15 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
-/* The lowp attention's products (vit__att_bf16_mm) on the tiles: rows [0, rows) of y (stride ldy) = alpha * x bp,
+/* The lowp attention's P V (vit__att_bf16_mm) on the tiles: rows [0, rows) of y (stride ldy) = x bp,
    over kc pairs (a multiple of 16, the pairs past the data zero in x and bp: vit__att_pad) of x (stride ldx,
    its rows zero up to a multiple of 16: whole tiles load straight from it) and of the panels in bp (kc x NR
    each), n columns; all of k at once, so each 32 x 32 block of y is written once. The caller's thread holds
    the tile configuration (vit__att_tasks). */
-static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows, int n,
-                            float alpha) {
+static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows,
+                            int n) {
     float pbuf[16 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
-    int n0, m, h, r, j;
+    int n0, m, h, r;
     for (n0 = 0; n0 < n; n0 += VIT__NR) {
         int nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
         for (m = 0; m < rows; m += 32) {
@@ -3731,7 +3733,7 @@ static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const
             for (h = 0; h < 2; h++) {
                 int nn = h ? n2 : n1;
                 if (!nn) break;
-                if (alpha == 1.0f && nv == VIT__NR && nn == 16) { /* whole rows of y, nothing to scale: straight out */
+                if (nv == VIT__NR && nn == 16) { /* whole rows of y: straight out */
                     float *yt = y + (size_t)(m + 16 * h) * ldy + n0;
                     if (h) { _tile_stored(2, yt, ldy * 4); _tile_stored(3, yt + 16, ldy * 4); }
                     else { _tile_stored(0, yt, ldy * 4); _tile_stored(1, yt + 16, ldy * 4); }
@@ -3739,15 +3741,8 @@ static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const
                 }
                 if (h) { _tile_stored(2, pad, VIT__NR * 4); _tile_stored(3, pad + 16, VIT__NR * 4); }
                 else { _tile_stored(0, pad, VIT__NR * 4); _tile_stored(1, pad + 16, VIT__NR * 4); }
-                for (r = 0; r < nn; r++) {
-                    float *yr = y + (size_t)(m + 16 * h + r) * ldy + n0;
-                    const float *cr = pad + (size_t)r * VIT__NR;
-                    if (nv == VIT__NR)
-                        for (j = 0; j < VIT__NR; j += VIT__VW)
-                            vit__v_store(yr + j, vit__v_mul(vit__v_set1(alpha), vit__v_load(cr + j)));
-                    else
-                        for (j = 0; j < nv; j++) yr[j] = alpha * cr[j];
-                }
+                for (r = 0; r < nn; r++)
+                    memcpy(y + (size_t)(m + 16 * h + r) * ldy + n0, pad + (size_t)r * VIT__NR, (size_t)nv * 4);
             }
         }
     }
@@ -4123,9 +4118,8 @@ static VIT__INLINE void vit__v_store_part(float *p, vit__vf v, int n) {
 
 /* One row's exponentials, x minus its max, into y; returns their sum.
    vit__v_exp is within ~2 ulp of expf, the sum differs from the reference
-   by rounding order only. lo: the exponentials go to bf16 next (the lowp
-   attention), through vit__v_exp_lo. */
-static float vit__softmax_exp(float *y, const float *x, int n, int lo) {
+   by rounding order only. */
+static float vit__softmax_exp(float *y, const float *x, int n) {
     int i, rem;
     vit__vf vmx = vit__v_load_part(x, n < VIT__VW ? n : VIT__VW, x[0]), m1 = vmx, m2 = vmx, m3 = vmx, vsum, e;
     /* the max in four chains: one vmaxps after another waits out its latency (perf put a quarter of the
@@ -4141,24 +4135,16 @@ static float vit__softmax_exp(float *y, const float *x, int n, int lo) {
     if (i < n) vmx = vit__v_max(vmx, vit__v_load_part(x + i, n - i, x[0]));
     vmx = vit__v_set1(vit__v_hmax(vit__v_max(vit__v_max(vmx, m1), vit__v_max(m2, m3))));
     vsum = vit__v_zero();
-    /* (the loop twice: the choice outside it) */
-    if (lo)
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
-            e = vit__v_exp_lo(vit__v_sub(vit__v_load(x + i), vmx));
-            vit__v_store(y + i, e);
-            vsum = vit__v_add(vsum, e);
-        }
-    else
-        for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
-            e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
-            vit__v_store(y + i, e);
-            vsum = vit__v_add(vsum, e);
-        }
+    for (i = 0; i + VIT__VW <= n; i += VIT__VW) {
+        e = vit__v_exp(vit__v_sub(vit__v_load(x + i), vmx));
+        vit__v_store(y + i, e);
+        vsum = vit__v_add(vsum, e);
+    }
     /* The tail through the same vector exp, so every element of a row sees the same approximation (a masked
        load and store under AVX-512: a scalar tail cost as much as the row's whole vectors at 197 keys). */
     if ((rem = n - i) > 0) {
         e = vit__v_sub(vit__v_load_part(x + i, rem, 0.0f), vmx);
-        vit__v_store_part(y + i, lo ? vit__v_exp_lo(e) : vit__v_exp(e), rem);
+        vit__v_store_part(y + i, vit__v_exp(e), rem);
         vsum = vit__v_add(vsum, vit__v_load_part(y + i, rem, 0.0f));
     }
     return vit__v_hsum(vsum);
@@ -4166,7 +4152,7 @@ static float vit__softmax_exp(float *y, const float *x, int n, int lo) {
 
 /* One row. */
 static void vit__softmax_row(float *y, const float *x, int n) {
-    float inv = 1.0f / vit__softmax_exp(y, x, n, 0);
+    float inv = 1.0f / vit__softmax_exp(y, x, n);
     int i;
     for (i = 0; i + VIT__VW <= n; i += VIT__VW) vit__v_store(y + i, vit__v_mul(vit__v_load(y + i), vit__v_set1(inv)));
     for (; i < n; i++) y[i] *= inv;
@@ -4844,7 +4830,8 @@ static void vit__att_tiles(int N, int lowp, int *tiles, int *per) {
 #if VIT__AMX
         /* BF16 on the AMX tiles: whole 32-row tiles, 256 KiB: at 518 px one layer's attention 18.6 ms in blocks
            of 685 rows, 13.1 ms in blocks of 32; at 392 px (785 tokens) 6.4 and 4.5 ms (blocks of 64 KiB and
-           128 KiB, under 32 rows, ran slower). */
+           128 KiB, under 32 rows, ran slower). Measured when the scores were written out; since they go
+           straight to exponentials (vit__att_exp_row), blocks of 64 and 128 rows run the same. */
         if (lowp) {
             p = (int)(262144.0 / (4.0 * N)) / 32 * 32;
             if (p < 32) p = 32;
@@ -4865,21 +4852,30 @@ static void vit__att_tiles(int N, int lowp, int *tiles, int *per) {
    products' vit__xs_rows). */
 static size_t vit__att_pad(size_t n) { return VIT__AMX ? (n + 15) / 16 * 16 : n; }
 
+/* Pairs a row of probabilities holds for N keys: whole panels of NR keys, as vit__att_exp_row writes them (the
+   keys past N zero), at least vit__att_pad's. */
+static size_t vit__att_prow(size_t N) {
+    size_t hv = vit__att_pad((N + 1) / 2), h = VIT__NR / 2;
+    return (hv + h - 1) / h * h;
+}
+
 /* The pieces of a lowp slot, in floats (uint32 pairs) rounded up to 64
    bytes: part[0] K's panels (keys in NR-wide panels, pairs of HS along
    k), part[1] V's panels (HS in panels, pairs of keys along k), part[2]
    one panel of K rows in bf16 while they are packed, part[3] a block's q
    rows and part[4] its exponentials, as pairs (each padded by
-   vit__att_pad), part[5] its rows' scales; returns their sum. */
+   vit__att_pad), part[5] its rows' scales, softmax references and
+   sums (vit__attx); returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     size_t hq = vit__att_pad((size_t)(HS + 1) / 2), hv = vit__att_pad((size_t)(N + 1) / 2), nr = VIT__NR, sum = 0;
+    size_t hr = vit__att_prow((size_t)N);
     int i;
     part[0] = ((size_t)N + nr - 1) / nr * nr * hq;
     part[1] = ((size_t)HS + nr - 1) / nr * nr * hv;
     part[2] = nr * (size_t)(HS + 1) / 2;
     part[3] = vit__att_pad((size_t)rows) * hq;
-    part[4] = vit__att_pad((size_t)rows) * hv;
-    part[5] = (size_t)rows;
+    part[4] = vit__att_pad((size_t)rows) * hr;
+    part[5] = (size_t)rows * (2 + VIT__VW);
     for (i = 0; i < 6; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
     return sum;
 }
@@ -4900,8 +4896,9 @@ static size_t vit__att_kv(int N, int HS, int vpack, size_t *kpart) {
 #endif
 }
 
-/* Floats of scratch one thread needs: K and (vpack) V of a head packed
-   (lowp: the pieces above), and one tile of scores unless they go to att. */
+/* Floats of scratch one thread needs: lowp, the pieces above; f32, K and
+   (vpack) V of a head packed, and one tile of scores unless they go to
+   att. */
 static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
     int nt, per;
     size_t tile, kpart;
@@ -4910,7 +4907,7 @@ static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
 #if VIT__DOT_BF16
     if (lowp) {
         size_t part[6];
-        return vit__att_lowp_parts(N, HS, per + 3, part) + tile;
+        return vit__att_lowp_parts(N, HS, per + 3, part); /* no scores: vit__att_exp_row */
     }
 #endif
     (void)lowp;
@@ -5003,23 +5000,170 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
 }
 
 #if VIT__DOT_BF16
-/* Rows [0, rows) of y (stride ldy) = alpha * x bp over the pairs [0, kc)
-   of x (stride ldx uint32) and of the panels in bp (pst x NR each, n
+/* The lowp attention's softmax in the same pass as q kᵀ: each block of scores goes from the tiles to a buffer in L1
+   and straight to e = exp(s - ref) as bf16 in the row's probabilities (the keys in order: pairs for P V), never
+   written out whole. (Written out as f32 rows, then a pass for each row's max, one for exp and one to bf16, they
+   took 126 of a 260 ms BF16 forward of DINOv2-S/14 at 518 px on the AMX tiles.) A row's reference is not its max,
+   which is known only after its last key: it is the max of the row's first NR scores, and it moves up only when a
+   later score passes it by VIT__ATT_SLACK, the row's earlier exponentials then scaled down to the new one: a lazy
+   form of FlashAttention's online softmax. So e stays within e^16, and softmax, the same whatever the reference,
+   is within bf16 rounding of vit__attention_ref's (each row's largest weight is exact in one of them, another
+   weight in the other). A move costs a pass over the row's earlier keys; one needs a score 16 past all those
+   before it. */
+#define VIT__ATT_SLACK 16.0f
+
+#if VIT__VW == 16
+#define vit__v_any_gt(a, b) (simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_GT_OQ) != 0)
+#else
+#define vit__v_any_gt(a, b) (simde_mm256_movemask_ps(simde_mm256_cmp_ps(a, b, SIMDE_CMP_GT_OQ)) != 0)
+#endif
+
+/* v with its lanes from n on zero. */
+static VIT__INLINE vit__vf vit__v_keep(vit__vf v, int n) {
+#if VIT__VW == 16
+    return simde_mm512_maskz_mov_ps((simde__mmask16)((1u << n) - 1u), v);
+#else
+    float t[VIT__VW];
+    vit__v_store(t, v);
+    return vit__v_load_part(t, n, 0.0f);
+#endif
+}
+
+/* The lowp attention's state for one block of query rows (vit__att_exp_row): p, their exponentials as bf16
+   (stride ldp uint16); att, the same in f32 where maps are kept (stride lda), else NULL; ref and acc, each row's
+   reference and the vector sums of its f32 e (VIT__VW floats a row); bt and bidx, a relative position bias table
+   added to the scores and each score's entry of it (stride lda), or NULL. */
+typedef struct vit__attx {
+    uint16_t *p;
+    int ldp, lda;
+    float *att, *ref, *acc, alpha;
+    const float *bt;
+    const int32_t *bidx;
+} vit__attx;
+
+/* Row i's products c[0, nv) with keys [n0, n0 + nv) (nv <= NR; c holds NR floats) into its scores alpha c (plus
+   the bias) and their exponentials. */
+static VIT__INLINE void vit__att_exp_row(const vit__attx *x, const float *c, int i, int n0, int nv) {
+    int lo = nv < VIT__VW ? nv : VIT__VW, hi = nv - lo, k;
+    uint16_t *pi = x->p + (size_t)i * x->ldp;
+    float R = x->ref[i], *ai = x->acc + (size_t)i * VIT__VW, *atti = x->att ? x->att + (size_t)i * x->lda : NULL;
+    vit__vf t0 = vit__v_load_part(c, lo, -FLT_MAX), t1 = vit__v_load_part(c + VIT__VW, hi, -FLT_MAX), e0, e1;
+    if (x->alpha != 1.0f) { t0 = vit__v_mul(t0, vit__v_set1(x->alpha)); t1 = vit__v_mul(t1, vit__v_set1(x->alpha)); }
+    if (x->bt) {
+        const int32_t *bi = x->bidx + (size_t)i * x->lda + n0;
+        if (nv == VIT__NR) {
+            t0 = vit__v_add(t0, vit__v_gather(x->bt, bi));
+            t1 = vit__v_add(t1, vit__v_gather(x->bt, bi + VIT__VW));
+        } else {
+            float g[VIT__NR];
+            for (k = 0; k < VIT__NR; k++) g[k] = k < nv ? x->bt[bi[k]] : 0.0f;
+            t0 = vit__v_add(t0, vit__v_load(g));
+            t1 = vit__v_add(t1, vit__v_load(g + VIT__VW));
+        }
+    }
+    if (n0 == 0 || vit__v_any_gt(vit__v_max(t0, t1), vit__v_set1(R + VIT__ATT_SLACK))) {
+        float nr = vit__v_hmax(vit__v_max(t0, t1)), f;
+        if (n0) { /* a move */
+            f = expf(R - nr);
+            vit__v_store(ai, vit__v_mul(vit__v_load(ai), vit__v_set1(f)));
+            for (k = 0; k < n0; k++) pi[k] = vit__bf16_round(vit__bf16_float(pi[k]) * f);
+            if (atti)
+                for (k = 0; k < n0; k++) atti[k] *= f;
+        } else
+            vit__v_store(ai, vit__v_zero());
+        x->ref[i] = R = nr;
+    }
+    e0 = vit__v_sub(t0, vit__v_set1(R));
+    e1 = vit__v_sub(t1, vit__v_set1(R));
+    if (nv < VIT__NR) { /* the lanes past the keys: exp(0), not a denormal exp(-FLT_MAX) (an assist per vector
+                           took a third of the softmax at 197 keys), then 0, in the sum and as the pairs' padding */
+        e0 = vit__v_keep(vit__v_exp_lo(vit__v_keep(e0, lo)), lo);
+        e1 = vit__v_keep(vit__v_exp_lo(vit__v_keep(e1, hi)), hi);
+    } else {
+        e0 = vit__v_exp_lo(e0);
+        e1 = vit__v_exp_lo(e1);
+    }
+    vit__v_store(ai, vit__v_add(vit__v_add(vit__v_load(ai), e0), e1));
+    vit__v_store_bf16(pi + n0, e0);
+    vit__v_store_bf16(pi + n0 + VIT__VW, e1);
+    if (atti) {
+        vit__v_store_part(atti + n0, e0, lo);
+        if (hi) vit__v_store_part(atti + n0 + VIT__VW, e1, hi);
+    }
+}
+
+/* q kᵀ for rows [0, rows) of x (stride ldx uint32, kc pairs) against the panels in bp (pst x NR each, n keys in
+   all) on the vdpbf16ps tiles, into the softmax state: MR x NR blocks of scores, in VIT__KC blocks of pairs. */
+static void vit__att_exp_tiles(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int pst,
+                               int rows, int n) {
+    float pbuf[VIT__MR * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
+    vit__tl t;
+    int n0, g0, m, r;
+    memset(&t, 0, sizeof t);
+    t.y = pad;
+    t.ldy = VIT__NR;
+    t.ldx = ldx;
+    t.alpha = 1.0f;
+    for (n0 = 0; n0 < n; n0 += VIT__NR) {
+        t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+        for (m = 0; m < rows; m += VIT__MR) {
+            int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
+            for (g0 = 0; g0 < kc; g0 += VIT__KC) {
+                t.kc = kc - g0 < VIT__KC ? kc - g0 : VIT__KC;
+                t.first = g0 == 0;
+                t.last = g0 + t.kc == kc;
+                t.bp = bp + ((size_t)n0 * pst + (size_t)g0 * VIT__NR);
+                t.x = x + (size_t)m * ldx + g0;
+                vit__tiles_bf16[t.nv > VIT__VW][mr](&t);
+            }
+            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, t.nv);
+        }
+    }
+}
+
+#if VIT__AMX
+/* The same on the AMX tiles, 32 x 32 blocks, all of kc (a multiple of 16, the pairs past the data zero in x and
+   bp: vit__att_pad) at once; x's rows zero up to a multiple of 16. The caller's thread holds the tile
+   configuration (vit__att_tasks). */
+static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows,
+                             int n) {
+    float pbuf[32 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
+    int n0, m, r;
+    for (n0 = 0; n0 < n; n0 += VIT__NR) {
+        int nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+        for (m = 0; m < rows; m += 32) {
+            int mr = rows - m < 32 ? rows - m : 32;
+            _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, mr > 16, NULL, 0, NULL,
+                            0);
+            _tile_stored(0, pad, VIT__NR * 4); _tile_stored(1, pad + 16, VIT__NR * 4);
+            if (mr > 16) {
+                _tile_stored(2, pad + 16 * VIT__NR, VIT__NR * 4);
+                _tile_stored(3, pad + 16 * VIT__NR + 16, VIT__NR * 4);
+            }
+            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, nv);
+        }
+    }
+}
+#endif
+
+/* P V: rows [0, rows) of y (stride ldy) = x bp over the pairs [0, kc) of
+   x (stride ldx uint32) and of the panels in bp (pst x NR each, n
    columns in all), in blocks of VIT__KC pairs as the GEMM runs them. */
 static void vit__att_bf16_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int pst,
-                             int rows, int n, float alpha) {
+                             int rows, int n) {
     vit__tl t;
     int n0, g0, m;
 #if VIT__AMX
     if (rows >= 16 && vit__amx_ready()) { /* the tiles, over the zero-padded pairs (vit__att_pad) */
-        vit__att_amx_mm(y, ldy, x, ldx, bp, pst, rows, n, alpha);
+        vit__att_amx_mm(y, ldy, x, ldx, bp, pst, rows, n);
         return;
     }
 #endif
     memset(&t, 0, sizeof t);
     t.ldy = ldy;
     t.ldx = ldx;
-    t.alpha = alpha;
+    t.alpha = 1.0f;
     for (n0 = 0; n0 < n; n0 += VIT__NR)
         for (g0 = 0; g0 < kc; g0 += VIT__KC) {
             t.kc = kc - g0 < VIT__KC ? kc - g0 : VIT__KC;
@@ -5046,13 +5190,15 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per, hq = (HS + 1) / 2, hv = (N + 1) / 2;
     int hqp = (int)vit__att_pad((size_t)hq), hvp = (int)vit__att_pad((size_t)hv); /* pairs a row or panel holds */
+    int hvr = (int)vit__att_prow((size_t)N);                                        /* pairs a row of P holds */
     size_t part[6];
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
     float *S, qs, *rs, *o;
+    vit__attx ax;
     vit__att_lowp_parts(N, HS, a->per + 3, part);
     vp = kp + part[0]; kt = vp + part[1]; qx = kt + part[2]; px = qx + part[3];
     rs = (float *)(void *)(px + part[4]);
-    S = a->att ? a->att + ((size_t)bh * N + i0) * N : rs + part[5];
+    S = a->att ? a->att + ((size_t)bh * N + i0) * N : NULL;
     if (*held != bh) {
         const float *kb = a->k + (size_t)bi * N * ld + h * HS, *vb = a->v + (size_t)bi * N * ld + h * HS;
         for (n0 = 0; n0 < N; n0 += VIT__NR) {
@@ -5098,31 +5244,41 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         memset(qx + (size_t)i * hqp + hq, 0, (size_t)(hqp - hq) * 4);
     }
     memset(qx + (size_t)rows * hqp, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hqp * 4);
-    vit__att_bf16_mm(S, N, qx, hqp, kp, hq, hqp, rows, N, a->s.scale / qs);
-    if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
-
-    /* Each row's exponentials e = exp(s - max) go to pairs unnormalised, and P V's row is scaled by post / sum
-       e after (FlashAttention's order): HS products a row, not N. The lowp attention at 197 tokens: 0.65 ->
-       0.60 ms a layer of ViT-B/16. (Rounding e to bf16 in the exp loop itself, one pass less, measured 5%
-       slower at 1,370 tokens.) Kept maps get softmax * post as the f32 path's. */
+    /* Each row's exponentials go to pairs unnormalised with the scores (vit__att_exp_row), and P V's row is
+       scaled by post / sum e after (FlashAttention's order): HS products a row, not N. The lowp attention at
+       197 tokens: 0.65 -> 0.60 ms a layer of ViT-B/16. Kept maps get softmax * post as the f32 path's, the
+       outputs the same bits with or without them. */
+    ax.p = (uint16_t *)(void *)px;
+    ax.ldp = 2 * hvr;
+    ax.att = a->att ? S : NULL;
+    ax.lda = N;
+    ax.ref = rs + rows;
+    ax.acc = rs + 2 * rows;
+    ax.alpha = a->s.scale / qs;
+    ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
+    ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
+#if VIT__AMX
+    if (rows >= 16 && vit__amx_ready())
+        vit__att_exp_amx(&ax, qx, hqp, kp, hqp, rows, N);
+    else
+#endif
+        vit__att_exp_tiles(&ax, qx, hqp, kp, hq, hqp, rows, N);
     for (i = 0; i < rows; i++) {
-        float *Si = S + (size_t)i * N, sum = vit__softmax_exp(Si, Si, N, 1);
-        uint16_t *hh = (uint16_t *)(void *)(px + (size_t)i * hvp);
+        float sum = vit__v_hsum(vit__v_load(ax.acc + (size_t)i * VIT__VW));
         rs[i] = a->s.post / sum;
-        vit__bf16_row(hh, Si, N); /* with the zero after an odd N */
         if (a->att) {
+            float *Si = S + (size_t)i * N;
             vit__vf vinv = vit__v_set1(1.0f / sum), vpost = vit__v_set1(a->s.post);
             for (j = 0; j + VIT__VW <= N; j += VIT__VW)
                 vit__v_store(Si + j, vit__v_mul(vit__v_mul(vit__v_load(Si + j), vinv), vpost));
             for (; j < N; j++) Si[j] = Si[j] * (1.0f / sum) * a->s.post;
         }
-        memset(hh + 2 * (size_t)hv, 0, (size_t)(hvp - hv) * 4);
     }
-    memset(px + (size_t)rows * hvp, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hvp * 4);
+    memset(px + (size_t)rows * hvr, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hvr * 4);
 
     /* out = (e v) * post / sum e */
     o = a->out + ((size_t)bi * N + i0) * C + h * HS;
-    vit__att_bf16_mm(o, C, px, hvp, vp, hv, hvp, rows, HS, 1.0f);
+    vit__att_bf16_mm(o, C, px, hvr, vp, hv, hvp, rows, HS);
     for (i = 0; i < rows; i++) {
         float *oi = o + (size_t)i * C;
         for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
