@@ -2229,6 +2229,16 @@ typedef struct vit__epi {
 } vit__epi;
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
 
+/* A LayerNorm (weight, bias, eps) that a BF16 or I8 product applies to each
+   row of its x as it converts it (vit__xs_fill): LN(x) is never written
+   out and read back (at 518 px 2 MB twice a block). The row goes through
+   vit__layernorm_row, as vit_k_layernorm's rows do: the same bits. */
+#define VIT__LN_ROW_MAX 2048 /* the longest row so normalised, on the stack */
+typedef struct vit__ln {
+    const float *w, *b;
+    float eps;
+} vit__ln;
+
 /* One product as its caller describes it. vit__matmul is the one entry:
    vit_k_matmul, every module's dense layer and the attention products all
    go through it, and it picks the path. */
@@ -2255,6 +2265,7 @@ typedef struct vit__mm {
     int nn;                 /* F32 only: w is (K, N), row stride ldw, and y = alpha x w + b: the reverse
                                pass's dx = dy W without a transposed copy of W */
     int nnp;                /* nn: w is a loaded weight packed in panels of nnp rows (vit__pack_weight), 0: not */
+    const vit__ln *ln;      /* BF16, I8 (vit__ln_fuses): x's rows normalised as they are converted; NULL: as they are */
 } vit__mm;
 
 /* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
@@ -2276,6 +2287,7 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     p.xs = NULL;
     p.nn = 0;
     p.nnp = 0;
+    p.ln = NULL;
     return p;
 }
 
@@ -2720,7 +2732,9 @@ static int vit__kc(int wt) {
 /* Row m of x into the scratch: bf16 (pairs, or floats rounded), or for I8
    the row's scale and zero point, then u8 quads (or xq - zp as floats).
    The scratch holds M rows, then (I8) M scales and M zero points. */
+static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps);
 static void vit__xs_fill(const vit__mm *p, int m) {
+    float lnrow[VIT__LN_ROW_MAX];
     const float *xm = p->x + (size_t)m * p->ldx;
     size_t row = vit__xs_row(p->wt, p->K);
     unsigned char *d = (unsigned char *)p->xs + (size_t)m * row;
@@ -2729,6 +2743,11 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     int K = p->K, k = 0;
     vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vnf = vit__v_zero(), vinv;
     vit__vi vzp;
+    if (p->ln) {
+        VIT_ASSERT(K <= VIT__LN_ROW_MAX);
+        vit__layernorm_row(lnrow, xm, p->ln->w, p->ln->b, K, p->ln->eps);
+        xm = lnrow;
+    }
 
     /* BF16: the row rounded to bfloat16, in pairs for the dot product, else widened back to floats */
     if (p->wt == VIT_DTYPE_BF16) {
@@ -4070,6 +4089,17 @@ static vit__mm vit__mm_nn(float *y, const float *x, const float *w, int M, int K
 static void vit__dense(float *y, const float *x, const vit_tensor *w, const float *b, int M, int K, int N, void *xs) {
     vit__mm p = vit__mm_w(y, x, w, b, M, K, N, xs);
     vit__matmul(&p);
+}
+
+/* 1 when a product of w on rows of K can take a LayerNorm of its x (vit__mm.ln): it converts x (BF16, I8 with the
+   SIMD kernels) and a row fits VIT__LN_ROW_MAX. */
+static int vit__ln_fuses(const vit_tensor *w, int K) {
+#ifndef VIT_NO_SIMD
+    return w->dtype != VIT_DTYPE_F32 && K <= VIT__LN_ROW_MAX;
+#else
+    (void)w; (void)K;
+    return 0;
+#endif
 }
 
 /* The larger of `have` and the scratch a product of w on M rows of K
@@ -6876,7 +6906,8 @@ static void vit__mha_qk(float *qkv, const vit_mha_params *p, const vit_mha_weigh
    encoder block's layer scale and residual), or NULL. att: where to keep
    the probabilities, or NULL for scratch released on return. */
 static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
-                               const float *x, float *y, const vit__epi *e, float *att, int32_t B, int32_t N) {
+                               const float *x, const vit__ln *ln, float *y, const vit__epi *e, float *att, int32_t B,
+                               int32_t N) {
     int32_t C = p->dim, NH = p->heads, HS = C / NH;
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
@@ -6902,7 +6933,8 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                           &xs)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
-        vit__mm out = vit__mm_w(y, ao.data, &w->out_w, w->out_b.data, B * N, C, C, xs);
+        vit__mm out = vit__mm_w(y, ao.data, &w->out_w, w->out_b.data, B * N, C, C, xs),
+               qp = vit__mm_w(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
         at.lowp = lowp;
@@ -6910,8 +6942,9 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
         at.bidx = w->rel_index;
         at.R = w->rel_bias.data ? w->rel_bias.shape[1] : 0;
 
-        /* q, k, v in one product, then qk-norm and the rotary embedding */
-        vit__dense(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
+        /* q, k, v in one product (of LN(x) with ln), then qk-norm and the rotary embedding */
+        qp.ln = ln;
+        vit__matmul(&qp);
         vit__mha_qk(qkv.data, p, w, B, N);
 
         /* attention (EVA-CLIP: a LayerNorm on its output), then the output projection with the caller's epilogue */
@@ -6932,7 +6965,8 @@ VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const v
     if ((r = vit__mha_ready(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__mha_core(a, p, w, x->data, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) != VIT_OK)
+    if ((r = vit__mha_core(a, p, w, x->data, NULL, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) !=
+        VIT_OK)
         return r;
     if (attn) *attn = att;
     *out = y;
@@ -7125,7 +7159,7 @@ static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32
    then e (NULL, or the block's layer scale and residual) in fc2's
    epilogue; a plain MLP's activation rides in fc1's. */
 static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
-                               const float *x, float *y, const vit__epi *e, int32_t rows) {
+                               const float *x, const vit__ln *ln, float *y, const vit__epi *e, int32_t rows) {
     size_t mark = vit_arena_mark(a);
     int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H;
     vit_tensor h, g;
@@ -7143,6 +7177,7 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
         vit__mm fc2 = vit__mm_w(y, p->glu ? g.data : h.data, &w->fc2_w, w->fc2_b.data, rows, H, p->out_dim, xs);
         e1.act = (int)p->act; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
         fc1.e = p->glu ? NULL : &e1;
+        fc1.ln = ln;
         fc2.e = e;
         vit__matmul(&fc1);
         if (p->glu) vit_k_glu(g.data, h.data, rows, H, p->act);
@@ -7176,7 +7211,7 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
-    if ((r = vit__mlp_core(a, p, w, x->data, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, p, w, x->data, NULL, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
     (void)attn;
     *out = y;
     return VIT_OK;
@@ -7286,8 +7321,10 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
     vit_mha_params mp;
     vit_mlp_params lp;
     vit__epi e1, e2;
+    vit__ln ln1, ln2;
     vit_tensor h, t;
     vit_result r;
+    int f1, f2;
     memset(&mp, 0, sizeof mp);
     mp.dim = C;
     mp.heads = p->heads;
@@ -7303,10 +7340,16 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
        gammas and the residuals ride in the products' epilogues, y may be x */
     e1.act = VIT__EPI_NONE; e1.g = p->layer_scale ? w->ls1.data : NULL; e1.r = x; e1.ldr = C;
     e2.act = VIT__EPI_NONE; e2.g = p->layer_scale ? w->ls2.data : NULL; e2.r = t.data; e2.ldr = C;
-    if (!vit_arena_counting(a)) vit_k_layernorm(h.data, x, w->ln1_w.data, w->ln1_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mha_core(a, &mp, &w->attn, h.data, t.data, &e1, att, B, N)) != VIT_OK) return r;
-    if (!vit_arena_counting(a)) vit_k_layernorm(h.data, t.data, w->ln2_w.data, w->ln2_b.data, rows, C, p->ln_eps);
-    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, y, &e2, rows)) != VIT_OK) return r;
+    /* the LayerNorms in the products that convert x (BF16, I8: vit__ln_fuses), else written to h */
+    ln1.w = w->ln1_w.data; ln1.b = w->ln1_b.data; ln1.eps = p->ln_eps;
+    ln2.w = w->ln2_w.data; ln2.b = w->ln2_b.data; ln2.eps = p->ln_eps;
+    f1 = vit__ln_fuses(&w->attn.qkv_w, C);
+    f2 = vit__ln_fuses(&w->mlp.fc1_w, C);
+    if (!f1 && !vit_arena_counting(a)) vit_k_layernorm(h.data, x, ln1.w, ln1.b, rows, C, ln1.eps);
+    if ((r = vit__mha_core(a, &mp, &w->attn, f1 ? x : h.data, f1 ? &ln1 : NULL, t.data, &e1, att, B, N)) != VIT_OK)
+        return r;
+    if (!f2 && !vit_arena_counting(a)) vit_k_layernorm(h.data, t.data, ln2.w, ln2.b, rows, C, ln2.eps);
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, f2 ? t.data : h.data, f2 ? &ln2 : NULL, y, &e2, rows)) != VIT_OK) return r;
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
@@ -10590,7 +10633,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
         vit_k_layernorm(h.data, pooled, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
     }
     e.act = VIT__EPI_NONE; e.g = NULL; e.r = pooled; e.ldr = C;
-    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, o.data, &e, B)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, NULL, o.data, &e, B)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) memcpy(pooled, o.data, (size_t)B * C * sizeof(float));
     vit_arena_rewind(a, mark);
     return VIT_OK;

@@ -136,14 +136,15 @@ int main(int argc, char **argv) {
         TIME(&p[np], reps, EACH(vit__dense(t, h, &w->attn.out_w, w->attn.out_b.data, rows, C, C, xs)));
         np++;
         TIME(&mha, reps,
-             EACH((vit__mha_core(&scr, &mp, &w->attn, h, t, NULL, NULL, B, T), vit_arena_rewind(&scr, mark))));
+             EACH((vit__mha_core(&scr, &mp, &w->attn, h, NULL, t, NULL, NULL, B, T), vit_arena_rewind(&scr, mark))));
         p[np] = (piece){"attention core (QK^T, softmax, PV)", mha.s - p[np - 2].s - p[np - 1].s,
                         4.0 * B * (double)T * T * C * L, 1};
         np++;
         p[np] = (piece){"fc2", 0, 2.0 * rows * H * C * L, 1};
         TIME(&p[np], reps, EACH(vit__dense(t, q, &w->mlp.fc2_w, w->mlp.fc2_b.data, rows, H, C, xs)));
         np++;
-        TIME(&mlp, reps, EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, t, NULL, rows), vit_arena_rewind(&scr, mark))));
+        TIME(&mlp, reps,
+             EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, NULL, t, NULL, rows), vit_arena_rewind(&scr, mark))));
         p[np] = (piece){c->glu ? "fc1 + gate (fused)" : "fc1 + act (fused)", mlp.s - p[np - 1].s,
                         2.0 * rows * C * H1 * L, 1};
         np++;

@@ -355,6 +355,24 @@ static void test_epilogue_threads(int M, int K, int N) {
                    act < 3 ? "quantised product: fused epilogue equals the kernels"
                            : "quantised product, packed weight: fused epilogue equals the kernels");
         }
+        /* LayerNorm in the conversion of x (vit__mm.ln, where the SIMD kernels convert x): the bits of
+           vit_k_layernorm then the product; packed or not */
+        if (vit__ln_fuses(&t, K)) {
+            float *lw = randv((size_t)K, 1.0f), *lb = randv((size_t)K, 0.5f), *xl = randv((size_t)M * K, 0.0f);
+            vit__ln ln;
+            int pk;
+            ln.w = lw; ln.b = lb; ln.eps = 1e-6f;
+            vit_k_layernorm(xl, x, lw, lb, M, K, ln.eps);
+            for (pk = 0; pk < 2; pk++) {
+                vit__mm p = vit__mm_w(y1, x, pk ? &tp : &t, b, M, K, N, xs);
+                p.ln = &ln;
+                vit__matmul(&p);
+                vit__dense(y2, xl, pk ? &tp : &t, b, M, K, N, xs);
+                expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0,
+                       "quantised product of LN(x), normalised as converted: the bits of vit_k_layernorm first");
+            }
+            free(lw); free(lb); free(xl);
+        }
         {
             int nt = vit_get_threads();
             vit_set_threads(1);
