@@ -15345,7 +15345,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          file that packs its weights asks Linux for their
                          pages' private copies in one call per weight
                          (MADV_POPULATE_WRITE): ViT-B/16 F32 0.30-0.40 ->
-                         0.20-0.25 s.
+                         0.20-0.25 s. BF16 and I8 blocks normalise x as
+                         the qkv and fc1 products convert it (the same
+                         bits, LN(x) not written out).
      0.5.4 (2026-11-26)  F32 weights packed at load: where a block of at
                          least VIT__MC / 3 rows of x fits in VIT__MC_BYTES
                          (512 KiB), each block runs against every panel,
