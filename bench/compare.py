@@ -53,7 +53,8 @@ timm's config.json beside it, model.onnx, the int8 models, the inputs,
 `vit input-shape` reads from the file. For B = 1 and 8 and 1 and 2
 threads each round runs every engine once, in an order that rotates by
 one each round, on the same input; each measurement is the median of
---reps passes after a warm-up, and the table shows the median over
+--reps passes after a warm-up (1-thread runs of every engine on the same
+core: cpus_for), and the table shows the median over
 --rounds rounds, with each engine's relative L2 distance to PyTorch's
 output at B = 1. Under the table, for every (B, threads) cell, vit.h's
 time over the faster peer of each precision against the speed issue's
@@ -77,6 +78,7 @@ bench` rewrites that file's tables and leaves its text. A --quick or
 """
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -161,6 +163,26 @@ MODULES = [
     ("PatchifyLayer (seed 000)", "reference:seed000.PatchifyLayer:image_size=224,patch_size=16,hidden_dim=768",
      lambda b: (b, 3, 224, 224), "ViT-B/16's patch embedding"),
 ]
+
+
+ALL_CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+@contextlib.contextmanager
+def cpus_for(threads):
+    """The engines' processes (children inherit it) on the first CPU this one may use for 1-thread runs, on all
+    of them otherwise. OpenVINO pins its one thread to a core itself; an unpinned engine landed on either, and
+    this machine's two cores differed by up to 2x while a neighbour loaded one (vit.h BF16, DINOv2-S/14 at 518
+    px, one thread: 0.21 s on CPU 0, 0.35-0.41 s on CPU 1, minutes apart), so 1-thread cells compared cores, not
+    engines."""
+    if threads != 1 or len(ALL_CPUS) < 2:
+        yield
+        return
+    os.sched_setaffinity(0, {ALL_CPUS[0]})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, set(ALL_CPUS))
 
 
 def run_json(cmd):
@@ -511,7 +533,8 @@ def peer_tables(name, args, batches, quiet):
                         if label == "quiet":
                             busy_flag[(engine, b, t)] = max(busy_flag.get((engine, b, t), 0.0), quiet.wait())
                         out = outputs[(engine, b)] if (t, rnd) == (1, 0) and label == "quiet" else None
-                        r = fn(b, t, args.reps, inputs[b], out)
+                        with cpus_for(t):
+                            r = fn(b, t, args.reps, inputs[b], out)
                         got.setdefault((engine, b, t), []).append(r)
                         print(f"{name}, {label}, round {rnd + 1}: {engine} B={b} T={t}: {r['median_s']:.4f} s"
                               + (f" (ran {r['ran_precision']})" if "ran_precision" in r else ""), file=sys.stderr)
