@@ -2291,6 +2291,9 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     return p;
 }
 
+/* Bytes an element of a weight of type wt takes as stored: F32 4, BF16 2, I8 1. */
+static int vit__dtype_bytes(int wt) { return wt == VIT_DTYPE_F32 ? 4 : wt == VIT_DTYPE_BF16 ? 2 : 1; }
+
 /* bf16 bits of a finite x, rounded to nearest, ties to even. */
 static uint16_t vit__bf16_round(float x) {
     uint32_t u;
@@ -3187,7 +3190,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     const float *x = p->wt == VIT_DTYPE_F32 ? p->x : (const float *)p->xs;
     const unsigned char *wb = p->wt == VIT_DTYPE_F32 ? (const unsigned char *)p->w : (const unsigned char *)p->wq;
     int K = p->K, N = p->N, ldy = p->ldy, ldx = p->wt == VIT_DTYPE_F32 ? p->ldx : K, ldw = p->ldw;
-    int es = p->wt == VIT_DTYPE_F32 ? 4 : p->wt == VIT_DTYPE_BF16 ? 2 : 1, last = k0 + kc == K;
+    int es = vit__dtype_bytes(p->wt), last = k0 + kc == K;
     int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
     const vit__epi *e = p->e;
     int m, fused = 0, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
@@ -3984,7 +3987,7 @@ static size_t vit__pack_tmp(const vit_tensor *w) {
     const void *at = w->dtype == VIT_DTYPE_F32 ? (const void *)w->data : w->q;
     int rows = w->ndim == 2 && at && (uintptr_t)at % 4 == 0 ? vit__panel_rows(w->dtype, w->shape[1]) : 0;
     if (!rows || w->shape[0] < rows) return 0;
-    return (size_t)rows * w->shape[1] * (w->dtype == VIT_DTYPE_F32 ? 4 : w->dtype == VIT_DTYPE_BF16 ? 2 : 1);
+    return (size_t)rows * w->shape[1] * (size_t)vit__dtype_bytes(w->dtype);
 }
 
 /* The column sums a packed I8 weight keeps beside it (int32s): NR per
@@ -9230,10 +9233,6 @@ static size_t vit__first_i8_min(const unsigned char *src, size_t n) {
     return n;
 }
 
-/* Packs a kept BF16 or I8 weight for the products (vit__pack_weight) when
-   its bytes are ours to change (ours: a file's private mapping or buffer,
-   a copy in the arena); the bytes that memory loads are given stay as
-   they are. Not while counting. */
 /* The pages of n bytes at p made writable and the process's own at once, before they are rewritten: where p
    lies in a file's private mapping, each page's first write is otherwise a fault that copies it (a third of
    loading a file that packs its weights: ViT-B/16 f32 0.30-0.40 -> 0.18-0.26 s). Advice only: no effect where
@@ -9251,6 +9250,10 @@ static void vit__populate(const void *p, size_t n) {
 #endif
 }
 
+/* Packs a kept BF16 or I8 weight for the products (vit__pack_weight) when
+   its bytes are ours to change (ours: a file's private mapping or buffer,
+   a copy in the arena); the bytes that memory loads are given stay as
+   they are. Not while counting. */
 static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) {
     size_t need = vit__pack_tmp(t), nsums = vit__pack_sums(t);
     int32_t *sums = NULL;
@@ -9265,7 +9268,7 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) {
         if ((r = vit_arena_init_alloc(&L->pack, need)) != VIT_OK) return r;
     }
     vit__populate(t->dtype == VIT_DTYPE_F32 ? (const void *)t->data : t->q,
-                  vit_tensor_numel(t) * (t->dtype == VIT_DTYPE_F32 ? 4u : t->dtype == VIT_DTYPE_BF16 ? 2u : 1u));
+                  vit_tensor_numel(t) * (size_t)vit__dtype_bytes(t->dtype));
     vit__pack_weight(t, L->pack.base, sums, rec);
     return VIT_OK;
 }
@@ -9507,7 +9510,7 @@ static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t c
 /* Where element (r, k) of a weight lies, in bytes from q (F32: data):
    row-major, or in its packed panel (vit__pack_weight). */
 static size_t vit__q_off(const vit_tensor *t, int32_t r, int32_t k) {
-    size_t es = t->dtype == VIT_DTYPE_F32 ? 4 : t->dtype == VIT_DTYPE_BF16 ? 2 : 1, K = (size_t)t->shape[1];
+    size_t es = (size_t)vit__dtype_bytes(t->dtype), K = (size_t)t->shape[1];
     size_t at = (size_t)k * es;
     size_t P = t->pack ? (size_t)t->pack->panel : 0;
     if (!P || (size_t)r >= (size_t)t->shape[0] / P * P) return (size_t)r * K * es + at;
