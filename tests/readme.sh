@@ -56,8 +56,13 @@ build)
   group "$k" | sed 's/^/  | /'
   # wine's settings live in the tests' prefix, as tests/run.sh's wine steps do.
   lines=$(group "$k")
-  (cd $W/build$k && WINEDEBUG=-all WINEPREFIX="$PWD/../../wineprefix" sh -e -c "$lines") > $W/build$k.out 2>&1
+  # One server for the group's wine programs, as tests/run.sh keeps one (a
+  # program started as the last one's server exits finds it gone).
+  export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix"
+  case "$lines" in *wine*) mkdir -p "$WINEPREFIX" && wineserver -p ;; esac
+  (cd $W/build$k && sh -e -c "$lines") > $W/build$k.out 2>&1
   code=$?
+  case "$lines" in *wine*) wineserver -k ;; esac
   sed 's/^/  > /' $W/build$k.out
   [ $code -eq 0 ] || { echo "group $k exited with $code"; exit 1; }
   got=$(grep -F "photo.jpg: " $W/build$k.out | tail -n 1)

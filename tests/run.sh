@@ -365,8 +365,14 @@ dotprod_quant() {
 pstep aarch64-dotprod-quant dotprod_quant
 psteps_done
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
+# One wineserver for every wine step, stopped when they are done. Left to
+# itself, each program's server exits a moment after the last program; one
+# that starts in that moment finds it closing ("wine client error:0: recvmsg:
+# Connection reset by peer": a CI run's mingw-fashion_vit-i8 failed so, in 0 s).
+mkdir -p "$WINEPREFIX" && wineserver -p
 cross mingw wine .exe x86_64-w64-mingw32-gcc -O2 -mavx2 -mfma -D__USE_MINGW_ANSI_STDIO=1 -isystem $XINC
 psteps_done
+wineserver -k
 LINK_FLAGS="-sALLOW_MEMORY_GROWTH=1 -sNODERAWFS=1 -sSINGLE_FILE=1 -sENVIRONMENT=node"
 cross wasm node .js emcc -O2 -msimd128 -isystem $XINC
 psteps_done
