@@ -4843,17 +4843,18 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
 #endif
 
 /* Fused per head: a task is one (batch, head, block of query rows), which
-   takes S = scale Q K^T for its rows through the GEMM (rows of Q and K are
-   both "dot-product" operands), the softmax of each row, and P V. Unless
-   maps are kept, a thread's scores live in one slot that it reuses, not in
-   the B x NH x N x N of every head, and stay in cache between the two
+   takes q kᵀ for its rows on the GEMM's tiles (rows of Q and K are both
+   "dot-product" operands), each block of scores straight to its
+   exponentials (vit__att_exp_row), then P V. Unless maps are kept, a
+   thread's probabilities live in one slot that it reuses, not in the
+   B x NH x N x N of every head, and stay in cache between the two
    products: 1.0-1.4x faster than keeping them all (ViT-B/16, B = 8, Zen
    5). K and V are packed once a head (vit__head_pack) for all its blocks,
-   so a block costs its q rows only,
-   and a head's queries go in blocks whose scores stay in L2 once the
-   head's pass 1 MiB. Every output is computed the same way whatever the
-   blocks, thread or maps setting (each GEMM row sums in a fixed order),
-   so results are bit-identical across all of them. */
+   so a block costs its q rows only, and a head's queries go in blocks
+   whose probabilities stay in L2 once the head's pass 1 MiB. Every output
+   is computed the same way whatever the blocks, thread or maps setting
+   (each row's softmax and each GEMM row sum in a fixed order), so results
+   are bit-identical across all of them. */
 
 /* Blocks of `per` query rows, `tiles` of them; the last has N - (tiles-1)
    per rows, at most per + 3: a block under 4 rows would take the GEMM's
@@ -4979,6 +4980,168 @@ static void vit__head_pack(float *kp, float *vp, const float *k, const float *v,
 }
 #endif
 
+#ifndef VIT_NO_SIMD
+/* The attention's softmax in the same pass as q kᵀ: each block of scores goes from the tiles to a buffer in L1 and
+   straight to e = exp(s - ref) in the row's probabilities (f32, or lowp's bf16 pairs for P V), never written out
+   whole. (Written out as f32 rows, then a pass for each row's max, one for exp and one to normalise, they took 126
+   of a 260 ms BF16 forward of DINOv2-S/14 at 518 px on the AMX tiles, and 4 of a layer's 26 ms f32 attention.) A
+   row's reference is not its max, which is known only after its last key: it is the max of the row's first NR
+   scores, and it moves up only when a later score passes it by VIT__ATT_SLACK, the row's earlier exponentials then
+   scaled down to the new one: a lazy form of FlashAttention's online softmax. So e stays within e^16, and softmax,
+   the same whatever the reference, is within rounding of vit__attention_ref's (lowp: bf16 rounding; each row's
+   largest weight is exact in one of them, another weight in the other). A move costs a pass over the row's earlier
+   keys; one needs a score 16 past all those before it. P V takes the unnormalised e, and its row is scaled by
+   post / sum e after (FlashAttention's order): HS products a row, not N. */
+#define VIT__ATT_SLACK 16.0f
+
+#if VIT__VW == 16
+#define vit__v_any_gt(a, b) (simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_GT_OQ) != 0)
+#else
+#define vit__v_any_gt(a, b) (simde_mm256_movemask_ps(simde_mm256_cmp_ps(a, b, SIMDE_CMP_GT_OQ)) != 0)
+#endif
+
+/* v with its lanes from n on `fill`, and on zero: a select in registers (a scalar copy through memory, then a
+   vector load of it, waited on a failed store forward: AVX2's f32 attention, a layer of ViT-B/16, 1.99 -> 1.86 ms). */
+static VIT__INLINE vit__vf vit__v_fill_from(vit__vf v, int n, float fill) {
+#if VIT__VW == 16
+    return simde_mm512_mask_mov_ps(simde_mm512_set1_ps(fill), (simde__mmask16)((1u << n) - 1u), v);
+#else
+    simde__m256i lane = simde_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    simde__m256 keep = simde_mm256_castsi256_ps(simde_mm256_cmpgt_epi32(simde_mm256_set1_epi32(n), lane));
+    return simde_mm256_blendv_ps(simde_mm256_set1_ps(fill), v, keep);
+#endif
+}
+#define vit__v_keep(v, n) vit__v_fill_from(v, n, 0.0f)
+
+/* The softmax state for one block of query rows (vit__att_exp_row): p, lowp's exponentials as bf16 (stride ldp
+   uint16), else NULL; att, the same in f32 (stride lda): f32's probabilities, or lowp's kept maps (else NULL); ref
+   and acc, each row's reference and the vector sums of its f32 e (VIT__VW floats a row); bt and bidx, a relative
+   position bias table added to the scores and each score's entry of it (stride lda), or NULL. */
+typedef struct vit__attx {
+    uint16_t *p;
+    int ldp, lda;
+    float *att, *ref, *acc, alpha;
+    const float *bt;
+    const int32_t *bidx;
+} vit__attx;
+
+/* Row i's products c[0, nv) with keys [n0, n0 + nv) (nv <= NR; c holds NR floats, all written) into its scores
+   alpha c (plus the bias) and their exponentials. lowp (a constant once inlined): vit__v_exp_lo, whose error bf16's
+   rounding hides, and the bf16 pairs; else vit__v_exp, f32 only. */
+static VIT__INLINE void vit__att_exp_row(const vit__attx *x, const float *c, int i, int n0, int nv, const int lowp) {
+    int lo = nv < VIT__VW ? nv : VIT__VW, hi = nv - lo, k;
+    uint16_t *pi = lowp ? x->p + (size_t)i * x->ldp : NULL;
+    float R = x->ref[i], *ai = x->acc + (size_t)i * VIT__VW, *atti = x->att ? x->att + (size_t)i * x->lda : NULL;
+    vit__vf t0, t1, e0, e1;
+    t0 = vit__v_load(c); /* plain loads, which the tile's stores to c forward to (a masked load waits for them) */
+    t1 = vit__v_load(c + VIT__VW);
+    if (nv < VIT__NR) {
+        t0 = vit__v_fill_from(t0, lo, -FLT_MAX);
+        t1 = vit__v_fill_from(t1, hi, -FLT_MAX);
+    }
+    if (x->alpha != 1.0f) { t0 = vit__v_mul(t0, vit__v_set1(x->alpha)); t1 = vit__v_mul(t1, vit__v_set1(x->alpha)); }
+    if (x->bt) {
+        const int32_t *bi = x->bidx + (size_t)i * x->lda + n0;
+        if (nv == VIT__NR) {
+            t0 = vit__v_add(t0, vit__v_gather(x->bt, bi));
+            t1 = vit__v_add(t1, vit__v_gather(x->bt, bi + VIT__VW));
+        } else {
+            float g[VIT__NR];
+            for (k = 0; k < VIT__NR; k++) g[k] = k < nv ? x->bt[bi[k]] : 0.0f;
+            t0 = vit__v_add(t0, vit__v_load(g));
+            t1 = vit__v_add(t1, vit__v_load(g + VIT__VW));
+        }
+    }
+    if (n0 == 0 || vit__v_any_gt(vit__v_max(t0, t1), vit__v_set1(R + VIT__ATT_SLACK))) {
+        float nr = vit__v_hmax(vit__v_max(t0, t1)), f;
+        if (n0) { /* a move */
+            f = expf(R - nr);
+            vit__v_store(ai, vit__v_mul(vit__v_load(ai), vit__v_set1(f)));
+            if (lowp)
+                for (k = 0; k < n0; k++) pi[k] = vit__bf16_round(vit__bf16_float(pi[k]) * f);
+            if (atti)
+                for (k = 0; k < n0; k++) atti[k] *= f;
+        } else
+            vit__v_store(ai, vit__v_zero());
+        x->ref[i] = R = nr;
+    }
+    e0 = vit__v_sub(t0, vit__v_set1(R));
+    e1 = vit__v_sub(t1, vit__v_set1(R));
+    if (nv < VIT__NR) { /* the lanes past the keys: exp(0), not a denormal exp(-FLT_MAX) (an assist per vector
+                           took a third of the softmax at 197 keys), then 0, in the sum and as the pairs' padding */
+        e0 = vit__v_keep(e0, lo);
+        e1 = vit__v_keep(e1, hi);
+        e0 = vit__v_keep(lowp ? vit__v_exp_lo(e0) : vit__v_exp(e0), lo);
+        e1 = vit__v_keep(lowp ? vit__v_exp_lo(e1) : vit__v_exp(e1), hi);
+    } else {
+        e0 = lowp ? vit__v_exp_lo(e0) : vit__v_exp(e0);
+        e1 = lowp ? vit__v_exp_lo(e1) : vit__v_exp(e1);
+    }
+    vit__v_store(ai, vit__v_add(vit__v_add(vit__v_load(ai), e0), e1));
+#if VIT__DOT_BF16
+    if (lowp) {
+        vit__v_store_bf16(pi + n0, e0);
+        vit__v_store_bf16(pi + n0 + VIT__VW, e1);
+    }
+#endif
+    if (atti) {
+        vit__v_store_part(atti + n0, e0, lo);
+        if (hi) vit__v_store_part(atti + n0 + VIT__VW, e1, hi);
+    }
+}
+
+/* The most rows a block holds (vit__att_tiles: N when N <= 512, else under 256 + 3), and the f32 rows whose
+   softmax state is live at once (vit__att_exp_f32; K's panels are read once for each such group). */
+#define VIT__ATT_ROWS 512
+#define VIT__ATT_SUB 48
+
+/* f32 q kᵀ, times alpha, for rows [0, rows) of q (stride ldq) against the n keys of k (stride ldk, HS each): their
+   whole panels as vit__head_pack lays them in kp, the last partial one packed here; MR x NR blocks of scores on
+   the F32 tiles, in VIT__KC blocks of HS, into the softmax state, VIT__ATT_SUB rows at a time (K's panels read
+   again for each; ax gives the first row's att and bidx, and ref and acc for VIT__ATT_SUB rows); each row's sum
+   of e to rs. */
+static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const float *kp, const float *k, int ldk,
+                             int HS, int rows, int n, float alpha, float *rs) {
+    float pbuf[VIT__MR * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
+    float tbuf[VIT__KC * VIT__NR + 16], *tail = (float *)(((uintptr_t)tbuf + 63) & ~(uintptr_t)63);
+    vit__attx x = *ax;
+    vit__tl t;
+    int n0, g0, m, r, c0, have = -1;
+    memset(&t, 0, sizeof t);
+    memset(pbuf, 0, sizeof pbuf); /* as vit__att_exp_tiles */
+    t.y = pad;
+    t.ldy = VIT__NR;
+    t.ldx = ldq;
+    t.alpha = alpha;
+    for (c0 = 0; c0 < rows; c0 += VIT__ATT_SUB) {
+        int cr = rows - c0 < VIT__ATT_SUB ? rows - c0 : VIT__ATT_SUB;
+        x.att = ax->att + (size_t)c0 * ax->lda;
+        x.bidx = ax->bidx ? ax->bidx + (size_t)c0 * ax->lda : NULL;
+        for (n0 = 0; n0 < n; n0 += VIT__NR) {
+            t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+            for (m = 0; m < cr; m += VIT__MR) {
+                int mr = cr - m < VIT__MR ? cr - m : VIT__MR;
+                for (g0 = 0; g0 < HS; g0 += VIT__KC) {
+                    t.kc = HS - g0 < VIT__KC ? HS - g0 : VIT__KC;
+                    t.first = g0 == 0;
+                    t.last = g0 + t.kc == HS;
+                    if (t.nv == VIT__NR) t.bf = kp + (size_t)n0 * HS + (size_t)g0 * VIT__NR;
+                    else { /* packed once a call, unless HS takes more than one k block */
+                        if (have != g0) vit__pack_panel(tail, k, ldk, n0, t.nv, g0, t.kc);
+                        have = g0;
+                        t.bf = tail;
+                    }
+                    t.xf = q + (size_t)(c0 + m) * ldq + g0;
+                    vit__tiles[t.nv > VIT__VW][mr](&t);
+                }
+                for (r = 0; r < mr; r++) vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
+            }
+        }
+        for (r = 0; r < cr; r++) rs[c0 + r] = vit__v_hsum(vit__v_load(x.acc + (size_t)r * VIT__VW));
+    }
+}
+#endif
+
 /* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
    (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
    q.k, probabilities softmax(scores) * post; split into tasks of `per`
@@ -4998,9 +5161,11 @@ typedef struct vit__att {
     float qs;           /* lowp: the scale when a power of two (folded into q), else 1 */
 } vit__att;
 
-/* Task t: block t % nt of head t / nt in a thread's slot: K's (and V's)
-   panels of head *held (packed again when another head comes), then one
-   block of scores. */
+/* Task t: block t % nt of head t / nt in a thread's slot: K's (and V's) panels of head *held (packed again when
+   another head comes), then one block of rows: e = exp(scale q kᵀ - ref) straight from the tiles (vit__att_exp_row)
+   into S, P V on e, each output row scaled by post / sum e. (Scores written out, then the softmax's passes: a layer
+   of DINOv2-S/14's attention at 518 px 25.8 -> 23.8 ms, of ViT-B/16's 1.18 -> 1.11 ms, one thread on AVX-512;
+   AVX2 43.5 -> 41.9 and 1.90 -> 1.86 ms.) Without SIMD: the scores, vit_k_softmax_ref, then P V. */
 static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
@@ -5008,136 +5173,68 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     size_t kpart, kv = vit__att_kv(N, HS, a->vpack, &kpart);
     float *kp = slot, *vp = a->vpack ? slot + kpart : NULL;
     float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : slot + kv;
+    float *o = a->out + ((size_t)bi * N + i0) * C + h * HS;
+    const float *qh = a->q + ((size_t)bi * N + i0) * ld + h * HS;
     const float *kh = a->k + (size_t)bi * N * ld + h * HS, *vh = a->v + (size_t)bi * N * ld + h * HS;
     vit__mm mm;
-
-    /* S = scale * q k^T */
-    mm = vit__mm_dense(S, a->q + ((size_t)bi * N + i0) * ld + h * HS, kh, NULL, rows, HS, N);
 #ifndef VIT_NO_SIMD
+    float rs[VIT__ATT_ROWS], ref[VIT__ATT_SUB], acc[VIT__ATT_SUB * VIT__VW];
+    vit__attx ax;
+    int i;
+    VIT_ASSERT(rows <= VIT__ATT_ROWS);
     if (*held != bh) {
         vit__head_pack(kp, vp, kh, vh, N, HS, ld);
         *held = bh;
     }
-    mm.wq = kp; mm.panel = VIT__NR;
+    ax.p = NULL;
+    ax.ldp = 0;
+    ax.lda = N;
+    ax.ref = ref;
+    ax.acc = acc;
+    ax.alpha = 1.0f; /* the tiles scale */
+    ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
+    ax.att = S;
+    ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
+    vit__att_exp_f32(&ax, qh, ld, kp, kh, ld, HS, rows, N, a->s.scale, rs);
 #else
     (void)kp; (void)vp; (void)held;
-#endif
+    mm = vit__mm_dense(S, qh, kh, NULL, rows, HS, N);
     mm.ldw = ld; mm.ldx = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
     vit__matmul(&mm);
     if (a->bias) vit_k_relpos_add(S, a->bias + (size_t)h * a->R, a->bidx + (size_t)i0 * N, rows, N);
-
-    /* softmax by rows, then post */
-#ifndef VIT_NO_SIMD
-    for (j = 0; j < rows; j++) vit__softmax_row(S + (size_t)j * N, S + (size_t)j * N, N);
-#else
     vit_k_softmax_ref(S, S, rows, N);
-#endif
     if (a->s.post != 1.0f)
         for (j = 0; j < rows * N; j++) S[j] *= a->s.post;
+#endif
 
     /* out = S v: v's packed panels, and a last partial one read as (N, HS) rows where it lies (vit__mm.nn:
        its panels are its rows, so packing is a copy) */
-    mm = vit__mm_dense(a->out + ((size_t)bi * N + i0) * C + h * HS, S, vh, NULL, rows, N, HS);
+    mm = vit__mm_dense(o, S, vh, NULL, rows, N, HS);
     mm.ldw = ld; mm.nn = 1; mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
 #ifndef VIT_NO_SIMD
     if (vp) { mm.wq = vp; mm.panel = VIT__NR; }
 #endif
     vit__matmul(&mm);
+
+#ifndef VIT_NO_SIMD
+    /* (e v) post / sum e; kept maps e post / sum e, as the lowp path's */
+    for (i = 0; i < rows; i++) {
+        float *oi = o + (size_t)i * C, f = a->s.post / rs[i];
+        vit__vf vf = vit__v_set1(f);
+        for (j = 0; j + VIT__VW <= HS; j += VIT__VW) vit__v_store(oi + j, vit__v_mul(vit__v_load(oi + j), vf));
+        for (; j < HS; j++) oi[j] *= f;
+        if (a->att) {
+            float *Si = S + (size_t)i * N;
+            vit__vf vinv = vit__v_set1(1.0f / rs[i]), vpost = vit__v_set1(a->s.post);
+            for (j = 0; j + VIT__VW <= N; j += VIT__VW)
+                vit__v_store(Si + j, vit__v_mul(vit__v_mul(vit__v_load(Si + j), vinv), vpost));
+            for (; j < N; j++) Si[j] = Si[j] * (1.0f / rs[i]) * a->s.post;
+        }
+    }
+#endif
 }
 
 #if VIT__DOT_BF16
-/* The lowp attention's softmax in the same pass as q kᵀ: each block of scores goes from the tiles to a buffer in L1
-   and straight to e = exp(s - ref) as bf16 in the row's probabilities (the keys in order: pairs for P V), never
-   written out whole. (Written out as f32 rows, then a pass for each row's max, one for exp and one to bf16, they
-   took 126 of a 260 ms BF16 forward of DINOv2-S/14 at 518 px on the AMX tiles.) A row's reference is not its max,
-   which is known only after its last key: it is the max of the row's first NR scores, and it moves up only when a
-   later score passes it by VIT__ATT_SLACK, the row's earlier exponentials then scaled down to the new one: a lazy
-   form of FlashAttention's online softmax. So e stays within e^16, and softmax, the same whatever the reference,
-   is within bf16 rounding of vit__attention_ref's (each row's largest weight is exact in one of them, another
-   weight in the other). A move costs a pass over the row's earlier keys; one needs a score 16 past all those
-   before it. */
-#define VIT__ATT_SLACK 16.0f
-
-#if VIT__VW == 16
-#define vit__v_any_gt(a, b) (simde_mm512_cmp_ps_mask(a, b, SIMDE_CMP_GT_OQ) != 0)
-#else
-#define vit__v_any_gt(a, b) (simde_mm256_movemask_ps(simde_mm256_cmp_ps(a, b, SIMDE_CMP_GT_OQ)) != 0)
-#endif
-
-/* v with its lanes from n on zero. */
-static VIT__INLINE vit__vf vit__v_keep(vit__vf v, int n) {
-#if VIT__VW == 16
-    return simde_mm512_maskz_mov_ps((simde__mmask16)((1u << n) - 1u), v);
-#else
-    float t[VIT__VW];
-    vit__v_store(t, v);
-    return vit__v_load_part(t, n, 0.0f);
-#endif
-}
-
-/* The lowp attention's state for one block of query rows (vit__att_exp_row): p, their exponentials as bf16
-   (stride ldp uint16); att, the same in f32 where maps are kept (stride lda), else NULL; ref and acc, each row's
-   reference and the vector sums of its f32 e (VIT__VW floats a row); bt and bidx, a relative position bias table
-   added to the scores and each score's entry of it (stride lda), or NULL. */
-typedef struct vit__attx {
-    uint16_t *p;
-    int ldp, lda;
-    float *att, *ref, *acc, alpha;
-    const float *bt;
-    const int32_t *bidx;
-} vit__attx;
-
-/* Row i's products c[0, nv) with keys [n0, n0 + nv) (nv <= NR; c holds NR floats) into its scores alpha c (plus
-   the bias) and their exponentials. */
-static VIT__INLINE void vit__att_exp_row(const vit__attx *x, const float *c, int i, int n0, int nv) {
-    int lo = nv < VIT__VW ? nv : VIT__VW, hi = nv - lo, k;
-    uint16_t *pi = x->p + (size_t)i * x->ldp;
-    float R = x->ref[i], *ai = x->acc + (size_t)i * VIT__VW, *atti = x->att ? x->att + (size_t)i * x->lda : NULL;
-    vit__vf t0 = vit__v_load_part(c, lo, -FLT_MAX), t1 = vit__v_load_part(c + VIT__VW, hi, -FLT_MAX), e0, e1;
-    if (x->alpha != 1.0f) { t0 = vit__v_mul(t0, vit__v_set1(x->alpha)); t1 = vit__v_mul(t1, vit__v_set1(x->alpha)); }
-    if (x->bt) {
-        const int32_t *bi = x->bidx + (size_t)i * x->lda + n0;
-        if (nv == VIT__NR) {
-            t0 = vit__v_add(t0, vit__v_gather(x->bt, bi));
-            t1 = vit__v_add(t1, vit__v_gather(x->bt, bi + VIT__VW));
-        } else {
-            float g[VIT__NR];
-            for (k = 0; k < VIT__NR; k++) g[k] = k < nv ? x->bt[bi[k]] : 0.0f;
-            t0 = vit__v_add(t0, vit__v_load(g));
-            t1 = vit__v_add(t1, vit__v_load(g + VIT__VW));
-        }
-    }
-    if (n0 == 0 || vit__v_any_gt(vit__v_max(t0, t1), vit__v_set1(R + VIT__ATT_SLACK))) {
-        float nr = vit__v_hmax(vit__v_max(t0, t1)), f;
-        if (n0) { /* a move */
-            f = expf(R - nr);
-            vit__v_store(ai, vit__v_mul(vit__v_load(ai), vit__v_set1(f)));
-            for (k = 0; k < n0; k++) pi[k] = vit__bf16_round(vit__bf16_float(pi[k]) * f);
-            if (atti)
-                for (k = 0; k < n0; k++) atti[k] *= f;
-        } else
-            vit__v_store(ai, vit__v_zero());
-        x->ref[i] = R = nr;
-    }
-    e0 = vit__v_sub(t0, vit__v_set1(R));
-    e1 = vit__v_sub(t1, vit__v_set1(R));
-    if (nv < VIT__NR) { /* the lanes past the keys: exp(0), not a denormal exp(-FLT_MAX) (an assist per vector
-                           took a third of the softmax at 197 keys), then 0, in the sum and as the pairs' padding */
-        e0 = vit__v_keep(vit__v_exp_lo(vit__v_keep(e0, lo)), lo);
-        e1 = vit__v_keep(vit__v_exp_lo(vit__v_keep(e1, hi)), hi);
-    } else {
-        e0 = vit__v_exp_lo(e0);
-        e1 = vit__v_exp_lo(e1);
-    }
-    vit__v_store(ai, vit__v_add(vit__v_add(vit__v_load(ai), e0), e1));
-    vit__v_store_bf16(pi + n0, e0);
-    vit__v_store_bf16(pi + n0 + VIT__VW, e1);
-    if (atti) {
-        vit__v_store_part(atti + n0, e0, lo);
-        if (hi) vit__v_store_part(atti + n0 + VIT__VW, e1, hi);
-    }
-}
-
 /* q kᵀ for rows [0, rows) of x (stride ldx uint32, kc pairs) against the panels in bp (pst x NR each, n keys in
    all) on the vdpbf16ps tiles, into the softmax state: MR x NR blocks of scores, in VIT__KC blocks of pairs. */
 static void vit__att_exp_tiles(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int pst,
@@ -5146,6 +5243,7 @@ static void vit__att_exp_tiles(const vit__attx *ax, const uint32_t *x, int ldx, 
     vit__tl t;
     int n0, g0, m, r;
     memset(&t, 0, sizeof t);
+    memset(pbuf, 0, sizeof pbuf); /* a partial panel's tile writes its nv columns; vit__att_exp_row loads all NR */
     t.y = pad;
     t.ldy = VIT__NR;
     t.ldx = ldx;
@@ -5162,7 +5260,7 @@ static void vit__att_exp_tiles(const vit__attx *ax, const uint32_t *x, int ldx, 
                 t.x = x + (size_t)m * ldx + g0;
                 vit__tiles_bf16[t.nv > VIT__VW][mr](&t);
             }
-            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, t.nv);
+            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 1);
         }
     }
 }
@@ -5187,7 +5285,7 @@ static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, co
                 _tile_stored(2, pad + 16 * VIT__NR, VIT__NR * 4);
                 _tile_stored(3, pad + 16 * VIT__NR + 16, VIT__NR * 4);
             }
-            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, nv);
+            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, nv, 1);
         }
     }
 }
@@ -5290,10 +5388,9 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         memset(qx + (size_t)i * hqp + hq, 0, (size_t)(hqp - hq) * 4);
     }
     memset(qx + (size_t)rows * hqp, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hqp * 4);
-    /* Each row's exponentials go to pairs unnormalised with the scores (vit__att_exp_row), and P V's row is
-       scaled by post / sum e after (FlashAttention's order): HS products a row, not N. The lowp attention at
-       197 tokens: 0.65 -> 0.60 ms a layer of ViT-B/16. Kept maps get softmax * post as the f32 path's, the
-       outputs the same bits with or without them. */
+    /* Each row's exponentials go to pairs unnormalised (vit__att_exp_row; scaling P V's rows after, the lowp
+       attention at 197 tokens went 0.65 -> 0.60 ms a layer of ViT-B/16). Kept maps get softmax * post as the
+       f32 path's, the outputs the same bits with or without them. */
     ax.p = (uint16_t *)(void *)px;
     ax.ldp = 2 * hvr;
     ax.att = a->att ? S : NULL;

@@ -234,14 +234,29 @@ static void test_attention_lowp_moves(void) {
     }
     vit_k_attention_ref(o, a, qkv, qkv + C, qkv + 2 * C, &sh);
     test_attention_lowp(&sh, qkv, o);
+    { /* the f32 attention takes its exponentials the same way (vit__att_task), with and without maps */
+        float *o1 = randv((size_t)B * N * C, 0.0f), *o2 = randv((size_t)B * N * C, 0.0f),
+              *a1 = randv((size_t)B * NH * N * N, 0.0f), *vt = randv((size_t)B * C * N, 0.0f),
+              *scr = randv(2 * vit__att_slot(N, HS, 0, 0), 0.0f);
+        vit__att at = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
+        vit_k_attention(o1, a1, vt, qkv, qkv + C, qkv + 2 * C, &sh);
+        vit__attention(&at, scr, 2);
+        expect(check_close("f32 attention, moved references", o1, o, (size_t)B * N * C, 1e-6, 1e-5) &&
+                   check_close("f32 attention maps, moved references", a1, a, (size_t)B * NH * N * N, 1e-7, 1e-5),
+               "f32 attention with moved references equals the reference");
+        expect(memcmp(o1, o2, (size_t)B * N * C * sizeof(float)) == 0, "f32 attention, moved: same bits without maps");
+        free(o1); free(o2); free(a1); free(vt); free(scr);
+    }
     free(qkv); free(o); free(a);
 }
 
 static void test_attention(void) {
     /* HS = 80 (ViT-H/14): a last panel of 16 columns after two of 32; one head of 33 over 40 tokens:
-       vit_k_attention's scratch then holds K's panels alone, and V is copied per block */
+       vit_k_attention's scratch then holds K's panels alone, and V is copied per block; HS = 520, past a k block
+       of the tiles (VIT__KC) on every build, with 20 keys, one partial panel (vit__att_exp_f32 packs it a block
+       at a time) */
     static const int cfg[][4] = {{1, 1, 1, 7},   {2, 7, 3, 8},    {1, 9, 2, 9},    {1, 65, 4, 16},
-                                 {2, 197, 3, 64}, {1, 37, 2, 80}, {1, 40, 1, 33}};
+                                 {2, 197, 3, 64}, {1, 37, 2, 80}, {1, 40, 1, 33}, {1, 20, 1, 520}};
     int i, post;
     char label[96];
     for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++)
