@@ -4944,8 +4944,8 @@ static size_t vit__att_kv(int N, int HS, int vpack, size_t *kpart) {
 }
 
 /* Floats of scratch one thread needs: lowp, the pieces above; f32, K and
-   (vpack) V of a head packed, and one tile of scores unless they go to
-   att. */
+   (vpack) V of a head packed, and one block's exponentials unless they go
+   to att. */
 static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
     int nt, per;
     size_t tile, kpart;
