@@ -306,6 +306,10 @@ static void test_attention_tiles(void) {
         ok = nt >= 1 && per >= 1 && last >= 1 && last <= per + 3 && (N < 4 || last >= 4) &&
              (nt == 1) == (4.0 * N * N <= 1048576.0) &&
              (nt == 1 || (per % TILE_ROWS == 0 && (per == TILE_ROWS || 4.0 * per * N <= 524288.0)));
+#ifdef VIT__ATT_ROWS
+        /* the f32 block's row sums live on the stack (vit__att_task) */
+        ok = ok && (per > last ? per : last) <= VIT__ATT_ROWS;
+#endif
         if (nt > 1) split++;
         if (!ok) printf("  attention tiles: N=%d tiles=%d per=%d last=%d\n", N, nt, per, last);
         /* BF16 on AMX: whole 32-row tiles within 256 KiB of scores (at least one tile), once past 1 MiB */
