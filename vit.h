@@ -4911,8 +4911,8 @@ static size_t vit__att_prow(size_t N) {
    k), part[1] V's panels (HS in panels, pairs of keys along k), part[2]
    one panel of K rows in bf16 while they are packed, part[3] a block's q
    rows and part[4] its exponentials, as pairs (each padded by
-   vit__att_pad), part[5] its rows' scales, softmax references and
-   sums (vit__attx); returns their sum. */
+   vit__att_pad), part[5] its rows' sums of e, softmax references and
+   vector sums (vit__attx); returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     size_t hq = vit__att_pad((size_t)(HS + 1) / 2), hv = vit__att_pad((size_t)(N + 1) / 2), nr = VIT__NR, sum = 0;
     size_t hr = vit__att_prow((size_t)N);
@@ -5140,6 +5140,20 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
         for (r = 0; r < cr; r++) rs[c0 + r] = vit__v_hsum(vit__v_load(x.acc + (size_t)r * VIT__VW));
     }
 }
+/* The end of a query row's attention once the sum of its e is known: its output row o (HS) times post / sum, and
+   its kept map S (N floats, or NULL) e post / sum, softmax * post. */
+static void vit__att_row_end(float *o, int HS, float *S, int N, float sum, float post) {
+    float f = post / sum;
+    int j;
+    for (j = 0; j + VIT__VW <= HS; j += VIT__VW) vit__v_store(o + j, vit__v_mul(vit__v_load(o + j), vit__v_set1(f)));
+    for (; j < HS; j++) o[j] *= f;
+    if (S) {
+        vit__vf vinv = vit__v_set1(1.0f / sum), vpost = vit__v_set1(post);
+        for (j = 0; j + VIT__VW <= N; j += VIT__VW)
+            vit__v_store(S + j, vit__v_mul(vit__v_mul(vit__v_load(S + j), vinv), vpost));
+        for (; j < N; j++) S[j] = S[j] * (1.0f / sum) * post;
+    }
+}
 #endif
 
 /* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
@@ -5167,7 +5181,7 @@ typedef struct vit__att {
    of DINOv2-S/14's attention at 518 px 25.8 -> 23.8 ms, of ViT-B/16's 1.18 -> 1.11 ms, one thread on AVX-512;
    AVX2 43.5 -> 41.9 and 1.90 -> 1.86 ms.) Without SIMD: the scores, vit_k_softmax_ref, then P V. */
 static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
-    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, j;
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
     size_t kpart, kv = vit__att_kv(N, HS, a->vpack, &kpart);
@@ -5197,6 +5211,7 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
     vit__att_exp_f32(&ax, qh, ld, kp, kh, ld, HS, rows, N, a->s.scale, rs);
 #else
+    int j;
     (void)kp; (void)vp; (void)held;
     mm = vit__mm_dense(S, qh, kh, NULL, rows, HS, N);
     mm.ldw = ld; mm.ldx = ld; mm.alpha = a->s.scale; mm.threaded = 0; mm.blocked_rows = 1;
@@ -5217,20 +5232,8 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     vit__matmul(&mm);
 
 #ifndef VIT_NO_SIMD
-    /* (e v) post / sum e; kept maps e post / sum e, as the lowp path's */
-    for (i = 0; i < rows; i++) {
-        float *oi = o + (size_t)i * C, f = a->s.post / rs[i];
-        vit__vf vf = vit__v_set1(f);
-        for (j = 0; j + VIT__VW <= HS; j += VIT__VW) vit__v_store(oi + j, vit__v_mul(vit__v_load(oi + j), vf));
-        for (; j < HS; j++) oi[j] *= f;
-        if (a->att) {
-            float *Si = S + (size_t)i * N;
-            vit__vf vinv = vit__v_set1(1.0f / rs[i]), vpost = vit__v_set1(a->s.post);
-            for (j = 0; j + VIT__VW <= N; j += VIT__VW)
-                vit__v_store(Si + j, vit__v_mul(vit__v_mul(vit__v_load(Si + j), vinv), vpost));
-            for (; j < N; j++) Si[j] = Si[j] * (1.0f / rs[i]) * a->s.post;
-        }
-    }
+    for (i = 0; i < rows; i++)
+        vit__att_row_end(o + (size_t)i * C, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
 #endif
 }
 
@@ -5406,28 +5409,14 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     else
 #endif
         vit__att_exp_tiles(&ax, qx, hqp, kp, hq, hqp, rows, N);
-    for (i = 0; i < rows; i++) {
-        float sum = vit__v_hsum(vit__v_load(ax.acc + (size_t)i * VIT__VW));
-        rs[i] = a->s.post / sum;
-        if (a->att) {
-            float *Si = S + (size_t)i * N;
-            vit__vf vinv = vit__v_set1(1.0f / sum), vpost = vit__v_set1(a->s.post);
-            for (j = 0; j + VIT__VW <= N; j += VIT__VW)
-                vit__v_store(Si + j, vit__v_mul(vit__v_mul(vit__v_load(Si + j), vinv), vpost));
-            for (; j < N; j++) Si[j] = Si[j] * (1.0f / sum) * a->s.post;
-        }
-    }
+    for (i = 0; i < rows; i++) rs[i] = vit__v_hsum(vit__v_load(ax.acc + (size_t)i * VIT__VW));
     memset(px + (size_t)rows * hvr, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hvr * 4);
 
     /* out = (e v) * post / sum e */
     o = a->out + ((size_t)bi * N + i0) * C + h * HS;
     vit__att_bf16_mm(o, C, px, hvr, vp, hv, hvp, rows, HS);
-    for (i = 0; i < rows; i++) {
-        float *oi = o + (size_t)i * C;
-        for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
-            vit__v_store(oi + j, vit__v_mul(vit__v_load(oi + j), vit__v_set1(rs[i])));
-        for (; j < HS; j++) oi[j] *= rs[i];
-    }
+    for (i = 0; i < rows; i++)
+        vit__att_row_end(o + (size_t)i * C, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
 }
 #endif
 
