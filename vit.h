@@ -2240,8 +2240,11 @@ typedef struct vit__ln {
 } vit__ln;
 
 /* One product as its caller describes it. vit__matmul is the one entry:
-   vit_k_matmul, every module's dense layer and the attention products all
-   go through it, and it picks the path. */
+   vit_k_matmul, every module's dense layer and attention's P V in every
+   precision (V's panels packed by the attention) go through it, and it
+   picks the path. Attention's q kᵀ runs the same tiles in a loop of its own
+   only because each block of scores goes straight to the softmax
+   (vit__att_exp_f32, vit__att_exp_tiles, vit__att_exp_amx). */
 typedef struct vit__mm {
     float *y;               /* (M, N), row stride ldy */
     const float *x;         /* (M, K), row stride ldx */
@@ -2260,8 +2263,13 @@ typedef struct vit__mm {
                                last partial one read from w */
     const float *ws;        /* I8: (N) scales of w's rows */
     int panel;              /* 0: wq is row-major; VIT__NR: its whole panels are packed (vit__pack_weight) */
+    int tail;               /* BF16 with panel: the last partial panel packed too, its columns past N zero
+                               (attention's V: vit__att_task_bf16) */
     const int32_t *wsums;   /* I8 with panel: the packed panels' column sums, NR per k block */
     void *xs;               /* BF16, I8: vit__mm_scratch(wt, M, K) bytes for x as converted */
+    int xs_ld;              /* BF16: 0, vit__matmul converts x into xs; else xs holds x converted already
+                               (attention's probabilities), rows xs_ld groups of 4 bytes apart, zero padded as
+                               vit__xs_row and vit__xs_rows pad them; x unread */
     int nn;                 /* F32 only: w is (K, N), row stride ldw, and y = alpha x w + b: the reverse
                                pass's dx = dy W without a transposed copy of W */
     int nnp;                /* nn: w is a loaded weight packed in panels of nnp rows (vit__pack_weight), 0: not */
@@ -2283,8 +2291,10 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     p.wq = NULL;
     p.ws = NULL;
     p.panel = 0;
+    p.tail = 0;
     p.wsums = NULL;
     p.xs = NULL;
+    p.xs_ld = 0;
     p.nn = 0;
     p.nnp = 0;
     p.ln = NULL;
@@ -2714,6 +2724,9 @@ static size_t vit__xs_row(int wt, int K) {
     return (size_t)K * sizeof(float);
 }
 
+/* Groups of 4 bytes from one row of a product's converted x to the next: xs_ld where its caller converted x. */
+static size_t vit__xs_ld(const vit__mm *p) { return p->xs_ld ? (size_t)p->xs_ld : vit__xs_row(p->wt, p->K) / 4; }
+
 /* Rows of the scratch xs: where the AMX tiles are built, M rounded up to
    16, the rows past M zero, so the tiles load whole 16-row tiles of x
    straight from it (a padded copy per k step of the last rows cost a fifth
@@ -3108,8 +3121,8 @@ static void vit__pack_panel_nn(float *dst, const float *w, int ldw, int n0, int 
 }
 
 /* 1 when the panel of columns from n0 lies packed in w (vit__pack_weight):
-   every whole panel of a packed weight; the last partial one never is. */
-static int vit__mm_packed(const vit__mm *p, int n0) { return p->panel && n0 + VIT__NR <= p->N; }
+   every whole panel of a packed weight; the last partial one only with tail. */
+static int vit__mm_packed(const vit__mm *p, int n0) { return p->panel && (n0 + VIT__NR <= p->N || p->tail); }
 
 /* 1 when w is a loaded F32 weight packed in place (wq is w), not panels
    packed apart from it (attention's K and V): its rows lie in the panels. */
@@ -3199,7 +3212,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     vit__tl t;
 #if VIT__DOT_BF16 || VIT__DOT_I8
     int32_t wsum[VIT__NR];
-    size_t xrow = vit__xs_row(p->wt, K) / 4;
+    size_t xrow = vit__xs_ld(p);
 #endif
     memset(&t, 0, sizeof t);
     t.ldy = ldy; t.first = k0 == 0; t.last = last; t.nv = nv; t.alpha = p->alpha;
@@ -3522,8 +3535,7 @@ static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, i
         next += from * 64;
         if ((size_t)pfn * (size_t)steps > mine) pfn = (int)(mine / (size_t)steps); /* never past the panel */
     }
-    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_row(p->wt, p->K) / 4, bp, k0, kc, m, two, next, pfn, fin,
-                    fin_rows);
+    vit__amx_dot_ld(p->wt, (const uint32_t *)p->xs, vit__xs_ld(p), bp, k0, kc, m, two, next, pfn, fin, fin_rows);
 }
 
 /* Row m of a BF16 product's sums (cr, NR of them, columns from n0) out to y: alpha acc + b, as the vdpbf16ps
@@ -3749,40 +3761,6 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
-/* The lowp attention's P V (vit__att_bf16_mm) on the tiles: rows [0, rows) of y (stride ldy) = x bp,
-   over kc pairs (a multiple of 16, the pairs past the data zero in x and bp: vit__att_pad) of x (stride ldx,
-   its rows zero up to a multiple of 16: whole tiles load straight from it) and of the panels in bp (kc x NR
-   each), n columns; all of k at once, so each 32 x 32 block of y is written once. The caller's thread holds
-   the tile configuration (vit__att_tasks). */
-static void vit__att_amx_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows,
-                            int n) {
-    float pbuf[16 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
-    int n0, m, h, r;
-    for (n0 = 0; n0 < n; n0 += VIT__NR) {
-        int nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
-        for (m = 0; m < rows; m += 32) {
-            int mr = rows - m < 32 ? rows - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
-            _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-            vit__amx_dot_ld(VIT_DTYPE_BF16, x, (size_t)ldx, bp + (size_t)n0 * kc, 0, 2 * kc, m, n2 > 0, NULL, 0, NULL,
-                            0);
-            for (h = 0; h < 2; h++) {
-                int nn = h ? n2 : n1;
-                if (!nn) break;
-                if (nv == VIT__NR && nn == 16) { /* whole rows of y: straight out */
-                    float *yt = y + (size_t)(m + 16 * h) * ldy + n0;
-                    if (h) { _tile_stored(2, yt, ldy * 4); _tile_stored(3, yt + 16, ldy * 4); }
-                    else { _tile_stored(0, yt, ldy * 4); _tile_stored(1, yt + 16, ldy * 4); }
-                    continue;
-                }
-                if (h) { _tile_stored(2, pad, VIT__NR * 4); _tile_stored(3, pad + 16, VIT__NR * 4); }
-                else { _tile_stored(0, pad, VIT__NR * 4); _tile_stored(1, pad + 16, VIT__NR * 4); }
-                for (r = 0; r < nn; r++)
-                    memcpy(y + (size_t)(m + 16 * h + r) * ldy + n0, pad + (size_t)r * VIT__NR, (size_t)nv * 4);
-            }
-        }
-    }
-}
-
 /* The whole panels on the tiles; a last partial panel through vit__gemm_block, as vit__gemm_panels runs it. */
 static void vit__gemm_amx(const vit__mm *p) {
     int whole = p->N / VIT__NR;
@@ -3913,10 +3891,12 @@ static void vit__matmul(const vit__mm *p) {
         return;
     }
 #ifndef VIT_NO_SIMD
-    if (p->wt != VIT_DTYPE_F32) { /* x converted once, then always the tiles */
+    if (p->wt != VIT_DTYPE_F32) { /* x converted once (unless its caller did), then always the tiles */
         size_t row = vit__xs_row(p->wt, p->K);
-        vit__parallel(p->M, p->threaded ? vit__par_threads((double)p->M * p->K) : 1, vit__xs_fill_rows, p);
-        memset((unsigned char *)p->xs + (size_t)p->M * row, 0, (vit__xs_rows(p->M) - (size_t)p->M) * row);
+        if (!p->xs_ld) {
+            vit__parallel(p->M, p->threaded ? vit__par_threads((double)p->M * p->K) : 1, vit__xs_fill_rows, p);
+            memset((unsigned char *)p->xs + (size_t)p->M * row, 0, (vit__xs_rows(p->M) - (size_t)p->M) * row);
+        }
 #if VIT__AMX
         if (vit__amx_use(p)) {
             vit__gemm_amx(p);
@@ -5270,8 +5250,8 @@ static void vit__att_exp_tiles(const vit__attx *ax, const uint32_t *x, int ldx, 
 
 #if VIT__AMX
 /* The same on the AMX tiles, 32 x 32 blocks, all of kc (a multiple of 16, the pairs past the data zero in x and
-   bp: vit__att_pad) at once; x's rows zero up to a multiple of 16. The caller's thread holds the tile
-   configuration (vit__att_tasks). */
+   bp: vit__att_pad) at once; x's rows zero up to a multiple of 16. The caller has loaded the tiles'
+   configuration (vit__att_task_bf16). */
 static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int rows,
                              int n) {
     float pbuf[32 * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
@@ -5294,39 +5274,6 @@ static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, co
 }
 #endif
 
-/* P V: rows [0, rows) of y (stride ldy) = x bp over the pairs [0, kc) of
-   x (stride ldx uint32) and of the panels in bp (pst x NR each, n
-   columns in all), in blocks of VIT__KC pairs as the GEMM runs them. */
-static void vit__att_bf16_mm(float *y, int ldy, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int pst,
-                             int rows, int n) {
-    vit__tl t;
-    int n0, g0, m;
-#if VIT__AMX
-    if (rows >= 16 && vit__amx_ready()) { /* the tiles, over the zero-padded pairs (vit__att_pad) */
-        vit__att_amx_mm(y, ldy, x, ldx, bp, pst, rows, n);
-        return;
-    }
-#endif
-    memset(&t, 0, sizeof t);
-    t.ldy = ldy;
-    t.ldx = ldx;
-    t.alpha = 1.0f;
-    for (n0 = 0; n0 < n; n0 += VIT__NR)
-        for (g0 = 0; g0 < kc; g0 += VIT__KC) {
-            t.kc = kc - g0 < VIT__KC ? kc - g0 : VIT__KC;
-            t.first = g0 == 0;
-            t.last = g0 + t.kc == kc;
-            t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
-            t.bp = bp + ((size_t)n0 * pst + (size_t)g0 * VIT__NR);
-            for (m = 0; m < rows; m += VIT__MR) {
-                int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
-                t.y = y + (size_t)m * ldy + n0;
-                t.x = x + (size_t)m * ldx + g0;
-                vit__tiles_bf16[t.nv > VIT__VW][mr](&t);
-            }
-        }
-}
-
 /* Task t as vit__att_task, with both products in BF16 pairs on vdpbf16ps:
    the same roundings as the BF16 dense layers (q, k, the probabilities and
    v to bf16, sums in f32; scores and softmax f32). The head's K and V go
@@ -5342,6 +5289,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
     float *S, qs, *rs, *o;
     vit__attx ax;
+    vit__mm mm;
     vit__att_lowp_parts(N, HS, a->per + 3, part);
     vp = kp + part[0]; kt = vp + part[1]; qx = kt + part[2]; px = qx + part[3];
     rs = (float *)(void *)(px + part[4]);
@@ -5404,17 +5352,26 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
 #if VIT__AMX
-    if (rows >= 16 && vit__amx_ready())
+    if (rows >= 16 && vit__amx_ready()) { /* the tiles' configuration is this thread's while it runs, as a
+                                             product's (vit__gemm_amx_panels) */
+        vit__amx_config();
         vit__att_exp_amx(&ax, qx, hqp, kp, hqp, rows, N);
-    else
+        _tile_release();
+    } else
 #endif
         vit__att_exp_tiles(&ax, qx, hqp, kp, hq, hqp, rows, N);
     for (i = 0; i < rows; i++) rs[i] = vit__v_hsum(vit__v_load(ax.acc + (size_t)i * VIT__VW));
     memset(px + (size_t)rows * hvr, 0, (vit__att_pad((size_t)rows) - (size_t)rows) * (size_t)hvr * 4);
 
-    /* out = (e v) * post / sum e */
+    /* out = (e v) * post / sum e: the GEMM's driver (the AMX or vdpbf16ps tiles as for any BF16 product), over
+       the rows of e as pairs (its x converted: stride hvr, rows zero to whole tiles) and V's panels (all packed,
+       the last one's columns past HS zero), k the pairs of keys as V's panels hold them */
     o = a->out + ((size_t)bi * N + i0) * C + h * HS;
-    vit__att_bf16_mm(o, C, px, hvr, vp, hv, hvp, rows, HS);
+    mm = vit__mm_dense(o, NULL, NULL, NULL, rows, 2 * hvp, HS);
+    mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    mm.wt = VIT_DTYPE_BF16; mm.wq = vp; mm.panel = VIT__NR; mm.tail = 1;
+    mm.xs = px; mm.xs_ld = hvr;
+    vit__matmul(&mm);
     for (i = 0; i < rows; i++)
         vit__att_row_end(o + (size_t)i * C, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
 }
@@ -5427,14 +5384,7 @@ static void vit__att_tasks(const void *ctx, int t0, int t1, int thread) {
     float *vth = a->scratch + (size_t)thread * vit__att_slot_v(N, HS, a->att != NULL, a->lowp, a->vpack);
 #if VIT__DOT_BF16
     if (a->lowp) {
-#if VIT__AMX
-        int amx = vit__amx_ready(); /* the tiles' configuration is this thread's */
-        if (amx) vit__amx_config();
-#endif
         for (t = t0; t < t1; t++) vit__att_task_bf16(a, vth, &held, t);
-#if VIT__AMX
-        if (amx) _tile_release();
-#endif
         return;
     }
 #endif
