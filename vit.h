@@ -3519,16 +3519,17 @@ static void vit__amx_dot_ld(int wt, const uint32_t *xs, size_t xrow, const uint3
     }
 }
 
-/* The same with x as a product's xs lays it out (vit__xs_row), asking for the part of the next panel (next, bytes
-   long, NULL for none) that this block of 32 rows should: the panel a thread runs next comes from memory (at
-   batch 1 each weight is read once a forward), and its first row block's tiles stalled on it. Its lines spread
-   over the steps of the current panel's row blocks: BF16 197 x 768 x 3072 from memory 630 -> 720 GFLOP/s, from
-   L3 800 -> 900. (k blocks of the panel kept in L1 across the row blocks, the sums through y between them, ran
-   10-25% slower.) */
-static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, int m, int two,
+/* The same with x as a product's xs lays it out (vit__xs_ld), asking for the part of the next panel (next,
+   bytes long, NULL for none) that the block of 32 rows from m should, of the rows [m0, m1) this panel runs: the
+   panel a thread runs next comes from memory (at batch 1 each weight is read once a forward), and its first row
+   block's tiles stalled on it. Its lines spread over the steps of the current panel's row blocks: BF16 197 x 768
+   x 3072 from memory 630 -> 720 GFLOP/s, from L3 800 -> 900. (k blocks of the panel kept in L1 across the row
+   blocks, the sums through y between them, ran 10-25% slower.) */
+static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, int m0, int m1, int m, int two,
                          const unsigned char *next, size_t bytes, vit__amx_fin *fin, int fin_rows) {
-    int per = p->wt == VIT_DTYPE_BF16 ? 2 : 4, steps = (kc / per + 15) / 16, blocks = (p->M + 31) / 32, pfn = 0;
-    size_t lines = bytes / 64, mine = (lines + (size_t)blocks - 1) / (size_t)blocks, from = (size_t)(m / 32) * mine;
+    int per = p->wt == VIT_DTYPE_BF16 ? 2 : 4, steps = (kc / per + 15) / 16, blocks = (m1 - m0 + 31) / 32, pfn = 0;
+    size_t lines = bytes / 64, mine = (lines + (size_t)blocks - 1) / (size_t)blocks;
+    size_t from = (size_t)((m - m0) / 32) * mine;
     if (next && from < lines) {
         if (from + mine > lines) mine = lines - from;
         pfn = (int)((mine + (size_t)steps - 1) / (size_t)steps);
@@ -3570,7 +3571,7 @@ static void vit__amx_block(const vit__mm *p, const uint32_t *bp, int k0, int kc,
             VIT__AMX_LOAD(0, 1, y0, ldy, n1, pad);
             if (n2) VIT__AMX_LOAD(2, 3, y1, ldy, n2, pad);
         }
-        vit__amx_dot(p, bp, k0, kc, m, n2 > 0, NULL, 0, NULL, 0);
+        vit__amx_dot(p, bp, k0, kc, 0, M, m, n2 > 0, NULL, 0, NULL, 0);
         for (h = 0; h < 2; h++) {
             int n = h ? n2 : n1;
             float *yh = h ? y1 : y0;
@@ -3622,7 +3623,7 @@ static void vit__amx_block_i8(const vit__mm *p, const uint32_t *bp, const int32_
     for (m = 0; m < M; m += 32) {
         int mr = M - m < 32 ? M - m : 32, n1 = mr < 16 ? mr : 16, n2 = mr - n1;
         _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-        vit__amx_dot(p, bp, k0, kc, m, n2 > 0, NULL, 0, NULL, 0);
+        vit__amx_dot(p, bp, k0, kc, 0, M, m, n2 > 0, NULL, 0, NULL, 0);
         _tile_stored(0, acc[0], VIT__NR * 4);
         _tile_stored(1, acc[0] + 16, VIT__NR * 4);
         if (n2) {
@@ -3666,15 +3667,15 @@ static void vit__amx_fin_rows(vit__amx_fin *f, int rows) {
         vit__amx_row_out(p, f->m + r, f->buf + (size_t)r * VIT__NR, f->n0);
 }
 
-/* A panel packed at load (bp, all of K; I8 with its column sums wsum over K) for every row, in blocks of 32
+/* A panel packed at load (bp, all of K; I8 with its column sums wsum over K) for rows [m0, m1), in blocks of 32
    rows, each block finished while the next one's tiles run: the block's sums go to one of two buffers and
    the vector units finish a few of its rows at each step of the next block, where finishing after each
    block left the tiles idle (a 32 x 32 block of K = 768 is 96 TDPBF16PS, and its finish as long as a third
    of them when the tiles run at full speed). The same bits as vit__amx_block and vit__amx_block_i8. */
-static void vit__amx_panel(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int n0,
+static void vit__amx_panel(const vit__mm *p, const uint32_t *bp, const int32_t *wsum, int n0, int m0, int m1,
                            const unsigned char *next, size_t bytes) {
     float bufs[2 * 32 * VIT__NR + 16], *b0 = (float *)(((uintptr_t)bufs + 63) & ~(uintptr_t)63);
-    int M = p->M, K = p->K, per = p->wt == VIT_DTYPE_BF16 ? 2 : 4, steps = (K / per + 15) / 16, m, i = 0;
+    int K = p->K, per = p->wt == VIT_DTYPE_BF16 ? 2 : 4, steps = (K / per + 15) / 16, m, i = 0;
     int fin_rows = (32 + steps - 1) / steps;
     vit__amx_fin f;
     memset(&f, 0, sizeof f);
@@ -3685,11 +3686,11 @@ static void vit__amx_panel(const vit__mm *p, const uint32_t *bp, const int32_t *
 #else
     (void)wsum;
 #endif
-    for (m = 0; m < M; m += 32, i ^= 1) {
-        int mr = M - m < 32 ? M - m : 32;
+    for (m = m0; m < m1; m += 32, i ^= 1) {
+        int mr = m1 - m < 32 ? m1 - m : 32;
         float *buf = b0 + (size_t)i * 32 * VIT__NR;
         _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
-        vit__amx_dot(p, bp, 0, K, m, mr > 16, next, bytes, m ? &f : NULL, fin_rows);
+        vit__amx_dot(p, bp, 0, K, m0, m1, m, mr > 16, next, bytes, m > m0 ? &f : NULL, fin_rows);
         vit__amx_fin_rows(&f, 32); /* what the steps left of the previous block */
         _tile_stored(0, buf, VIT__NR * 4);
         _tile_stored(1, buf + 16, VIT__NR * 4);
@@ -3709,7 +3710,31 @@ static const vit__amx_cfg vit__amx_cfg_all = {1, 0, {0}, {64, 64, 64, 64, 64, 64
                                               {16, 16, 16, 16, 16, 16, 16, 16}};
 static void vit__amx_config(void) { _tile_loadconfig(&vit__amx_cfg_all); }
 
-/* Panels [i0, i1), each in the k blocks vit__gemm_panels uses. */
+/* Whole panel i of a weight packed at load, rows [m0, m1): one run over all of K, the sums never leaving the
+   tiles (the same bits as vit__gemm_block's k blocks: a BF16 sum goes to y and back as the f32 it is, I8's S
+   and block sums are exact); part of panel i + 1 asked for meanwhile unless it is i1. */
+static void vit__amx_packed(const vit__mm *p, int i, int i1, int m0, int m1) {
+    int n0 = i * VIT__NR, K = p->K;
+    const unsigned char *next =
+        i + 1 < i1 ? (const unsigned char *)vit__packed_panel(p, n0 + VIT__NR, 0) : NULL;
+    size_t bytes = (size_t)K * VIT__NR * (p->wt == VIT_DTYPE_BF16 ? 2 : 1);
+#ifdef VIT__AMX_I8
+    if (p->wt == VIT_DTYPE_I8) {
+        int32_t wsum[VIT__NR];
+        int j, k0, kcb = vit__kc(p->wt);
+        for (j = 0; j < VIT__NR; j++) wsum[j] = 0;
+        for (k0 = 0; k0 < K; k0 += kcb) {
+            const int32_t *bs = vit__packed_wsum(p, n0, k0, kcb);
+            for (j = 0; j < VIT__NR; j++) wsum[j] += bs[j];
+        }
+        vit__amx_panel(p, vit__packed_panel(p, n0, 0), wsum, n0, m0, m1, next, bytes);
+        return;
+    }
+#endif
+    vit__amx_panel(p, vit__packed_panel(p, n0, 0), NULL, n0, m0, m1, next, bytes);
+}
+
+/* Panels [i0, i1), all rows: packed at load (vit__amx_packed), else packed here in vit__gemm_block's k blocks. */
 static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     const vit__mm *p = (const vit__mm *)ctx;
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
@@ -3719,29 +3744,10 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     vit__amx_config();
     for (i = i0; i < i1; i++) {
         int n0 = i * VIT__NR, k0;
-        /* A panel packed at load is one run over all of K: one block, the sums never leaving the tiles. The same
-           bits as the blocks (a BF16 sum goes to y and back as the f32 it is; I8's S and block sums are exact). */
         if (vit__mm_packed(p, n0)) {
-            const unsigned char *next = i + 1 < i1 && vit__mm_packed(p, n0 + VIT__NR)
-                                            ? (const unsigned char *)vit__packed_panel(p, n0 + VIT__NR, 0) : NULL;
-            size_t bytes = (size_t)K * VIT__NR * (p->wt == VIT_DTYPE_BF16 ? 2 : 1);
-#ifdef VIT__AMX_I8
-            if (p->wt == VIT_DTYPE_I8) {
-                int32_t wsum[VIT__NR];
-                int j;
-                for (j = 0; j < VIT__NR; j++) wsum[j] = 0;
-                for (k0 = 0; k0 < K; k0 += kcb) {
-                    const int32_t *bs = vit__packed_wsum(p, n0, k0, kcb);
-                    for (j = 0; j < VIT__NR; j++) wsum[j] += bs[j];
-                }
-                vit__amx_panel(p, vit__packed_panel(p, n0, 0), wsum, n0, next, bytes);
-                continue;
-            }
-#endif
-            vit__amx_panel(p, vit__packed_panel(p, n0, 0), NULL, n0, next, bytes);
+            vit__amx_packed(p, i, i1, 0, p->M);
             continue;
         }
-        /* else packed here, in vit__gemm_block's k blocks, as it packs them */
         for (k0 = 0; k0 < K; k0 += kcb) {
             int kc = K - k0 < kcb ? K - k0 : kcb;
             const uint32_t *b = (const uint32_t *)(const void *)bp;
@@ -3761,10 +3767,52 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
+/* Rows of x, a multiple of 32, that a product of a weight packed at load runs against all its panels before
+   the next rows, or 0 to run each panel over all rows. Each panel reads all of x: past L2 (2 MiB here) that was
+   a pass of x from L3 per panel (ViT-B/16 at batch 8: fc2's x is 9.7 MB of bf16 pairs, read 24 times a
+   product). Blocks of rows within VIT__AMX_X_BYTES read x once and the weights once a block, a panel at a time
+   with the next one asked for. ViT-B/16 at batch 8, one thread, alternating runs (best of 4): BF16 0.595 ->
+   0.513 s, I8 0.395 -> 0.357 s; two threads 0.290 -> 0.255 and 0.273 -> 0.228 s; blocks within 512 KiB 0.597 s,
+   2 MiB 0.541 s. Where x fits in L2 (batch 1: fc2's 1.2 MB) each panel reads it from there: blocks would only
+   read the weights again. The blocks come in a multiple of the threads, none thinner than 32 rows; every row's
+   sums are the same whatever its block. */
+#ifndef VIT__AMX_X_BYTES
+#define VIT__AMX_X_BYTES (1024 * 1024)
+#endif
+static int vit__amx_row_blocks(const vit__mm *p, int threads) {
+    size_t row = vit__xs_ld(p) * 4;
+    int mc, blocks;
+    if (!p->panel || (double)p->M * (double)row <= 2.0 * VIT__AMX_X_BYTES) return 0; /* x within L2 */
+    mc = (int)(VIT__AMX_X_BYTES / row) / 32 * 32;
+    if (mc < 32) mc = 32;
+    blocks = (p->M + mc - 1) / mc;
+    blocks = (blocks + threads - 1) / threads * threads;
+    mc = ((p->M + blocks - 1) / blocks + 31) / 32 * 32;
+    return mc;
+}
+
+/* Row blocks [b0, b1) of mc rows, each against every whole panel. */
+static void vit__gemm_amx_rows(const void *ctx, int b0, int b1, int thread) {
+    const vit__mm *p = ((const vit__mm_rows *)ctx)->p;
+    int b, i, mc = ((const vit__mm_rows *)ctx)->mc, whole = p->N / VIT__NR;
+    (void)thread;
+    vit__amx_config();
+    for (b = b0; b < b1; b++) {
+        int m0 = b * mc, m1 = p->M - m0 < mc ? p->M : m0 + mc;
+        for (i = 0; i < whole; i++) vit__amx_packed(p, i, whole, m0, m1);
+    }
+    _tile_release();
+    simde_mm_sfence();
+}
+
 /* The whole panels on the tiles; a last partial panel through vit__gemm_block, as vit__gemm_panels runs it. */
 static void vit__gemm_amx(const vit__mm *p) {
-    int whole = p->N / VIT__NR;
-    vit__parallel(whole, vit__mm_threads(p), vit__gemm_amx_panels, p);
+    int whole = p->N / VIT__NR, threads = vit__mm_threads(p);
+    vit__mm_rows r;
+    r.p = p;
+    r.mc = vit__amx_row_blocks(p, threads);
+    if (r.mc) vit__parallel((p->M + r.mc - 1) / r.mc, threads, vit__gemm_amx_rows, &r);
+    else vit__parallel(whole, threads, vit__gemm_amx_panels, p);
     if (whole * VIT__NR < p->N) vit__gemm_kblocks(p, whole * VIT__NR, 0, p->M);
 }
 #endif
