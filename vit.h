@@ -3370,8 +3370,32 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
-/* The rows of x in each of a product's row blocks, or 0 for none: an F32
-   weight packed at load, and blocks of at least VIT__MC / 3 rows of x
+/* BF16 and I8 (x converted: vit__xs_ld): rows of x, a multiple of `align`, that a product of a weight packed at
+   load runs against all its panels before the next rows, or 0 to run each panel over all rows. Each panel reads
+   all of x: past L2 (2 MiB here) that was a pass of x from L3 per panel (ViT-B/16 at batch 8: fc2's x is 9.7 MB
+   of bf16 pairs, read 24 times a product). Blocks of rows within VIT__XS_BYTES read x once and the weights once
+   a block, a panel at a time. On the AMX tiles (align 32), ViT-B/16 at batch 8, one thread, alternating runs
+   (best of 4): BF16 0.595 -> 0.513 s, I8 0.395 -> 0.357 s; two threads 0.290 -> 0.255 and 0.273 -> 0.228 s;
+   blocks within 512 KiB 0.597 s, 2 MiB 0.541 s; on the vdpbf16ps and vpdpbusd tiles (align MR; built with
+   VIT_NO_AMX) 4.09 -> 3.76 s and 0.918 -> 0.843 s. Where x fits in L2 (batch 1: fc2's 1.2 MB) each panel reads it
+   from there: blocks would only read the weights again. The blocks come in a multiple of the threads, none
+   thinner than align rows; every row's sums are the same whatever its block. */
+#ifndef VIT__XS_BYTES
+#define VIT__XS_BYTES (1024 * 1024)
+#endif
+static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
+    size_t row = vit__xs_ld(p) * 4;
+    int mc, blocks;
+    if (!p->panel || (double)p->M * (double)row <= 2.0 * VIT__XS_BYTES) return 0; /* x within L2 */
+    mc = (int)(VIT__XS_BYTES / row) / align * align;
+    if (mc < align) mc = align;
+    blocks = (p->M + mc - 1) / mc;
+    blocks = (blocks + threads - 1) / threads * threads;
+    return ((p->M + blocks - 1) / blocks + align - 1) / align * align;
+}
+
+/* The rows of x in each of a product's row blocks, or 0 for none: BF16
+   and I8 as vit__xs_row_blocks says; an F32 weight packed at load, blocks of at least VIT__MC / 3 rows of x
    within VIT__MC_BYTES (a quarter of this Xeon's L2) that leave none
    nearly empty. Each block then runs against every panel in turn, so each
    panel reads x from L2 and the weights (a few MB) come again once a
@@ -3384,7 +3408,8 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
    K = 3072, 85 rows a block measured 5% slower than VIT__MC's blocks. */
 static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
     int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), blocks;
-    if (p->wt != VIT_DTYPE_F32 || !p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
+    if (p->wt != VIT_DTYPE_F32) return vit__xs_row_blocks(p, threads, VIT__MR); /* the vdpbf16ps, vpdpbusd tiles */
+    if (!p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
     blocks = (p->M + mc - 1) / mc;
     blocks = (blocks + threads - 1) / threads * threads;
     mc = ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR;
@@ -3767,30 +3792,6 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
-/* Rows of x, a multiple of 32, that a product of a weight packed at load runs against all its panels before
-   the next rows, or 0 to run each panel over all rows. Each panel reads all of x: past L2 (2 MiB here) that was
-   a pass of x from L3 per panel (ViT-B/16 at batch 8: fc2's x is 9.7 MB of bf16 pairs, read 24 times a
-   product). Blocks of rows within VIT__AMX_X_BYTES read x once and the weights once a block, a panel at a time
-   with the next one asked for. ViT-B/16 at batch 8, one thread, alternating runs (best of 4): BF16 0.595 ->
-   0.513 s, I8 0.395 -> 0.357 s; two threads 0.290 -> 0.255 and 0.273 -> 0.228 s; blocks within 512 KiB 0.597 s,
-   2 MiB 0.541 s. Where x fits in L2 (batch 1: fc2's 1.2 MB) each panel reads it from there: blocks would only
-   read the weights again. The blocks come in a multiple of the threads, none thinner than 32 rows; every row's
-   sums are the same whatever its block. */
-#ifndef VIT__AMX_X_BYTES
-#define VIT__AMX_X_BYTES (1024 * 1024)
-#endif
-static int vit__amx_row_blocks(const vit__mm *p, int threads) {
-    size_t row = vit__xs_ld(p) * 4;
-    int mc, blocks;
-    if (!p->panel || (double)p->M * (double)row <= 2.0 * VIT__AMX_X_BYTES) return 0; /* x within L2 */
-    mc = (int)(VIT__AMX_X_BYTES / row) / 32 * 32;
-    if (mc < 32) mc = 32;
-    blocks = (p->M + mc - 1) / mc;
-    blocks = (blocks + threads - 1) / threads * threads;
-    mc = ((p->M + blocks - 1) / blocks + 31) / 32 * 32;
-    return mc;
-}
-
 /* Row blocks [b0, b1) of mc rows, each against every whole panel. */
 static void vit__gemm_amx_rows(const void *ctx, int b0, int b1, int thread) {
     const vit__mm *p = ((const vit__mm_rows *)ctx)->p;
@@ -3810,7 +3811,7 @@ static void vit__gemm_amx(const vit__mm *p) {
     int whole = p->N / VIT__NR, threads = vit__mm_threads(p);
     vit__mm_rows r;
     r.p = p;
-    r.mc = vit__amx_row_blocks(p, threads);
+    r.mc = vit__xs_row_blocks(p, threads, 32);
     if (r.mc) vit__parallel((p->M + r.mc - 1) / r.mc, threads, vit__gemm_amx_rows, &r);
     else vit__parallel(whole, threads, vit__gemm_amx_panels, p);
     if (whole * VIT__NR < p->N) vit__gemm_kblocks(p, whole * VIT__NR, 0, p->M);

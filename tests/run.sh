@@ -163,7 +163,8 @@ config native "" "" $NATIVE -Wpsabi
 config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
 config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
 config no-simd "" "" gcc -O2 -DVIT_NO_SIMD
-config clang "" "" clang -O2 -march=native
+# clang without the AMX tiles: the vdpbf16ps and vpdpbusd tiles on every product, as on a CPU without AMX
+config clang "" "" clang -O2 -march=native -DVIT_NO_AMX
 # shellcheck disable=SC2086
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 config asan-ubsan "" "" $ASAN
 # Saving on a real full disk: a 256 KB tmpfs in a private mount namespace,

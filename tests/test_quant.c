@@ -198,9 +198,9 @@ static void test_sizes(void) {
                             runs++;
                         }
     }
-    /* converted x past 2 MiB: on the AMX tiles a weight packed at load runs blocks of rows against all its panels
-       (vit__amx_row_blocks: 3 or 4 blocks by the threads, a multiple of 32 rows each but the last), packed here
-       all rows a panel */
+    /* converted x past 2 MiB: a weight packed at load runs blocks of rows against all its panels (vit__xs_row_blocks:
+       3 or 4 blocks by the threads, a multiple of 32 rows on the AMX tiles, of MR on the others, the last one
+       partial), packed here all rows a panel */
     ok &= one(VIT_DTYPE_BF16, 1100, 1088, 40, 1.0f, 1) & one(VIT_DTYPE_I8, 1100, 2048, 40, 0.37f, 0);
     runs += 2;
     printf("  %d shapes, %d of them packed too (AMX tiles in this build: %s)\n", runs, packed_runs,
