@@ -15424,11 +15424,12 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
-     0.5.7 (2026-11-27)  AMX products of weights packed at load take x's rows
-                         in blocks of 1 MiB against every panel once x is
-                         past L2, where each panel read all of x from L3
-                         (ViT-B/16 at batch 8, BF16 14% and I8 10% faster on
-                         one thread, 12% and 16% on two; the same bits). The
+     0.5.7 (2026-11-27)  BF16 and I8 products of weights packed at load take
+                         x's rows in blocks of 1 MiB against every panel
+                         once x is past L2, where each panel read all of x
+                         from L3 (ViT-B/16 at batch 8, AMX: BF16 14% and I8
+                         10% faster on one thread, 12% and 16% on two; the
+                         vdpbf16ps and vpdpbusd tiles 8%; the same bits). The
                          BF16 attention's P V goes through vit__matmul like
                          every other product (x converted by its caller, a
                          last partial panel packed): its own two loops gone.
