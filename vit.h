@@ -3383,15 +3383,21 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
 #ifndef VIT__XS_BYTES
 #define VIT__XS_BYTES (1024 * 1024)
 #endif
+
+/* M rows in blocks of at most about mc, their count a multiple of the threads: the rows a block, a multiple of
+   align (the last block takes what is left). */
+static int vit__row_split(int M, int mc, int threads, int align) {
+    int blocks = (M + mc - 1) / mc;
+    blocks = (blocks + threads - 1) / threads * threads;
+    return ((M + blocks - 1) / blocks + align - 1) / align * align;
+}
+
 static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
     size_t row = vit__xs_ld(p) * 4;
-    int mc, blocks;
+    int mc;
     if (!p->panel || (double)p->M * (double)row <= 2.0 * VIT__XS_BYTES) return 0; /* x within L2 */
     mc = (int)(VIT__XS_BYTES / row) / align * align;
-    if (mc < align) mc = align;
-    blocks = (p->M + mc - 1) / mc;
-    blocks = (blocks + threads - 1) / threads * threads;
-    return ((p->M + blocks - 1) / blocks + align - 1) / align * align;
+    return vit__row_split(p->M, mc < align ? align : mc, threads, align);
 }
 
 /* The rows of x in each of a product's row blocks, or 0 for none: BF16
@@ -3407,12 +3413,10 @@ static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
    ViT-B/16 at batch 8 1.34 -> 1.18 s (two; alternating, best of 3-5). At
    K = 3072, 85 rows a block measured 5% slower than VIT__MC's blocks. */
 static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
-    int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), blocks;
+    int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float)));
     if (p->wt != VIT_DTYPE_F32) return vit__xs_row_blocks(p, threads, VIT__MR); /* the vdpbf16ps, vpdpbusd tiles */
     if (!p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
-    blocks = (p->M + mc - 1) / mc;
-    blocks = (blocks + threads - 1) / threads * threads;
-    mc = ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR;
+    mc = vit__row_split(p->M, mc, threads, VIT__MR);
     return mc >= VIT__MC / 3 ? mc : 0; /* many threads: their blocks would be thin, and the panels theirs again */
 }
 
