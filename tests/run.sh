@@ -164,7 +164,7 @@ config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
 config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
 config no-simd "" "" gcc -O2 -DVIT_NO_SIMD
 # clang without the AMX tiles: the vdpbf16ps and vpdpbusd tiles on every product, as on a CPU without AMX
-config clang "" "" clang -O2 -march=native -DVIT_NO_AMX
+config clang "" "" clang -O1 -march=native -DVIT_NO_AMX
 # shellcheck disable=SC2086
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 config asan-ubsan "" "" $ASAN
 # Saving on a real full disk: a 256 KB tmpfs in a private mount namespace,
@@ -264,26 +264,29 @@ psteps_done
 
 # The sanitizers' own builds, each compiling vit.h whole on one core, two chains at once: the fuzzers' object with
 # libFuzzer + ASan + UBSan, then test_threads with ThreadSanitizer (one model, four threads with their own arenas);
-# the fuzzers' object with MemorySanitizer, then test_internal with it. The fuzzers link those objects after.
+# tests/test_internal.c without its main with MemorySanitizer (its one compile of the implementation: the MSan
+# fuzzers link it, -fsanitize=fuzzer-no-link leaving the fuzzer runtime to their link), then test_internal's main.
+# The fuzzers link those objects after.
 # (ONLY=msan and ONLY=tsan run on what the last fuzz-build made.)
 # The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
 # those MemorySanitizer runs too.
 # quant: a BF16/I8 file loaded packed from a file against the same bytes from memory, with huge inputs
 # (fuzz/make_quant_corpus.sh remakes its corpus).
-FUZZERS="safetensors:300000 npy:100000 image:20000 cli:50000 quant:3000"
+FUZZERS="safetensors:100000 npy:40000 image:20000 cli:50000 quant:1500"
 MSAN_FUZZERS="safetensors npy image quant"
 FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
 FUZZ_ASAN="$FUZZ_WARN -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
-FUZZ_MSAN="$FUZZ_WARN -O1 -g -fsanitize=fuzzer,memory -mavx2 -mfma"
+
 sanitizers_a() {
   # shellcheck disable=SC2086
   clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o &&
     clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
 }
+MSAN="-O1 -g -fsanitize=memory -mavx2 -mfma"
 sanitizers_b() {
   # shellcheck disable=SC2086
-  clang $FUZZ_MSAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/msan/fuzz_vit.o &&
-    clang $WARN -O1 -g -fsanitize=memory -mavx2 -mfma -I. tests/test_internal.c -o build/msan/test_internal -lm
+  clang $WARN $MSAN -fsanitize=fuzzer-no-link -DTEST_INTERNAL_NO_MAIN -I. -c tests/test_internal.c -o build/msan/fuzz_vit.o &&
+    clang $WARN $MSAN -DTEST_INTERNAL_MAIN_ONLY tests/test_internal.c build/msan/fuzz_vit.o -o build/msan/test_internal -lm
 }
 fuzzers_link() { # fuzzers_link DIR "NAMES" FLAGS...: each fuzzer linked to DIR/fuzz_vit.o
   fl_dir=$1 fl_names=$2; shift 2
@@ -299,7 +302,7 @@ sanitizer_builds() {
   # shellcheck disable=SC2086
   fuzzers_link build "$FUZZERS" $FUZZ_ASAN
   # shellcheck disable=SC2086
-  fuzzers_link build/msan "$MSAN_FUZZERS" $FUZZ_MSAN
+  fuzzers_link build/msan "$MSAN_FUZZERS" $FUZZ_WARN $MSAN -fsanitize=fuzzer
   bg_wait && echo "$(echo $FUZZERS | wc -w) fuzzers (ASan), $(echo $MSAN_FUZZERS | wc -w) (MSan), test_threads, test_internal (MSan)"
 }
 step fuzz-build sanitizer_builds

@@ -3,7 +3,13 @@
    it comes first), test_kernels, test_quant, test_maps and test_reverse
    call private vit__ functions. tests/run.sh compiles this once per build and the other
    programs against that build's vit.o; each file still builds on its own.
-   Usage: test_internal errors|kernels|quant|maps|reverse [that program's arguments] */
+   Usage: test_internal errors|kernels|quant|maps|reverse [that program's arguments]
+   Compiled with -DTEST_INTERNAL_NO_MAIN it is an object without main (the MemorySanitizer build's one compile of
+   the implementation, which its fuzzers link too); with -DTEST_INTERNAL_MAIN_ONLY, the main that runs it. */
+#ifdef TEST_INTERNAL_MAIN_ONLY
+int test_internal_main(int argc, char **argv);
+int main(int argc, char **argv) { return test_internal_main(argc, argv); }
+#else
 /* emcc's clang 14 inlines SIMDe's loops, marked for vectorisation, into
    these tests' mains and says it could not vectorise them there (vit.h keeps
    its own loops out of line, vit__parallel): a note about a hint, not a
@@ -30,7 +36,8 @@
 #include "test_reverse.c"
 #undef main
 
-int main(int argc, char **argv) {
+int test_internal_main(int argc, char **argv);
+int test_internal_main(int argc, char **argv) {
     const char *t = argc > 1 ? argv[1] : "";
     if (!strcmp(t, "errors")) return test_errors_main(argc - 1, argv + 1);
     if (!strcmp(t, "kernels")) return test_kernels_main();
@@ -40,3 +47,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_internal errors|kernels|quant|maps|reverse [arguments]\n");
     return 2;
 }
+#ifndef TEST_INTERNAL_NO_MAIN
+int main(int argc, char **argv) { return test_internal_main(argc, argv); }
+#endif
+#endif
