@@ -102,13 +102,15 @@ int main(int argc, char **argv) {
         size_t mark;
         float *t = (float *)vit_arena_alloc(&scr, (size_t)rows * C * sizeof(float));
         float *h = (float *)vit_arena_alloc(&scr, (size_t)rows * C * sizeof(float));
-        float *q = (float *)vit_arena_alloc(&scr, (size_t)rows * (H1 > 3 * C ? H1 : 3 * C) * sizeof(float));
+        int32_t wide = vit__ld_x(H) > H1 ? vit__ld_x(H) : H1;
+        float *q = (float *)vit_arena_alloc(&scr, (size_t)rows * (wide > 3 * C ? wide : 3 * C) * sizeof(float));
         void *xs = vit_arena_alloc(&scr, vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(
                                                                 0, &m.blocks[0].attn.qkv_w, rows, C),
                                                                 &m.blocks[0].mlp.fc1_w, rows, C),
                                                             &m.blocks[0].mlp.fc2_w, rows, H) + 64);
         vit_mha_params mp;
         vit_mlp_params lp;
+        vit__mm fc;
         piece mha, mlp;
         if (!t || !h || !q || !xs) {
             fprintf(stderr, "profile_vit: %s\n", vit_last_error());
@@ -141,7 +143,9 @@ int main(int argc, char **argv) {
                         4.0 * B * (double)T * T * C * L, 1};
         np++;
         p[np] = (piece){"fc2", 0, 2.0 * rows * H * C * L, 1};
-        TIME(&p[np], reps, EACH(vit__dense(t, q, &w->mlp.fc2_w, w->mlp.fc2_b.data, rows, H, C, xs)));
+        /* x at the row stride the MLP gives its hidden features (vit__ld_x) */
+        TIME(&p[np], reps, EACH((fc = vit__mm_w(t, q, &w->mlp.fc2_w, w->mlp.fc2_b.data, rows, H, C, xs),
+                                 fc.ldx = vit__ld_x(H), vit__matmul(&fc))));
         np++;
         TIME(&mlp, reps,
              EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, NULL, t, NULL, rows), vit_arena_rewind(&scr, mark))));
