@@ -4300,6 +4300,7 @@ typedef struct vit__rows_ctx {
     const float *x, *w, *b;
     int n;
     float eps;
+    int ldy, ldx; /* vit__layernorm_ld: floats between rows */
 } vit__rows_ctx;
 
 /* Rows [r0, r1), short ones a block at a time. */
@@ -4388,19 +4389,30 @@ static void vit__layernorm_task(const void *ctx, int r0, int r1, int thread) {
     int r;
     (void)thread;
     for (r = r0; r < r1; r++)
-        vit__layernorm_row(c->y + (size_t)r * c->n, c->x + (size_t)r * c->n, c->w, c->b, c->n, c->eps);
+        vit__layernorm_row(c->y + (size_t)r * c->ldy, c->x + (size_t)r * c->ldx, c->w, c->b, c->n, c->eps);
+}
+#endif
+
+/* vit_k_layernorm on rows of x ldx floats apart into rows of y ldy apart (vit__ld_x's strides). */
+static void vit__layernorm_ld(float *y, int ldy, const float *x, int ldx, const float *w, const float *b, int rows,
+                              int C, float eps) {
+#ifndef VIT_NO_SIMD
+    vit__rows_ctx c;
+    c.y = y; c.x = x; c.w = w; c.b = b; c.n = C; c.eps = eps; c.ldy = ldy; c.ldx = ldx;
+    vit__parallel(rows, vit__par_threads((double)rows * C), vit__layernorm_task, &c);
+#else
+    int r;
+    for (r = 0; r < rows; r++) vit_k_layernorm_ref(y + (size_t)r * ldy, x + (size_t)r * ldx, w, b, 1, C, eps);
+#endif
 }
 
 VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
-    vit__rows_ctx c;
-    c.y = y; c.x = x; c.w = w; c.b = b; c.n = C; c.eps = eps;
-    vit__parallel(rows, vit__par_threads((double)rows * C), vit__layernorm_task, &c);
-}
+#ifndef VIT_NO_SIMD
+    vit__layernorm_ld(y, C, x, C, w, b, rows, C, eps);
 #else
-VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
     vit_k_layernorm_ref(y, x, w, b, rows, C, eps);
-}
 #endif
+}
 
 /* ---- kernels: activations and add ---- */
 /* GELU is the exact form x/2 (1 + erf(x/sqrt2)) of torch.nn.GELU(). The fast
@@ -5205,6 +5217,7 @@ static void vit__att_row_end(float *o, int HS, float *S, int N, float sum, float
    query rows, nt blocks a head. */
 typedef struct vit__att {
     float *out, *att;
+    int ldo;            /* floats between rows of out: NH * HS, or vit__ld_x's (the output projection's x) */
     float *scratch;     /* one slot of vit__att_slot floats per thread */
     const float *q, *k, *v;
     vit_attn_shape s;
@@ -5224,13 +5237,13 @@ typedef struct vit__att {
    of DINOv2-S/14's attention at 518 px 25.8 -> 23.8 ms, of ViT-B/16's 1.18 -> 1.11 ms, one thread on AVX-512;
    AVX2 43.5 -> 41.9 and 1.90 -> 1.86 ms.) Without SIMD: the scores, vit_k_softmax_ref, then P V. */
 static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
-    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS;
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per;
     size_t kpart, kv = vit__att_kv(N, HS, a->vpack, &kpart);
     float *kp = slot, *vp = a->vpack ? slot + kpart : NULL;
     float *S = a->att ? a->att + ((size_t)bh * N + i0) * N : slot + kv;
-    float *o = a->out + ((size_t)bi * N + i0) * C + h * HS;
+    float *o = a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     const float *qh = a->q + ((size_t)bi * N + i0) * ld + h * HS;
     const float *kh = a->k + (size_t)bi * N * ld + h * HS, *vh = a->v + (size_t)bi * N * ld + h * HS;
     vit__mm mm;
@@ -5268,7 +5281,7 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     /* out = S v: v's packed panels, and a last partial one read as (N, HS) rows where it lies (vit__mm.nn:
        its panels are its rows, so packing is a copy) */
     mm = vit__mm_dense(o, S, vh, NULL, rows, N, HS);
-    mm.ldw = ld; mm.nn = 1; mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    mm.ldw = ld; mm.nn = 1; mm.ldy = a->ldo; mm.threaded = 0; mm.blocked_rows = 1;
 #ifndef VIT_NO_SIMD
     if (vp) { mm.wq = vp; mm.panel = VIT__NR; }
 #endif
@@ -5276,7 +5289,7 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
 
 #ifndef VIT_NO_SIMD
     for (i = 0; i < rows; i++)
-        vit__att_row_end(o + (size_t)i * C, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
+        vit__att_row_end(o + (size_t)i * a->ldo, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
 #endif
 }
 
@@ -5343,7 +5356,7 @@ static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, co
    straight into the tiles' panels when the head changes: V's pairs of
    keys are two of its rows interleaved, so it needs no transpose. */
 static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t) {
-    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, C = NH * HS, i, j, g, n0;
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, i, j, g, n0;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
         rows = t % a->nt == a->nt - 1 ? N - i0 : a->per, hq = (HS + 1) / 2, hv = (N + 1) / 2;
     int hqp = (int)vit__att_pad((size_t)hq), hvp = (int)vit__att_pad((size_t)hv); /* pairs a row or panel holds */
@@ -5429,14 +5442,14 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     /* out = (e v) * post / sum e: the GEMM's driver (the AMX or vdpbf16ps tiles as for any BF16 product), over
        the rows of e as pairs (its x converted: stride hvr, rows zero to whole tiles) and V's panels (all packed,
        the last one's columns past HS zero), k the pairs of keys as V's panels hold them */
-    o = a->out + ((size_t)bi * N + i0) * C + h * HS;
+    o = a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     mm = vit__mm_dense(o, NULL, NULL, NULL, rows, 2 * hvp, HS);
-    mm.ldy = C; mm.threaded = 0; mm.blocked_rows = 1;
+    mm.ldy = a->ldo; mm.threaded = 0; mm.blocked_rows = 1;
     mm.wt = VIT_DTYPE_BF16; mm.wq = vp; mm.panel = VIT__NR; mm.tail = 1;
     mm.xs = px; mm.xs_ld = hvr;
     vit__matmul(&mm);
     for (i = 0; i < rows; i++)
-        vit__att_row_end(o + (size_t)i * C, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
+        vit__att_row_end(o + (size_t)i * a->ldo, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
 }
 #endif
 
@@ -5470,7 +5483,7 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
                             const vit_attn_shape *s) {
     vit__att a;
     int e;
-    a.out = out; a.att = att; a.scratch = NULL; a.q = q; a.k = k; a.v = v;
+    a.out = out; a.ldo = s->NH * s->HS; a.att = att; a.scratch = NULL; a.q = q; a.k = k; a.v = v;
     a.s = *s;
     a.nt = a.per = 0;
     a.lowp = 0;
@@ -7008,8 +7021,8 @@ static void vit__mha_qk(float *qkv, const vit_mha_params *p, const vit_mha_weigh
    encoder block's layer scale and residual), or NULL. att: where to keep
    the probabilities, or NULL for scratch released on return. */
 static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
-                               const float *x, const vit__ln *ln, float *y, const vit__epi *e, float *att, int32_t B,
-                               int32_t N) {
+                               const float *x, int32_t ldx, const vit__ln *ln, float *y, const vit__epi *e, float *att,
+                               int32_t B, int32_t N) {
     int32_t C = p->dim, NH = p->heads, HS = C / NH;
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
@@ -7029,7 +7042,8 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                          (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, lowp, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &ao, 3, B, N, C, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &ao, 3, B, N, vit__ld_x(C), 1)) != VIT_OK) return r; /* the heads' output, rows apart as
+                                                                                   vit__ld_x lays the projection's x */
     if ((r = vit__att_scratch(a, N, HS, att != NULL, lowp, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C),
                           &xs)) != VIT_OK)
@@ -7039,6 +7053,8 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                qp = vit__mm_w(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
+        at.ldo = vit__ld_x(C);
+        out.ldx = at.ldo;
         at.lowp = lowp;
         at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */
         at.bidx = w->rel_index;
@@ -7046,12 +7062,14 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
 
         /* q, k, v in one product (of LN(x) with ln), then qk-norm and the rotary embedding */
         qp.ln = ln;
+        qp.ldx = ldx;
         vit__matmul(&qp);
         vit__mha_qk(qkv.data, p, w, B, N);
 
         /* attention (EVA-CLIP: a LayerNorm on its output), then the output projection with the caller's epilogue */
         vit__attention(&at, scratch, slots);
-        if (w->norm_w.data) vit_k_layernorm(ao.data, ao.data, w->norm_w.data, w->norm_b.data, B * N, C, p->qk_eps);
+        if (w->norm_w.data)
+            vit__layernorm_ld(ao.data, at.ldo, ao.data, at.ldo, w->norm_w.data, w->norm_b.data, B * N, C, p->qk_eps);
         out.e = e;
         vit__matmul(&out);
     }
@@ -7067,8 +7085,8 @@ VITDEF vit_result vit_mha_forward(vit_arena *a, const vit_mha_params *p, const v
     if ((r = vit__mha_ready(p, w)) != VIT_OK || (r = vit__need3(x, "mha", p->dim)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, x->shape[0], x->shape[1], p->dim, 1)) != VIT_OK) return r;
     if (attn && (r = vit__tensor4(a, &att, 4, x->shape[0], p->heads, x->shape[1], x->shape[1])) != VIT_OK) return r;
-    if ((r = vit__mha_core(a, p, w, x->data, NULL, y.data, NULL, attn ? att.data : NULL, x->shape[0], x->shape[1])) !=
-        VIT_OK)
+    if ((r = vit__mha_core(a, p, w, x->data, p->dim, NULL, y.data, NULL, attn ? att.data : NULL, x->shape[0],
+                           x->shape[1])) != VIT_OK)
         return r;
     if (attn) *attn = att;
     *out = y;
@@ -7260,8 +7278,8 @@ static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32
 /* y = fc2(act(fc1(x))), or with glu fc2(act(first half) * second half),
    then e (NULL, or the block's layer scale and residual) in fc2's
    epilogue; a plain MLP's activation rides in fc1's. */
-static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w,
-                               const float *x, const vit__ln *ln, float *y, const vit__epi *e, int32_t rows) {
+static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const float *x,
+                               int32_t ldx, const vit__ln *ln, float *y, const vit__epi *e, int32_t rows) {
     size_t mark = vit_arena_mark(a);
     /* the hidden features, fc2's x, rows ldh apart (vit__ld_x); with glu, fc1's output h is contiguous and g is */
     int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H, ldh = vit__ld_x(H), ld1 = p->glu ? H1 : ldh, m;
@@ -7282,6 +7300,7 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
         e1.act = (int)p->act; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
         fc1.e = p->glu ? NULL : &e1;
         fc1.ln = ln;
+        fc1.ldx = ldx;
         fc1.ldy = ld1;
         fc2.ldx = ldh;
         fc2.e = e;
@@ -7290,14 +7309,8 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
             if (ldh == H) vit_k_glu(g.data, h.data, rows, H, p->act);
             else for (m = 0; m < rows; m++) vit_k_glu(g.data + (size_t)m * ldh, h.data + (size_t)m * H1, 1, H, p->act);
         }
-        if (w->norm_w.data) { /* EVA-02's sub-LN: the hidden features normalised before fc2 */
-            if (ldh == H) vit_k_layernorm(hid, hid, w->norm_w.data, w->norm_b.data, rows, H, p->norm_eps);
-            else
-                for (m = 0; m < rows; m++) {
-                    float *hm = hid + (size_t)m * ldh;
-                    vit_k_layernorm(hm, hm, w->norm_w.data, w->norm_b.data, 1, H, p->norm_eps);
-                }
-        }
+        if (w->norm_w.data) /* EVA-02's sub-LN: the hidden features normalised before fc2 */
+            vit__layernorm_ld(hid, ldh, hid, ldh, w->norm_w.data, w->norm_b.data, rows, H, p->norm_eps);
         vit__matmul(&fc2);
     }
     vit_arena_rewind(a, mark);
@@ -7324,7 +7337,7 @@ VITDEF vit_result vit_mlp_forward(vit_arena *a, const vit_mlp_params *p, const v
     y = *x;
     y.shape[y.ndim - 1] = p->out_dim;
     if ((r = vit_tensor_init(a, &y, y.ndim, y.shape)) != VIT_OK) return r;
-    if ((r = vit__mlp_core(a, p, w, x->data, NULL, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, p, w, x->data, p->in_dim, NULL, y.data, NULL, (int32_t)rows)) != VIT_OK) return r;
     (void)attn;
     *out = y;
     return VIT_OK;
@@ -7429,7 +7442,7 @@ static vit_result vit__mlp_input(const vit_model *m, int32_t B, int32_t n, int32
 
 static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const vit_block_weights *w,
                                  const float *x, float *y, float *att, int32_t B, int32_t N) {
-    int32_t C = p->dim, rows = B * N;
+    int32_t C = p->dim, rows = B * N, ldh = vit__ld_x(C); /* h: LN's output, x of qkv and fc1 in F32 */
     size_t mark = vit_arena_mark(a);
     vit_mha_params mp;
     vit_mlp_params lp;
@@ -7446,7 +7459,7 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
     mp.qk_eps = p->ln_eps;
     lp.in_dim = C; lp.hidden_dim = p->mlp_dim; lp.out_dim = C; lp.act = p->act; lp.glu = p->glu;
     lp.norm_eps = p->ln_eps;
-    if ((r = vit__tensor4(a, &h, 2, rows, C, 1, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &h, 2, rows, ldh, 1, 1)) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &t, 2, rows, C, 1, 1)) != VIT_OK) return r;
 
     /* t = x + ls1 * attn(LN1(x)), then y = t + ls2 * mlp(LN2(t)): the
@@ -7458,11 +7471,14 @@ static vit_result vit__block_core(vit_arena *a, const vit_block_params *p, const
     ln2.w = w->ln2_w.data; ln2.b = w->ln2_b.data; ln2.eps = p->ln_eps;
     f1 = vit__ln_fuses(&w->attn.qkv_w, C);
     f2 = vit__ln_fuses(&w->mlp.fc1_w, C);
-    if (!f1 && !vit_arena_counting(a)) vit_k_layernorm(h.data, x, ln1.w, ln1.b, rows, C, ln1.eps);
-    if ((r = vit__mha_core(a, &mp, &w->attn, f1 ? x : h.data, f1 ? &ln1 : NULL, t.data, &e1, att, B, N)) != VIT_OK)
+    if (!f1 && !vit_arena_counting(a)) vit__layernorm_ld(h.data, ldh, x, C, ln1.w, ln1.b, rows, C, ln1.eps);
+    if ((r = vit__mha_core(a, &mp, &w->attn, f1 ? x : h.data, f1 ? C : ldh, f1 ? &ln1 : NULL, t.data, &e1, att, B,
+                           N)) != VIT_OK)
         return r;
-    if (!f2 && !vit_arena_counting(a)) vit_k_layernorm(h.data, t.data, ln2.w, ln2.b, rows, C, ln2.eps);
-    if ((r = vit__mlp_core(a, &lp, &w->mlp, f2 ? t.data : h.data, f2 ? &ln2 : NULL, y, &e2, rows)) != VIT_OK) return r;
+    if (!f2 && !vit_arena_counting(a)) vit__layernorm_ld(h.data, ldh, t.data, C, ln2.w, ln2.b, rows, C, ln2.eps);
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, f2 ? t.data : h.data, f2 ? C : ldh, f2 ? &ln2 : NULL, y, &e2, rows)) !=
+        VIT_OK)
+        return r;
     vit_arena_rewind(a, mark);
     return VIT_OK;
 }
@@ -10746,7 +10762,7 @@ static vit_result vit__attn_pool(const vit_model *m, vit_arena *a, const float *
         vit_k_layernorm(h.data, pooled, w->norm_w.data, w->norm_b.data, B, C, c->ln_eps);
     }
     e.act = VIT__EPI_NONE; e.g = NULL; e.r = pooled; e.ldr = C;
-    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, NULL, o.data, &e, B)) != VIT_OK) return r;
+    if ((r = vit__mlp_core(a, &lp, &w->mlp, h.data, lp.in_dim, NULL, o.data, &e, B)) != VIT_OK) return r;
     if (!vit_arena_counting(a)) memcpy(pooled, o.data, (size_t)B * C * sizeof(float));
     vit_arena_rewind(a, mark);
     return VIT_OK;

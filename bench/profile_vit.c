@@ -101,7 +101,9 @@ int main(int argc, char **argv) {
         int32_t H = c->mlp_dim, H1 = c->glu ? 2 * H : H, L = c->depth, l;
         size_t mark;
         float *t = (float *)vit_arena_alloc(&scr, (size_t)rows * C * sizeof(float));
-        float *h = (float *)vit_arena_alloc(&scr, (size_t)rows * C * sizeof(float));
+        /* h: LayerNorm's output as the blocks lay it (vit__ld_x), x of qkv and fc1 */
+        int32_t ldh = vit__ld_x(C);
+        float *h = (float *)vit_arena_alloc(&scr, (size_t)rows * ldh * sizeof(float));
         int32_t wide = vit__ld_x(H) > H1 ? vit__ld_x(H) : H1;
         float *q = (float *)vit_arena_alloc(&scr, (size_t)rows * (wide > 3 * C ? wide : 3 * C) * sizeof(float));
         void *xs = vit_arena_alloc(&scr, vit__dense_scratch(vit__dense_scratch(vit__dense_scratch(
@@ -117,7 +119,7 @@ int main(int argc, char **argv) {
             return 1;
         }
         for (i = 0; i < rows * C; i++) t[i] = (float)((i * 104729) % 2000) / 1000.0f - 1.0f;
-        for (i = 0; i < rows * C; i++) h[i] = t[i];
+        for (i = 0; i < rows * ldh; i++) h[i] = t[i % (rows * C)];
         memset(&mp, 0, sizeof mp);
         mp.dim = C; mp.heads = c->heads; mp.scale_after_softmax = c->scale_after_softmax; mp.qk_norm = c->qk_norm;
         mp.qk_eps = c->ln_eps;
@@ -132,13 +134,16 @@ int main(int argc, char **argv) {
         TIME(&p[np], reps, EACH(vit_k_layernorm(q, t, w->ln1_w.data, w->ln1_b.data, rows, C, c->ln_eps)));
         np++;
         p[np] = (piece){"qkv product", 0, 2.0 * rows * C * 3 * C * L, 1};
-        TIME(&p[np], reps, EACH(vit__dense(q, h, &w->attn.qkv_w, w->attn.qkv_b.data, rows, C, 3 * C, xs)));
+        TIME(&p[np], reps, EACH((fc = vit__mm_w(q, h, &w->attn.qkv_w, w->attn.qkv_b.data, rows, C, 3 * C, xs),
+                                 fc.ldx = ldh, vit__matmul(&fc))));
         np++;
         p[np] = (piece){"output projection", 0, 2.0 * rows * C * C * L, 1};
-        TIME(&p[np], reps, EACH(vit__dense(t, h, &w->attn.out_w, w->attn.out_b.data, rows, C, C, xs)));
+        /* x: the heads' output, rows as far apart as h's (vit__ld_x) */
+        TIME(&p[np], reps, EACH((fc = vit__mm_w(t, h, &w->attn.out_w, w->attn.out_b.data, rows, C, C, xs),
+                                 fc.ldx = ldh, vit__matmul(&fc))));
         np++;
         TIME(&mha, reps,
-             EACH((vit__mha_core(&scr, &mp, &w->attn, h, NULL, t, NULL, NULL, B, T), vit_arena_rewind(&scr, mark))));
+             EACH((vit__mha_core(&scr, &mp, &w->attn, h, ldh, NULL, t, NULL, NULL, B, T), vit_arena_rewind(&scr, mark))));
         p[np] = (piece){"attention core (QK^T, softmax, PV)", mha.s - p[np - 2].s - p[np - 1].s,
                         4.0 * B * (double)T * T * C * L, 1};
         np++;
@@ -148,7 +153,7 @@ int main(int argc, char **argv) {
                                  fc.ldx = vit__ld_x(H), vit__matmul(&fc))));
         np++;
         TIME(&mlp, reps,
-             EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, NULL, t, NULL, rows), vit_arena_rewind(&scr, mark))));
+             EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, ldh, NULL, t, NULL, rows), vit_arena_rewind(&scr, mark))));
         p[np] = (piece){c->glu ? "fc1 + gate (fused)" : "fc1 + act (fused)", mlp.s - p[np - 1].s,
                         2.0 * rows * C * H1 * L, 1};
         np++;
