@@ -7030,7 +7030,8 @@ static void vit__mha_qk(float *qkv, const vit_mha_params *p, const vit_mha_weigh
 static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit_mha_weights *w,
                                const float *x, int32_t ldx, const vit__ln *ln, float *y, const vit__epi *e, float *att,
                                int32_t B, int32_t N) {
-    int32_t C = p->dim, NH = p->heads, HS = C / NH;
+    /* ldo: floats between rows of the heads' output, the projection's x (vit__ld_x) */
+    int32_t C = p->dim, NH = p->heads, HS = C / NH, ldo = vit__ld_x(C);
     size_t mark = vit_arena_mark(a);
     vit_tensor qkv, ao;
     vit_result r;
@@ -7049,8 +7050,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                          (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, lowp, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &ao, 3, B, N, vit__ld_x(C), 1)) != VIT_OK) return r; /* the heads' output, rows apart as
-                                                                                   vit__ld_x lays the projection's x */
+    if ((r = vit__tensor4(a, &ao, 3, B, N, ldo, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, lowp, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C),
                           &xs)) != VIT_OK)
@@ -7060,8 +7060,8 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                qp = vit__mm_w(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
-        at.ldo = vit__ld_x(C);
-        out.ldx = at.ldo;
+        at.ldo = ldo;
+        out.ldx = ldo;
         at.lowp = lowp;
         at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */
         at.bidx = w->rel_index;
@@ -7076,7 +7076,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
         /* attention (EVA-CLIP: a LayerNorm on its output), then the output projection with the caller's epilogue */
         vit__attention(&at, scratch, slots);
         if (w->norm_w.data)
-            vit__layernorm_ld(ao.data, at.ldo, ao.data, at.ldo, w->norm_w.data, w->norm_b.data, B * N, C, p->qk_eps);
+            vit__layernorm_ld(ao.data, ldo, ao.data, ldo, w->norm_w.data, w->norm_b.data, B * N, C, p->qk_eps);
         out.e = e;
         vit__matmul(&out);
     }
@@ -7288,7 +7288,8 @@ static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32
 static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const float *x,
                                int32_t ldx, const vit__ln *ln, float *y, const vit__epi *e, int32_t rows) {
     size_t mark = vit_arena_mark(a);
-    /* the hidden features, fc2's x, rows ldh apart (vit__ld_x); with glu, fc1's output h is contiguous and g is */
+    /* fc2's x (the hidden features: h, or with glu g) rows ldh apart (vit__ld_x); with glu, fc1's output h stays
+       contiguous for vit_k_glu */
     int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H, ldh = vit__ld_x(H), ld1 = p->glu ? H1 : ldh, m;
     vit_tensor h, g;
     vit_result r;

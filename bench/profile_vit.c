@@ -143,7 +143,8 @@ int main(int argc, char **argv) {
                                  fc.ldx = ldh, vit__matmul(&fc))));
         np++;
         TIME(&mha, reps,
-             EACH((vit__mha_core(&scr, &mp, &w->attn, h, ldh, NULL, t, NULL, NULL, B, T), vit_arena_rewind(&scr, mark))));
+             EACH((vit__mha_core(&scr, &mp, &w->attn, h, ldh, NULL, t, NULL, NULL, B, T),
+                   vit_arena_rewind(&scr, mark))));
         p[np] = (piece){"attention core (QK^T, softmax, PV)", mha.s - p[np - 2].s - p[np - 1].s,
                         4.0 * B * (double)T * T * C * L, 1};
         np++;
