@@ -15493,7 +15493,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          longer share one set of L1 (ViT-B/16 f32 4% and a
                          4-layer ViT-L/16 8% faster on Zen 4). The F32
                          tiles count the next block's prefetch lines
-                         themselves (1.5%). The same bits.
+                         themselves (1.5%). A product's row blocks split M
+                         evenly, the last one no longer short (batch 8 on
+                         two threads 1-3% faster). The same bits.
      0.5.7 (2026-11-27)  BF16 and I8 products of weights packed at load take
                          x's rows in blocks of 1 MiB against every panel
                          once x is past L2, where each panel read all of x
