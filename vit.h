@@ -3377,8 +3377,9 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
-/* BF16 and I8 (x converted: vit__xs_ld): rows of x, a multiple of `align`, that a product of a weight packed at
-   load runs against all its panels before the next rows, or 0 to run each panel over all rows. Each panel reads
+/* BF16 and I8 (x converted: vit__xs_ld): the blocks of x's rows (bounds at multiples of `align`, vit__row_bound)
+   that a product of a weight packed at load runs against all its panels in turn, or 0 to run each panel over all
+   rows. Each panel reads
    all of x: past L2 (2 MiB here) that was a pass of x from L3 per panel (ViT-B/16 at batch 8: fc2's x is 9.7 MB
    of bf16 pairs, read 24 times a product). Blocks of rows within VIT__XS_BYTES read x once and the weights once
    a block, a panel at a time. On the AMX tiles (align 32), ViT-B/16 at batch 8, one thread, alternating runs
@@ -3391,12 +3392,10 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
 #define VIT__XS_BYTES (1024 * 1024)
 #endif
 
-/* M rows in blocks of at most about mc, their count a multiple of the threads: the rows a block, a multiple of
-   align (the last block takes what is left). */
-static int vit__row_split(int M, int mc, int threads, int align) {
+/* Blocks for M rows of about mc rows each at most: their count, a multiple of the threads. */
+static int vit__row_split(int M, int mc, int threads) {
     int blocks = (M + mc - 1) / mc;
-    blocks = (blocks + threads - 1) / threads * threads;
-    return ((M + blocks - 1) / blocks + align - 1) / align * align;
+    return (blocks + threads - 1) / threads * threads;
 }
 
 static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
@@ -3404,10 +3403,10 @@ static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
     int mc;
     if (!p->panel || (double)p->M * (double)row <= 2.0 * VIT__XS_BYTES) return 0; /* x within L2 */
     mc = (int)(VIT__XS_BYTES / row) / align * align;
-    return vit__row_split(p->M, mc < align ? align : mc, threads, align);
+    return vit__row_split(p->M, mc < align ? align : mc, threads);
 }
 
-/* The rows of x in each of a product's row blocks, or 0 for none: BF16
+/* A product's row blocks (their bounds at multiples of MR), or 0 for none: BF16
    and I8 as vit__xs_row_blocks says; an F32 weight packed at load, blocks of at least VIT__MC / 3 rows of x
    within VIT__MC_BYTES (a quarter of this Xeon's L2) that leave none
    nearly empty. Each block then runs against every panel in turn, so each
@@ -3420,24 +3419,25 @@ static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
    ViT-B/16 at batch 8 1.34 -> 1.18 s (two; alternating, best of 3-5). At
    K = 3072, 85 rows a block measured 5% slower than VIT__MC's blocks. */
 static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
-    int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float)));
+    int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), blocks;
     if (p->wt != VIT_DTYPE_F32) return vit__xs_row_blocks(p, threads, VIT__MR); /* the vdpbf16ps, vpdpbusd tiles */
     if (!p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
-    mc = vit__row_split(p->M, mc, threads, VIT__MR);
-    return mc >= VIT__MC / 3 ? mc : 0; /* many threads: their blocks would be thin, and the panels theirs again */
+    blocks = vit__row_split(p->M, mc, threads);
+    /* many threads: their blocks would be thin, and the panels theirs again */
+    return ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR >= VIT__MC / 3 ? blocks : 0;
 }
 
-/* A product's row blocks: as many as blocks of mc rows take, their bounds at multiples of align spread evenly over
-   M. (Blocks of mc rows with the rest in the last left it short: ViT-B/16 at batch 8 had nine blocks of 168 rows
-   and one of 64, and of two threads one ran 840 rows, the other 736.) */
+/* A product's row blocks, their bounds at multiples of align spread evenly over M. (Blocks of a fixed count of
+   rows with the rest in the last left it short: ViT-B/16 at batch 8 had nine blocks of 168 rows and one of 64,
+   and of two threads one ran 840 rows, the other 736.) */
 typedef struct vit__mm_rows {
     const vit__mm *p;
     int blocks, align;
 } vit__mm_rows;
-static vit__mm_rows vit__mm_rows_of(const vit__mm *p, int mc, int align) {
+static vit__mm_rows vit__mm_rows_of(const vit__mm *p, int blocks, int align) {
     vit__mm_rows r;
     r.p = p;
-    r.blocks = mc ? (p->M + mc - 1) / mc : 0;
+    r.blocks = blocks;
     r.align = align;
     return r;
 }
@@ -3816,7 +3816,7 @@ static void vit__gemm_amx_panels(const void *ctx, int i0, int i1, int thread) {
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
 
-/* Row blocks [b0, b1) of mc rows, each against every whole panel. */
+/* Row blocks [b0, b1), each against every whole panel. */
 static void vit__gemm_amx_rows(const void *ctx, int b0, int b1, int thread) {
     const vit__mm_rows *r = (const vit__mm_rows *)ctx;
     const vit__mm *p = r->p;
@@ -7325,10 +7325,8 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
         fc2.ldx = ldh;
         fc2.e = e;
         vit__matmul(&fc1);
-        if (p->glu) {
-            if (ldh == H) vit_k_glu(g.data, h.data, rows, H, p->act);
-            else for (m = 0; m < rows; m++) vit_k_glu(g.data + (size_t)m * ldh, h.data + (size_t)m * H1, 1, H, p->act);
-        }
+        for (m = 0; p->glu && m < rows; m++) /* a row at a time, as vit_k_glu runs them, into g's padded rows */
+            vit_k_glu(g.data + (size_t)m * ldh, h.data + (size_t)m * H1, 1, H, p->act);
         if (w->norm_w.data) /* EVA-02's sub-LN: the hidden features normalised before fc2 */
             vit__layernorm_ld(hid, ldh, hid, ldh, w->norm_w.data, w->norm_b.data, rows, H, p->norm_eps);
         vit__matmul(&fc2);

@@ -205,8 +205,8 @@ static void test_sizes(void) {
                         }
     }
     /* converted x past 2 MiB: a weight packed at load runs blocks of rows against all its panels (vit__xs_row_blocks:
-       3 or 4 blocks by the threads, a multiple of 32 rows on the AMX tiles, of MR on the others, the last one
-       partial), packed here all rows a panel: their bits */
+       3 or 4 blocks by the threads, their bounds spread evenly at multiples of 32 rows on the AMX tiles, of MR on
+       the others), packed here all rows a panel: their bits */
     ok &= one_refs(VIT_DTYPE_BF16, 1100, 1088, 33, 1.0f, 1, 0) & one_refs(VIT_DTYPE_I8, 1100, 2048, 33, 0.37f, 0, 0);
     runs += 2;
     printf("  %d shapes, %d of them packed too (AMX tiles in this build: %s)\n", runs, packed_runs,
