@@ -3417,11 +3417,17 @@ static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
    197 -> 246 on two (whose panels had both read all of x); DINOv2-S/14 at
    518 px f32 0.837 -> 0.789 s (one thread), 0.477 -> 0.432 s (two);
    ViT-B/16 at batch 8 1.34 -> 1.18 s (two; alternating, best of 3-5). At
-   K = 3072, 85 rows a block measured 5% slower than VIT__MC's blocks. */
+   K = 3072, 85 rows a block measured 5% slower than VIT__MC's blocks.
+   Rows so wide that such a block would be thinner than VIT__MC / 3 (fc2's
+   x at K = 3072: 42 rows) take blocks of VIT__MC rows, x in L3 (4.7 MB
+   at K = 3072), where each panel running over its VIT__MC rows in turn
+   swept all of x (19 MB at batch 8) a panel: ViT-B/16's fc2 at batch 8
+   on Zen 4 went 99 -> 106 GFLOP/s on one thread, 200 -> 207 on two. */
 static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
     int mc = (int)(VIT__MC_BYTES / ((size_t)p->K * sizeof(float))), blocks;
     if (p->wt != VIT_DTYPE_F32) return vit__xs_row_blocks(p, threads, VIT__MR); /* the vdpbf16ps, vpdpbusd tiles */
-    if (!p->panel || mc < VIT__MC / 3 || 2 * p->M <= 3 * mc) return 0;
+    if (mc < VIT__MC / 3) mc = VIT__MC;
+    if (!p->panel || 2 * p->M <= 3 * mc) return 0;
     blocks = vit__row_split(p->M, mc, threads);
     /* many threads: their blocks would be thin, and the panels theirs again */
     return ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR >= VIT__MC / 3 ? blocks : 0;
