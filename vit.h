@@ -3461,6 +3461,7 @@ static void vit__gemm_rows(const void *ctx, int b0, int b1, int thread) {
         int m0 = vit__row_bound(r, b), m1 = vit__row_bound(r, b + 1);
         for (n0 = 0; m0 < m1 && n0 < p->N; n0 += VIT__NR) vit__gemm_kblocks(p, n0, m0, m1);
     }
+    simde_mm_sfence(); /* as vit__gemm_panels: an I8 product's row blocks stream y too (batch 8) */
 }
 
 static void vit__gemm_tiles(const vit__mm *p) {
