@@ -3360,8 +3360,9 @@ static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
    of w is packed once, while the next is prefetched. Blocking rows of x
    for L2 instead, with k blocks outermost, measured 5-10% slower on Zen 5.
    A weight packed at load has nothing to pack again, so where x is too
-   large for L2 its rows are blocked (vit__gemm_row_blocks says how); else a
-   panel past 2 VIT__MC rows runs its k blocks over VIT__MC rows at a time,
+   large for L2 its rows are blocked (vit__gemm_row_blocks says how); else
+   (or with many threads, whose blocks would be thin) a panel past 2
+   VIT__MC rows runs its k blocks over VIT__MC rows at a time,
    those rows' outputs and x nearer (DINOv2-S/14 at 518 px, f32, one
    thread: 0.851 -> 0.804 s; ViT-B/16 at batch 8: 2.80 -> 2.42 s). Each
    output sums its k blocks in order whatever the blocks: the same bits. */
