@@ -4434,11 +4434,7 @@ static void vit__layernorm_ld(float *y, int ldy, const float *x, int ldx, const 
 }
 
 VITDEF void vit_k_layernorm(float *y, const float *x, const float *w, const float *b, int rows, int C, float eps) {
-#ifndef VIT_NO_SIMD
     vit__layernorm_ld(y, C, x, C, w, b, rows, C, eps);
-#else
-    vit_k_layernorm_ref(y, x, w, b, rows, C, eps);
-#endif
 }
 
 /* ---- kernels: activations and add ---- */
