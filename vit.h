@@ -9347,6 +9347,10 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
 }
 
 /* Index of the first NaN or Inf among the n values of dtype at src, or n. */
+/* Nonzero when some lane of w (lanes of `bits` bits; ones: 1 in each) is zero: a lane's top bit survives both the
+   subtraction and ~w only from a zero lane, or above one (a borrow), so the test is exact for "any". */
+static uint64_t vit__zero_lane(uint64_t w, uint64_t ones, int bits) { return (w - ones) & ~w & ones << (bits - 1); }
+
 static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype) {
     size_t i;
     uint32_t exp;
@@ -9360,8 +9364,22 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
         }
         return n;
     }
-    exp = dtype == VIT__BF16 ? 0x7f80u : 0x7c00u; /* F16, BF16: the exponent all ones */
-    for (i = 0; i < n; i++)
+    /* F16, BF16: the exponent all ones. Four values to a 64-bit word (little-endian hosts), each one's exponent
+       bits xor'ed with all ones, so a zero lane is a NaN or Inf (vit__zero_lane); a block of words at a time,
+       branch-free, then the value. GCC's -O2 vectorises no byte loop, and one value at a time took 70 ms of
+       ViT-B/16 BF16's 0.17 s load. */
+    exp = dtype == VIT__BF16 ? 0x7f80u : 0x7c00u;
+    for (i = 0; i < n / 4 * 4;) {
+        uint64_t e4 = exp * UINT64_C(0x0001000100010001), w, bad = 0;
+        size_t e = n / 4 * 4 - i < 4096 ? n / 4 * 4 : i + 4096, j;
+        for (j = i; j < e; j += 4) {
+            memcpy(&w, src + 2 * j, 8);
+            bad |= vit__zero_lane((w & e4) ^ e4, UINT64_C(0x0001000100010001), 16);
+        }
+        if (bad) break;
+        i = e;
+    }
+    for (; i < n; i++)
         if ((((uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8) & exp) == exp) return i;
     return n;
 }
@@ -9370,14 +9388,18 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
    symmetric, -127..127, and the AVX2 product negates them (vpsignb). */
 static size_t vit__first_i8_min(const unsigned char *src, size_t n) {
     size_t i, j;
-    for (i = 0; i < n; i += 4096) {
-        size_t e = n - i < 4096 ? n : i + 4096;
-        int bad = 0;
-        for (j = i; j < e; j++) bad |= src[j] == 0x80; /* a branch-free pass the compiler vectorises */
-        if (bad)
-            for (j = i; j < e; j++)
-                if (src[j] == 0x80) return j;
+    for (i = 0; i < n / 8 * 8;) { /* eight to a word, as vit__first_nonfinite's F16 and BF16 */
+        size_t e = n / 8 * 8 - i < 4096 ? n / 8 * 8 : i + 4096;
+        uint64_t w, bad = 0;
+        for (j = i; j < e; j += 8) {
+            memcpy(&w, src + j, 8);
+            bad |= vit__zero_lane(w ^ UINT64_C(0x8080808080808080), UINT64_C(0x0101010101010101), 8);
+        }
+        if (bad) break;
+        i = e;
     }
+    for (; i < n; i++)
+        if (src[i] == 0x80) return i;
     return n;
 }
 

@@ -294,6 +294,51 @@ static void test_decoys(void) {
     free(f);
 }
 
+/* The loader's scans, word- and block-wise, against one value at a time: a NaN or Inf among F16 or BF16 values
+   (vit__first_nonfinite) and -128 among I8 ones (vit__first_i8_min), at lengths and places either side of a word
+   and of the 4,096-value blocks, with values that miss by one bit and signs that must not matter. */
+static void test_scans(void) {
+    static const size_t lens[] = {0, 1, 3, 4, 5, 7, 8, 9, 4095, 4096, 4097, 8200};
+    static unsigned char buf[2 * 8200];
+    unsigned seed = 12345u;
+    size_t li, at, i, want, got;
+    int dt, bad = 0;
+    for (li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        size_t n = lens[li], places[8];
+        places[0] = 0; places[1] = n / 2; places[2] = n ? n - 1 : 0; places[3] = 3; places[4] = 4;
+        places[5] = 4095; places[6] = 4096; places[7] = n; /* n: none */
+        for (dt = 0; dt < 3; dt++) /* F16, BF16, I8 */
+            for (at = 0; at < 8; at++) {
+                unsigned exp = dt == 0 ? 0x7c00u : 0x7f80u;
+                for (i = 0; i < n; i++) { /* finite values, some one exponent bit short of all ones; I8 -127..127 */
+                    unsigned v;
+                    seed = seed * 1103515245u + 12345u;
+                    v = seed >> 8 & 0xffffu;
+                    if (dt < 2) {
+                        if ((v & exp) == exp) v &= ~(exp & (0u - exp)); /* the exponent's lowest bit cleared */
+                        buf[2 * i] = (unsigned char)v; buf[2 * i + 1] = (unsigned char)(v >> 8);
+                    } else buf[i] = (unsigned char)(v & 0xffu) == 0x80 ? 0x81 : (unsigned char)v;
+                }
+                if (places[at] < n) {
+                    i = places[at];
+                    if (dt < 2) { /* NaN, +Inf or -Inf */
+                        unsigned v = exp | (at % 3 == 0 ? 1u : 0u) | (at % 3 == 2 ? 0x8000u : 0u);
+                        buf[2 * i] = (unsigned char)v; buf[2 * i + 1] = (unsigned char)(v >> 8);
+                    } else buf[i] = 0x80;
+                }
+                for (want = 0; want < n; want++)
+                    if (dt < 2 ? ((buf[2 * want] | (unsigned)buf[2 * want + 1] << 8) & exp) == exp : buf[want] == 0x80)
+                        break;
+                got = dt < 2 ? vit__first_nonfinite(buf, n, dt == 0 ? VIT__F16 : VIT__BF16)
+                             : vit__first_i8_min(buf, n);
+                if (got != want && bad++ < 5)
+                    printf("  scan of %zu %s values: %zu, expected %zu\n", n, dt == 0 ? "F16" : dt == 1 ? "BF16" : "I8",
+                           got, want);
+            }
+    }
+    expect_true(bad == 0, "the loader's F16, BF16 and I8 scans find the first bad value as one at a time does");
+}
+
 /* NaN or Inf weights (F32, F16, BF16) are refused with the tensor named,
    unless allowed; float metadata that is 0 as a float32 is refused. */
 static void test_nonfinite(const char *fixtures) {
@@ -1060,6 +1105,7 @@ int main(int argc, char **argv) {
     test_headers();
     test_duplicates();
     test_decoys();
+    test_scans();
     test_nonfinite(argc > 1 ? argv[1] : "tests/fixtures");
     test_half();
     test_low();
