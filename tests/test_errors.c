@@ -339,6 +339,53 @@ static void test_scans(void) {
     expect_true(bad == 0, "the loader's F16, BF16 and I8 scans find the first bad value as one at a time does");
 }
 
+/* A NaN in a dense weight that a file's load packs is found once the weight's pages are the process's own, before
+   the packing (vit__ld_pack_entry), not while counting: the same refusal from a file as from memory (not packed),
+   F32 and BF16, the model zeroed after it; allowed, it loads. */
+static void test_nonfinite_packed(const char *tmp_dir) {
+    static const char meta[] = "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"64\","
+                               "\"hidden_dim\":\"64\",\"out_dim\":\"2\",\"act\":\"relu\"";
+    static const spec f32[] = {{"layers.0.weight", "F32", "64,64", 0, 16384},
+                               {"layers.0.bias", "F32", "64", 16384, 16640},
+                               {"layers.2.weight", "F32", "2,64", 16640, 17152},
+                               {"layers.2.bias", "F32", "2", 17152, 17160}};
+    static const spec bf16[] = {{"layers.0.weight", "BF16", "64,64", 0, 8192},
+                                {"layers.0.bias", "F32", "64", 8192, 8448},
+                                {"layers.2.weight", "F32", "2,64", 8448, 8960},
+                                {"layers.2.bias", "F32", "2", 8960, 8968}};
+    const char *want = "tensor 'layers.0.weight' holds a NaN or Inf (element 2567)"; /* row 40, column 7 */
+    char path[1024], label[128];
+    vit_load_opts o;
+    vit_model m;
+    vit_result r;
+    FILE *f;
+    int dt;
+    snprintf(path, sizeof path, "%s/nonfinite_packed.safetensors", tmp_dir);
+    for (dt = 0; dt < 2; dt++) {
+        size_t n = build(meta, dt ? bf16 : f32, 4, dt ? 8968 : 17160), data = n - (dt ? 8968 : 17160);
+        float nan = NAN;
+        if (dt) { file[data + 2 * 2567] = 0xc0; file[data + 2 * 2567 + 1] = 0x7f; } /* BF16 NaN */
+        else memcpy(file + data + 4 * 2567, &nan, 4);
+        if (!(f = fopen(path, "wb")) || fwrite(file, 1, n, f) != n || fclose(f)) {
+            failed++;
+            printf("FAIL cannot write %s\n", path);
+            return;
+        }
+        snprintf(label, sizeof label, "%s NaN in a packed dense weight, from a file", dt ? "BF16" : "F32");
+        if ((r = vit_model_load_file(&m, path)) == VIT_OK) vit_model_free(&m);
+        else expect_true(!m.arena.base && !m.blocks, "the model zeroed after the refusal");
+        expect_err(r, VIT_ERR_NONFINITE, want, label);
+        snprintf(label, sizeof label, "%s NaN in a dense weight, from memory", dt ? "BF16" : "F32");
+        expect_err(load(n), VIT_ERR_NONFINITE, want, label);
+        memset(&o, 0, sizeof o);
+        o.allow_nonfinite = 1;
+        snprintf(label, sizeof label, "%s NaN in a packed dense weight allowed", dt ? "BF16" : "F32");
+        expect_err(vit_model_load_file_ex(&m, path, &o), VIT_OK, NULL, label);
+        if (m.arena.base) vit_model_free(&m);
+    }
+    remove(path);
+}
+
 /* NaN or Inf weights (F32, F16, BF16) are refused with the tensor named,
    unless allowed; float metadata that is 0 as a float32 is refused. */
 static void test_nonfinite(const char *fixtures) {
@@ -1107,6 +1154,7 @@ int main(int argc, char **argv) {
     test_decoys();
     test_scans();
     test_nonfinite(argc > 1 ? argv[1] : "tests/fixtures");
+    test_nonfinite_packed(argc > 2 ? argv[2] : "build");
     test_half();
     test_low();
     test_inputs();
