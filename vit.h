@@ -15568,7 +15568,7 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          not read first (ViT-B/16 F32 0.25 -> 0.20 s,
                          BF16 0.17 -> 0.10 s, I8 0.09-0.13 -> 0.08 s). The
                          CLI keeps the file's layout for fewer than 16
-                         passes (one image: F32 0.43 -> 0.24 s). A
+                         passes (one image: F32 0.41 -> 0.25 s). A
                          batch's patch embedding is one product (at B = 8
                          on two threads 13.8 -> 10.2 ms; the same bits).
      0.5.9 (2026-11-27)  F32 products whose x rows are too wide for a row

@@ -546,9 +546,9 @@ static double model_passes(const cli_args *a) {
 }
 
 /* Packing a file's dense weights for the products at load (vit.h's default) pays only over many passes: on
-   ViT-B/16 (Zen 4, two threads) it adds 0.2 s to an F32 load (0.03 s without) for a forward 9% faster, about 16
-   forwards' gain, BF16 and I8 alike (0.1 and 0.05 s). A command making fewer keeps the file's layout, same
-   outputs: classify of one image 0.43 -> 0.24 s F32, 0.22 -> 0.15 s BF16, 0.14 -> 0.10 s I8. */
+   ViT-B/16 (Zen 4, two threads) an F32 load takes 0.20 s packed, 0.04 s not, for a forward 9% faster: about 16
+   forwards' gain, BF16 and I8 alike. A command making fewer keeps the file's layout, the same outputs: classify
+   of one image 0.41 -> 0.25 s F32, 0.22 -> 0.15 s BF16, 0.14 -> 0.10 s I8. */
 #define CLI_PACK_PASSES 16
 
 /* vit_model_load_file_ex with the LOAD options, then --image-size; the
