@@ -9446,9 +9446,12 @@ static void vit__populate(const void *p, size_t n) {
 #endif
 }
 
-/* Entry e's n values refused when one is NaN or Inf, unless vit_load_opts allows them. */
+/* Entry e's n values refused when one is NaN or Inf, unless vit_load_opts allows them; I8, when one is -128. */
 static vit_result vit__ld_finite(const vit__ld *L, const vit__entry *e, size_t n) {
     size_t k;
+    if (e->dtype == VIT__I8 && (k = vit__first_i8_min(L->st.data + e->begin, n)) < n)
+        return vit__fail(VIT_ERR_FORMAT, "%s: I8 tensor '%s' holds -128 (element %zu); I8 values are -127..127",
+                         L->st.src, e->name, k);
     if (L->allow_nonfinite || (k = vit__first_nonfinite(L->st.data + e->begin, n, e->dtype)) >= n) return VIT_OK;
     return vit__fail(VIT_ERR_NONFINITE,
                      "%s: tensor '%s' holds a NaN or Inf (element %zu); vit.h refuses non-finite weights "
@@ -9487,11 +9490,14 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) { return vit
 /* vit__ld_pack for a weight bound from file entry e; in_place: t's bytes
    are e's own, so a second bind of the same tensor finds them packed
    already (e->pack) and must not pack them again. Its values are checked
-   finite here (vit__bind leaves them): while counting when they stay as
-   the file has them; else once its pages are ours, before it is packed.
-   Read then, they come from memory once: the count's reading first mapped
-   the file's pages, each then replaced by its copy (a TLB flush), and
-   ViT-B/16 F32 loaded in 0.24-0.27 s where it now takes 0.19-0.21 s. */
+   here (vit__ld_finite; vit__bind and vit__bind_low leave them), after
+   the counting pass, whether it is packed or not, so that a file with
+   faults in several places gets the same first refusal from a file as
+   from memory (fuzz_quant): once its pages are ours, before it is packed
+   (read then, they come from memory once: the count's reading had mapped
+   the file's pages, each then replaced by its copy with a TLB flush, and
+   ViT-B/16 loaded in 0.24-0.27 s F32, 0.09-0.11 s I8, where it now takes
+   0.19-0.21 and 0.055-0.06 s); else as they lie. */
 static vit_result vit__ld_pack_entry(vit__ld *L, vit_tensor *t, vit__entry *e, int in_place, int ours) {
     vit_result r;
     int packs = ours && vit__pack_tmp(t);
@@ -9499,7 +9505,7 @@ static vit_result vit__ld_pack_entry(vit__ld *L, vit_tensor *t, vit__entry *e, i
         t->pack = e->pack;
         return VIT_OK;
     }
-    if (vit_arena_counting(&L->m->arena) && !packs && (r = vit__ld_finite(L, e, vit_tensor_numel(t))) != VIT_OK)
+    if (!vit_arena_counting(&L->m->arena) && !packs && (r = vit__ld_finite(L, e, vit_tensor_numel(t))) != VIT_OK)
         return r;
     if ((r = vit__ld_pack_check(L, t, ours, e)) != VIT_OK) return r;
     if (in_place) e->pack = t->pack;
@@ -9522,6 +9528,7 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
     int32_t rows = dst->shape[0];
     const float *scale = NULL;
     float *sc;
+    vit_result r;
 
     /* I8: a dense layer's weight, with its per-row scales from '<name>_scale', aligned, positive, scale * 127 finite */
     if (e->dtype == VIT__I8) {
@@ -9556,9 +9563,8 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
                 VIT_ERR_UNSUPPORTED,
                 "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
                 e->name, (int)dst->shape[1]);
-        if (vit_arena_counting(a) && (i = vit__first_i8_min(src, numel)) < numel)
-            return vit__fail(VIT_ERR_FORMAT, "%s: I8 tensor '%s' holds -128 (element %zu); I8 values are -127..127",
-                             st->src, e->name, i);
+        if (vit_arena_counting(a) && !L->dense && (r = vit__ld_finite(L, e, numel)) != VIT_OK)
+            return r; /* a dense layer's: vit__ld_pack_entry */
     }
 
     /* kept as the file has them (BF16 or I8), copied only when misaligned,
@@ -9627,8 +9633,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
                          "%s: tensor '%s' is read both as a dense layer's weight and as another part (%s)", st->src,
                          name, why);
 
-    /* dst's shape and name; the values checked finite once: while counting, or by vit__ld_pack_entry for the
-       dense weights that reach it */
+    /* dst's shape and name; the values checked finite once: while counting, but a dense layer's weight's after it
+       (see vit__ld_pack_entry), where it is copied below or by vit__ld_pack_entry */
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -9639,9 +9645,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     if (!vit_arena_counting(&L->m->arena)) memcpy(nm, name, len);
     dst->name = nm;
     src = st->data + e->begin;
-    if (vit_arena_counting(&L->m->arena) &&
-        !(L->dense && (e->dtype == VIT__BF16 || e->dtype == VIT__I8 ||
-                       (e->dtype == VIT__F32 && (uintptr_t)src % sizeof(float) == 0))) && /* vit__ld_pack_entry's */
+    if (vit_arena_counting(&L->m->arena) && e->dtype != VIT__I8 && !L->dense && /* vit__bind_low's; dense: below */
         (r = vit__ld_finite(L, e, numel)) != VIT_OK)
         return r;
 
@@ -9654,6 +9658,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     }
     if (!(dst->data = (float *)vit_arena_alloc(&L->m->arena, numel * sizeof(float)))) return VIT_ERR_OOM;
     if (!vit_arena_counting(&L->m->arena)) {
+        if (L->dense && (r = vit__ld_finite(L, e, numel)) != VIT_OK) return r;
         if (e->dtype == VIT__F32) memcpy(dst->data, src, numel * sizeof(float));
         else vit__half_to_f32(dst->data, src, numel, e->dtype == VIT__BF16);
     }
@@ -15566,7 +15571,7 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          scans a 64-bit word at a time, and a weight packed
                          in its own pages checked after they are copied,
                          not read first (ViT-B/16 F32 0.25 -> 0.20 s,
-                         BF16 0.17 -> 0.10 s, I8 0.09-0.13 -> 0.08 s). The
+                         BF16 0.17 -> 0.10 s, I8 0.1 -> 0.06 s). The
                          CLI keeps the file's layout for fewer than 16
                          passes (one image: F32 0.41 -> 0.25 s). A
                          batch's patch embedding is one product (at B = 8

@@ -341,7 +341,7 @@ static void test_scans(void) {
 
 /* A NaN in a dense weight that a file's load packs is found once the weight's pages are the process's own, before
    the packing (vit__ld_pack_entry), not while counting: the same refusal from a file as from memory (not packed),
-   F32 and BF16, the model zeroed after it; allowed, it loads. */
+   F32 and BF16, the model zeroed after it; allowed, it loads. An I8 weight's -128 likewise, allowed or not. */
 static void test_nonfinite_packed(const char *tmp_dir) {
     static const char meta[] = "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seed001\",\"in_dim\":\"64\","
                                "\"hidden_dim\":\"64\",\"out_dim\":\"2\",\"act\":\"relu\"";
@@ -353,7 +353,17 @@ static void test_nonfinite_packed(const char *tmp_dir) {
                                 {"layers.0.bias", "F32", "64", 8192, 8448},
                                 {"layers.2.weight", "F32", "2,64", 8448, 8960},
                                 {"layers.2.bias", "F32", "2", 8960, 8968}};
-    const char *want = "tensor 'layers.0.weight' holds a NaN or Inf (element 2567)"; /* row 40, column 7 */
+    static const spec i8[] = {{"layers.0.weight", "I8", "64,64", 0, 4096},
+                              {"layers.0.weight_scale", "F32", "64", 4096, 4352},
+                              {"layers.0.bias", "F32", "64", 4352, 4608},
+                              {"layers.2.weight", "F32", "2,64", 4608, 5120},
+                              {"layers.2.bias", "F32", "2", 5120, 5128}};
+    static const char *const names[3] = {"F32", "BF16", "I8"};
+    const char *want[3] = {"tensor 'layers.0.weight' holds a NaN or Inf (element 2567)", /* row 40, column 7 */
+                           "tensor 'layers.0.weight' holds a NaN or Inf (element 2567)",
+                           "I8 tensor 'layers.0.weight' holds -128 (element 2567)"};
+    static const long bytes[3] = {17160, 8968, 5128};
+    vit_result code[3] = {VIT_ERR_NONFINITE, VIT_ERR_NONFINITE, VIT_ERR_FORMAT};
     char path[1024], label[128];
     vit_load_opts o;
     vit_model m;
@@ -361,27 +371,31 @@ static void test_nonfinite_packed(const char *tmp_dir) {
     FILE *f;
     int dt;
     snprintf(path, sizeof path, "%s/nonfinite_packed.safetensors", tmp_dir);
-    for (dt = 0; dt < 2; dt++) {
-        size_t n = build(meta, dt ? bf16 : f32, 4, dt ? 8968 : 17160), data = n - (dt ? 8968 : 17160);
+    for (dt = 0; dt < 3; dt++) {
+        size_t n = build(meta, dt == 0 ? f32 : dt == 1 ? bf16 : i8, dt == 2 ? 5 : 4, bytes[dt]), data = n - bytes[dt];
         float nan = NAN;
-        if (dt) { file[data + 2 * 2567] = 0xc0; file[data + 2 * 2567 + 1] = 0x7f; } /* BF16 NaN */
-        else memcpy(file + data + 4 * 2567, &nan, 4);
+        if (dt == 0) memcpy(file + data + 4 * 2567, &nan, 4);
+        else if (dt == 1) { file[data + 2 * 2567] = 0xc0; file[data + 2 * 2567 + 1] = 0x7f; } /* BF16 NaN */
+        else {
+            memset(file + data, 0x01, 4096); /* 0.25f's bytes hold 0x80 */
+            file[data + 2567] = 0x80;
+        }
         if (!(f = fopen(path, "wb")) || fwrite(file, 1, n, f) != n || fclose(f)) {
             failed++;
             printf("FAIL cannot write %s\n", path);
             return;
         }
-        snprintf(label, sizeof label, "%s NaN in a packed dense weight, from a file", dt ? "BF16" : "F32");
+        snprintf(label, sizeof label, "%s: a bad value in a packed dense weight, from a file", names[dt]);
         if ((r = vit_model_load_file(&m, path)) == VIT_OK) vit_model_free(&m);
         else expect_true(!m.arena.base && !m.blocks, "the model zeroed after the refusal");
-        expect_err(r, VIT_ERR_NONFINITE, want, label);
-        snprintf(label, sizeof label, "%s NaN in a dense weight, from memory", dt ? "BF16" : "F32");
-        expect_err(load(n), VIT_ERR_NONFINITE, want, label);
+        expect_err(r, code[dt], want[dt], label);
+        snprintf(label, sizeof label, "%s: a bad value in a dense weight, from memory", names[dt]);
+        expect_err(load(n), code[dt], want[dt], label);
         memset(&o, 0, sizeof o);
         o.allow_nonfinite = 1;
-        snprintf(label, sizeof label, "%s NaN in a packed dense weight allowed", dt ? "BF16" : "F32");
-        expect_err(vit_model_load_file_ex(&m, path, &o), VIT_OK, NULL, label);
-        if (m.arena.base) vit_model_free(&m);
+        snprintf(label, sizeof label, "%s: a bad value in a packed dense weight, allow_nonfinite", names[dt]);
+        if ((r = vit_model_load_file_ex(&m, path, &o)) == VIT_OK) vit_model_free(&m);
+        expect_err(r, dt < 2 ? VIT_OK : code[dt], dt < 2 ? NULL : want[dt], label);
     }
     remove(path);
 }
