@@ -9447,7 +9447,7 @@ static void vit__populate(const void *p, size_t n) {
 }
 
 /* Entry e's n values refused when one is NaN or Inf, unless vit_load_opts allows them; I8, when one is -128. */
-static vit_result vit__ld_finite(const vit__ld *L, const vit__entry *e, size_t n) {
+static vit_result vit__ld_values(const vit__ld *L, const vit__entry *e, size_t n) {
     size_t k;
     if (e->dtype == VIT__I8 && (k = vit__first_i8_min(L->st.data + e->begin, n)) < n)
         return vit__fail(VIT_ERR_FORMAT, "%s: I8 tensor '%s' holds -128 (element %zu); I8 values are -127..127",
@@ -9463,7 +9463,7 @@ static vit_result vit__ld_finite(const vit__ld *L, const vit__entry *e, size_t n
    its bytes are ours to change (ours: a file's private mapping or buffer,
    a copy in the arena); the bytes that memory loads are given stay as
    they are. Not while counting. check: the file entry whose values are
-   checked finite (vit__ld_finite) once the pages are ours, before the
+   checked (vit__ld_values) once the pages are ours, before the
    packing reads them; or NULL. */
 static vit_result vit__ld_pack_check(vit__ld *L, vit_tensor *t, int ours, const vit__entry *check) {
     size_t need = vit__pack_tmp(t), nsums = vit__pack_sums(t);
@@ -9480,7 +9480,7 @@ static vit_result vit__ld_pack_check(vit__ld *L, vit_tensor *t, int ours, const 
     }
     vit__populate(t->dtype == VIT_DTYPE_F32 ? (const void *)t->data : t->q,
                   vit_tensor_numel(t) * (size_t)vit__dtype_bytes(t->dtype));
-    if (check && (r = vit__ld_finite(L, check, vit_tensor_numel(t))) != VIT_OK) return r;
+    if (check && (r = vit__ld_values(L, check, vit_tensor_numel(t))) != VIT_OK) return r;
     vit__pack_weight(t, L->pack.base, sums, rec);
     return VIT_OK;
 }
@@ -9490,7 +9490,7 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) { return vit
 /* vit__ld_pack for a weight bound from file entry e; in_place: t's bytes
    are e's own, so a second bind of the same tensor finds them packed
    already (e->pack) and must not pack them again. Its values are checked
-   here (vit__ld_finite; vit__bind and vit__bind_low leave them), after
+   here (vit__ld_values; vit__bind and vit__bind_low leave them), after
    the counting pass, whether it is packed or not, so that a file with
    faults in several places gets the same first refusal from a file as
    from memory (fuzz_quant): once its pages are ours, before it is packed
@@ -9505,7 +9505,7 @@ static vit_result vit__ld_pack_entry(vit__ld *L, vit_tensor *t, vit__entry *e, i
         t->pack = e->pack;
         return VIT_OK;
     }
-    if (!vit_arena_counting(&L->m->arena) && !packs && (r = vit__ld_finite(L, e, vit_tensor_numel(t))) != VIT_OK)
+    if (!vit_arena_counting(&L->m->arena) && !packs && (r = vit__ld_values(L, e, vit_tensor_numel(t))) != VIT_OK)
         return r;
     if ((r = vit__ld_pack_check(L, t, ours, e)) != VIT_OK) return r;
     if (in_place) e->pack = t->pack;
@@ -9563,7 +9563,7 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
                 VIT_ERR_UNSUPPORTED,
                 "%s: I8 tensor '%s' has %d inputs; I8 products take at most 65536 (hint: export it as BF16)", st->src,
                 e->name, (int)dst->shape[1]);
-        if (vit_arena_counting(a) && !L->dense && (r = vit__ld_finite(L, e, numel)) != VIT_OK)
+        if (vit_arena_counting(a) && !L->dense && (r = vit__ld_values(L, e, numel)) != VIT_OK)
             return r; /* a dense layer's: vit__ld_pack_entry */
     }
 
@@ -9633,8 +9633,8 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
                          "%s: tensor '%s' is read both as a dense layer's weight and as another part (%s)", st->src,
                          name, why);
 
-    /* dst's shape and name; the values checked finite once: while counting, but a dense layer's weight's after it
-       (see vit__ld_pack_entry), where it is copied below or by vit__ld_pack_entry */
+    /* dst's shape and name. Its values are checked once (vit__ld_values): while counting, but a dense layer's
+       weight's after the count, below where it is copied or in vit__ld_pack_entry */
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -9646,7 +9646,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     dst->name = nm;
     src = st->data + e->begin;
     if (vit_arena_counting(&L->m->arena) && e->dtype != VIT__I8 && !L->dense && /* vit__bind_low's; dense: below */
-        (r = vit__ld_finite(L, e, numel)) != VIT_OK)
+        (r = vit__ld_values(L, e, numel)) != VIT_OK)
         return r;
 
     /* F32 in place when aligned, else converted into the weights arena; a
@@ -9658,7 +9658,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     }
     if (!(dst->data = (float *)vit_arena_alloc(&L->m->arena, numel * sizeof(float)))) return VIT_ERR_OOM;
     if (!vit_arena_counting(&L->m->arena)) {
-        if (L->dense && (r = vit__ld_finite(L, e, numel)) != VIT_OK) return r;
+        if (L->dense && (r = vit__ld_values(L, e, numel)) != VIT_OK) return r;
         if (e->dtype == VIT__F32) memcpy(dst->data, src, numel * sizeof(float));
         else vit__half_to_f32(dst->data, src, numel, e->dtype == VIT__BF16);
     }
