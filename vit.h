@@ -9372,9 +9372,27 @@ static void vit__shape_text(char *buf, size_t n, int ndim, const int64_t *shape)
     if (u < n) snprintf(buf + u, n - u, "]");
 }
 
-/* Nonzero when some lane of w (lanes of `bits` bits; ones: 1 in each) is zero: a lane's top bit survives both the
-   subtraction and ~w only from a zero lane, or above one (a borrow), so the test is exact for "any". */
-static uint64_t vit__zero_lane(uint64_t w, uint64_t ones, int bits) { return (w - ones) & ~w & ones << (bits - 1); }
+/* Where a scan of n values of `bits` bits (8 or 16) at src must go on one value at a time: the first value of the
+   first block of 4,096 holding a value v with (v & mask) == want, or n rounded down to whole 64-bit words. The
+   words are read little-endian (the hosts vit.h runs on), mask and want repeated in each lane; a lane of
+   (w & mask) ^ want is zero for such a value, and a lane's top bit survives both the subtraction of ones and ~
+   only from a zero lane or above one (a borrow), so the test is exact for "any". Branch-free within a block: GCC's
+   -O2 vectorises no byte loop, and the BF16 finiteness check, one value at a time, took 70 ms of ViT-B/16 BF16's
+   0.17 s load. */
+static size_t vit__scan_words(const unsigned char *src, size_t n, int bits, uint64_t mask, uint64_t want) {
+    uint64_t ones = bits == 8 ? UINT64_C(0x0101010101010101) : UINT64_C(0x0001000100010001), w, bad;
+    size_t per = (size_t)(64 / bits), whole = n / per * per, i, j, e;
+    for (i = 0; i < whole; i = e) {
+        e = whole - i < 4096 ? whole : i + 4096;
+        for (bad = 0, j = i; j < e; j += per) {
+            memcpy(&w, src + j * (size_t)(bits / 8), 8);
+            w = (w & mask) ^ want;
+            bad |= (w - ones) & ~w & ones << (bits - 1);
+        }
+        if (bad) break;
+    }
+    return i;
+}
 
 /* Index of the first NaN or Inf among the n values of dtype at src, or n. */
 static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype) {
@@ -9390,21 +9408,8 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
         }
         return n;
     }
-    /* F16, BF16: the exponent all ones. Four values to a 64-bit word (little-endian hosts), each one's exponent
-       bits xor'ed with all ones, so a zero lane is a NaN or Inf (vit__zero_lane); a block of words at a time,
-       branch-free, then the value. GCC's -O2 vectorises no byte loop, and one value at a time took 70 ms of
-       ViT-B/16 BF16's 0.17 s load. */
-    exp = dtype == VIT__BF16 ? 0x7f80u : 0x7c00u;
-    for (i = 0; i < n / 4 * 4;) {
-        uint64_t e4 = exp * UINT64_C(0x0001000100010001), w, bad = 0;
-        size_t e = n / 4 * 4 - i < 4096 ? n / 4 * 4 : i + 4096, j;
-        for (j = i; j < e; j += 4) {
-            memcpy(&w, src + 2 * j, 8);
-            bad |= vit__zero_lane((w & e4) ^ e4, UINT64_C(0x0001000100010001), 16);
-        }
-        if (bad) break;
-        i = e;
-    }
+    exp = dtype == VIT__BF16 ? 0x7f80u : 0x7c00u; /* F16, BF16: the exponent all ones */
+    i = vit__scan_words(src, n, 16, exp * UINT64_C(0x0001000100010001), exp * UINT64_C(0x0001000100010001));
     for (; i < n; i++)
         if ((((uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8) & exp) == exp) return i;
     return n;
@@ -9413,17 +9418,7 @@ static size_t vit__first_nonfinite(const unsigned char *src, size_t n, int dtype
 /* Index of the first -128 among n I8 values, or n. The format's values are
    symmetric, -127..127, and the AVX2 product negates them (vpsignb). */
 static size_t vit__first_i8_min(const unsigned char *src, size_t n) {
-    size_t i, j;
-    for (i = 0; i < n / 8 * 8;) { /* eight to a word, as vit__first_nonfinite's F16 and BF16 */
-        size_t e = n / 8 * 8 - i < 4096 ? n / 8 * 8 : i + 4096;
-        uint64_t w, bad = 0;
-        for (j = i; j < e; j += 8) {
-            memcpy(&w, src + j, 8);
-            bad |= vit__zero_lane(w ^ UINT64_C(0x8080808080808080), UINT64_C(0x0101010101010101), 8);
-        }
-        if (bad) break;
-        i = e;
-    }
+    size_t i = vit__scan_words(src, n, 8, ~UINT64_C(0), UINT64_C(0x8080808080808080));
     for (; i < n; i++)
         if (src[i] == 0x80) return i;
     return n;
@@ -9463,14 +9458,16 @@ static vit_result vit__ld_values(const vit__ld *L, const vit__entry *e, size_t n
    its bytes are ours to change (ours: a file's private mapping or buffer,
    a copy in the arena); the bytes that memory loads are given stay as
    they are. Not while counting. check: the file entry whose values are
-   checked (vit__ld_values) once the pages are ours, before the
-   packing reads them; or NULL. */
+   checked (vit__ld_values) after the count: once the pages are ours,
+   before the packing reads them, or as they lie when not packed; or
+   NULL. */
 static vit_result vit__ld_pack_check(vit__ld *L, vit_tensor *t, int ours, const vit__entry *check) {
     size_t need = vit__pack_tmp(t), nsums = vit__pack_sums(t);
     int32_t *sums = NULL;
     struct vit__pack *rec;
     vit_result r;
-    if (!need || !ours) return VIT_OK;
+    if (!need || !ours) /* it stays as it lies: its values checked so, after the count */
+        return check && !vit_arena_counting(&L->m->arena) ? vit__ld_values(L, check, vit_tensor_numel(t)) : VIT_OK;
     if (!(rec = (struct vit__pack *)vit_arena_alloc(&L->m->arena, sizeof *rec))) return VIT_ERR_OOM;
     if (nsums && !(sums = (int32_t *)vit_arena_alloc(&L->m->arena, nsums * sizeof(int32_t)))) return VIT_ERR_OOM;
     if (vit_arena_counting(&L->m->arena)) return VIT_OK;
@@ -9490,7 +9487,7 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) { return vit
 /* vit__ld_pack for a weight bound from file entry e; in_place: t's bytes
    are e's own, so a second bind of the same tensor finds them packed
    already (e->pack) and must not pack them again. Its values are checked
-   here (vit__ld_values; vit__bind and vit__bind_low leave them), after
+   by vit__ld_pack_check (vit__bind and vit__bind_low leave them), after
    the counting pass, whether it is packed or not, so that a file with
    faults in several places gets the same first refusal from a file as
    from memory (fuzz_quant): once its pages are ours, before it is packed
@@ -9500,13 +9497,10 @@ static vit_result vit__ld_pack(vit__ld *L, vit_tensor *t, int ours) { return vit
    0.19-0.21 and 0.055-0.06 s); else as they lie. */
 static vit_result vit__ld_pack_entry(vit__ld *L, vit_tensor *t, vit__entry *e, int in_place, int ours) {
     vit_result r;
-    int packs = ours && vit__pack_tmp(t);
     if (in_place && e->pack) { /* bound before: checked then */
         t->pack = e->pack;
         return VIT_OK;
     }
-    if (!vit_arena_counting(&L->m->arena) && !packs && (r = vit__ld_values(L, e, vit_tensor_numel(t))) != VIT_OK)
-        return r;
     if ((r = vit__ld_pack_check(L, t, ours, e)) != VIT_OK) return r;
     if (in_place) e->pack = t->pack;
     return VIT_OK;
@@ -9634,7 +9628,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
                          name, why);
 
     /* dst's shape and name. Its values are checked once (vit__ld_values): while counting, but a dense layer's
-       weight's after the count, below where it is copied or in vit__ld_pack_entry */
+       weight's after the count, by vit__ld_pack_check */
     e->used = 1;
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
@@ -9658,11 +9652,10 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     }
     if (!(dst->data = (float *)vit_arena_alloc(&L->m->arena, numel * sizeof(float)))) return VIT_ERR_OOM;
     if (!vit_arena_counting(&L->m->arena)) {
-        if (L->dense && (r = vit__ld_values(L, e, numel)) != VIT_OK) return r;
         if (e->dtype == VIT__F32) memcpy(dst->data, src, numel * sizeof(float));
         else vit__half_to_f32(dst->data, src, numel, e->dtype == VIT__BF16);
     }
-    return L->dense ? vit__ld_pack(L, dst, 1) : VIT_OK;
+    return L->dense ? vit__ld_pack_check(L, dst, 1, e) : VIT_OK;
 }
 
 /* A dense layer's weight bound as the file holds it: F32 and F16 as
