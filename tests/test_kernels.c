@@ -182,34 +182,44 @@ static void test_patch_conv(void) {
     }
 }
 
-/* The BF16 attention of BF16 and I8 models (lowp, where VIT__DOT_BF16;
-   elsewhere it runs in f32) against its reference, which rounds the same
-   operands to bf16: the two sum in different orders, and each rounds the
-   exponentials to bf16 against another reference (the row's max there,
-   the max of its first keys here: vit__att_exp_row), so a weight can be
-   exact in one and 2^-9 off in the other; where one key carries a row
-   that is 2^-9 of the output from each side, hence 2^-8 of the largest
-   output. With and without kept maps, the same bits. f32: the f32
-   reference's outputs, to show how far bf16 products move them. */
-static void test_attention_lowp(const vit_attn_shape *sh, const float *qkv, const float *f32) {
-    int B = sh->B, N = sh->N, NH = sh->NH, HS = sh->HS, C = NH * HS;
+/* The lowp attention of BF16 (lowp 1) and I8 (lowp 2) models, where
+   VIT__DOT_BF16 (elsewhere it runs in f32; vit__att_mode says which)
+   against its reference, which rounds the same operands to bf16 (I8:
+   q kᵀ on q and k in int8, each row of a head on its own scale; the
+   scores then the same bits): the two sum P V in different orders, and
+   each rounds the exponentials to bf16 against another reference (the
+   row's max there, the max of its first keys here: vit__att_exp_row), so
+   a weight can be exact in one and 2^-9 off in the other; where one key
+   carries a row that is 2^-9 of the output from each side, hence 2^-8 of
+   the largest output. With and without kept maps, the same bits. f32: the
+   f32 reference's outputs, to show how far the low precision moves them
+   (bf16 within 1e-2 of the largest output, int8 q and k within 3e-2), or
+   NULL. */
+static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, const float *f32, int lowp) {
+    int B = sh->B, N = sh->N, NH = sh->NH, HS = sh->HS, C = NH * HS, mode = vit__att_mode(lowp);
     size_t no = (size_t)B * N * C, na = (size_t)B * NH * N * N;
     float *o1 = randv(no, 0.0f), *o2 = randv(no, 0.0f), *o3 = randv(no, 0.0f), *a1 = randv(na, 0.0f),
           *a3 = randv(na, 0.0f), *scr = randv(2 * vit__att_slot(N, HS, 1, 1) + 2 * vit__att_slot(N, HS, 0, 1), 0.0f);
     vit__att at = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, sh);
+    const char *what = mode == 2 ? "i8 q k attention" : "bf16 attention";
     char label[96];
-    at.lowp = 1;
+    at.lowp = lowp;
     vit__attention(&at, scr, 2);
     at = vit__att_of(o2, a1, qkv, qkv + C, qkv + 2 * C, sh);
-    at.lowp = 1;
+    at.lowp = lowp;
     vit__attention(&at, scr, 2);
-    vit__attention_ref(o3, a3, qkv, qkv + C, qkv + 2 * C, sh, VIT__DOT_BF16);
-    snprintf(label, sizeof label, "bf16 attention B=%d N=%d NH=%d HS=%d post=%g", B, N, NH, HS, sh->post);
+    vit__attention_ref(o3, a3, qkv, qkv + C, qkv + 2 * C, sh, mode);
+    snprintf(label, sizeof label, "%s B=%d N=%d NH=%d HS=%d post=%g", what, B, N, NH, HS, sh->post);
     expect(check_close(label, o1, o3, no, 0.0, 1.0 / 256), label);
     expect(check_close(label, a1, a3, na, 1e-6, 1e-5), label);
-    expect(memcmp(o1, o2, no * sizeof(float)) == 0, "bf16 attention without maps: same bits as with");
-    expect(check_close(label, o1, f32, no, 0.0, 1e-2), "bf16 attention within 1e-2 of f32's");
+    expect(memcmp(o1, o2, no * sizeof(float)) == 0, "lowp attention without maps: same bits as with");
+    if (f32) expect(check_close(label, o1, f32, no, 0.0, mode == 2 ? 3e-2 : 1e-2), "lowp attention near f32's");
     free(o1); free(o2); free(o3); free(a1); free(a3); free(scr);
+}
+
+static void test_attention_lowp(const vit_attn_shape *sh, const float *qkv, const float *f32) {
+    test_attention_lowp1(sh, qkv, f32, 1);
+    test_attention_lowp1(sh, qkv, f32, 2);
 }
 
 /* Rows whose later keys score far above their first ones: the lowp
@@ -233,7 +243,10 @@ static void test_attention_lowp_moves(void) {
         qkv[(size_t)(N - 1) * ld + C + h * HS] = 150.0f;
     }
     vit_k_attention_ref(o, a, qkv, qkv + C, qkv + 2 * C, &sh);
-    test_attention_lowp(&sh, qkv, o);
+    /* I8 against its reference only: a key whose first feature is 144 has its others in int8 steps of 1.1, so
+       its scores move by about 0.3 from f32's, as they would in any int8 q kᵀ with a scale a row */
+    test_attention_lowp1(&sh, qkv, o, 1);
+    test_attention_lowp1(&sh, qkv, NULL, 2);
     { /* the f32 attention takes its exponentials the same way (vit__att_task), with and without maps */
         float *o1 = randv((size_t)B * N * C, 0.0f), *o2 = randv((size_t)B * N * C, 0.0f),
               *a1 = randv((size_t)B * NH * N * N, 0.0f), *vt = randv((size_t)B * C * N, 0.0f),
@@ -552,7 +565,7 @@ static void test_threads(void) {
         float *scr = randv(3 * slot, 0.0f);
         vit_attn_shape sh = vit__attn_shape(B, T, NH, HS, 3 * C, 0.125f, 1.0f);
         int lowp;
-        for (lowp = 0; lowp < 2; lowp++) {
+        for (lowp = 0; lowp < 3; lowp++) {
             vit__att a1 = vit__att_of(o1, NULL, qkv, qkv + C, qkv + 2 * C, &sh),
                      a2 = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
             a1.lowp = a2.lowp = lowp;
@@ -562,7 +575,7 @@ static void test_threads(void) {
                 SET_THREADS(thread_runs[r].n, thread_runs[r].fixed);
                 vit__attention(&a2, scr, 3);
                 expect(memcmp(o1, o2, (size_t)B * T * C * sizeof(float)) == 0,
-                       runs_label(label, sizeof label, lowp ? "bf16 attention" : "attention", r));
+                       runs_label(label, sizeof label, lowp ? "lowp attention" : "attention", r));
             }
         }
         free(qkv); free(o1); free(o2); free(scr);
