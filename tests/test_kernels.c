@@ -360,6 +360,35 @@ static void test_attention_tiles(void) {
                "attention in query blocks equals the reference");
         free(qkv); free(o1); free(o2); free(o3); free(a2); free(a3); free(scr);
     }
+    /* A slot keeps the head whose K and V it packed from one claim to the next (vit__att_tasks), not from one
+       call to the next: one head of 9 blocks, then other q, k and v in the same scratch, in f32, BF16 and I8
+       (a slot that kept head 0 across the calls would run the second on the first's K and V). */
+    {
+        int B = 1, NH = 1, HS = 5, C = NH * HS, ld = 3 * C, lowp;
+        size_t slot = 0;
+        float *qkv1 = randv((size_t)B * 1030 * ld, 1.0f), *qkv2 = randv((size_t)B * 1030 * ld, 1.0f), *o1, *o2,
+              *a2, *scr;
+        vit_attn_shape sh = vit__attn_shape(B, 1030, NH, HS, ld, 0.4f, 1.0f);
+        N = 1030;
+        for (lowp = 0; lowp < 3; lowp++) {
+            size_t sl = vit__att_slot(N, HS, 0, vit__att_mode(lowp));
+            slot = sl > slot ? sl : slot;
+        }
+        o1 = randv((size_t)B * N * C, 0.0f); o2 = randv((size_t)B * N * C, 0.0f);
+        a2 = randv((size_t)B * NH * N * N, 0.0f); scr = randv(2 * slot, 0.0f);
+        for (lowp = 0; lowp < 3; lowp++) {
+            vit__att at = vit__att_of(o1, NULL, qkv1, qkv1 + C, qkv1 + 2 * C, &sh);
+            char label[64];
+            at.lowp = lowp;
+            vit__attention(&at, scr, 2);
+            at.q = qkv2; at.k = qkv2 + C; at.v = qkv2 + 2 * C; /* the same vit__att again */
+            vit__attention(&at, scr, 2);
+            vit__attention_ref(o2, a2, qkv2, qkv2 + C, qkv2 + 2 * C, &sh, vit__att_mode(lowp));
+            snprintf(label, sizeof label, "attention after another, lowp %d", lowp);
+            expect(check_close(label, o1, o2, (size_t)B * N * C, 1e-6, lowp ? 1.0 / 256 : 1e-5), label);
+        }
+        free(qkv1); free(qkv2); free(o1); free(o2); free(a2); free(scr);
+    }
 }
 
 /* The GEMM's fused epilogue equals the separate passes bit for bit:
