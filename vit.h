@@ -5404,10 +5404,11 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
 }
 
 #if VIT__DOT_BF16
-/* The rows of q and k are 3C floats apart in the qkv product's output, which an I8 product streams past the
-   caches when large (vit__y_stream): quantised a row at a time, each waited on memory (vit__q8s_row takes a row's
-   range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (DINOv2-S/14 I8 at
-   518 px, one thread: 0.39 -> 0.365 s; for V's rows, read in pairs by its packing, it changed nothing). */
+/* The rows of q, k and v are 3C floats apart in the qkv product's output, which an I8 product streams past the
+   caches when large (vit__y_stream): converted a row at a time, each waited on memory (vit__q8s_row takes a row's
+   range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (q and k: DINOv2-S/14
+   I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
+   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). */
 #define VIT__ATT_PF 8
 static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
     int k;
@@ -5630,6 +5631,10 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             memset(dst + (size_t)hv * VIT__NR, 0, (size_t)(hvp - hv) * VIT__NR * 4);
             for (g = 0; g < hv; g++, dst += VIT__NR) {
                 const float *lo = vb + (size_t)2 * g * ld + n0, *hi = 2 * g + 1 < N ? lo + ld : NULL;
+                if (2 * g + VIT__ATT_PF + 1 < N) {
+                    vit__prefetch_row(lo + (size_t)VIT__ATT_PF * ld, nv);
+                    vit__prefetch_row(lo + (size_t)(VIT__ATT_PF + 1) * ld, nv);
+                }
                 for (j = 0; j < nw; j += VIT__VW) {
                     vit__vi l = vit__vi_srl16(vit__v_bf16_bits(vit__v_load(lo + j)));
                     if (hi) l = vit__vi_add(l, vit__vi_and(vit__v_bf16_bits(vit__v_load(hi + j)),
