@@ -15784,9 +15784,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
      0.5.11 (2026-11-27) An I8 file's attention takes q k^T in int8 on
                          vpdpbusd (each row of a head's q and k on its own
                          scale), P V still BF16, where no AMX tiles are
-                         built; its q and k rows are asked for ahead of
-                         their quantisation (DINOv2-S/14 I8 at 518 px,
-                         one thread: 0.39 -> 0.365 s).
+                         built; its q, k and v rows are asked for ahead of
+                         their conversion (DINOv2-S/14 I8 at 518 px, one
+                         thread: 0.39 -> 0.365 s). A thread packs a head's
+                         K and V once a call, not once a claim (518 px on
+                         two threads: 3%).
      0.5.10 (2026-11-27) The thread pool's caller waits only for the
                          workers that joined a loop, withdrawing one that
                          had not by the time the blocks ran out (with a
