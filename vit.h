@@ -5337,7 +5337,7 @@ typedef struct vit__att {
     const int32_t *bidx; /* (N, N): the entry of a head's table each score adds */
     int R;              /* entries per head */
     float qs;           /* lowp: the scale when a power of two (folded into q), else 1 */
-    int *held;          /* heldv, set by vit__attention for the call's tasks (the struct is copied before) */
+    int *held;          /* heldv, set by vit__attention (vit__att_of returns the struct by value) */
     int heldv[VIT__ATT_HELD]; /* slot t's head for t < VIT__ATT_HELD (vit__att_tasks) */
 } vit__att;
 
@@ -5474,7 +5474,8 @@ static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, co
 
 #if VIT__DOT_I8
 /* Row x (n floats) to int8 on its symmetric scale (vit__q8s_scale, vit__q8s: the same roundings), each as the
-   byte q + off (off 128: q kᵀ's q, u8 for vpdpbusd; 0: k, s8), zeros up to a multiple of 4; returns the scale. */
+   byte q + off (q kᵀ's q: off 128 - VIT__I8_XOFF, u8 for vpdpbusd; k: 0, s8), zeros up to a multiple of 4;
+   returns the scale. */
 static float vit__q8s_row(unsigned char *d, const float *x, int n, int off) {
     vit__vf vmax = vit__v_zero(), vnf = vit__v_zero(), vinv;
     float amax, nf, inv, s;
