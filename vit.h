@@ -4814,13 +4814,14 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
             float *S = att + ((size_t)bi * NH + h) * N * N;
             const float *qb = q + (size_t)bi * N * ld + h * HS, *kb = k + (size_t)bi * N * ld + h * HS;
             const float *vb = v + (size_t)bi * N * ld + h * HS;
-            for (i = 0; i < N; i++)
+            for (i = 0; i < N; i++) {
+                const float *qi = qb + (size_t)i * ld;
+                float iq = 0.0f, sq = lowp == 2 ? vit__q8s_row_ref(qi, HS, &iq) : 0.0f;
                 for (j = 0; j < N; j++) {
-                    const float *qi = qb + (size_t)i * ld, *kj = kb + (size_t)j * ld;
-                    float s = 0.0f, iq, ik, sq, sk;
+                    const float *kj = kb + (size_t)j * ld;
+                    float s = 0.0f, ik, sk;
                     if (lowp == 2) {
                         int32_t S8 = 0;
-                        sq = vit__q8s_row_ref(qi, HS, &iq);
                         sk = vit__q8s_row_ref(kj, HS, &ik);
                         for (d = 0; d < HS; d++) S8 += vit__q8s(qi[d], iq) * vit__q8s(kj[d], ik);
                         S[(size_t)i * N + j] = (float)S8 * (sk * scale) * sq;
@@ -4829,6 +4830,7 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
                     for (d = 0; d < HS; d++) s += vit__lowp(qi[d], lowp) * vit__lowp(kj[d], lowp);
                     S[(size_t)i * N + j] = scale * s;
                 }
+            }
             if (lowp) {
                 /* BF16, as the fast path: each row's exponentials e = exp(s - max), unnormalised, in bf16 into
                    the product, whose row is then scaled by post / sum e; the maps softmax * post */
