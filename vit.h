@@ -2634,6 +2634,13 @@ static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
 #ifndef VIT__I8_XOFF
 #define VIT__I8_XOFF 0
 #endif
+/* The wide tiles (vit__tile2_bf16, vit__tile2_i8): their 24 sums, four vectors of w and a broadcast take
+   AVX-512's 32 registers; with 16, the MR x NR tiles only. */
+#if VIT__VW == 16 && VIT__MR == 12 && (VIT__DOT_BF16 || VIT__DOT_I8)
+#define VIT__WIDE 1
+#else
+#define VIT__WIDE 0
+#endif
 /* The AMX tiles are compiled in (vit__amx_ready asks the kernel at run time) */
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__linux__) && defined(__x86_64__) && VIT__DOT_BF16 && \
     VIT__NR == 32 && !defined(VIT_NO_AMX)
@@ -3131,6 +3138,121 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
     vit__panel_wsum(wsum, dst, (kc + 3) / 4);
 }
 #endif
+
+/* The wide tiles (vit__gemm_block2): VIT__MR / 2 rows against two whole panels packed at load (t's from n0,
+   u's from n0 + NR), four vectors of columns, the 24 sums in registers that the MR x NR tiles keep. Per pair
+   (BF16) or quad (I8) of k they load four vectors of w and broadcast six of x, where the MR x NR tiles load two
+   and broadcast twelve, and on Zen 4 the broadcasts were what held the dot products back: the bare k loop in
+   L1 ran at 88-95% of the vdpbf16ps peak and 94% of the vpdpbusd one, the wide loop at 99% and 98%. In ViT-B/16
+   (one thread, B = 1) the I8 products went 390 -> 410 GOP/s (qkv) and 359 -> 377 (fc1 with GELU), the BF16 ones
+   about 3%. Each sum takes the same steps in the same order as in the MR x NR tiles and the finish is theirs:
+   the same bits (test_quant: packed against row-major weights). */
+#if VIT__WIDE
+#define VIT__ROWS2(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#if VIT__DOT_BF16
+/* Row i of a whole panel's finish, as VIT__OUT's. */
+static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, vit__vf cb) {
+    float *yi = t->y + (size_t)i * t->ldy;
+    if (!t->first) {
+        ca = vit__v_add(vit__v_load(yi), ca);
+        cb = vit__v_add(vit__v_load(yi + VIT__VW), cb);
+    }
+    if (t->last) {
+        vit__vf va = vit__v_set1(t->alpha);
+        ca = vit__v_add(vit__v_mul(va, ca), t->b ? vit__v_load(t->b) : vit__v_zero());
+        cb = vit__v_add(vit__v_mul(va, cb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero());
+    }
+    vit__v_store(yi, ca);
+    vit__v_store(yi + VIT__VW, cb);
+}
+
+static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vit__tl *u) {
+    const uint32_t *x = t->x, *bp = t->bp, *bq = u->bp;
+    int g, ldx = t->ldx;
+#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
+    VIT__ROWS2(VIT__DECL2)
+#undef VIT__DECL2
+#define VIT__PREFETCH_Y2(i)                                          \
+    if (mr > i && !t->first) {                                       \
+        VIT__PREFETCH(t->y + (size_t)i * t->ldy);                    \
+        VIT__PREFETCH(t->y + (size_t)i * t->ldy + VIT__NR - 1);      \
+        VIT__PREFETCH(u->y + (size_t)i * t->ldy);                    \
+        VIT__PREFETCH(u->y + (size_t)i * t->ldy + VIT__NR - 1);      \
+    }
+    VIT__ROWS2(VIT__PREFETCH_Y2)
+#undef VIT__PREFETCH_Y2
+    for (g = 0; g < t->kc; g++) {
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
+                b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            c##i##a = vit__v_dpbf16(c##i##a, a, b0);                   \
+            c##i##b = vit__v_dpbf16(c##i##b, a, b1);                   \
+            c##i##c = vit__v_dpbf16(c##i##c, a, b2);                   \
+            c##i##d = vit__v_dpbf16(c##i##d, a, b3);                   \
+        }
+        VIT__ROWS2(VIT__STEP)
+#undef VIT__STEP
+    }
+#define VIT__OUT2(i)                                \
+    if (mr > i) {                                   \
+        vit__tile_out_row(t, i, c##i##a, c##i##b);  \
+        vit__tile_out_row(u, i, c##i##c, c##i##d);  \
+    }
+    VIT__ROWS2(VIT__OUT2)
+#undef VIT__OUT2
+}
+#endif
+#if VIT__DOT_I8
+static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit__tl *u) {
+    const uint32_t *x = t->x, *bp = t->bp, *bq = u->bp;
+    int g, ldx = t->ldx;
+    int32_t acc[6][VIT__NR], acd[6][VIT__NR];
+#define VIT__DECL2(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
+    VIT__ROWS2(VIT__DECL2)
+#undef VIT__DECL2
+    for (g = 0; g < t->kc; g++) {
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
+                b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            c##i##a = vit__vi_dot4(c##i##a, a, b0);                    \
+            c##i##b = vit__vi_dot4(c##i##b, a, b1);                    \
+            c##i##c = vit__vi_dot4(c##i##c, a, b2);                    \
+            c##i##d = vit__vi_dot4(c##i##d, a, b3);                    \
+        }
+        VIT__ROWS2(VIT__STEP)
+#undef VIT__STEP
+    }
+#define VIT__SAVE2(i)                                  \
+    if (mr > i) {                                      \
+        vit__vi_store(acc[i], c##i##a);                \
+        vit__vi_store(acc[i] + VIT__VW, c##i##b);      \
+        vit__vi_store(acd[i], c##i##c);                \
+        vit__vi_store(acd[i] + VIT__VW, c##i##d);      \
+    }
+    VIT__ROWS2(VIT__SAVE2)
+#undef VIT__SAVE2
+    vit__tile_i8_finish(t, mr, acc);
+    vit__tile_i8_finish(u, mr, acd);
+}
+#endif
+typedef void (*vit__tl2_fn)(const vit__tl *, const vit__tl *);
+#define VIT__TL2_DEF(f, mr) static void f##_##mr(const vit__tl *t, const vit__tl *u) { f(mr, t, u); }
+#define VIT__TL2_ENTRY(f, mr) f##_##mr,
+#define VIT__MRS2(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6)
+#if VIT__DOT_BF16
+VIT__MRS2(VIT__TL2_DEF, vit__tile2_bf16)
+static const vit__tl2_fn vit__tiles2_bf16[7] = {NULL, VIT__MRS2(VIT__TL2_ENTRY, vit__tile2_bf16)};
+#endif
+#if VIT__DOT_I8
+VIT__MRS2(VIT__TL2_DEF, vit__tile2_i8)
+static const vit__tl2_fn vit__tiles2_i8[7] = {NULL, VIT__MRS2(VIT__TL2_ENTRY, vit__tile2_i8)};
+#endif
+#endif
+
 #undef VIT__DECL
 #undef VIT__PREFETCH_Y
 #undef VIT__OUT
@@ -3375,6 +3497,73 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     }
 }
 
+#if VIT__WIDE
+/* 1 when the panels from n0 and n0 + NR are whole, BF16 or I8 on the dot-product tiles, and packed at load: the
+   wide tiles' (vit__gemm_block2). */
+static int vit__mm_wide(const vit__mm *p, int n0) {
+    return (p->wt == VIT_DTYPE_BF16 || p->wt == VIT_DTYPE_I8) && p->panel && n0 + 2 * VIT__NR <= p->N;
+}
+
+/* vit__gemm_block for the two whole panels from n0 (vit__mm_wide) on the wide tiles, VIT__MR / 2 rows at a time. */
+static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1) {
+    const vit__epi *e = p->e;
+    int m, i, last = k0 + kc == p->K, fused = 0, n1 = n0 + VIT__NR;
+    size_t xrow = vit__xs_ld(p);
+    vit__tl t, u;
+    memset(&t, 0, sizeof t);
+    t.ldy = p->ldy; t.first = k0 == 0; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
+    t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
+    t.ldx = (int)xrow;
+    if (p->wt == VIT_DTYPE_I8 && last) {
+        t.e = e;
+        fused = e != NULL;
+    }
+    u = t;
+    t.b = p->b ? p->b + n0 : NULL;
+    u.b = p->b ? p->b + n1 : NULL;
+    t.ws = p->ws ? p->ws + n0 : NULL;
+    u.ws = p->ws ? p->ws + n1 : NULL;
+    t.bp = vit__packed_panel(p, n0, k0);
+    u.bp = vit__packed_panel(p, n1, k0);
+    if (p->wt == VIT_DTYPE_I8) {
+        t.wsum = vit__packed_wsum(p, n0, k0, kcb);
+        u.wsum = vit__packed_wsum(p, n1, k0, kcb);
+    }
+    if (t.e) {
+        t.g = e->g ? e->g + n0 : NULL;
+        u.g = e->g ? e->g + n1 : NULL;
+        t.stream = vit__y_stream(p, n0);
+        u.stream = vit__y_stream(p, n1);
+    }
+    for (m = m0; m < m1; m += VIT__MR / 2) {
+        int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2;
+        if (e && e->r && last) /* as vit__gemm_block */
+            for (i = 0; i < mr; i++) {
+                const float *r = e->r + (size_t)(m + i) * e->ldr + n0;
+                VIT__PREFETCH(r);
+                VIT__PREFETCH(r + VIT__VW);
+                VIT__PREFETCH(r + 2 * VIT__VW);
+                VIT__PREFETCH(r + 3 * VIT__VW);
+            }
+        vit__tl_rows(&t, p, m, n0);
+        vit__tl_rows(&u, p, m, n1);
+        t.x = u.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
+#if VIT__DOT_BF16
+        if (p->wt == VIT_DTYPE_BF16) vit__tiles2_bf16[mr](&t, &u);
+#endif
+#if VIT__DOT_I8
+        if (p->wt == VIT_DTYPE_I8) vit__tiles2_i8[mr](&t, &u);
+#endif
+        if (e && last && !fused) {
+            vit__epi_tile(p->y, p->ldy, e, m, n0, mr, VIT__NR);
+            vit__epi_tile(p->y, p->ldy, e, m, n1, mr, VIT__NR);
+        }
+    }
+}
+#else
+#define vit__mm_wide(p, n0) 0
+#endif
+
 /* A few rows (a batch's class tokens through the head): packing would cost
    as much as the product, so each output is one vector dot product. */
 static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
@@ -3403,7 +3592,23 @@ static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
     for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, nv, m0, m1);
 }
 
-/* Threads take whole panels, and a panel runs its k blocks over all M
+/* The panels from n0 over rows [m0, m1): two on the wide tiles where they can (vit__mm_wide), else one; how many
+   panels ran. */
+static int vit__gemm_kblocks_at(const vit__mm *p, int n0, int two, int m0, int m1) {
+#if VIT__WIDE
+    if (two && vit__mm_wide(p, n0)) {
+        int k0, kcb = vit__kc(p->wt);
+        for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block2(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, m0, m1);
+        return 2;
+    }
+#endif
+    (void)two;
+    vit__gemm_kblocks(p, n0, m0, m1);
+    return 1;
+}
+
+/* Threads take whole panels (two at a time where a claim holds both and the
+   wide tiles can: vit__gemm_kblocks_at), and a panel runs its k blocks over all M
    rows: its M x NR outputs stay in L2 across the k blocks, and each piece
    of w is packed once, while the next is prefetched. Blocking rows of x
    for L2 instead, with k blocks outermost, measured 5-10% slower on Zen 5.
@@ -3418,10 +3623,12 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
     const vit__mm *p = (const vit__mm *)ctx;
     int i;
     (void)thread;
-    for (i = i0; i < i1; i++) {
-        int n0 = i * VIT__NR, m0, mc = p->M;
+    for (i = i0; i < i1;) {
+        int n0 = i * VIT__NR, m0, mc = p->M, np = 1;
         if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0) && p->M > 2 * VIT__MC) mc = VIT__MC;
-        for (m0 = 0; m0 < p->M; m0 += mc) vit__gemm_kblocks(p, n0, m0, p->M - m0 < mc ? p->M : m0 + mc);
+        for (m0 = 0; m0 < p->M; m0 += mc)
+            np = vit__gemm_kblocks_at(p, n0, i + 1 < i1, m0, p->M - m0 < mc ? p->M : m0 + mc);
+        i += np;
     }
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
 }
@@ -3508,7 +3715,7 @@ static void vit__gemm_rows(const void *ctx, int b0, int b1, int thread) {
     (void)thread;
     for (b = b0; b < b1; b++) {
         int m0 = vit__row_bound(r, b), m1 = vit__row_bound(r, b + 1);
-        for (n0 = 0; m0 < m1 && n0 < p->N; n0 += VIT__NR) vit__gemm_kblocks(p, n0, m0, m1);
+        for (n0 = 0; m0 < m1 && n0 < p->N;) n0 += VIT__NR * vit__gemm_kblocks_at(p, n0, 1, m0, m1);
     }
     simde_mm_sfence(); /* as vit__gemm_panels: an I8 product's row blocks stream y too (batch 8) */
 }
