@@ -2634,9 +2634,9 @@ static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
 #ifndef VIT__I8_XOFF
 #define VIT__I8_XOFF 0
 #endif
-/* The wide tiles (vit__tile2_bf16, vit__tile2_i8): their 24 sums, four vectors of w and a broadcast take
-   AVX-512's 32 registers; with 16, the MR x NR tiles only. */
-#if VIT__VW == 16 && VIT__MR == 12 && (VIT__DOT_BF16 || VIT__DOT_I8)
+/* The wide tiles (vit__tile2_f32, vit__tile2_bf16, vit__tile2_i8): their 24 sums, four vectors of w and a
+   broadcast take AVX-512's 32 registers; with 16, the MR x NR tiles only. */
+#if VIT__VW == 16 && VIT__MR == 12
 #define VIT__WIDE 1
 #else
 #define VIT__WIDE 0
@@ -3142,14 +3142,15 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
 /* The wide tiles (vit__gemm_block2): VIT__MR / 2 rows against two whole panels packed at load (t's from n0,
    u's from n0 + NR), four vectors of columns, the 24 sums in registers that the MR x NR tiles keep. Per pair
    (BF16) or quad (I8) of k they load four vectors of w and broadcast six of x, where the MR x NR tiles load two
-   and broadcast twelve, and on Zen 4 the broadcasts were what held the dot products back: the bare k loop in
-   L1 ran at 88-95% of the vdpbf16ps peak and 94% of the vpdpbusd one, the wide loop at 99% and 98%. In ViT-B/16
-   (one thread, B = 1) the I8 products went 390 -> 410 GOP/s (qkv) and 359 -> 377 (fc1 with GELU), the BF16 ones
-   about 3%. Each sum takes the same steps in the same order as in the MR x NR tiles and the finish is theirs:
-   the same bits (test_quant: packed against row-major weights). */
+   and broadcast twelve (F32: floats and FMAs, the same counts), and on Zen 4 the broadcasts were what held the
+   products back: the bare k loop in L1 ran at 93% of the FMA peak, 88-95% of the vdpbf16ps one and 94% of the
+   vpdpbusd one, the wide loop at 98%, 99% and 98%. In ViT-B/16 (one thread, B = 1) the F32 products went from
+   88-92% of the FMA peak to 91-97% (the forward 0.344 -> 0.324-0.329 s; at B = 8 2.84-2.93 -> 2.62 s), the I8
+   ones 390 -> 410 GOP/s (qkv) and 359 -> 377 (fc1 with GELU), the BF16 ones about 3%. Each sum takes the same
+   steps in the same order as in the MR x NR tiles and the finish is theirs: the same bits (test_quant: packed
+   against row-major weights). */
 #if VIT__WIDE
 #define VIT__ROWS2(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#if VIT__DOT_BF16
 /* Row i of a whole panel's finish, as VIT__OUT's. */
 static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, vit__vf cb) {
     float *yi = t->y + (size_t)i * t->ldy;
@@ -3166,12 +3167,6 @@ static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, v
     vit__v_store(yi + VIT__VW, cb);
 }
 
-static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vit__tl *u) {
-    const uint32_t *x = t->x, *bp = t->bp, *bq = u->bp;
-    int g, ldx = t->ldx;
-#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
-    VIT__ROWS2(VIT__DECL2)
-#undef VIT__DECL2
 #define VIT__PREFETCH_Y2(i)                                          \
     if (mr > i && !t->first) {                                       \
         VIT__PREFETCH(t->y + (size_t)i * t->ldy);                    \
@@ -3179,8 +3174,50 @@ static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vi
         VIT__PREFETCH(u->y + (size_t)i * t->ldy);                    \
         VIT__PREFETCH(u->y + (size_t)i * t->ldy + VIT__NR - 1);      \
     }
+#define VIT__OUT2(i)                                \
+    if (mr > i) {                                   \
+        vit__tile_out_row(t, i, c##i##a, c##i##b);  \
+        vit__tile_out_row(u, i, c##i##c, c##i##d);  \
+    }
+
+/* F32: the panels' floats (bf), x's (xf); each panel's npf lines of the next block from its pf0, one every 8 k
+   (vit__gemm_block2). */
+static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit__tl *u) {
+    const float *x = t->xf, *bp = t->bf, *bq = u->bf;
+    int k, ldx = t->ldx;
+#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
+    VIT__ROWS2(VIT__DECL2)
+#undef VIT__DECL2
     VIT__ROWS2(VIT__PREFETCH_Y2)
-#undef VIT__PREFETCH_Y2
+    for (k = 0; k < t->kc; k++) {
+        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW),
+                b2 = vit__v_load(bq + (size_t)k * VIT__NR), b3 = vit__v_load(bq + (size_t)k * VIT__NR + VIT__VW);
+        if (k % 8 == 0) {
+            if (k / 8 < t->npf) VIT__PREFETCH(t->pf0 + (size_t)(k / 8) * 64);
+            if (k / 8 < u->npf) VIT__PREFETCH(u->pf0 + (size_t)(k / 8) * 64);
+        }
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
+            c##i##a = vit__v_fma(a, b0, c##i##a);                      \
+            c##i##b = vit__v_fma(a, b1, c##i##b);                      \
+            c##i##c = vit__v_fma(a, b2, c##i##c);                      \
+            c##i##d = vit__v_fma(a, b3, c##i##d);                      \
+        }
+        VIT__ROWS2(VIT__STEP)
+#undef VIT__STEP
+    }
+    VIT__ROWS2(VIT__OUT2)
+}
+
+#if VIT__DOT_BF16
+static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vit__tl *u) {
+    const uint32_t *x = t->x, *bp = t->bp, *bq = u->bp;
+    int g, ldx = t->ldx;
+#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
+    VIT__ROWS2(VIT__DECL2)
+#undef VIT__DECL2
+    VIT__ROWS2(VIT__PREFETCH_Y2)
     for (g = 0; g < t->kc; g++) {
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
                 b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
@@ -3195,13 +3232,7 @@ static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vi
         VIT__ROWS2(VIT__STEP)
 #undef VIT__STEP
     }
-#define VIT__OUT2(i)                                \
-    if (mr > i) {                                   \
-        vit__tile_out_row(t, i, c##i##a, c##i##b);  \
-        vit__tile_out_row(u, i, c##i##c, c##i##d);  \
-    }
     VIT__ROWS2(VIT__OUT2)
-#undef VIT__OUT2
 }
 #endif
 #if VIT__DOT_I8
@@ -3239,10 +3270,14 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
     vit__tile_i8_finish(u, mr, acd);
 }
 #endif
+#undef VIT__PREFETCH_Y2
+#undef VIT__OUT2
 typedef void (*vit__tl2_fn)(const vit__tl *, const vit__tl *);
 #define VIT__TL2_DEF(f, mr) static void f##_##mr(const vit__tl *t, const vit__tl *u) { f(mr, t, u); }
 #define VIT__TL2_ENTRY(f, mr) f##_##mr,
 #define VIT__MRS2(X, f) X(f, 1) X(f, 2) X(f, 3) X(f, 4) X(f, 5) X(f, 6)
+VIT__MRS2(VIT__TL2_DEF, vit__tile2_f32)
+static const vit__tl2_fn vit__tiles2_f32[7] = {NULL, VIT__MRS2(VIT__TL2_ENTRY, vit__tile2_f32)};
 #if VIT__DOT_BF16
 VIT__MRS2(VIT__TL2_DEF, vit__tile2_bf16)
 static const vit__tl2_fn vit__tiles2_bf16[7] = {NULL, VIT__MRS2(VIT__TL2_ENTRY, vit__tile2_bf16)};
@@ -3498,21 +3533,25 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 }
 
 #if VIT__WIDE
-/* 1 when the panels from n0 and n0 + NR are whole, BF16 or I8 on the dot-product tiles, and packed at load: the
-   wide tiles' (vit__gemm_block2). */
+/* 1 when the panels from n0 and n0 + NR are whole and packed (at load, or attention's K and V), F32 or on the
+   dot-product tiles: the wide tiles' (vit__gemm_block2). */
 static int vit__mm_wide(const vit__mm *p, int n0) {
-    return (p->wt == VIT_DTYPE_BF16 || p->wt == VIT_DTYPE_I8) && p->panel && n0 + 2 * VIT__NR <= p->N;
+    return (p->wt == VIT_DTYPE_F32 || (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) ||
+            (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8)) &&
+           p->panel && n0 + 2 * VIT__NR <= p->N;
 }
 
 /* vit__gemm_block for the two whole panels from n0 (vit__mm_wide) on the wide tiles, VIT__MR / 2 rows at a time. */
 static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1) {
     const vit__epi *e = p->e;
-    int m, i, last = k0 + kc == p->K, fused = 0, n1 = n0 + VIT__NR;
-    size_t xrow = vit__xs_ld(p);
+    int m, i, last = k0 + kc == p->K, fused = 0, n1 = n0 + VIT__NR, f32 = p->wt == VIT_DTYPE_F32, K = p->K;
+    int lines = 0, per = 0, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + 2 * VIT__NR;
+    size_t xrow = f32 ? (size_t)p->ldx : vit__xs_ld(p);
+    const unsigned char *next[2] = {NULL, NULL};
     vit__tl t, u;
     memset(&t, 0, sizeof t);
     t.ldy = p->ldy; t.first = k0 == 0; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
-    t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
+    t.kc = f32 ? kc : p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
     t.ldx = (int)xrow;
     if (p->wt == VIT_DTYPE_I8 && last) {
         t.e = e;
@@ -3523,8 +3562,23 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     u.b = p->b ? p->b + n1 : NULL;
     t.ws = p->ws ? p->ws + n0 : NULL;
     u.ws = p->ws ? p->ws + n1 : NULL;
-    t.bp = vit__packed_panel(p, n0, k0);
-    u.bp = vit__packed_panel(p, n1, k0);
+    if (f32) {
+        t.bf = (const float *)p->wq + (size_t)n0 * K + (size_t)k0 * VIT__NR;
+        u.bf = t.bf + (size_t)VIT__NR * K;
+        /* the next block of each panel, or the next two panels' first, as vit__gemm_block asks for them */
+        for (i = 0; i < 2 && vit__mm_f32_inplace(p); i++)
+            if (nn0 + i * VIT__NR < p->N && vit__mm_packed(p, nn0 + i * VIT__NR))
+                next[i] = (const unsigned char *)p->wq +
+                          ((size_t)(nn0 + i * VIT__NR) * K + (size_t)nk0 * VIT__NR) * sizeof(float);
+        lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * (int)sizeof(float) / 64;
+        per = (lines + (m1 - m0 + VIT__MR / 2 - 1) / (VIT__MR / 2) - 1) / ((m1 - m0 + VIT__MR / 2 - 1) / (VIT__MR / 2));
+    }
+#if VIT__DOT_BF16 || VIT__DOT_I8
+    else {
+        t.bp = vit__packed_panel(p, n0, k0);
+        u.bp = vit__packed_panel(p, n1, k0);
+    }
+#endif
     if (p->wt == VIT_DTYPE_I8) {
         t.wsum = vit__packed_wsum(p, n0, k0, kcb);
         u.wsum = vit__packed_wsum(p, n1, k0, kcb);
@@ -3545,9 +3599,32 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
                 VIT__PREFETCH(r + 2 * VIT__VW);
                 VIT__PREFETCH(r + 3 * VIT__VW);
             }
-        vit__tl_rows(&t, p, m, n0);
-        vit__tl_rows(&u, p, m, n1);
-        t.x = u.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
+        if (f32) {
+            int stop = done + per < lines ? done + per : lines;
+            t.y = p->y + (size_t)m * p->ldy + n0;
+            u.y = t.y + VIT__NR;
+            t.xf = u.xf = p->x + (size_t)m * xrow + k0;
+            /* each run's share of lines: the tile asks for up to one every 8 k, here the rest */
+            t.npf = u.npf = stop - done < (kc + 7) / 8 ? stop - done : (kc + 7) / 8;
+            t.pf0 = next[0] ? next[0] + (size_t)done * 64 : NULL;
+            u.pf0 = next[1] ? next[1] + (size_t)done * 64 : NULL;
+            if (!next[0]) t.npf = 0;
+            if (!next[1]) u.npf = 0;
+            for (i = done + (kc + 7) / 8; i < stop; i++) {
+                if (next[0]) VIT__PREFETCH(next[0] + (size_t)i * 64);
+                if (next[1]) VIT__PREFETCH(next[1] + (size_t)i * 64);
+            }
+            done = stop;
+            vit__tiles2_f32[mr](&t, &u);
+        }
+#if VIT__DOT_BF16 || VIT__DOT_I8
+        else {
+            vit__tl_rows(&t, p, m, n0);
+            vit__tl_rows(&u, p, m, n1);
+            t.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
+            u.x = t.x;
+        }
+#endif
 #if VIT__DOT_BF16
         if (p->wt == VIT_DTYPE_BF16) vit__tiles2_bf16[mr](&t, &u);
 #endif
