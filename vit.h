@@ -5567,6 +5567,32 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
         x.bidx = ax->bidx ? ax->bidx + (size_t)c0 * ax->lda : NULL;
         for (n0 = 0; n0 < n; n0 += VIT__NR) {
             t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+#if VIT__WIDE
+            if (n0 + 2 * VIT__NR <= n) { /* two whole panels on the wide tile, the second's scores from pad + 6 NR:
+                                            each row's exponentials still come a panel at a time, in order */
+                vit__tl u;
+                for (m = 0; m < cr; m += VIT__MR / 2) {
+                    int mr = cr - m < VIT__MR / 2 ? cr - m : VIT__MR / 2;
+                    for (g0 = 0; g0 < HS; g0 += VIT__KC) {
+                        t.kc = HS - g0 < VIT__KC ? HS - g0 : VIT__KC;
+                        t.first = g0 == 0;
+                        t.last = g0 + t.kc == HS;
+                        t.bf = kp + (size_t)n0 * HS + (size_t)g0 * VIT__NR;
+                        t.xf = q + (size_t)(c0 + m) * ldq + g0;
+                        u = t;
+                        u.y = pad + VIT__MR / 2 * VIT__NR;
+                        u.bf = t.bf + (size_t)VIT__NR * HS;
+                        vit__tiles2_f32[mr](&t, &u);
+                    }
+                    for (r = 0; r < mr; r++) {
+                        vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, VIT__NR, 0);
+                        vit__att_exp_row(&x, u.y + (size_t)r * VIT__NR, m + r, n0 + VIT__NR, VIT__NR, 0);
+                    }
+                }
+                n0 += VIT__NR;
+                continue;
+            }
+#endif
             for (m = 0; m < cr; m += VIT__MR) {
                 int mr = cr - m < VIT__MR ? cr - m : VIT__MR;
                 for (g0 = 0; g0 < HS; g0 += VIT__KC) {
