@@ -1529,8 +1529,10 @@ extern int madvise(void *addr, size_t len, int advice);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define VIT__PREFETCH(p) __builtin_prefetch(p)
+#define VIT__PREFETCHW(p) __builtin_prefetch(p, 1) /* a line about to be written */
 #else
 #define VIT__PREFETCH(p) ((void)(p))
+#define VIT__PREFETCHW(p) ((void)(p))
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define VIT__INLINE __inline__ __attribute__((always_inline))
@@ -3174,6 +3176,13 @@ static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, v
         VIT__PREFETCH(u->y + (size_t)i * t->ldy);                    \
         VIT__PREFETCH(u->y + (size_t)i * t->ldy + VIT__NR - 1);      \
     }
+#define VIT__PREFETCH_YW(i)                                          \
+    if (mr > i && t->first && !t->stream) {                          \
+        VIT__PREFETCHW(t->y + (size_t)i * t->ldy);                   \
+        VIT__PREFETCHW(t->y + (size_t)i * t->ldy + VIT__VW);         \
+        VIT__PREFETCHW(u->y + (size_t)i * t->ldy);                   \
+        VIT__PREFETCHW(u->y + (size_t)i * t->ldy + VIT__VW);         \
+    }
 #define VIT__OUT2(i)                                \
     if (mr > i) {                                   \
         vit__tile_out_row(t, i, c##i##a, c##i##b);  \
@@ -3218,6 +3227,7 @@ static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vi
     VIT__ROWS2(VIT__DECL2)
 #undef VIT__DECL2
     VIT__ROWS2(VIT__PREFETCH_Y2)
+    VIT__ROWS2(VIT__PREFETCH_YW)
     for (g = 0; g < t->kc; g++) {
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
                 b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
@@ -3243,6 +3253,7 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
 #define VIT__DECL2(i) vit__vi c##i##a = vit__vi_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
     VIT__ROWS2(VIT__DECL2)
 #undef VIT__DECL2
+    VIT__ROWS2(VIT__PREFETCH_YW)
     for (g = 0; g < t->kc; g++) {
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
                 b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
@@ -3271,6 +3282,7 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
 }
 #endif
 #undef VIT__PREFETCH_Y2
+#undef VIT__PREFETCH_YW
 #undef VIT__OUT2
 typedef void (*vit__tl2_fn)(const vit__tl *, const vit__tl *);
 #define VIT__TL2_DEF(f, mr) static void f##_##mr(const vit__tl *t, const vit__tl *u) { f(mr, t, u); }
