@@ -3809,11 +3809,21 @@ static void vit__gemm_rows(const void *ctx, int b0, int b1, int thread) {
     simde_mm_sfence(); /* as vit__gemm_panels: an I8 product's row blocks stream y too (batch 8) */
 }
 
+/* Pairs of panels [u0, u1): the threads' unit where the wide tiles run, so that every claim holds whole pairs
+   (claims of single panels, as the pool hands out for a product of 24 panels on two threads, ran every panel
+   on the MR x NR tiles). */
+static void vit__gemm_pairs(const void *ctx, int u0, int u1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    int np = (p->N + VIT__NR - 1) / VIT__NR;
+    vit__gemm_panels(ctx, 2 * u0, 2 * u1 < np ? 2 * u1 : np, thread);
+}
+
 static void vit__gemm_tiles(const vit__mm *p) {
-    int threads = vit__mm_threads(p);
+    int threads = vit__mm_threads(p), np = (p->N + VIT__NR - 1) / VIT__NR;
     vit__mm_rows r = vit__mm_rows_of(p, vit__gemm_row_blocks(p, threads), VIT__MR);
     if (r.blocks) vit__parallel(r.blocks, threads, vit__gemm_rows, &r);
-    else vit__parallel((p->N + VIT__NR - 1) / VIT__NR, threads, vit__gemm_panels, p);
+    else if (VIT__WIDE && threads > 1 && vit__mm_wide(p, 0)) vit__parallel((np + 1) / 2, threads, vit__gemm_pairs, p);
+    else vit__parallel(np, threads, vit__gemm_panels, p);
 }
 
 /* BF16 and I8 products on Intel's AMX tiles (Sapphire Rapids and later),
