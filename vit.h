@@ -16125,7 +16125,7 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          2.84-2.93 -> 2.62 s; I8 and BF16 products 3-5%).
                          The wide BF16 and I8 tiles ask for y's lines to
                          write before their k loop (the I8 finish had
-                         waited on them).
+                         waited on them); threads claim pairs of panels.
      0.5.11 (2026-11-27) An I8 file's attention takes q k^T in int8 on
                          vpdpbusd (each row of a head's q and k on its own
                          scale), P V still BF16, where no AMX tiles are
