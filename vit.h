@@ -3189,14 +3189,14 @@ static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, v
         vit__tile_out_row(u, i, c##i##c, c##i##d);  \
     }
 
+#define VIT__DECL2F(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
+
 /* F32: the panels' floats (bf), x's (xf); each panel's npf lines of the next block from its pf0, one every 8 k
    (vit__gemm_block2). */
 static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit__tl *u) {
     const float *x = t->xf, *bp = t->bf, *bq = u->bf;
     int k, ldx = t->ldx;
-#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
-    VIT__ROWS2(VIT__DECL2)
-#undef VIT__DECL2
+    VIT__ROWS2(VIT__DECL2F)
     VIT__ROWS2(VIT__PREFETCH_Y2)
     for (k = 0; k < t->kc; k++) {
         vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW),
@@ -3219,29 +3219,33 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
     VIT__ROWS2(VIT__OUT2)
 }
 
+/* The dot-product wide tiles' k loop over groups of 4 bytes (BF16 pairs, I8 quads): DOT2, their instruction, and
+   the sums c##i##a..d declared by the tile. */
+#define VIT__STEP2(i)                                                  \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            c##i##a = VIT__DOT2(c##i##a, a, b0);                       \
+            c##i##b = VIT__DOT2(c##i##b, a, b1);                       \
+            c##i##c = VIT__DOT2(c##i##c, a, b2);                       \
+            c##i##d = VIT__DOT2(c##i##d, a, b3);                       \
+        }
+#define VIT__LOOP2                                                                                                 \
+    for (g = 0; g < t->kc; g++) {                                                                                  \
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW), \
+                b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW); \
+        VIT__ROWS2(VIT__STEP2)                                                                                     \
+    }
+
 #if VIT__DOT_BF16
 static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vit__tl *u) {
     const uint32_t *x = t->x, *bp = t->bp, *bq = u->bp;
     int g, ldx = t->ldx;
-#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
-    VIT__ROWS2(VIT__DECL2)
-#undef VIT__DECL2
+    VIT__ROWS2(VIT__DECL2F)
     VIT__ROWS2(VIT__PREFETCH_Y2)
     VIT__ROWS2(VIT__PREFETCH_YW)
-    for (g = 0; g < t->kc; g++) {
-        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
-                b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
-#define VIT__STEP(i)                                                   \
-        if (mr > i) {                                                  \
-            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
-            c##i##a = vit__v_dpbf16(c##i##a, a, b0);                   \
-            c##i##b = vit__v_dpbf16(c##i##b, a, b1);                   \
-            c##i##c = vit__v_dpbf16(c##i##c, a, b2);                   \
-            c##i##d = vit__v_dpbf16(c##i##d, a, b3);                   \
-        }
-        VIT__ROWS2(VIT__STEP)
-#undef VIT__STEP
-    }
+#define VIT__DOT2 vit__v_dpbf16
+    VIT__LOOP2
+#undef VIT__DOT2
     VIT__ROWS2(VIT__OUT2)
 }
 #endif
@@ -3254,20 +3258,9 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
     VIT__ROWS2(VIT__DECL2)
 #undef VIT__DECL2
     VIT__ROWS2(VIT__PREFETCH_YW)
-    for (g = 0; g < t->kc; g++) {
-        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
-                b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
-#define VIT__STEP(i)                                                   \
-        if (mr > i) {                                                  \
-            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
-            c##i##a = vit__vi_dot4(c##i##a, a, b0);                    \
-            c##i##b = vit__vi_dot4(c##i##b, a, b1);                    \
-            c##i##c = vit__vi_dot4(c##i##c, a, b2);                    \
-            c##i##d = vit__vi_dot4(c##i##d, a, b3);                    \
-        }
-        VIT__ROWS2(VIT__STEP)
-#undef VIT__STEP
-    }
+#define VIT__DOT2 vit__vi_dot4
+    VIT__LOOP2
+#undef VIT__DOT2
 #define VIT__SAVE2(i)                                  \
     if (mr > i) {                                      \
         vit__vi_store(acc[i], c##i##a);                \
@@ -3284,6 +3277,9 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
 #undef VIT__PREFETCH_Y2
 #undef VIT__PREFETCH_YW
 #undef VIT__OUT2
+#undef VIT__STEP2
+#undef VIT__LOOP2
+#undef VIT__DECL2F
 typedef void (*vit__tl2_fn)(const vit__tl *, const vit__tl *);
 #define VIT__TL2_DEF(f, mr) static void f##_##mr(const vit__tl *t, const vit__tl *u) { f(mr, t, u); }
 #define VIT__TL2_ENTRY(f, mr) f##_##mr,
