@@ -3587,6 +3587,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         u.bp = vit__packed_panel(p, n1, k0);
     }
 #endif
+#if VIT__DOT_BF16 || VIT__DOT_I8
     if (p->wt == VIT_DTYPE_I8) {
         t.wsum = vit__packed_wsum(p, n0, k0, kcb);
         u.wsum = vit__packed_wsum(p, n1, k0, kcb);
@@ -3597,6 +3598,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         t.stream = vit__y_stream(p, n0);
         u.stream = vit__y_stream(p, n1);
     }
+#endif
     for (m = m0; m < m1; m += VIT__MR / 2) {
         int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2;
         if (e && e->r && last) /* as vit__gemm_block */

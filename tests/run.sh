@@ -456,6 +456,27 @@ pstep fixtures-drift $PY tools/check_fixtures.py
 # The BF16 and I8 products at -O1 (where this CPU has AMX, its tiles): GCC 12's _tile_loadconfig tells it 8 bytes
 # are read, and a tile configuration built on the stack lost stores there and faulted. Beside the Python steps.
 pstep quant-O1 sh -c "gcc $WARN -O1 -march=native -I. tests/test_internal.c -o build/test_internal_O1 -lm && build/test_internal_O1 quant"
+# AVX-512 without BF16 (Skylake-X: the wide F32 tile, BF16 and I8 on widened panels) and with VNNI but without
+# BF16 (Cascade Lake: the wide I8 tile too), which -march=native here does not build: compiled always, their
+# products' and kernels' tests run where this CPU has the instructions.
+avx512_subsets() {
+  for as_m in skylake-avx512 cascadelake; do
+    # shellcheck disable=SC2086
+    gcc $WARN -O1 -march=$as_m -I. tests/test_internal.c -o build/test_internal_$as_m -lm || return 1
+    as_need="avx512f avx512bw avx512dq avx512vl"
+    [ $as_m = cascadelake ] && as_need="$as_need avx512_vnni"
+    as_run=1
+    for as_f in $as_need; do grep -qw "$as_f" /proc/cpuinfo 2>/dev/null || as_run=0; done
+    if [ $as_run = 1 ]; then
+      build/test_internal_$as_m quant > build/log/quant_$as_m.txt && build/test_internal_$as_m kernels > build/log/kernels_$as_m.txt ||
+        { tail -20 build/log/quant_$as_m.txt build/log/kernels_$as_m.txt; return 1; }
+      echo "$as_m: quant and kernels pass"
+    else
+      echo "$as_m: built; this CPU lacks its instructions, not run"
+    fi
+  done
+}
+pstep avx512-subsets avx512_subsets
 pstep maps-fixtures-drift $PY tools/maps_reference.py --check
 # vit__v_gelu's erf: its coefficients evaluated in float32 as vit.h does, within the 3.8e-7 its comment says
 pstep gelu-erf-fit $PY tools/fit_erf.py --check
