@@ -2503,13 +2503,29 @@ typedef void (*vit__tl_fn)(const vit__tl *);
    are constants after inlining, so rows >= mr and the unused vector vanish
    and every accumulator is a register. The narrow tile runs the same FMAs
    for its columns as the wide one, so the bits match. */
+/* Row i of a tile's sums over a whole panel (ca, cb: its two vectors of columns) to y: what y holds added unless
+   first, alpha and the bias on the last block. */
+static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, vit__vf cb) {
+    float *yi = t->y + (size_t)i * t->ldy;
+    if (!t->first) {
+        ca = vit__v_add(vit__v_load(yi), ca);
+        cb = vit__v_add(vit__v_load(yi + VIT__VW), cb);
+    }
+    if (t->last) {
+        vit__vf va = vit__v_set1(t->alpha);
+        ca = vit__v_add(vit__v_mul(va, ca), t->b ? vit__v_load(t->b) : vit__v_zero());
+        cb = vit__v_add(vit__v_mul(va, cb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero());
+    }
+    vit__v_store(yi, ca);
+    vit__v_store(yi + VIT__VW, cb);
+}
+
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t) {
     float *y = t->y, alpha = t->alpha;
     const float *x = t->xf, *bp = t->bf, *b = t->b;
     const unsigned char *const *pf = t->pf, *pf0 = t->pf0;
     int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv, npf = t->npf;
-    vit__vf va = vit__v_set1(alpha);
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
 
@@ -2542,16 +2558,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
         if (nvec > 1 && nv == VIT__NR) {                                                \
-            if (!first) {                                                               \
-                c##i##a = vit__v_add(vit__v_load(yi), c##i##a);                         \
-                c##i##b = vit__v_add(vit__v_load(yi + VIT__VW), c##i##b);               \
-            }                                                                           \
-            if (last) {                                                                 \
-                c##i##a = vit__v_add(vit__v_mul(va, c##i##a), b ? vit__v_load(b) : vit__v_zero());            \
-                c##i##b = vit__v_add(vit__v_mul(va, c##i##b), b ? vit__v_load(b + VIT__VW) : vit__v_zero());  \
-            }                                                                           \
-            vit__v_store(yi, c##i##a);                                                  \
-            vit__v_store(yi + VIT__VW, c##i##b);                                        \
+            vit__tile_out_row(t, i, c##i##a, c##i##b);                                  \
         } else {                                                                        \
             float o[VIT__NR];                                                           \
             int j;                                                                      \
@@ -2988,7 +2995,6 @@ static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__
     const uint32_t *x = t->x, *bp = t->bp;
     int g, ldy = t->ldy, ldx = t->ldx, first = t->first, last = t->last, nv = t->nv;
     float alpha = t->alpha;
-    vit__vf va = vit__v_set1(alpha);
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__PREFETCH_Y)
     for (g = 0; g < t->kc; g++) {
@@ -3153,22 +3159,6 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
    against row-major weights). */
 #if VIT__WIDE
 #define VIT__ROWS2(X) X(0) X(1) X(2) X(3) X(4) X(5)
-/* Row i of a whole panel's finish, as VIT__OUT's. */
-static VIT__INLINE void vit__tile_out_row(const vit__tl *t, int i, vit__vf ca, vit__vf cb) {
-    float *yi = t->y + (size_t)i * t->ldy;
-    if (!t->first) {
-        ca = vit__v_add(vit__v_load(yi), ca);
-        cb = vit__v_add(vit__v_load(yi + VIT__VW), cb);
-    }
-    if (t->last) {
-        vit__vf va = vit__v_set1(t->alpha);
-        ca = vit__v_add(vit__v_mul(va, ca), t->b ? vit__v_load(t->b) : vit__v_zero());
-        cb = vit__v_add(vit__v_mul(va, cb), t->b ? vit__v_load(t->b + VIT__VW) : vit__v_zero());
-    }
-    vit__v_store(yi, ca);
-    vit__v_store(yi + VIT__VW, cb);
-}
-
 #define VIT__PREFETCH_Y2(i)                                          \
     if (mr > i && !t->first) {                                       \
         VIT__PREFETCH(t->y + (size_t)i * t->ldy);                    \
@@ -3554,6 +3544,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     const vit__epi *e = p->e;
     int m, i, last = k0 + kc == p->K, fused = 0, n1 = n0 + VIT__NR, f32 = p->wt == VIT_DTYPE_F32, K = p->K;
     int lines = 0, per = 0, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + 2 * VIT__NR;
+    int tiles = (m1 - m0 + VIT__MR / 2 - 1) / (VIT__MR / 2);
     size_t xrow = f32 ? (size_t)p->ldx : vit__xs_ld(p);
     const unsigned char *next[2] = {NULL, NULL};
     vit__tl t, u;
@@ -3579,15 +3570,13 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
                 next[i] = (const unsigned char *)p->wq +
                           ((size_t)(nn0 + i * VIT__NR) * K + (size_t)nk0 * VIT__NR) * sizeof(float);
         lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * (int)sizeof(float) / 64;
-        per = (lines + (m1 - m0 + VIT__MR / 2 - 1) / (VIT__MR / 2) - 1) / ((m1 - m0 + VIT__MR / 2 - 1) / (VIT__MR / 2));
+        per = (lines + tiles - 1) / tiles;
     }
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else {
         t.bp = vit__packed_panel(p, n0, k0);
         u.bp = vit__packed_panel(p, n1, k0);
     }
-#endif
-#if VIT__DOT_BF16 || VIT__DOT_I8
     if (p->wt == VIT_DTYPE_I8) {
         t.wsum = vit__packed_wsum(p, n0, k0, kcb);
         u.wsum = vit__packed_wsum(p, n1, k0, kcb);
