@@ -3420,6 +3420,17 @@ static void vit__tl_rows(vit__tl *t, const vit__mm *p, int i0, int n0) {
 }
 #endif
 
+/* A tile's share, lines [done, stop), of the next F32 block packed at load, one run of lines from next (NULL:
+   none): the F32 tile asks for up to one every 8 k itself (t->pf0, t->npf), the rest are asked for here, now.
+   Returns stop. */
+static int vit__pf_share(vit__tl *t, const unsigned char *next, int done, int stop, int kc) {
+    int i;
+    t->pf0 = next ? next + (size_t)done * 64 : NULL;
+    t->npf = next ? (stop - done < (kc + 7) / 8 ? stop - done : (kc + 7) / 8) : 0;
+    for (i = done + t->npf; next && i < stop; i++) VIT__PREFETCH(next + (size_t)i * 64);
+    return stop;
+}
+
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), rows [m0,
    m1); kcb is the type's block size (vit__kc). */
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv, int m0, int m1) {
@@ -3500,12 +3511,9 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         int mr = m1 - m < VIT__MR ? m1 - m : VIT__MR, stop = done + per < lines ? done + per : lines;
         t.npf = 0;
         t.pf0 = NULL;
-        if (next) { /* an F32 block packed at load, one run of lines: the tile counts them itself (listing them
-                       here, a line at a time, was 4% of a ViT-B/16 f32 forward) */
-            t.pf0 = next + (size_t)done * 64;
-            t.npf = stop - done < (kc + 7) / 8 ? stop - done : (kc + 7) / 8;
-            for (done += t.npf; done < stop; done++) VIT__PREFETCH(next + (size_t)done * 64);
-        }
+        if (next) /* an F32 block packed at load, one run of lines: the tile counts them itself (listing them
+                     here, a line at a time, was 4% of a ViT-B/16 f32 forward) */
+            done = vit__pf_share(&t, next, done, stop, kc);
         for (; done < stop; done++) { /* line `line` of row `row`, counted without a division */
             const unsigned char *at = wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64;
             if (++line == row_lines) { line = 0; row++; }
@@ -3626,17 +3634,8 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
             t.y = p->y + (size_t)m * p->ldy + n0;
             u.y = t.y + VIT__NR;
             t.xf = u.xf = p->x + (size_t)m * xrow + k0;
-            /* each run's share of lines: the tile asks for up to one every 8 k, here the rest */
-            t.npf = u.npf = stop - done < (kc + 7) / 8 ? stop - done : (kc + 7) / 8;
-            t.pf0 = next[0] ? next[0] + (size_t)done * 64 : NULL;
-            u.pf0 = next[1] ? next[1] + (size_t)done * 64 : NULL;
-            if (!next[0]) t.npf = 0;
-            if (!next[1]) u.npf = 0;
-            for (i = done + (kc + 7) / 8; i < stop; i++) {
-                if (next[0]) VIT__PREFETCH(next[0] + (size_t)i * 64);
-                if (next[1]) VIT__PREFETCH(next[1] + (size_t)i * 64);
-            }
-            done = stop;
+            vit__pf_share(&t, next[0], done, stop, kc); /* each run's share of lines */
+            done = vit__pf_share(&u, next[1], done, stop, kc);
             vit__tiles2_f32[mr](&t, &u);
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
