@@ -5751,7 +5751,9 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
    caches when large (vit__y_stream): converted a row at a time, each waited on memory (vit__q8s_row takes a row's
    range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (q and k: DINOv2-S/14
    I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
-   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). */
+   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). The BF16 attention's
+   q and K rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px:
+   the task and the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). */
 #define VIT__ATT_PF 8
 static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
     int k;
@@ -5975,8 +5977,10 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
                 continue;
             }
 #endif
-            for (j = 0; j < nv; j++)
+            for (j = 0; j < nv; j++) {
+                if (n0 + j + VIT__ATT_PF < N) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
                 vit__bf16_row((uint16_t *)(void *)(kt + (size_t)j * hq), kb + (size_t)(n0 + j) * ld, HS);
+            }
             vit__pack_panel_u32(kp + (size_t)n0 * hqp, (const unsigned char *)kt, (size_t)hq * 4, nv, hq * 4);
             memset(kp + (size_t)n0 * hqp + (size_t)hq * VIT__NR, 0, (size_t)(hqp - hq) * VIT__NR * 4);
         }
@@ -6023,6 +6027,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         for (i = 0; i < rows; i++) { /* q qs rounded to bf16 (times 1 when the scale stays for the tiles: exact) */
             const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
             uint16_t *qh = (uint16_t *)(void *)(qx + (size_t)i * hqp);
+            if (i + VIT__ATT_PF < rows) vit__prefetch_row(qi + (size_t)VIT__ATT_PF * ld, HS);
             for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
                 vit__v_store_bf16(qh + j, vit__v_mul(vit__v_load(qi + j), vit__v_set1(qs)));
             for (; j < HS; j++) qh[j] = vit__bf16_round(qi[j] * qs);
