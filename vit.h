@@ -16148,7 +16148,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          again a row and vector: the q k^T tile spent a
                          third of its time so); the same bits
                          (DINOv2-S/14 I8 at 518 px, one thread: 0.352-
-                         0.358 -> 0.347-0.351 s).
+                         0.358 -> 0.347-0.351 s). The BF16 attention asks
+                         for its q and K rows ahead of their rounding, as
+                         the I8 one does.
      0.5.12 (2026-11-27) Wide tiles on AVX-512: 6 rows against two
                          packed panels of 32 columns (four vectors of w
                          and six broadcasts a k step, where 12 x 32 took
