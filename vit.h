@@ -3041,15 +3041,16 @@ static void vit__tile_i8_finish(const vit__tl *t, int mr, int32_t (*acc)[VIT__NR
     if (nv == VIT__NR) {
         for (v = 0; v < VIT__NR; v += VIT__VW) {
             vit__vi wv = vit__vi_load(wsum + v);
-            vit__vf sv = vit__v_load(ws + v), bv = b ? vit__v_load(b + v) : vit__v_zero();
-            vit__vf gv = gs ? vit__v_load(gs + v) : vit__v_zero(), av = vit__v_set1(alpha);
+            /* alpha folded into the column scales, and the bias added in the fma: two operations of the nine a
+               vector took (the reference's alpha (S (sx ws)) + b rounds apart by an ulp or two) */
+            vit__vf sv = vit__v_mul(vit__v_set1(alpha), vit__v_load(ws + v));
+            vit__vf bv = b ? vit__v_load(b + v) : vit__v_zero(), gv = gs ? vit__v_load(gs + v) : vit__v_zero();
             for (i = 0; i < mr; i++) {
                 float *yi = y + (size_t)i * ldy + v;
                 vit__vi c = vit__vi_sub(vit__vi_load(acc[i] + v), vit__vi_mul(vit__vi_set1(zp[i] - VIT__I8_XOFF), wv));
                 if (!first) c = vit__vi_add(vit__vi_load(yi), c);
                 if (last) {
-                    vit__vf f = vit__v_mul(vit__vi_float(c), vit__v_mul(vit__v_set1(sx[i]), sv));
-                    f = vit__v_add(vit__v_mul(av, f), bv);
+                    vit__vf f = vit__v_fma(vit__vi_float(c), vit__v_mul(vit__v_set1(sx[i]), sv), bv);
                     if (epi) { /* vit__epi_tile's steps, in its order */
                         f = vit__v_act(f, act);
                         if (gs) f = vit__v_mul(f, gv);
