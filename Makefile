@@ -110,7 +110,9 @@ web-serve: web
 # CLIP ViT-B/16 the same way (PyTorch being timm), without the busy-core table, in
 # about 10 minutes; then EVA-02 ViT-B/14, and DINOv2 ViT-S/14 at 518 px (1,370
 # tokens: a pass at B = 8 takes seconds, PyTorch's most of a minute, hence one rep
-# a round), about 10 and 15 minutes.
+# a round), about 10 and 15 minutes. --profiles: after the ViT-B/16 and 518 px
+# tables, vit.h's profile (build/profile_vit) and OpenVINO's performance counters
+# (bench_peers.py --profile) of a pass at B = 1, one thread, each precision.
 bench: deps build/vit
 	@tools/install_deps.sh bench
 	$(CC) $(WARN) -std=gnu99 $(CFLAGS) -DBENCH_OPENBLAS $(BLAS_INC) -I. bench/bench_kernels.c -o build/bench_kernels -lopenblas -lm
@@ -120,14 +122,12 @@ bench: deps build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
-	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8
+	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8 --profiles
 	$(PY) bench/compare.py --peers --models DINOv2-S/14,CLIP-B/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models EVA-02-B/14 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models DINOv3-S/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
-	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 2 --reps 1 --vit-dtypes F32,BF16,I8 --no-busy
+	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 2 --reps 1 --vit-dtypes F32,BF16,I8 --no-busy --profiles
 	$(PY) bench/compare.py --modules
-	for f in model model.bf16 model.i8; do build/profile_vit build/bench/ViT-B_16/$$f.safetensors; done
-	for f in model model.bf16 model.i8; do build/profile_vit build/bench/DINOv2-S_14@518/$$f.safetensors --reps 3; done
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 1
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 2
 

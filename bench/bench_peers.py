@@ -47,11 +47,20 @@ Prints load time (session creation or compile), median and min latency over
 R reps after W warm-up passes, and peak RSS; --json prints one JSON object
 as the last line; --output saves the last pass's output (.npy). Without
 --input the input is random-normal (seed 0) of the model's own image size.
+
+--profile (OpenVINO only) compiles with PERF_COUNT and prints where the
+fastest pass spent its time, by OpenVINO's own operations (layer type and
+the kernel it chose: FullyConnected on brgemm, the attention Subgraph, ...),
+with the multiply-adds of the products counted from the compiled model's
+shapes: OpenVINO's side of build/profile_vit, to say which pieces a missed
+cell loses in. The counters cost a little: its passes are not the timed
+ones of a comparison.
 """
 
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import sys
@@ -76,6 +85,8 @@ def parse(argv):
     ap.add_argument("--input", help="run on this .npy instead of a random input (seed 0)")
     ap.add_argument("--output", help="save the output of the last pass here (.npy)")
     ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
+    ap.add_argument("--profile", action="store_true",
+                    help="OpenVINO: the fastest pass's time per operation kind (PERF_COUNT), as a Markdown table")
     ap.add_argument("--prepare", action="store_true",
                     help="make MODEL.int8.onnx and MODEL.ov-int8.xml if they are missing or stale, then exit")
     args = ap.parse_args(argv)
@@ -85,6 +96,8 @@ def parse(argv):
         ap.error("--engine is required")
     if args.batch < 1 or args.threads < 1 or args.reps < 1 or args.warmup < 0:
         ap.error("--batch, --threads and --reps must be >= 1, --warmup >= 0")
+    if args.profile and args.engine != "ov":
+        ap.error("--profile reads OpenVINO's performance counters: --engine ov")
     if args.precision not in ENGINES[args.engine]:
         ap.error(f"--engine {args.engine} has no precision {args.precision} here ("
                  + "; ".join(f"{e}: {', '.join(p)}" for e, p in ENGINES.items()) + ")")
@@ -185,12 +198,67 @@ def ov_runner(args, batch, shape=None):
     config = {"INFERENCE_NUM_THREADS": args.threads, "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1}
     if args.precision != "int8":  # int8: the rest of the model at OpenVINO's default precision, as a user gets it
         config["INFERENCE_PRECISION_HINT"] = args.precision
+    if getattr(args, "profile", False):
+        config["PERF_COUNT"] = True
     compiled = core.compile_model(model, "CPU", config)
     req = compiled.create_infer_request()
     caps = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
-    return ((lambda x: req.infer({0: x})[0].copy()),
-            dict(version=ov.__version__, ran_precision=ov_ran(compiled, args.precision), cpu_capabilities=list(caps)),
-            list(shape))
+    info = dict(version=ov.__version__, ran_precision=ov_ran(compiled, args.precision), cpu_capabilities=list(caps))
+    if getattr(args, "profile", False):
+        info["flops"] = ov_flops(compiled)
+        info["request"] = req
+    return (lambda x: req.infer({0: x})[0].copy()), info, list(shape)
+
+
+def ov_flops(compiled):
+    """FLOPs (2 a multiply-add) of each operation of the compiled model that is a product, by its name: a
+    FullyConnected (or MatMul) and a Convolution from their output's shape and their weight's reduced size, and
+    an attention Subgraph (three inputs, q (.., N, d), k and v (.., N, d), k perhaps transposed; its output q's
+    shape) as 4 (..) N N d."""
+    flops = {}
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        kind = op.get_rt_info()["layerType"].astype(str)
+        shapes = [op.input(i).get_partial_shape() for i in range(op.get_input_size())]
+        if not all(s.is_static for s in shapes) or not op.get_output_partial_shape(0).is_static:
+            continue
+        shapes = [s.to_shape() for s in shapes]
+        out = int(np.prod(list(op.get_output_shape(0))))
+        if kind.startswith("FullyConnected") or kind == "MatMul":
+            w = list(shapes[1])
+            flops[op.get_friendly_name()] = 2.0 * out * (w[-1] if len(w) >= 2 else 1)
+        elif kind == "Convolution" and len(shapes[1]) == 4:
+            w = list(shapes[1])
+            flops[op.get_friendly_name()] = 2.0 * out * w[1] * w[2] * w[3]
+        elif kind == "Subgraph" and re.search("attn|attention", op.get_friendly_name(), re.I) and len(shapes) == 3:
+            # attention fused from the export's two MatMuls: q (.., Nq, d), k (.., Nk, d) or kᵀ, v (.., Nk, dv); out
+            # (.., Nq, dv), or (.., Nq, heads, dv) with the heads' transpose fused in
+            q, k, v, o = (list(t) for t in (*shapes, op.get_output_shape(0)))
+            if (len(q) >= 3 and q[:-2] == k[:-2] == v[:-2] and k in (q[:-2] + [v[-2], q[-1]], q[:-2] + [q[-1], v[-2]])
+                    and o in (q[:-1] + v[-1:], q[:-3] + [q[-2], q[-3], v[-1]])):
+                flops[op.get_friendly_name()] = 2.0 * np.prod(q[:-2]) * q[-2] * v[-2] * (q[-1] + v[-1])
+    return flops
+
+
+def ov_profile(req, flops, wall_s):
+    """A Markdown table of a pass's counters (req.get_profiling_info()) summed by (layer type, kernel)."""
+    rows = {}
+    for p in req.get_profiling_info():
+        key = (p.node_type + (" of attention" if p.node_type == "Subgraph" and p.node_name in flops else ""),
+               p.exec_type)
+        r = rows.setdefault(key, [0, 0.0, 0.0])
+        r[0] += 1
+        r[1] += p.real_time.total_seconds()
+        r[2] += flops.get(p.node_name, 0.0)
+    total = sum(r[1] for r in rows.values())
+    lines = [f"OpenVINO's counters, the fastest pass ({wall_s * 1e3:.1f} ms wall, {total * 1e3:.1f} ms counted):",
+             "", "| operation (kernel) | count | ms | share | G(FL)OP/s |", "|---|---|---|---|---|"]
+    for (kind, kernel), (n, t, f) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
+        if t < 5e-3 * total:
+            continue
+        rate = f"{f / t / 1e9:.0f}" if f and t > 0 else ""
+        lines.append(f"| {kind} ({kernel}) | {n} | {t * 1e3:.2f} | {100 * t / total:.1f}% | {rate} |")
+    lines.append(f"| (the rest, each under 0.5%) | | {sum(r[1] for r in rows.values() if r[1] < 5e-3 * total) * 1e3:.2f} | | |")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -212,11 +280,14 @@ def main(argv=None):
         x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
     for _ in range(args.warmup):
         run(x)
-    times = []
+    times, table = [], None
+    req, flops = info.pop("request", None), info.pop("flops", None)
     for _ in range(args.reps):
         t = time.perf_counter()
         y = run(x)
         times.append(time.perf_counter() - t)
+        if req is not None and times[-1] == min(times):  # the counters of the fastest pass so far
+            table = ov_profile(req, flops, times[-1])
     if args.output:
         np.save(args.output, y)
     result = dict(impl=f"{args.engine} {args.precision}", model=args.model, input=list(x.shape), batch=int(x.shape[0]),
@@ -226,6 +297,8 @@ def main(argv=None):
     print(f"{result['impl']} (ran {info['ran_precision']}, {info['version']}): input {result['input']}, "
           f"{args.threads} thread(s), load {load_s:.3f} s, median {result['median_s']:.4f} s, "
           f"min {result['min_s']:.4f} s over {len(times)} reps, peak RSS {result['peak_rss_mb']:.0f} MB")
+    if table:
+        print(table)
     if args.json:
         print(json.dumps(result))
     return 0

@@ -3,7 +3,7 @@
     build/venv/bin/python bench/compare.py [--quick] [--reps R] [--rounds K]
     build/venv/bin/python bench/compare.py --modules [--min-time S] [--rounds K] [--only NAME,...]
     build/venv/bin/python bench/compare.py --peers [--models M,...] [--quick] [--reps R] [--rounds K] [--vit-dtypes F32,...]
-        [--no-busy]
+        [--no-busy] [--profiles]
 
 For each model (ViT-Ti/16, ViT-S/16, ViT-B/16 with random weights exported by
 tools/export.py), batch size (1, 8) and thread count (1, 2) it runs
@@ -60,8 +60,12 @@ output at B = 1. Under the table, for every (B, threads) cell, vit.h's
 time over the faster peer of each precision against the speed issue's
 targets (TARGETS; int8 with each int8 engine's relative L2 to PyTorch at
 that B), and vit.h f32's GFLOP/s (model_flops) and share of the FMA peak
-(build/bench_kernels --peak, one core's, times the threads). Then, unless
---no-busy, the busy-core rows: another process spins on one core (pinned
+(build/bench_kernels --peak, one core's, times the threads). With
+--profiles, where one pass at B = 1 on one thread goes, each precision:
+vit.h's pieces (build/profile_vit) and OpenVINO's operations with their
+kernels (bench_peers.py --profile, its performance counters), on the
+same core one after the other, so that a missed cell comes with the
+pieces it loses in. Then, unless --no-busy, the busy-core rows: another process spins on one core (pinned
 to the last CPU) while each engine's 1- and 2-thread runs alternate, B =
 1 and 8; a thread pool that spins at its barriers loses there, one that
 sleeps does not. The models run one after the other, each with its
@@ -462,7 +466,7 @@ def peers(args):
     models = "" if args.models == PEER_DEFAULT else f" --models {args.models}"
     print(f"\nCommand: build/venv/bin/python bench/compare.py --peers{models} --reps {args.reps} "
           f"--rounds {args.rounds}{' --quick' if args.quick else ''} --vit-dtypes {args.vit_dtypes}"
-          f"{' --no-busy' if args.no_busy else ''} (make bench runs it)"
+          f"{' --no-busy' if args.no_busy else ''}{' --profiles' if args.profiles else ''} (make bench runs it)"
           + ("" if args.no_busy else "; bold: 2 threads within 1.1x of 1 thread") + ".")
     print(f"compare.py --peers took {(time.perf_counter() - start) / 60:.1f} min", file=sys.stderr)
 
@@ -619,6 +623,8 @@ def peer_tables(name, args, batches, quiet):
     flagged = sum(1 for v in busy_flag.values() if v > quiet.threshold)
     print(f"{flagged} measurement cell(s) marked (busy): other processes kept the cores busy then "
           f"(waited {quiet.waited:.0f} s so far of a {quiet.budget:.0f} s budget for a quiet machine).")
+    if args.profiles:
+        profiles(name, args, folder, inputs[1], quiet)
     if args.no_busy:
         return
 
@@ -641,6 +647,29 @@ def peer_tables(name, args, batches, quiet):
         print(f"| {engine} | " + " | ".join(cells) + " |")
 
 
+def profiles(name, args, folder, inp, quiet):
+    """--profiles: where one pass at B = 1 on one thread goes, for each --vit-dtypes precision, vit.h's pieces
+    (build/profile_vit) and then OpenVINO's operations (bench_peers.py --profile) on the same CPU: a cell missed
+    in this run's table is explained by the pieces it loses in, each at its rate."""
+    reps = str(max(3, args.reps))
+    print(f"\n{name}, where one pass goes (B=1, one thread, each precision's vit.h pieces and then OpenVINO's "
+          f"operations, one after the other; the pieces' rates against one core's F32 FMA peak, so bf16's and "
+          f"int8's exceed 100%: their instructions' peaks are 2x and 4x it):")
+    for dtype in args.vit_dtypes.split(","):
+        precision = PRECISION[dtype]
+        quiet.wait()
+        with cpus_for(1):
+            ours = vit_output(["build/profile_vit", vit_file(folder, dtype), "--reps", reps])
+            theirs = subprocess.run([PEERS_PY, "bench/bench_peers.py", os.path.join(folder, "model.onnx"), "--engine",
+                                     "ov", "--precision", precision, "--reps", reps, "--input", inp, "--profile"],
+                                    capture_output=True, text=True, cwd=ROOT)
+        if theirs.returncode != 0:
+            sys.exit(f"compare.py: bench_peers.py --profile: {theirs.stderr.strip()}")
+        head, table = ours.strip().split("\n", 1)
+        print(f"\n{precision}, vit.h's pieces ({head}):\n\n{table}\n\n{precision}, "
+              + theirs.stdout.strip().split("\n", 1)[1].strip())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="B=1 only (and without --peers, ViT-B/16 only)")
@@ -653,6 +682,8 @@ def main():
     ap.add_argument("--peers", action="store_true", help="ViTs in vit.h, ONNX Runtime, OpenVINO and PyTorch, and a busy-core table")
     ap.add_argument("--models", default=PEER_DEFAULT, help=f"--peers: comma-separated, of {', '.join(PEER_MODELS)} (default {PEER_DEFAULT})")
     ap.add_argument("--no-busy", action="store_true", help="--peers: leave out the busy-core table")
+    ap.add_argument("--profiles", action="store_true", help="--peers: then vit.h's and OpenVINO's profiles of a pass at "
+                                                              "B=1 on one thread, each --vit-dtypes precision")
     ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype, F32, BF16 or I8 (default F32)")
     ap.add_argument("--out", help="the Markdown file whose section of this run's kind gets the tables "
                                   "(default docs/BENCHMARKS.md; '-': print only; --quick and --only print only unless given)")
