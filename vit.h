@@ -1,4 +1,4 @@
-/* vit.h - v0.5.13 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.14 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -280,8 +280,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 13
-#define VIT_VERSION_STRING "0.5.13"
+#define VIT_VERSION_PATCH 14
+#define VIT_VERSION_STRING "0.5.14"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -16141,6 +16141,12 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.14 (2026-11-27) The I8 finish folds alpha into the column scales
+                         and adds the bias in an fma (within 1e-6 of the
+                         reference, as before); the int8 q k^T tile
+                         starts its sums at the keys' zero-point terms
+                         (the same bits; DINOv2-S/14 I8 at 518 px, one
+                         thread: 0.354-0.359 -> 0.347-0.349 s).
      0.5.13 (2026-11-27) The I8 tiles' finish and the int8 attention's
                          q k^T tile read their fields once (a vector
                          store may alias anything, and GCC read them
