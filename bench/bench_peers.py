@@ -48,6 +48,11 @@ R reps after W warm-up passes, and peak RSS; --json prints one JSON object
 as the last line; --output saves the last pass's output (.npy). Without
 --input the input is random-normal (seed 0) of the model's own image size.
 
+--stepped runs one pass for each line read from stdin after the warm-up
+(printing "ready" first, then each pass's seconds), until end of input,
+then prints as usual over those passes: bench/compare.py alternates the
+engines pass by pass, each loaded once (bench_vit --stepped).
+
 --profile (OpenVINO only) compiles with PERF_COUNT and prints where the
 fastest pass spent its time, by OpenVINO's own operations (layer type and
 the kernel it chose: FullyConnected on brgemm, the attention Subgraph, ...),
@@ -85,6 +90,8 @@ def parse(argv):
     ap.add_argument("--input", help="run on this .npy instead of a random input (seed 0)")
     ap.add_argument("--output", help="save the output of the last pass here (.npy)")
     ap.add_argument("--json", action="store_true", help="print one JSON object on the last line")
+    ap.add_argument("--stepped", action="store_true",
+                    help="after the warm-up, one timed pass per line read from stdin (printing its seconds), to EOF")
     ap.add_argument("--profile", action="store_true",
                     help="OpenVINO: the fastest pass's time per operation kind (PERF_COUNT), as a Markdown table")
     ap.add_argument("--prepare", action="store_true",
@@ -282,12 +289,18 @@ def main(argv=None):
         run(x)
     times, table = [], None
     req, flops = info.pop("request", None), info.pop("flops", None)
-    for _ in range(args.reps):
+    if args.stepped:
+        print("ready", flush=True)
+    for _ in iter(sys.stdin.readline, "") if args.stepped else range(args.reps):
         t = time.perf_counter()
         y = run(x)
         times.append(time.perf_counter() - t)
+        if args.stepped:
+            print(f"{times[-1]:.9f}", flush=True)
         if req is not None and times[-1] == min(times):  # the counters of the fastest pass so far
             table = ov_profile(req, flops, times[-1])
+    if not times:
+        sys.exit("bench_peers.py: --stepped: no line read, no pass timed")
     if args.output:
         np.save(args.output, y)
     result = dict(impl=f"{args.engine} {args.precision}", model=args.model, input=list(x.shape), batch=int(x.shape[0]),

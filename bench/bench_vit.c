@@ -8,7 +8,11 @@
    --min-time keeps timing past R reps until S seconds of forward passes
    have run (at most 100000 reps): a module that takes microseconds needs
    thousands of reps for a stable median. --output saves the last pass's
-   output. */
+   output. --stepped runs one pass for each line read from stdin after a
+   warm-up (it prints "ready" first), printing each pass's seconds, until
+   end of input, then prints as usual over those passes: bench/compare.py
+   alternates the engines pass by pass so, with each loaded once, and a
+   slow phase of a shared machine lands on all of them alike. */
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "bench.h"
@@ -19,7 +23,7 @@
 #include <sys/resource.h>
 
 int main(int argc, char **argv) {
-    int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197;
+    int B = 1, threads = 1, reps = 5, json = 0, i, n_done, cap, tokens = 197, stepped = 0;
     double t0, load, *times, min_time = 0.0, spent;
     const char *input = NULL, *output = NULL;
     vit_model m;
@@ -34,11 +38,12 @@ int main(int argc, char **argv) {
         fprintf(
             stderr,
             "usage: bench_vit MODEL [--batch B] [--threads T] [--reps R] [--min-time S] [--tokens N] [--input "
-            "IN.npy] [--output OUT.npy] [--json]\n");
+            "IN.npy] [--output OUT.npy] [--stepped] [--json]\n");
         return 2;
     }
     for (i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--stepped")) stepped = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--batch")) B = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--threads")) threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
@@ -49,7 +54,7 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "bench_vit: unknown argument %s\n", argv[i]); return 2; }
     }
     if (reps < 1 || reps > 100000 || B < 1 || threads < 1 || min_time < 0.0 || min_time > 600.0) return 2;
-    cap = min_time > 0.0 ? 100000 : reps;
+    cap = min_time > 0.0 || stepped ? 100000 : reps;
     times = (double *)malloc((size_t)cap * sizeof(double));
     if (!times) return 1;
     if (vit_set_threads(threads) != VIT_OK) {
@@ -96,8 +101,16 @@ int main(int argc, char **argv) {
         return 1;
     }
     spent = 0.0;
-    for (i = -1, n_done = 0; i < cap && (i < reps || spent < min_time); i++) { /* i = -1 is the warm-up */
+    for (i = -1, n_done = 0; i < cap && (stepped || i < reps || spent < min_time); i++) { /* i = -1: the warm-up */
         double t;
+        if (stepped && i >= 0) { /* a pass for each line, until end of input */
+            char line[64];
+            if (i == 0) {
+                printf("ready\n");
+                fflush(stdout);
+            }
+            if (!fgets(line, sizeof line, stdin)) break;
+        }
         vit_arena_reset(&act);
         t0 = now();
         if ((r = vit_model_forward(&m, &act, &x, NULL, &y)) != VIT_OK) {
@@ -106,8 +119,15 @@ int main(int argc, char **argv) {
         }
         t = now() - t0;
         if (i >= 0) { times[n_done++] = t; spent += t; }
+        if (stepped && i >= 0) {
+            printf("%.9f\n", t);
+            fflush(stdout);
+        }
     }
-    reps = n_done;
+    if (!(reps = n_done)) {
+        fprintf(stderr, "bench_vit: --stepped: no line read, no pass timed\n");
+        return 1;
+    }
     if (output && vit_npy_save(output, &y) != VIT_OK) {
         fprintf(stderr, "bench_vit: %s\n", vit_last_error());
         return 1;

@@ -51,12 +51,16 @@ it). Each model's files live in build/bench/<name>/ (model.safetensors,
 timm's config.json beside it, model.onnx, the int8 models, the inputs,
 ...), made when missing. The input is random-normal (seed 0) of the shape
 `vit input-shape` reads from the file. For B = 1 and 8 and 1 and 2
-threads each round runs every engine once, in an order that rotates by
-one each round, on the same input; each measurement is the median of
---reps passes after a warm-up (1-thread runs of every engine on the same
-core: cpus_for), and the table shows the median over
---rounds rounds, with each engine's relative L2 distance to PyTorch's
-output at B = 1. Under the table, for every (B, threads) cell, vit.h's
+threads, the engines of each precision (vit.h's row and the peers its
+target names) are loaded side by side, a process each (--stepped), and
+after a warm-up their passes alternate one by one on the same input,
+--reps passes of each a round, in an order that rotates by one each
+round (1-thread runs of every engine on the same core: cpus_for); the
+table shows the median over --rounds rounds of each round's median,
+with each engine's relative L2 distance to PyTorch's output at B = 1.
+(Runs of --reps passes back to back, engine after engine, as PyTorch's
+row still runs, let a neighbour's burst of a few seconds land on one
+engine's run and not on the other's.) Under the table, for every (B, threads) cell, vit.h's
 time over the faster peer of each precision against the speed issue's
 targets (TARGETS; int8 with each int8 engine's relative L2 to PyTorch at
 that B), and vit.h f32's GFLOP/s (model_flops) and share of the FMA peak
@@ -117,6 +121,7 @@ PEER_MODELS = {
 PEER_DEFAULT = "ViT-B/16"
 # The speed issue's targets: vit.h's time over the faster peer of its precision, at most this.
 TARGETS = {"f32": 0.97, "bf16": 0.95, "int8": 0.90}
+GAP = 0.05  # seconds between two stepped passes (compare.py --peers): a pool spinning after its pass goes to sleep
 
 
 # name -> (spec for tools/export.py, input shape at batch B given as a function of B, why these sizes).
@@ -424,29 +429,35 @@ def torch_spec(spec):
 
 
 def peer_engines(name, args):
-    """(its folder, [(name in the table, function(batch, threads, reps, inp, out) -> result dict)]) for --peers on
-    model `name`."""
+    """(its folder, [(name in the table, function(batch, threads, reps, inp, out) -> result dict)], {name: function
+    (threads, inp, out) -> the command that runs it --stepped}) for --peers on model `name`: every engine runs as a
+    process of its own for R passes, and all but PyTorch also step (bench_vit and bench_peers.py --stepped)."""
     folder, model, onnx = peer_files(name, args)
 
-    def common(batch, threads, reps, inp, out):
+    def common(threads, reps, inp, out):
         return ["--threads", str(threads), "--reps", str(reps), "--input", inp, "--json"] + (["--output", out] if out else [])
 
-    def vit(path, dtype):
-        return lambda b, t, r, inp, out: dict(run_json(["build/bench_vit", path] + common(b, t, r, inp, out)),
-                                              ran_precision=f"{dtype.lower()} weights")
+    def vit_cmd(path):
+        return lambda t, r, inp, out: ["build/bench_vit", path] + common(t, r, inp, out)
 
-    def peer(engine, precision):
-        return lambda b, t, r, inp, out: run_json([PEERS_PY, "bench/bench_peers.py", onnx, "--engine", engine,
-                                                   "--precision", precision] + common(b, t, r, inp, out))
+    def peer_cmd(engine, precision):
+        return lambda t, r, inp, out: ([PEERS_PY, "bench/bench_peers.py", onnx, "--engine", engine, "--precision",
+                                        precision] + common(t, r, inp, out))
 
-    engines = [(f"vit.h {PRECISION[dtype]} (bench_vit)", vit(vit_file(folder, dtype), dtype))
-               for dtype in args.vit_dtypes.split(",")]
-    engines += [("ONNX Runtime f32", peer("ort", "f32")), ("ONNX Runtime int8 (dynamic quantisation)", peer("ort", "int8")),
-                ("OpenVINO f32", peer("ov", "f32")), ("OpenVINO bf16", peer("ov", "bf16")),
-                ("OpenVINO int8 (NNCF post-training quantisation)", peer("ov", "int8")),
-                ("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
-                    [PY, "bench/bench_torch.py", model] + torch_spec(PEER_MODELS[name]) + common(b, t, r, inp, out)))]
-    return folder, engines
+    cmds = {f"vit.h {PRECISION[dtype]} (bench_vit)": vit_cmd(vit_file(folder, dtype)) for dtype in args.vit_dtypes.split(",")}
+    ran = {n: f"{dtype.lower()} weights" for n, dtype in zip(cmds, args.vit_dtypes.split(","))}
+    cmds.update({"ONNX Runtime f32": peer_cmd("ort", "f32"), "ONNX Runtime int8 (dynamic quantisation)": peer_cmd("ort", "int8"),
+                 "OpenVINO f32": peer_cmd("ov", "f32"), "OpenVINO bf16": peer_cmd("ov", "bf16"),
+                 "OpenVINO int8 (NNCF post-training quantisation)": peer_cmd("ov", "int8")})
+
+    def run_one(n):
+        return lambda b, t, r, inp, out: dict(run_json(cmds[n](t, r, inp, out)), **({"ran_precision": ran[n]} if n in ran else {}))
+
+    engines = [(n, run_one(n)) for n in cmds]
+    engines.append(("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
+        [PY, "bench/bench_torch.py", model] + torch_spec(PEER_MODELS[name]) + common(t, r, inp, out))))
+    steppers = {n: (lambda c, n: lambda t, inp, out: c(t, 1, inp, out) + ["--stepped"])(c, n) for n, c in cmds.items()}
+    return folder, engines, steppers, ran
 
 
 def peers(args):
@@ -517,7 +528,7 @@ def fma_peak(quiet):
 def peer_tables(name, args, batches, quiet):
     """--peers on one model: its quiet table, the targets and the FMA peak's share, and (without --no-busy) its
     busy-core table."""
-    folder, engines = peer_engines(name, args)
+    folder, engines, steppers, ran = peer_engines(name, args)
     model = vit_file(folder, "F32")
     inputs = peer_inputs(folder, model, batches)
     size = np.load(os.path.join(ROOT, inputs[batches[0]]), mmap_mode="r").shape[-1]
@@ -525,12 +536,12 @@ def peer_tables(name, args, batches, quiet):
                for b in batches}
     busy_flag = {}
 
-    def rounds(groups, rounds, label):
-        """{(engine, B, T): [result per round]}. In each round, for each group of (B, T), every engine runs the
-        group's settings back to back, the engines in an order that rotates by one each round."""
+    def rounds(groups, rounds, label, which=engines):
+        """{(engine, B, T): [result per round]}. In each round, for each group of (B, T), every engine of `which`
+        runs the group's settings back to back, a process each, in an order that rotates by one each round."""
         got = {}
         for rnd in range(rounds):
-            order = engines[rnd % len(engines):] + engines[:rnd % len(engines)]
+            order = which[rnd % len(which):] + which[:rnd % len(which)]
             for group in groups:
                 for engine, fn in order:
                     for b, t in group:
@@ -559,17 +570,89 @@ def peer_tables(name, args, batches, quiet):
         y = np.load(os.path.join(ROOT, outputs[(engine, b)])).astype(np.float64)
         return float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
 
+    # The issue's targets: vit.h over the faster peer of its precision, each cell.
+    targets = [("f32", "vit.h / faster of (ORT f32, OV f32)", "vit.h f32 (bench_vit)",
+                ("ONNX Runtime f32", "OpenVINO f32")),
+               ("bf16", "vit.h BF16 / OV bf16", "vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
+               ("int8", "vit.h I8 / faster of (ORT int8, OV int8)", "vit.h int8 (bench_vit)",
+                ("ONNX Runtime int8 (dynamic quantisation)", "OpenVINO int8 (NNCF post-training quantisation)"))]
+
+    def stepped(keys):
+        """{(engine, B, T): [result per round]} for the engines that step: for each (B, T), the engines of one
+        precision (vit.h's row and its peers in `targets`) loaded side by side, one process each, and their passes
+        alternating one by one (GAP seconds apart, for the threads that spin after a pass to go to sleep), R
+        passes of each a round, the order rotating by one each round. A neighbour's burst of a few seconds then
+        lands on every engine of a comparison alike, where runs of R passes back to back, engine after engine, let
+        it land on one engine's run and not the other's."""
+        got = {}
+        for b, t in keys:
+            for _, _, mine, theirs in targets:
+                group = [e for e in (mine,) + theirs if e in steppers]
+                if not group:
+                    continue
+                procs, errs, times = {}, {}, {e: [] for e in group}
+
+                def failed(e):
+                    try:
+                        procs[e].stdin.close()
+                        procs[e].wait(timeout=60)
+                    except (OSError, subprocess.TimeoutExpired):
+                        procs[e].kill()
+                    errs[e].seek(0)
+                    sys.exit(f"compare.py: {e} --stepped: {errs[e].read().decode(errors='replace').strip()}")
+
+                with cpus_for(t):
+                    for e in group:  # loaded one after the other, each load alone
+                        out = outputs[(e, b)] if t == 1 else None
+                        errs[e] = tempfile.TemporaryFile()  # a file, not a pipe: warnings cannot fill it and stall e
+                        procs[e] = subprocess.Popen(steppers[e](t, inputs[b], out), stdin=subprocess.PIPE,
+                                                    stdout=subprocess.PIPE, stderr=errs[e], text=True, cwd=ROOT)
+                        for line in procs[e].stdout:
+                            if line.strip() == "ready":
+                                break
+                        else:
+                            failed(e)
+                    for rnd in range(args.rounds):
+                        wait = quiet.wait()
+                        order = group[rnd % len(group):] + group[:rnd % len(group)]
+                        passes = {e: [] for e in group}
+                        for _ in range(args.reps):
+                            for e in order:
+                                time.sleep(GAP)
+                                procs[e].stdin.write("\n")
+                                procs[e].stdin.flush()
+                                line = procs[e].stdout.readline()
+                                if not line.strip():
+                                    failed(e)
+                                passes[e].append(float(line))
+                        for e in group:
+                            busy_flag[(e, b, t)] = max(busy_flag.get((e, b, t), 0.0), wait)
+                            times[e].append(passes[e])
+                            print(f"{name}, quiet, round {rnd + 1}: {e} B={b} T={t}: "
+                                  f"{statistics.median(passes[e]):.4f} s (stepped)", file=sys.stderr)
+                    for e in group:
+                        text = procs[e].communicate()[0]
+                        if procs[e].returncode != 0:
+                            failed(e)
+                        errs[e].close()
+                        last = dict(json.loads(text.strip().splitlines()[-1]), **({"ran_precision": ran[e]} if e in ran else {}))
+                        got[(e, b, t)] = [dict(last, median_s=statistics.median(r), min_s=min(r)) for r in times[e]]
+        return got
+
     peak = fma_peak(quiet)
     quiet_keys = [(b, t) for b in batches for t in (1, 2)]
-    got = rounds([[k] for k in quiet_keys], args.rounds, "quiet")
+    got = stepped(quiet_keys)
+    got.update(rounds([[k] for k in quiet_keys], args.rounds, "quiet", [e for e in engines if e[0] not in steppers]))
     if peak:  # measured again: a neighbour's burst lowers the peak as it lowers the rows
         peak = max(peak, fma_peak(quiet))
     cols = [f"B={b}, {t} thread{'s' if t > 1 else ''}" for b, t in quiet_keys]
     dtypes = [d for d in args.vit_dtypes.split(",") if d != "F32"]
     print(f"{name} ({size} px, random weights: tools/export.py {PEER_MODELS[name]} --seed 0"
           + (f"; vit.h's {' and '.join(dtypes)} files: tools/export.py --from it --dtype" if dtypes else "")
-          + f"), {cpu_summary()}. Median over {args.rounds} alternating rounds of each run's median of "
-          f"{args.reps} passes.\n")
+          + f"), {cpu_summary()}. vit.h, ONNX Runtime and OpenVINO: each precision's engines loaded side by side, "
+          f"their passes alternating one by one, {args.reps} of each a round; the median over {args.rounds} rounds of "
+          f"each round's median. PyTorch: the median over {args.rounds} rounds of a run's median of {args.reps} "
+          f"passes.\n")
     print("| engine | " + " | ".join(cols) + " | ran | rel. L2 to PyTorch (B=1) | load (s) | peak RSS, B=1 (MB) |")
     print("|---|" + "---|" * (len(cols) + 4))
     for engine, _ in engines:
@@ -579,13 +662,8 @@ def peer_tables(name, args, batches, quiet):
         print(f"| {engine} | " + " | ".join(cells) + f" | {first.get('ran_precision', 'f32')} | "
               f"{rel_l2(engine, 1):.1e} | {first['load_s']:.2f} | {first['peak_rss_mb']:.0f} |")
 
-    # The issue's targets, for the rows present: vit.h over the faster peer of its precision, each cell.
+    # The targets, for the rows present.
     present = [n for n, _ in engines]
-    targets = [("f32", "vit.h / faster of (ORT f32, OV f32)", "vit.h f32 (bench_vit)",
-                ("ONNX Runtime f32", "OpenVINO f32")),
-               ("bf16", "vit.h BF16 / OV bf16", "vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
-               ("int8", "vit.h I8 / faster of (ORT int8, OV int8)", "vit.h int8 (bench_vit)",
-                ("ONNX Runtime int8 (dynamic quantisation)", "OpenVINO int8 (NNCF post-training quantisation)"))]
     short = {"vit.h f32 (bench_vit)": "vit.h f32", "vit.h bf16 (bench_vit)": "vit.h BF16", "ONNX Runtime f32": "ORT f32",
              "OpenVINO f32": "OV f32", "OpenVINO bf16": "OV bf16",
              "vit.h int8 (bench_vit)": "vit.h I8", "ONNX Runtime int8 (dynamic quantisation)": "ORT int8",
