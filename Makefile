@@ -109,8 +109,9 @@ web-serve: web
 # bf16, int8) and PyTorch, and a busy-core table; then timm's DINOv2 ViT-S/14 and
 # CLIP ViT-B/16 the same way (PyTorch being timm), without the busy-core table, in
 # about 10 minutes; then EVA-02 ViT-B/14, and DINOv2 ViT-S/14 at 518 px (1,370
-# tokens: a pass at B = 8 takes seconds, PyTorch's most of a minute, hence one rep
-# a round), about 10 and 15 minutes. --profiles: after the ViT-B/16 and 518 px
+# tokens: a pass at B = 8 takes seconds, PyTorch's most of a minute, hence two
+# reps a round), about 10 and 20 minutes. vit.h, ONNX Runtime and OpenVINO load
+# once a cell and alternate pass by pass. --profiles: after the ViT-B/16 and 518 px
 # tables, vit.h's profile (build/profile_vit) and OpenVINO's performance counters
 # (bench_peers.py --profile) of a pass at B = 1, one thread, each precision.
 bench: deps build/vit
@@ -126,7 +127,7 @@ bench: deps build/vit
 	$(PY) bench/compare.py --peers --models DINOv2-S/14,CLIP-B/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models EVA-02-B/14 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models DINOv3-S/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
-	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 2 --reps 1 --vit-dtypes F32,BF16,I8 --no-busy --profiles
+	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 3 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy --profiles
 	$(PY) bench/compare.py --modules
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 1
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 2
