@@ -430,8 +430,9 @@ def torch_spec(spec):
 
 def peer_engines(name, args):
     """(its folder, [(name in the table, function(batch, threads, reps, inp, out) -> result dict)], {name: function
-    (threads, inp, out) -> the command that runs it --stepped}) for --peers on model `name`: every engine runs as a
-    process of its own for R passes, and all but PyTorch also step (bench_vit and bench_peers.py --stepped)."""
+    (threads, inp, out) -> the command that runs it --stepped}, {vit.h's row: what it ran}) for --peers on model
+    `name`: every engine runs as a process of its own for R passes, and all but PyTorch also step (bench_vit and
+    bench_peers.py --stepped)."""
     folder, model, onnx = peer_files(name, args)
 
     def common(threads, reps, inp, out):
@@ -456,7 +457,7 @@ def peer_engines(name, args):
     engines = [(n, run_one(n)) for n in cmds]
     engines.append(("PyTorch (its best threading)", lambda b, t, r, inp, out: run_json(
         [PY, "bench/bench_torch.py", model] + torch_spec(PEER_MODELS[name]) + common(t, r, inp, out))))
-    steppers = {n: (lambda c, n: lambda t, inp, out: c(t, 1, inp, out) + ["--stepped"])(c, n) for n, c in cmds.items()}
+    steppers = {n: (lambda c: lambda t, inp, out: c(t, 1, inp, out) + ["--stepped"])(c) for n, c in cmds.items()}
     return folder, engines, steppers, ran
 
 
