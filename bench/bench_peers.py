@@ -246,10 +246,11 @@ def ov_flops(compiled):
     return flops
 
 
-def ov_profile(req, flops, wall_s):
-    """A Markdown table of a pass's counters (req.get_profiling_info()) summed by (layer type, kernel)."""
+def ov_profile(counters, flops, wall_s):
+    """A Markdown table of a pass's counters (an infer request's get_profiling_info()) summed by (layer type,
+    kernel)."""
     rows = {}
-    for p in req.get_profiling_info():
+    for p in counters:
         key = (p.node_type + (" of attention" if p.node_type == "Subgraph" and p.node_name in flops else ""),
                p.exec_type)
         r = rows.setdefault(key, [0, 0.0, 0.0])
@@ -287,7 +288,7 @@ def main(argv=None):
         x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
     for _ in range(args.warmup):
         run(x)
-    times, table = [], None
+    times, counters = [], None
     req, flops = info.pop("request", None), info.pop("flops", None)
     if args.stepped:
         print("ready", flush=True)
@@ -298,7 +299,7 @@ def main(argv=None):
         if args.stepped:
             print(f"{times[-1]:.9f}", flush=True)
         if req is not None and times[-1] == min(times):  # the counters of the fastest pass so far
-            table = ov_profile(req, flops, times[-1])
+            counters = req.get_profiling_info()
     if not times:
         sys.exit("bench_peers.py: --stepped: no line read, no pass timed")
     if args.output:
@@ -310,8 +311,8 @@ def main(argv=None):
     print(f"{result['impl']} (ran {info['ran_precision']}, {info['version']}): input {result['input']}, "
           f"{args.threads} thread(s), load {load_s:.3f} s, median {result['median_s']:.4f} s, "
           f"min {result['min_s']:.4f} s over {len(times)} reps, peak RSS {result['peak_rss_mb']:.0f} MB")
-    if table:
-        print(table)
+    if counters is not None:
+        print(ov_profile(counters, flops, min(times)))
     if args.json:
         print(json.dumps(result))
     return 0

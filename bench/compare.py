@@ -578,66 +578,67 @@ def peer_tables(name, args, batches, quiet):
                ("int8", "vit.h I8 / faster of (ORT int8, OV int8)", "vit.h int8 (bench_vit)",
                 ("ONNX Runtime int8 (dynamic quantisation)", "OpenVINO int8 (NNCF post-training quantisation)"))]
 
+    def step_group(group, b, t):
+        """{engine: [result per round]} for one precision's engines at (B, T), loaded side by side, one process
+        each, and their passes alternating one by one (GAP seconds apart, for the threads that spin after a pass
+        to go to sleep), R passes of each a round, the order rotating by one each round."""
+        procs, errs, times = {}, {}, {e: [] for e in group}
+
+        def failed(e):
+            try:
+                procs[e].stdin.close()
+                procs[e].wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                procs[e].kill()
+            errs[e].seek(0)
+            sys.exit(f"compare.py: {e} --stepped: {errs[e].read().decode(errors='replace').strip()}")
+
+        with cpus_for(t):
+            for e in group:  # loaded one after the other, each load alone
+                out = outputs[(e, b)] if t == 1 else None
+                errs[e] = tempfile.TemporaryFile()  # a file, not a pipe: warnings cannot fill it and stall e
+                procs[e] = subprocess.Popen(steppers[e](t, inputs[b], out), stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=errs[e], text=True, cwd=ROOT)
+                if not any(line.strip() == "ready" for line in procs[e].stdout):
+                    failed(e)
+            for rnd in range(args.rounds):
+                wait = quiet.wait()
+                order = group[rnd % len(group):] + group[:rnd % len(group)]
+                passes = {e: [] for e in group}
+                for _ in range(args.reps):
+                    for e in order:
+                        time.sleep(GAP)
+                        procs[e].stdin.write("\n")
+                        procs[e].stdin.flush()
+                        line = procs[e].stdout.readline()
+                        if not line.strip():
+                            failed(e)
+                        passes[e].append(float(line))
+                for e in group:
+                    busy_flag[(e, b, t)] = max(busy_flag.get((e, b, t), 0.0), wait)
+                    times[e].append(passes[e])
+                    print(f"{name}, quiet, round {rnd + 1}: {e} B={b} T={t}: "
+                          f"{statistics.median(passes[e]):.4f} s (stepped)", file=sys.stderr)
+        got = {}
+        for e in group:
+            text = procs[e].communicate()[0]
+            if procs[e].returncode != 0:
+                failed(e)
+            errs[e].close()
+            last = dict(json.loads(text.strip().splitlines()[-1]), **({"ran_precision": ran[e]} if e in ran else {}))
+            got[e] = [dict(last, median_s=statistics.median(r), min_s=min(r)) for r in times[e]]
+        return got
+
     def stepped(keys):
-        """{(engine, B, T): [result per round]} for the engines that step: for each (B, T), the engines of one
-        precision (vit.h's row and its peers in `targets`) loaded side by side, one process each, and their passes
-        alternating one by one (GAP seconds apart, for the threads that spin after a pass to go to sleep), R
-        passes of each a round, the order rotating by one each round. A neighbour's burst of a few seconds then
-        lands on every engine of a comparison alike, where runs of R passes back to back, engine after engine, let
-        it land on one engine's run and not the other's."""
+        """{(engine, B, T): [result per round]} for the engines that step, each precision's together (step_group):
+        a neighbour's burst of a few seconds then lands on every engine of a comparison alike, where runs of R
+        passes back to back, engine after engine, let it land on one engine's run and not the other's."""
         got = {}
         for b, t in keys:
             for _, _, mine, theirs in targets:
                 group = [e for e in (mine,) + theirs if e in steppers]
-                if not group:
-                    continue
-                procs, errs, times = {}, {}, {e: [] for e in group}
-
-                def failed(e):
-                    try:
-                        procs[e].stdin.close()
-                        procs[e].wait(timeout=60)
-                    except (OSError, subprocess.TimeoutExpired):
-                        procs[e].kill()
-                    errs[e].seek(0)
-                    sys.exit(f"compare.py: {e} --stepped: {errs[e].read().decode(errors='replace').strip()}")
-
-                with cpus_for(t):
-                    for e in group:  # loaded one after the other, each load alone
-                        out = outputs[(e, b)] if t == 1 else None
-                        errs[e] = tempfile.TemporaryFile()  # a file, not a pipe: warnings cannot fill it and stall e
-                        procs[e] = subprocess.Popen(steppers[e](t, inputs[b], out), stdin=subprocess.PIPE,
-                                                    stdout=subprocess.PIPE, stderr=errs[e], text=True, cwd=ROOT)
-                        for line in procs[e].stdout:
-                            if line.strip() == "ready":
-                                break
-                        else:
-                            failed(e)
-                    for rnd in range(args.rounds):
-                        wait = quiet.wait()
-                        order = group[rnd % len(group):] + group[:rnd % len(group)]
-                        passes = {e: [] for e in group}
-                        for _ in range(args.reps):
-                            for e in order:
-                                time.sleep(GAP)
-                                procs[e].stdin.write("\n")
-                                procs[e].stdin.flush()
-                                line = procs[e].stdout.readline()
-                                if not line.strip():
-                                    failed(e)
-                                passes[e].append(float(line))
-                        for e in group:
-                            busy_flag[(e, b, t)] = max(busy_flag.get((e, b, t), 0.0), wait)
-                            times[e].append(passes[e])
-                            print(f"{name}, quiet, round {rnd + 1}: {e} B={b} T={t}: "
-                                  f"{statistics.median(passes[e]):.4f} s (stepped)", file=sys.stderr)
-                    for e in group:
-                        text = procs[e].communicate()[0]
-                        if procs[e].returncode != 0:
-                            failed(e)
-                        errs[e].close()
-                        last = dict(json.loads(text.strip().splitlines()[-1]), **({"ran_precision": ran[e]} if e in ran else {}))
-                        got[(e, b, t)] = [dict(last, median_s=statistics.median(r), min_s=min(r)) for r in times[e]]
+                if group:
+                    got.update({(e, b, t): r for e, r in step_group(group, b, t).items()})
         return got
 
     peak = fma_peak(quiet)
