@@ -5818,32 +5818,59 @@ static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
     VIT__PREFETCH(x + n - 1);
 }
 
+/* BF16 q kᵀ's tile: mr rows of q's pairs (x, ldx) against one panel of K's (bp, kc pairs of NR keys, n0 the
+   first; a partial panel's are zero past its keys), all of kc in the registers, the scores straight into rows
+   [m, m + mr) of the softmax state (vit__att_exp_v; as vit__att_tile_i8, which says why). */
+static VIT__INLINE void vit__att_tile_bf16(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
+    const uint32_t *x = t->x, *bp = t->bp;
+    int g, i, ldx = t->ldx, kc = t->kc, nv = t->nv;
+    float acc[12][VIT__NR]; /* the sums leave the registers before the exponentials, as vit__att_tile_i8's */
+#define VIT__DECL_F(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
+    VIT__ROWS(VIT__DECL_F)
+#undef VIT__DECL_F
+    for (g = 0; g < kc; g++) {
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW);
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            c##i##a = vit__v_dpbf16(c##i##a, a, b0);                   \
+            c##i##b = vit__v_dpbf16(c##i##b, a, b1);                   \
+        }
+        VIT__ROWS(VIT__STEP)
+#undef VIT__STEP
+    }
+#define VIT__SAVE(i)                               \
+    if (mr > i) {                                  \
+        vit__v_store(acc[i], c##i##a);             \
+        vit__v_store(acc[i] + VIT__VW, c##i##b);   \
+    }
+    VIT__ROWS(VIT__SAVE)
+#undef VIT__SAVE
+    for (i = 0; i < mr; i++) vit__att_exp_v(ax, vit__v_load(acc[i]), vit__v_load(acc[i] + VIT__VW), m + i, n0, nv, 1);
+}
+typedef void (*vit__att_fn)(const vit__tl *t, const vit__attx *ax, int m, int n0);
+#define VIT__ATT_DEF(f, mr) \
+    static void f##_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, t, ax, m, n0); }
+#define VIT__ATT_FN(f, mr) f##_##mr,
+VIT__MRS(VIT__ATT_DEF, vit__att_tile_bf16)
+static const vit__att_fn vit__att_tiles_bf16[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_bf16)};
+
 /* q kᵀ for rows [0, rows) of x (stride ldx uint32, kc pairs) against the panels in bp (pst x NR each, n keys in
-   all) on the vdpbf16ps tiles, into the softmax state: MR x NR blocks of scores, in VIT__KC blocks of pairs. */
+   all) on the vdpbf16ps tiles, into the softmax state: MR x NR blocks of scores. */
 static void vit__att_exp_tiles(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc, int pst,
                                int rows, int n) {
-    float pbuf[VIT__MR * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
     vit__tl t;
-    int n0, g0, m, r;
+    int n0, m;
     memset(&t, 0, sizeof t);
-    memset(pbuf, 0, sizeof pbuf); /* a partial panel's tile writes its nv columns; vit__att_exp_row loads all NR */
-    t.y = pad;
-    t.ldy = VIT__NR;
     t.ldx = ldx;
-    t.alpha = 1.0f;
+    t.kc = kc;
     for (n0 = 0; n0 < n; n0 += VIT__NR) {
         t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+        t.bp = bp + (size_t)n0 * pst;
         for (m = 0; m < rows; m += VIT__MR) {
             int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
-            for (g0 = 0; g0 < kc; g0 += VIT__KC) {
-                t.kc = kc - g0 < VIT__KC ? kc - g0 : VIT__KC;
-                t.first = g0 == 0;
-                t.last = g0 + t.kc == kc;
-                t.bp = bp + ((size_t)n0 * pst + (size_t)g0 * VIT__NR);
-                t.x = x + (size_t)m * ldx + g0;
-                vit__tiles_bf16[t.nv > VIT__VW][mr](&t);
-            }
-            for (r = 0; r < mr; r++) vit__att_exp_row(ax, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 1);
+            t.x = x + (size_t)m * ldx;
+            vit__att_tiles_bf16[mr](&t, ax, m, n0);
         }
     }
 }
@@ -5955,14 +5982,8 @@ static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const v
                        vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i] + VIT__VW)), s1), r), m + i, n0, nv, 1);
     }
 }
-typedef void (*vit__att_i8_fn)(const vit__tl *t, const vit__attx *ax, int m, int n0);
-#define VIT__ATT_I8_DEF(f, mr) \
-    static void f##_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, t, ax, m, n0); }
-#define VIT__ATT_I8_FN(f, mr) f##_##mr,
-VIT__MRS(VIT__ATT_I8_DEF, vit__att_tile_i8)
-static const vit__att_i8_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_I8_FN, vit__att_tile_i8)};
-#undef VIT__ATT_I8_DEF
-#undef VIT__ATT_I8_FN
+VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8)
+static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8)};
 
 /* q kᵀ in int8 for rows [0, rows) of q's quads (x, ldx uint32 a row, sq their scales) against K's panels (bp, kc
    quads a key; sk and zt a key's scale and zero-point term, as vit__att_tile_i8 takes them), n keys, into the
@@ -5988,6 +6009,8 @@ static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, con
     }
 }
 #endif
+#undef VIT__ATT_DEF
+#undef VIT__ATT_FN
 
 /* Task t as vit__att_task, with both products in BF16 pairs on vdpbf16ps:
    the same roundings as the BF16 dense layers (q, k, the probabilities and
