@@ -104,7 +104,9 @@
      tables (VIT_KINDS); vit_model_describe() prints a file's. F32 is used
      in place; F16 is converted.
      BF16 and I8: the weight matrix of every dense layer (nn.Linear,
-     nn.MultiheadAttention's in_proj_weight) stays as the file holds it,
+     nn.MultiheadAttention's in_proj_weight), and the patch embedding's
+     conv kernel as the (dim, in_channels P P) matrix its patches' product
+     takes, stays as the file holds it,
      read in place from the mapped file, and products run on it (BF16:
      half the memory, I8: a quarter). A file's dense weights are packed in
      place at load (in its private mapping, or the buffer read_whole
@@ -127,7 +129,7 @@
      Weights loaded from memory stay row-major (pack NULL), and so do
      weights a program builds itself. Anything else in a BF16 or I8 file
      (biases, LayerNorm, class token, position embedding, relative
-     position bias tables, conv kernels) is widened to F32, and LayerNorm
+     position bias tables, other conv kernels) is widened to F32, and LayerNorm
      and softmax stay F32. Where vdpbf16ps runs
      (AVX512_BF16, and SIMDE_NO_NATIVE builds), the attention of such a
      file runs its two products (q k^T, probabilities times v) in BF16 too,
@@ -143,7 +145,8 @@
      sdot (ARMv8.2 dotprod, through SIMDe) and for I8 AVX2's vpmaddubsw
      where the compiler targets them, f32 FMAs on widened weights
      elsewhere, same results to rounding. An I8 value of -128 is refused,
-     and so are I8 anywhere but a dense layer's weight matrix and a row
+     and so are I8 anywhere but a dense layer's weight matrix (or the patch
+     embedding's kernel) and a row
      scale above FLT_MAX / 127 (scale * q would not be finite). A row of x
      holding a NaN or an Inf makes that row's I8 outputs NaN (F32's are
      not finite either); a range past FLT_MAX (+-3e38) is still quantised.
@@ -510,7 +513,9 @@ typedef struct vit_patch_params {
 } vit_patch_params;
 
 typedef struct vit_patch_weights {
-    vit_tensor conv_w;    /* (C, in_channels, P, P) */
+    vit_tensor conv_w;    /* (C, in_channels, P, P) F32; a BF16 or I8 file's: the (C, in_channels P P) matrix,
+                             kept in its dtype as a dense layer's weight (its patches' product on the dot-product
+                             tiles) */
     vit_tensor conv_b;    /* (C), or none (CLIP) */
     vit_tensor cls;       /* (C) class token */
     vit_tensor dist;      /* (C) distillation token */
@@ -5143,15 +5148,19 @@ static void vit__im2col_rows(const void *ctx, int r0, int r1, int thread) {
     }
 }
 
-/* im2col (each patch becomes one row in the conv weight's (c, ky, kx)
-   order), then one GEMM against w viewed as (D, Cin*P*P). */
+/* im2col: each patch becomes one row of cols in the conv weight's (c, ky, kx) order. */
+static void vit__patch_cols(float *cols, const float *x, const vit_patch_shape *sh) {
+    int P = sh->P, rows = sh->B * (sh->H / P) * (sh->W / P);
+    vit__im2col a;
+    a.cols = cols; a.x = x; a.Cin = sh->C; a.H = sh->H; a.W = sh->W; a.P = P;
+    vit__parallel(rows, vit__par_threads((double)rows * sh->C * P * P), vit__im2col_rows, &a);
+}
+
+/* im2col, then one GEMM against w viewed as (D, Cin*P*P). */
 VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float *w, const float *b,
                              const vit_patch_shape *sh) {
-    int Cin = sh->C, H = sh->H, W = sh->W, P = sh->P, rows = sh->B * (H / P) * (W / P), K = Cin * P * P;
-    vit__im2col a;
-    a.cols = cols; a.x = x; a.Cin = Cin; a.H = H; a.W = W; a.P = P;
-    vit__parallel(rows, vit__par_threads((double)rows * K), vit__im2col_rows, &a);
-    vit_k_matmul(y, cols, w, b, rows, K, sh->D);
+    vit__patch_cols(cols, x, sh);
+    vit_k_matmul(y, cols, w, b, sh->B * (sh->H / sh->P) * (sh->W / sh->P), sh->C * sh->P * sh->P, sh->D);
 }
 
 /* ---- kernels: attention ---- */
@@ -7590,6 +7599,9 @@ static vit_result vit__bind_linear_opt(vit__ld *L, vit_tensor *w, vit_tensor *b,
                                        int32_t out, int32_t in, int bias, const char *why);
 static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name, int32_t out, int32_t in,
                                   const char *why);
+/* A patch embedding's conv weight (C, cin, P, P): F32 as it is, BF16 and I8 as a dense weight (vit_patch_weights) */
+static vit_result vit__bind_conv(vit__ld *L, vit_tensor *dst, const char *name, int32_t C, int32_t cin, int32_t P,
+                                 const char *why);
 static vit_result vit__own(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols);
 static vit_result vit__own_as(vit__ld *L, vit_tensor *t, int32_t rows, int32_t cols, vit_dtype dt);
 static void vit__row_copy(vit_tensor *dst, int32_t to, const vit_tensor *src, int32_t from);
@@ -8383,16 +8395,24 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     vit_result r;
     char s[64];
     int32_t B, H, W, P, C, N, T, K, bi, pre;
+    int lowc; /* a BF16 or I8 file's conv: the (C, K) matrix of a dense weight (vit_patch_weights) */
     size_t mark;
+    void *xs = NULL;
 
     /* the params, the weights they ask for, then the input against them */
     if (!a || !p || !w || !x || !out || !x->data) return vit__fail(VIT_ERR_ARG, "patch: NULL argument");
     P = p->patch_size; C = p->dim;
     pre = (p->class_token ? 1 : 0) + (p->dist_token ? 1 : 0) + p->reg_tokens;
+    lowc = w->conv_w.dtype != VIT_DTYPE_F32;
     if (P < 1 || C < 1 || p->in_channels < 1 || p->reg_tokens < 0 || p->pos_prefix < 0 || p->pos_prefix > pre ||
-        !w->conv_w.data || (p->class_token && !w->cls.data) || (p->dist_token && !w->dist.data) ||
+        (!lowc && !w->conv_w.data) || (p->class_token && !w->cls.data) || (p->dist_token && !w->dist.data) ||
         (p->reg_tokens && !w->reg.data) || (p->pos_embed && !w->pos.data))
         return vit__fail(VIT_ERR_ARG, "patch: params or weights not set");
+    K = p->in_channels * P * P;
+    if (lowc && (r = vit__w_ok("patch", "conv_w", &w->conv_w)) != VIT_OK) return r;
+    if (lowc && (w->conv_w.ndim != 2 || w->conv_w.shape[0] != C || w->conv_w.shape[1] != K))
+        return vit__fail(VIT_ERR_ARG, "patch: a BF16 or I8 conv_w must be the (%d, %d) matrix of the conv's kernel",
+                         (int)C, (int)K);
     if (x->ndim != 4 || x->shape[1] != p->in_channels)
         return vit__fail(VIT_ERR_SHAPE, "patch: input has shape %s, expected (B, %d, H, W)",
                          vit_tensor_shape_str(x, s, sizeof s), (int)p->in_channels);
@@ -8407,11 +8427,11 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     /* sizes; y stays, the im2col columns are scratch */
     N = (H / P) * (W / P);
     T = N + pre;
-    K = p->in_channels * P * P;
     if ((r = vit__fits((double)B * T * (C > K ? C : K), B, "patch")) != VIT_OK) return r;
     if ((r = vit__tensor4(a, &y, 3, B, T, C, 1)) != VIT_OK) return r;
     mark = vit_arena_mark(a);
     if ((r = vit__tensor4(a, &cols, 3, B, N, K, 1)) != VIT_OK) return r;
+    if (lowc && (r = vit__scratch(a, vit__dense_scratch(0, &w->conv_w, B * N, K), &xs)) != VIT_OK) return r;
 
     /* every image's patch tokens in one product, into y's last B N rows, each image's then moved up to its rows
        after its prefix (to lower rows, images in order: a move reads no rows a move before wrote); then the prefix
@@ -8420,7 +8440,12 @@ VITDEF vit_result vit_patch_forward(vit_arena *a, const vit_patch_params *p, con
     if (!vit_arena_counting(a)) {
         vit_patch_shape ps;
         ps.B = B; ps.C = p->in_channels; ps.H = H; ps.W = W; ps.P = P; ps.D = C;
-        vit_k_patch_conv(y.data + (size_t)B * pre * C, cols.data, x->data, w->conv_w.data, w->conv_b.data, &ps);
+        if (lowc) {
+            vit__patch_cols(cols.data, x->data, &ps);
+            vit__dense(y.data + (size_t)B * pre * C, cols.data, &w->conv_w, w->conv_b.data, B * N, K, C, xs);
+        } else {
+            vit_k_patch_conv(y.data + (size_t)B * pre * C, cols.data, x->data, w->conv_w.data, w->conv_b.data, &ps);
+        }
         for (bi = 0; bi < B; bi++) {
             float *yb = y.data + (size_t)bi * T * C, *at = yb;
             if (pre && bi < B - 1)
@@ -8488,9 +8513,11 @@ static vit_result vit__patch_bind_w(vit__ld *L, vit_patch_weights *w, const char
                          p->class_token && !nm->cls ? "class token" : p->dist_token && !nm->dist ? "distillation token"
                          : p->reg_tokens && !nm->reg ? "register tokens" : "position embedding");
 
-    /* the conv */
+    /* the conv: in a BF16 or I8 file the matrix of a dense layer's weight, kept in its dtype (vit__bind_low; at most
+       65536 inputs, as I8 products take), so that the patches' product runs on the dot-product tiles as the
+       encoder's do (ViT-B/16 I8, one thread: 2.7 ms of f32 products a forward); else F32, (C, in_channels, P, P) */
     snprintf(n, sizeof n, "%s%s.weight", prefix, nm->conv);
-    if ((r = vit__bind(L, &w->conv_w, n, 4, C, p->in_channels, p->patch_size, p->patch_size, why)) != VIT_OK) return r;
+    if ((r = vit__bind_conv(L, &w->conv_w, n, C, p->in_channels, p->patch_size, why)) != VIT_OK) return r;
     snprintf(n, sizeof n, "%s%s.bias", prefix, nm->conv);
     if (bias && (r = vit__bind(L, &w->conv_b, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
 
@@ -10002,6 +10029,7 @@ struct vit__ld {
     char inferred[320];       /* m->inferred, when the config was inferred */
     int allow_nonfinite;      /* vit_load_opts.allow_nonfinite */
     int dense;                /* 1 while binding a dense layer's weight: BF16 and I8 stay as they are */
+    int flat;                 /* 1 while binding a patch embedding's conv as a dense weight: (d0, d1 d2 d3) */
     int linear;               /* 1 while binding a linear layer's weight that is widened (views of it): I8 allowed */
     int writable;             /* 1: the file's bytes are the loader's to change (a private mapping, a copy) */
     vit_arena pack;           /* vit__ld_pack's room for one panel */
@@ -10171,7 +10199,8 @@ static vit_result vit__ld_pack_entry(vit__ld *L, vit_tensor *t, vit__entry *e, i
 }
 
 /* A BF16 or I8 tensor e (its data at src), dst's shape set. A dense
-   layer's weight stays BF16 or I8 (in place when aligned), anything else
+   layer's weight (and a patch embedding's kernel: vit__bind_conv) stays
+   BF16 or I8 (in place when aligned), anything else
    BF16 is widened to F32. I8 is for dense layers' weights only (what the
    exporter writes: a class token or a norm quantised per row is not a
    format vit.h defines), and needs its scales: F32 tensor '<name>_scale',
@@ -10194,8 +10223,9 @@ static vit_result vit__bind_low(vit__ld *L, vit_tensor *dst, vit__entry *e, cons
         vit__entry *s;
         if (!L->dense && !L->linear)
             return vit__fail(VIT_ERR_DTYPE,
-                             "%s: tensor '%s' is I8, but only dense layers' weight matrices may be I8 (this one is "
-                             "read as F32, F16 or BF16; hint: re-export with tools/export.py --dtype I8)",
+                             "%s: tensor '%s' is I8, but only dense layers' weight matrices and the patch "
+                             "embedding's kernel may be I8 (this one is read as F32, F16 or BF16; hint: re-export "
+                             "with tools/export.py --dtype I8)",
                              st->src, e->name);
         snprintf(sn, sizeof sn, "%s_scale", e->name);
         if (!(s = (vit__entry *)(uintptr_t)vit__entry_find(st, sn)))
@@ -10297,6 +10327,11 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
     for (i = 0; i < VIT_MAX_DIMS; i++) dst->shape[i] = i < ndim ? (int32_t)want[i] : 1;
+    if (L->flat) { /* the conv's (d0, d1, d2, d3) as the (d0, d1 d2 d3) matrix, the same bytes */
+        dst->ndim = 2;
+        dst->shape[1] = (int32_t)(d1 * d2 * d3);
+        dst->shape[2] = dst->shape[3] = 1;
+    }
     numel = vit_tensor_numel(dst);
     L->m->n_params += (int64_t)numel;
     if (!(nm = (char *)vit_arena_alloc(&L->m->arena, len))) return VIT_ERR_OOM;
@@ -10330,6 +10365,16 @@ static vit_result vit__bind_dense(vit__ld *L, vit_tensor *dst, const char *name,
     L->dense = 1;
     r = vit__bind(L, dst, name, 2, out, in, 0, 0, why);
     L->dense = 0;
+    return r;
+}
+
+static vit_result vit__bind_conv(vit__ld *L, vit_tensor *dst, const char *name, int32_t C, int32_t cin, int32_t P,
+                                 const char *why) {
+    const vit__entry *e = vit__entry_find(&L->st, name);
+    vit_result r;
+    L->flat = L->dense = e && (e->dtype == VIT__BF16 || e->dtype == VIT__I8) && (int64_t)cin * P * P <= 65536;
+    r = vit__bind(L, dst, name, 4, C, cin, P, P, why);
+    L->flat = L->dense = 0;
     return r;
 }
 

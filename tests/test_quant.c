@@ -601,6 +601,7 @@ typedef struct file_tensor {
     const char *dtype;
     int rows, cols;
     const void *data;
+    int kh; /* > 0: the (rows, cols) values written as a conv kernel (rows, cols / kh^2, kh, kh) */
 } file_tensor;
 
 /* A safetensors file of n tensors into out (large enough), each at a
@@ -615,7 +616,9 @@ static size_t write_file(unsigned char *out, const char *meta, const file_tensor
         size_t es = t[k].dtype[0] == 'I' ? 1 : t[k].dtype[0] == 'B' ? 2 : 4;
         size_t bytes = (size_t)t[k].rows * (t[k].cols ? t[k].cols : 1) * es;
         char shape[32];
-        if (t[k].cols)
+        if (t[k].kh)
+            snprintf(shape, sizeof shape, "%d,%d,%d,%d", t[k].rows, t[k].cols / (t[k].kh * t[k].kh), t[k].kh, t[k].kh);
+        else if (t[k].cols)
             snprintf(shape, sizeof shape, "%d,%d", t[k].rows, t[k].cols);
         else
             snprintf(shape, sizeof shape, "%d", t[k].rows);
@@ -642,6 +645,7 @@ static size_t write_file(unsigned char *out, const char *meta, const file_tensor
    from random values, then its I8 scales and its F32 bias. */
 static int add_dense(file_tensor *t, int n, const char *name, int wt, int rows, int cols, void **keep) {
     float *w = randv((size_t)rows * cols, 0.1f), *s = randv((size_t)rows, 1.0f), *b = randv((size_t)rows, 0.5f);
+    memset(t + n, 0, (wt == VIT_DTYPE_I8 ? 3 : 2) * sizeof *t);
     snprintf(t[n].name, sizeof t[n].name, "%s.weight", name);
     t[n].dtype = wt == VIT_DTYPE_F32 ? "F32" : wt == VIT_DTYPE_BF16 ? "BF16" : "I8";
     t[n].rows = rows;
@@ -851,6 +855,93 @@ static void test_packed_load(const char *tmp_dir) {
         }
 }
 
+/* A patch embedding in a BF16 and an I8 file: its conv kernel kept as the (dim, in_channels P P) matrix of a dense
+   weight, each patch's pixels (im2col, here by hand) one row of x through the definition of the product
+   (product_def), with the same bits from the file (packed), from memory (row-major) and with keep_layout. */
+static void test_patch_lowp(const char *tmp_dir) {
+    enum { PB = 2, PC = 3, PS = 32, PP = 8, PD = 40, PK = PC * PP * PP, PG = PS / PP, PN = PG * PG };
+    static unsigned char buf[1 << 17];
+    int wt;
+    for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++) {
+        file_tensor t[4];
+        void *keep[3];
+        char meta[512], label[128], path[1024];
+        int n = add_dense(t, 0, "conv_proj", wt, PD, PK, keep), b, c, g, k;
+        int32_t shape[4] = {PB, PC, PS, PS};
+        float *cols = randv((size_t)PB * PN * PK, 0.0f), *yd = randv((size_t)PB * PN * PD, 0.0f);
+        size_t size, bytes = 0, i;
+        vit_model mf, mm, mk;
+        vit_load_opts kl;
+        vit_arena a1, a2;
+        vit_tensor x, y1, y2, y3;
+        FILE *f;
+        t[0].kh = PP;
+        snprintf(meta, sizeof meta,
+                 "\"format\":\"vit.h\",\"kind\":\"patch_embed\",\"naming\":\"conv_proj\",\"image_size\":\"%d\","
+                 "\"patch_size\":\"%d\",\"in_channels\":\"%d\",\"hidden_dim\":\"%d\",\"class_token\":\"0\","
+                 "\"pos_embed\":\"0\"%s",
+                 PS, PP, PC, PD, wt == VIT_DTYPE_I8 ? ",\"quantization\":\"int8-per-channel-symmetric\"" : "");
+        size = write_file(buf, meta, t, n);
+        snprintf(label, sizeof label, "%s patch embedding: the conv kept, its product the definition's, same bits "
+                 "loaded three ways", wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+        snprintf(path, sizeof path, "%s/patch_lowp.safetensors", tmp_dir);
+        memset(&kl, 0, sizeof kl);
+        kl.keep_layout = 1;
+        if (!(f = fopen(path, "wb")) || fwrite(buf, 1, size, f) != size || fclose(f) ||
+            vit_model_load_file(&mf, path) != VIT_OK || vit_model_load_memory(&mm, buf, size) != VIT_OK ||
+            vit_model_load_file_ex(&mk, path, &kl) != VIT_OK) {
+            printf("FAIL %s: %s\n", label, vit_last_error());
+            failed++;
+            continue;
+        }
+        vit_arena_init_alloc(&a1, 1 << 20);
+        vit_tensor_init(&a1, &x, 4, shape);
+        for (i = 0; i < vit_tensor_numel(&x); i++) x.data[i] = (float)sin(0.37 * (double)i) * 2.0f;
+        for (b = 0; b < PB; b++) /* patch g of image b: row b PN + g, in the kernel's (c, ky, kx) order */
+            for (g = 0; g < PN; g++)
+                for (c = 0; c < PC; c++)
+                    for (k = 0; k < PP * PP; k++)
+                        cols[((size_t)b * PN + g) * PK + (size_t)c * PP * PP + k] =
+                            x.data[(((size_t)b * PC + c) * PS + g / PG * PP + k / PP) * PS + g % PG * PP + k % PP];
+        product_def(yd, cols, keep[0], wt == VIT_DTYPE_I8 ? (const float *)keep[1] : NULL, wt, (const float *)keep[2],
+                    1.0f, PB * PN, PK, PD);
+        if (vit_model_memory(&mf, &x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&a2, 2 * bytes) != VIT_OK ||
+            vit_model_forward(&mf, &a2, &x, NULL, &y1) != VIT_OK ||
+            vit_model_forward(&mm, &a2, &x, NULL, &y2) != VIT_OK ||
+            vit_model_forward(&mk, &a2, &x, NULL, &y3) != VIT_OK) {
+            printf("FAIL %s: %s\n", label, vit_last_error());
+            failed++;
+        } else {
+            expect(mf.patch_w.conv_w.dtype == (vit_dtype)wt && mf.patch_w.conv_w.ndim == 2 &&
+                       panel_of(&mf.patch_w.conv_w) == vit__panel_rows(wt, PK) && panel_of(&mm.patch_w.conv_w) == 0 &&
+                       panel_of(&mk.patch_w.conv_w) == 0 && vit_tensor_numel(&y1) == (size_t)PB * PN * PD &&
+                       check_close(label, y1.data, yd, (size_t)PB * PN * PD, wt == VIT_DTYPE_BF16 ? 4e-7 * PK : 1e-6,
+                                   1e-6) &&
+                       memcmp(y1.data, y2.data, vit_tensor_numel(&y1) * sizeof(float)) == 0 &&
+                       memcmp(y1.data, y3.data, vit_tensor_numel(&y1) * sizeof(float)) == 0,
+                   label);
+            { /* a program's BF16 or I8 kernel left in the conv's shape: refused, not read as a matrix */
+                vit_patch_weights w = mm.patch_w; /* row-major: mf's packing would be refused first */
+                w.conv_w.ndim = 4;
+                w.conv_w.shape[1] = PC; w.conv_w.shape[2] = w.conv_w.shape[3] = PP;
+                expect(vit_patch_forward(&a2, &mf.patch, &w, &x, &y2, NULL) == VIT_ERR_ARG &&
+                           strstr(vit_last_error(), "must be the (40, 192) matrix"),
+                       "patch embedding: a BF16 or I8 kernel in the conv's shape is refused");
+                printf("  %s\n", vit_last_error());
+            }
+            vit_arena_free(&a2);
+        }
+        vit_arena_free(&a1);
+        vit_model_free(&mf);
+        vit_model_free(&mm);
+        vit_model_free(&mk);
+        for (i = 0; i < 3; i++) free(keep[i]);
+        free(cols);
+        free(yd);
+        remove(path);
+    }
+}
+
 int main(int argc, char **argv) {
     printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)",
            VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
@@ -865,6 +956,7 @@ int main(int argc, char **argv) {
     test_epilogue_threads(1100, 40, 1024); /* 4.5 MB of y: streamed where the I8 finish can */
     test_i8_file_extremes();
     test_packed_load(argc > 1 ? argv[1] : "build");
+    test_patch_lowp(argc > 1 ? argv[1] : "build");
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -30,9 +30,11 @@ config.json beside it (timm, transformers): a checkpoint as a model hub has it.
 Only reference:seed004.* needs einops and timm:* timm (tools/requirements.txt,
 in build/venv); the rest runs with Debian's python3, torch and torchvision.
 --dtype BF16 stores every tensor as bfloat16 (vit.h keeps the dense layers'
-weight matrices so and widens the rest); I8 stores each dense layer's weight
-matrix as int8, symmetric per output row, with its F32 scales in
-'<name>_scale', and everything else as F32 (see quantize_i8).
+weight matrices and the patch embedding's conv kernel so and widens the rest); I8
+stores each dense layer's weight matrix and the patch embedding's conv kernel as
+int8, symmetric per output row (the kernel's row: an output channel's in_channels
+x kh x kw values), with its F32 scales in '<name>_scale', and everything else as
+F32 (see quantize_i8).
 --from converts an existing file (any dtype; its metadata kept) to --dtype.
 
 The file is plain safetensors (STYLE.md section 7), written here so the tools
@@ -73,6 +75,7 @@ import numpy as np
 import torch
 import torchvision.models.vision_transformer as tv
 from torch import nn
+from torch.nn import functional as F
 from torch.nn.modules.utils import _pair
 
 import reference as R
@@ -117,8 +120,23 @@ def is_dense_weight(name, t):
     return t.dim() == 2 and name.endswith("weight") and t.shape[1] <= 65536 and "embedding" not in parent
 
 
+# The patch embedding's conv weight under each naming vit.h reads (timm's, torchvision's, transformers' ViT and
+# CLIP's, the seeds'): vit.h binds its kernel as the (out, in_channels kh kw) matrix of a dense layer.
+PATCH_CONVS = ("patch_embed.proj.weight", "conv_proj.weight", "patch_embeddings.projection.weight",
+               "embeddings.patch_embedding.weight", "projection.0.weight")
+
+
+def is_patch_conv(name, t):
+    """The patch embedding's conv kernel (out, in_channels, P, P), at most 65536 inputs an output, as I8 takes."""
+    return t.dim() == 4 and name.endswith(PATCH_CONVS) and t[0].numel() <= 65536
+
+
 def quantize_i8(w):
-    """(q, scale) with w ~ scale[:, None] * q: symmetric per output row, q in [-127, 127], scale = max|row| / 127."""
+    """(q, scale) with w ~ scale[:, None] * q: symmetric per output row, q in [-127, 127], scale = max|row| / 127.
+    A conv kernel's row is an output channel's values; q keeps the kernel's shape."""
+    if w.dim() == 4:
+        q, scale = quantize_i8(w.reshape(w.shape[0], -1))
+        return q.reshape(w.shape), scale
     w = w.detach().float()
     amax = w.abs().amax(dim=1)
     scale = torch.where(amax > 0, amax / 127, torch.ones_like(amax))
@@ -131,7 +149,7 @@ def stored_tensors(tensors, dtype):
     for name, t in tensors.items():
         if dtype != "I8":
             yield name, dtype, t
-        elif is_dense_weight(name, t):
+        elif is_dense_weight(name, t) or is_patch_conv(name, t):
             q, scale = quantize_i8(t)
             yield name, "I8", q
             yield name + "_scale", "F32", scale
@@ -828,9 +846,9 @@ def round_weights(module, dtype):
     with torch.no_grad():
         for name, p in module.named_parameters():
             if dtype == "I8":
-                if is_dense_weight(name, p):
+                if is_dense_weight(name, p) or is_patch_conv(name, p):
                     q, scale = quantize_i8(p)
-                    p.copy_(q.float() * scale[:, None])
+                    p.copy_(q.float() * scale.reshape((-1,) + (1,) * (p.dim() - 1)))
             else:
                 p.copy_(p.to(DTYPES[dtype][0]).float())
     return module
@@ -844,22 +862,35 @@ def _takes_qkv(cls):
     return len(params) >= 4 and params[2].name in ("key", "keys", "k")
 
 
+def _round_rows(x, dtype):
+    """x as a BF16 or I8 product takes its rows (the last dimension)."""
+    if dtype == "BF16":
+        return x.to(torch.bfloat16).float()
+    lo, hi = x.amin(-1, keepdim=True).clamp(max=0), x.amax(-1, keepdim=True).clamp(min=0)
+    sx = (hi - lo) / 255
+    sx = torch.where(sx > 1e-30, sx, torch.ones_like(sx))
+    inv = 1 / sx
+    zp = torch.round(-lo * inv)
+    xq = torch.clamp(torch.round(x * inv) + zp, 0, 255)
+    return (xq - zp) * sx
+
+
 def round_products(module, dtype):
-    """Make module's nn.Linear layers take their input as vit.h's BF16 and I8 products do (see vit.h's
-    "kernels: matrix multiply"): BF16 rounds it to bfloat16, I8 quantises each row to u8, [min(x, 0),
-    max(x, 0)] onto 0..255 with a zero point. Weights: round_weights. Returns the hook handles."""
+    """Make module's nn.Linear layers and its patch embedding's conv take their input as vit.h's BF16 and I8
+    products do (see vit.h's "kernels: matrix multiply"): BF16 rounds it to bfloat16, I8 quantises each row to
+    u8, [min(x, 0), max(x, 0)] onto 0..255 with a zero point; the conv's rows are its patches (vit.h's im2col).
+    Weights: round_weights. Returns the hook handles."""
     def hook(_, args):
+        return (_round_rows(args[0], dtype),) + args[1:]
+
+    def patch_hook(conv, args):
         x = args[0]
-        if dtype == "BF16":
-            return (x.to(torch.bfloat16).float(),) + args[1:]
-        lo, hi = x.amin(-1, keepdim=True).clamp(max=0), x.amax(-1, keepdim=True).clamp(min=0)
-        sx = (hi - lo) / 255
-        sx = torch.where(sx > 1e-30, sx, torch.ones_like(sx))
-        inv = 1 / sx
-        zp = torch.round(-lo * inv)
-        xq = torch.clamp(torch.round(x * inv) + zp, 0, 255)
-        return ((xq - zp) * sx,) + args[1:]
-    return [m.register_forward_pre_hook(hook) for m in module.modules() if isinstance(m, nn.Linear)]
+        P, size = conv.kernel_size, x.shape[-2:]
+        cols = F.unfold(x, P, stride=conv.stride).transpose(1, 2)  # (B, patches, in_channels kh kw)
+        return (F.fold(_round_rows(cols, dtype).transpose(1, 2), size, P, stride=conv.stride),) + args[1:]
+    hooks = [m.register_forward_pre_hook(hook) for m in module.modules() if isinstance(m, nn.Linear)]
+    return hooks + [m.register_forward_pre_hook(patch_hook) for name, m in module.named_modules()
+                    if isinstance(m, nn.Conv2d) and is_patch_conv(name + ".weight", m.weight)]
 
 
 def reference_forward(module, x):
@@ -1043,9 +1074,11 @@ def load_module(path):
                                       f"the module's is {list(state[name].shape)}")
                 t = torch.from_numpy(_read_tensor(f, start, info))
                 if name in scales:
-                    t = t * torch.from_numpy(_read_tensor(f, start, header[name + "_scale"])).reshape(-1, 1)
+                    t = t * torch.from_numpy(_read_tensor(f, start, header[name + "_scale"])).reshape(
+                        (-1,) + (1,) * (t.dim() - 1))
                 state[name].copy_(t)
-    low = {header[k]["dtype"] for k in names if header[k]["dtype"] in ("BF16", "I8") and is_dense_weight(k, state[k])}
+    low = {header[k]["dtype"] for k in names
+           if header[k]["dtype"] in ("BF16", "I8") and (is_dense_weight(k, state[k]) or is_patch_conv(k, state[k]))}
     if low:
         round_products(module, "I8" if "I8" in low else "BF16")
     return module, meta
