@@ -509,10 +509,12 @@ psteps_done
 # BF16 and I8 files (tools/export.py --from, its config.json beside): the relative position bias tables, q and v
 # biases, gammas and learned rotary frequencies read as F32, the dense layers kept (EVA-02's and transformers'
 # separate q, k, v and EVA-02's SwiGLU
-# halves stacked in their dtype); the logits within relative L2 1.5e-2
-# (BF16) and 3e-2 (I8) of timm's in F32. EVA-02 B's I8 gets 4e-2: its
-# LayerNorm inside the SwiGLU scales the quantisation noise up (measured
-# 3.1e-2, of which timm itself on the dequantised weights has 2.6e-2).
+# halves stacked in their dtype, and the patch embedding's kernel); the logits within relative L2 1.5e-2
+# (BF16) and 3.5e-2 (I8) of timm's in F32. The I8 files' patch embedding in int8 (0.5.15) moved them from
+# 1.1-2.0e-2 to 1.1-2.8e-2 (measured over 1e-6 perturbations of the kernel, which redraw the quantisation
+# noise downstream). EVA-02 B's I8 gets 6e-2: 4 patches of 588 pixels, its LayerNorm inside the SwiGLU
+# scaling the noise up (3.1e-2 with the kernel F32, of which timm itself on the dequantised weights has
+# 2.6e-2; the kernel alone in I8 2.5e-2; both 4.3-5.2e-2).
 families_dtype() { # families_dtype CASE DTYPE BOUND
   fq_dir=build/families_dtype/$1.$2
   mkdir -p "$fq_dir" && cp "tests/fixtures/families/$1/config.json" "$fq_dir/" &&
@@ -521,8 +523,8 @@ families_dtype() { # families_dtype CASE DTYPE BOUND
     build/native/vit run "$fq_dir/model.safetensors" "tests/fixtures/families/$1.in3.npy" "build/log/$1.$2.out.npy" &&
     $PY tools/check_precision.py logits "tests/fixtures/families/$1.logits3.npy" "build/log/$1.$2.out.npy" --max-rel-l2 "$3"
 }
-for fq_case in beit:3e-2 beitv2_shared:3e-2 beit_swiglu:3e-2 hf_beit:3e-2 hf_data2vec:3e-2 eva02:3e-2 eva02_base:4e-2 \
-  eva02_clip:3e-2 eva_giant:3e-2 dinov3:3e-2 pe_core:3e-2 rope_axial:3e-2 rope_mixed:3e-2; do
+for fq_case in beit:3.5e-2 beitv2_shared:3.5e-2 beit_swiglu:3.5e-2 hf_beit:3.5e-2 hf_data2vec:3.5e-2 eva02:3.5e-2 \
+  eva02_base:6e-2 eva02_clip:3.5e-2 eva_giant:3.5e-2 dinov3:3.5e-2 pe_core:3.5e-2 rope_axial:3.5e-2 rope_mixed:3.5e-2; do
   pstep "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
   pstep "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
 done

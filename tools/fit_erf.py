@@ -76,7 +76,7 @@ def main():
         return 1
     if args.check:  # vit.h's own coefficients (a refit may differ in its last bits with another LAPACK)
         src = open(args.header).read()
-        body = src[src.index("static vit__vf vit__v_gelu(vit__vf x) {") :]
+        body = src[src.index("static VIT__INLINE vit__vf vit__v_gelu_in(vit__vf x) {") :]
         body = body[: body.index("\n}\n")]
         vals = [np.float32(v.rstrip("f")) for v in re.findall(r"vit__v_set1\(([-0-9.e+]+f)\)", body)]
         # in vit.h's order: 1/sqrt2, the clamp, P's and Q's top coefficients, P's others, Q's others (to its
