@@ -412,7 +412,7 @@ def peer_files(name, args):
     subprocess.run([PEERS_PY, "bench/bench_peers.py", onnx, "--prepare"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     for dtype in args.vit_dtypes.split(","):
         path = vit_file(folder, dtype)
-        if dtype != "F32" and stale(path, model):
+        if dtype != "F32" and (stale(path, model) or stale(path, "tools/export.py")):  # the tool's format too
             subprocess.run([PY, "tools/export.py", "--from", model, "--dtype", dtype, path], check=True, cwd=ROOT,
                            capture_output=True)
     return folder, model, onnx
