@@ -3035,7 +3035,7 @@ static void vit__pack_panel_bf16(uint32_t *dst, const vit__mm *p, int n0, int nv
    blocks' unless first) to alpha (S (sx ws)) + b, then the epilogue (vit__epi_tile's steps, in its order). A
    row's two vectors at a time, the panel's vectors loaded once: with the column vectors outside the rows, and
    vit__v_act called a vector (every live vector to memory and back around it), this took 8.4 cycles a vector
-   without an epilogue, 4.1 now (a loop of finishes alone, Zen 4). act: a constant after inlining. */
+   without an epilogue, 4.6 now (a loop of finishes alone, Zen 4). act: a constant after inlining. */
 static VIT__INLINE void vit__tile_i8_last(const vit__tl *t, int mr, int32_t (*acc)[VIT__NR], const int act) {
     /* t's fields in locals: read through t after each store to y (which could have changed them), GCC loaded
        them again a row and vector (perf, DINOv2-S/14 I8 at 518 px, one thread: 6.6% -> 5.9% of the forward) */

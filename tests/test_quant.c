@@ -770,6 +770,43 @@ static void test_i8_file_extremes(void) {
     for (i = 0; i < 6; i++) free(keep[i]);
 }
 
+
+/* File bytes buf (size) loaded three ways: from a file written at path (packed: m[0]), from memory (row-major:
+   m[1]) and from the file with keep_layout (m[2]); 0 after printing a failure. */
+static int load3(vit_model *m, const unsigned char *buf, size_t size, const char *path, const char *label) {
+    vit_load_opts kl;
+    FILE *f;
+    memset(&kl, 0, sizeof kl);
+    kl.keep_layout = 1;
+    if (!(f = fopen(path, "wb")) || fwrite(buf, 1, size, f) != size || fclose(f) ||
+        vit_model_load_file(m, path) != VIT_OK || vit_model_load_memory(m + 1, buf, size) != VIT_OK ||
+        vit_model_load_file_ex(m + 2, path, &kl) != VIT_OK) {
+        printf("FAIL %s: %s\n", label, vit_last_error());
+        failed++;
+        return 0;
+    }
+    return 1;
+}
+
+/* The three models' forwards on x into y, in arena a (sized for m[0]'s; the caller frees it after a 1); 0 after
+   printing a failure. */
+static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor *y, const char *label) {
+    size_t bytes = 0;
+    if (vit_model_memory(m, x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(a, 2 * bytes) != VIT_OK) {
+        printf("FAIL %s: %s\n", label, vit_last_error());
+        failed++;
+        return 0;
+    }
+    if (vit_model_forward(m, a, x, NULL, y) != VIT_OK || vit_model_forward(m + 1, a, x, NULL, y + 1) != VIT_OK ||
+        vit_model_forward(m + 2, a, x, NULL, y + 2) != VIT_OK) {
+        printf("FAIL %s: %s\n", label, vit_last_error());
+        failed++;
+        vit_arena_free(a);
+        return 0;
+    }
+    return 1;
+}
+
 /* A model loaded from a file (its dense weights packed in place: F32 in
    every SIMD build, BF16 and I8 where the build has their dot-product
    kernels) gives the bits of the same bytes loaded from memory
@@ -793,12 +830,10 @@ static void test_packed_load(const char *tmp_dir) {
             char path[1024], label[96], meta[512];
             int n = 0, i, nl = kind ? 4 : 2, in = kind ? 68 : 64, packs = 0;
             int32_t shape[3] = {2, 7, 0};
-            size_t size, bytes = 0, numel;
-            vit_model mf, mm, mk;
-            vit_load_opts kl;
+            size_t size, numel;
+            vit_model m[3];
             vit_arena a1, a2;
-            vit_tensor x, y1, y2, y3;
-            FILE *f;
+            vit_tensor x, y[3];
             snprintf(meta, sizeof meta, "%s%s", metas[kind],
                      wt == VIT_DTYPE_I8 ? ",\"quantization\":\"int8-per-channel-symmetric\"" : "");
             for (i = 0; i < nl; i++)
@@ -807,49 +842,29 @@ static void test_packed_load(const char *tmp_dir) {
             snprintf(path, sizeof path, "%s/packed_load.safetensors", tmp_dir);
             snprintf(label, sizeof label, "%s %s: file (packed) and memory (row-major) loads give the same bits",
                      kind ? "mha" : "mlp", wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
-            if (!(f = fopen(path, "wb")) || fwrite(buf, 1, size, f) != size || fclose(f)) {
-                printf("FAIL %s: cannot write %s\n", label, path);
-                failed++;
-                continue;
-            }
+            if (!load3(m, buf, size, path, label)) continue;
             shape[2] = in;
-            memset(&kl, 0, sizeof kl);
-            kl.keep_layout = 1;
-            if (vit_model_load_file(&mf, path) != VIT_OK || vit_model_load_memory(&mm, buf, size) != VIT_OK ||
-                vit_model_load_file_ex(&mk, path, &kl) != VIT_OK) {
-                printf("FAIL %s: %s\n", label, vit_last_error());
-                failed++;
-                continue;
-            }
-            packs = kind ? panel_of(&mf.mha_w.qkv_w) + panel_of(&mf.mha_w.out_w)
-                         : panel_of(&mf.mlp_w.fc1_w) + panel_of(&mf.mlp_w.fc2_w);
+            packs = kind ? panel_of(&m[0].mha_w.qkv_w) + panel_of(&m[0].mha_w.out_w)
+                         : panel_of(&m[0].mlp_w.fc1_w) + panel_of(&m[0].mlp_w.fc2_w);
             vit_arena_init_alloc(&a1, 1 << 20);
             vit_tensor_init(&a1, &x, 3, shape);
             numel = vit_tensor_numel(&x);
             for (i = 0; i < (int)numel; i++) x.data[i] = (float)sin(0.37 * i) * 2.0f;
-            if (vit_model_memory(&mf, &x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&a2, 2 * bytes) != VIT_OK ||
-                vit_model_forward(&mf, &a2, &x, NULL, &y1) != VIT_OK ||
-                vit_model_forward(&mm, &a2, &x, NULL, &y2) != VIT_OK ||
-                vit_model_forward(&mk, &a2, &x, NULL, &y3) != VIT_OK) {
-                printf("FAIL %s: %s\n", label, vit_last_error());
-                failed++;
-            } else {
-                expect(y1.ndim == 3 && memcmp(y1.data, y2.data, vit_tensor_numel(&y1) * sizeof(float)) == 0 &&
+            if (forward3(m, &a2, &x, y, label)) {
+                expect(y[0].ndim == 3 && memcmp(y[0].data, y[1].data, vit_tensor_numel(y) * sizeof(float)) == 0 &&
                            packs == 2 * vit__panel_rows(wt, 4) &&
-                           panel_of(kind ? &mm.mha_w.out_w : &mm.mlp_w.fc1_w) == 0,
+                           panel_of(kind ? &m[1].mha_w.out_w : &m[1].mlp_w.fc1_w) == 0,
                        label);
                 snprintf(label, sizeof label, "%s %s: a file loaded with keep_layout stays row-major, same bits",
                          kind ? "mha" : "mlp", wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
-                expect(memcmp(y1.data, y3.data, vit_tensor_numel(&y1) * sizeof(float)) == 0 &&
-                           panel_of(kind ? &mk.mha_w.out_w : &mk.mlp_w.fc1_w) == 0 &&
-                           panel_of(&mk.mlp_w.fc2_w) == 0, /* (MHA's fused qkv is made at load: packed) */
+                expect(memcmp(y[0].data, y[2].data, vit_tensor_numel(y) * sizeof(float)) == 0 &&
+                           panel_of(kind ? &m[2].mha_w.out_w : &m[2].mlp_w.fc1_w) == 0 &&
+                           panel_of(&m[2].mlp_w.fc2_w) == 0, /* (MHA's fused qkv is made at load: packed) */
                        label);
                 vit_arena_free(&a2);
             }
             vit_arena_free(&a1);
-            vit_model_free(&mf);
-            vit_model_free(&mm);
-            vit_model_free(&mk);
+            for (i = 0; i < 3; i++) vit_model_free(m + i);
             for (i = 0; i < 3 * nl; i++) free(keep[i]);
             remove(path);
         }
@@ -869,12 +884,10 @@ static void test_patch_lowp(const char *tmp_dir) {
         int n = add_dense(t, 0, "conv_proj", wt, PD, PK, keep), b, c, g, k;
         int32_t shape[4] = {PB, PC, PS, PS};
         float *cols = randv((size_t)PB * PN * PK, 0.0f), *yd = randv((size_t)PB * PN * PD, 0.0f);
-        size_t size, bytes = 0, i;
-        vit_model mf, mm, mk;
-        vit_load_opts kl;
+        size_t size, i, ny = (size_t)PB * PN * PD;
+        vit_model m[3];
         vit_arena a1, a2;
-        vit_tensor x, y1, y2, y3;
-        FILE *f;
+        vit_tensor x, y[3];
         t[0].kh = PP;
         snprintf(meta, sizeof meta,
                  "\"format\":\"vit.h\",\"kind\":\"patch_embed\",\"naming\":\"conv_proj\",\"image_size\":\"%d\","
@@ -885,15 +898,7 @@ static void test_patch_lowp(const char *tmp_dir) {
         snprintf(label, sizeof label, "%s patch embedding: the conv kept, its product the definition's, same bits "
                  "loaded three ways", wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
         snprintf(path, sizeof path, "%s/patch_lowp.safetensors", tmp_dir);
-        memset(&kl, 0, sizeof kl);
-        kl.keep_layout = 1;
-        if (!(f = fopen(path, "wb")) || fwrite(buf, 1, size, f) != size || fclose(f) ||
-            vit_model_load_file(&mf, path) != VIT_OK || vit_model_load_memory(&mm, buf, size) != VIT_OK ||
-            vit_model_load_file_ex(&mk, path, &kl) != VIT_OK) {
-            printf("FAIL %s: %s\n", label, vit_last_error());
-            failed++;
-            continue;
-        }
+        if (!load3(m, buf, size, path, label)) continue;
         vit_arena_init_alloc(&a1, 1 << 20);
         vit_tensor_init(&a1, &x, 4, shape);
         for (i = 0; i < vit_tensor_numel(&x); i++) x.data[i] = (float)sin(0.37 * (double)i) * 2.0f;
@@ -905,26 +910,20 @@ static void test_patch_lowp(const char *tmp_dir) {
                             x.data[(((size_t)b * PC + c) * PS + g / PG * PP + k / PP) * PS + g % PG * PP + k % PP];
         product_def(yd, cols, keep[0], wt == VIT_DTYPE_I8 ? (const float *)keep[1] : NULL, wt, (const float *)keep[2],
                     1.0f, PB * PN, PK, PD);
-        if (vit_model_memory(&mf, &x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(&a2, 2 * bytes) != VIT_OK ||
-            vit_model_forward(&mf, &a2, &x, NULL, &y1) != VIT_OK ||
-            vit_model_forward(&mm, &a2, &x, NULL, &y2) != VIT_OK ||
-            vit_model_forward(&mk, &a2, &x, NULL, &y3) != VIT_OK) {
-            printf("FAIL %s: %s\n", label, vit_last_error());
-            failed++;
-        } else {
-            expect(mf.patch_w.conv_w.dtype == (vit_dtype)wt && mf.patch_w.conv_w.ndim == 2 &&
-                       panel_of(&mf.patch_w.conv_w) == vit__panel_rows(wt, PK) && panel_of(&mm.patch_w.conv_w) == 0 &&
-                       panel_of(&mk.patch_w.conv_w) == 0 && vit_tensor_numel(&y1) == (size_t)PB * PN * PD &&
-                       check_close(label, y1.data, yd, (size_t)PB * PN * PD, wt == VIT_DTYPE_BF16 ? 4e-7 * PK : 1e-6,
-                                   1e-6) &&
-                       memcmp(y1.data, y2.data, vit_tensor_numel(&y1) * sizeof(float)) == 0 &&
-                       memcmp(y1.data, y3.data, vit_tensor_numel(&y1) * sizeof(float)) == 0,
+        if (forward3(m, &a2, &x, y, label)) {
+            expect(m[0].patch_w.conv_w.dtype == (vit_dtype)wt && m[0].patch_w.conv_w.ndim == 2 &&
+                       panel_of(&m[0].patch_w.conv_w) == vit__panel_rows(wt, PK) &&
+                       panel_of(&m[1].patch_w.conv_w) == 0 && panel_of(&m[2].patch_w.conv_w) == 0 &&
+                       vit_tensor_numel(y) == ny &&
+                       check_close(label, y[0].data, yd, ny, wt == VIT_DTYPE_BF16 ? 4e-7 * PK : 1e-6, 1e-6) &&
+                       memcmp(y[0].data, y[1].data, ny * sizeof(float)) == 0 &&
+                       memcmp(y[0].data, y[2].data, ny * sizeof(float)) == 0,
                    label);
             { /* a program's BF16 or I8 kernel left in the conv's shape: refused, not read as a matrix */
-                vit_patch_weights w = mm.patch_w; /* row-major: mf's packing would be refused first */
+                vit_patch_weights w = m[1].patch_w; /* row-major: m[0]'s packing would be refused first */
                 w.conv_w.ndim = 4;
                 w.conv_w.shape[1] = PC; w.conv_w.shape[2] = w.conv_w.shape[3] = PP;
-                expect(vit_patch_forward(&a2, &mf.patch, &w, &x, &y2, NULL) == VIT_ERR_ARG &&
+                expect(vit_patch_forward(&a2, &m[0].patch, &w, &x, y + 1, NULL) == VIT_ERR_ARG &&
                            strstr(vit_last_error(), "must be the (40, 192) matrix"),
                        "patch embedding: a BF16 or I8 kernel in the conv's shape is refused");
                 printf("  %s\n", vit_last_error());
@@ -932,10 +931,10 @@ static void test_patch_lowp(const char *tmp_dir) {
             vit_arena_free(&a2);
         }
         vit_arena_free(&a1);
-        vit_model_free(&mf);
-        vit_model_free(&mm);
-        vit_model_free(&mk);
-        for (i = 0; i < 3; i++) free(keep[i]);
+        for (i = 0; i < 3; i++) {
+            vit_model_free(m + i);
+            free(keep[i]);
+        }
         free(cols);
         free(yd);
         remove(path);
