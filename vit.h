@@ -3031,6 +3031,19 @@ static void vit__pack_panel_bf16(uint32_t *dst, const vit__mm *p, int n0, int nv
 #endif
 
 #if VIT__DOT_I8
+/* A tile row's S over a whole panel's block, c0 and c1: its sums acc less zp times each column's sum (w0, w1), plus
+   the earlier blocks' S kept in y as int32 bits (so, NULL on the first block). */
+static VIT__INLINE void vit__i8_row_sums(vit__vi *c0, vit__vi *c1, const int32_t *acc, int32_t zp, vit__vi w0,
+                                         vit__vi w1, const int32_t *so_far) {
+    vit__vi z = vit__vi_set1(zp - VIT__I8_XOFF);
+    *c0 = vit__vi_sub(vit__vi_load(acc), vit__vi_mul(z, w0));
+    *c1 = vit__vi_sub(vit__vi_load(acc + VIT__VW), vit__vi_mul(z, w1));
+    if (so_far) {
+        *c0 = vit__vi_add(vit__vi_load(so_far), *c0);
+        *c1 = vit__vi_add(vit__vi_load(so_far + VIT__VW), *c1);
+    }
+}
+
 /* The last block of a whole panel, rows [0, mr): S (the sums less zp times their column's sum, plus the earlier
    blocks' unless first) to alpha (S (sx ws)) + b, then the epilogue (vit__epi_tile's steps, in its order). A
    row's two vectors at a time, the panel's vectors loaded once: with the column vectors outside the rows, and
@@ -3052,14 +3065,9 @@ static VIT__INLINE void vit__tile_i8_last(const vit__tl *t, int mr, int32_t (*ac
     vit__vf g0 = gs ? vit__v_load(gs) : vit__v_zero(), g1 = gs ? vit__v_load(gs + VIT__VW) : vit__v_zero();
     for (i = 0; i < mr; i++) {
         float *yi = y + (size_t)i * ldy;
-        vit__vi z = vit__vi_set1(zp[i] - VIT__I8_XOFF);
-        vit__vi c0 = vit__vi_sub(vit__vi_load(acc[i]), vit__vi_mul(z, w0)),
-                c1 = vit__vi_sub(vit__vi_load(acc[i] + VIT__VW), vit__vi_mul(z, w1));
+        vit__vi c0, c1;
         vit__vf q = vit__v_set1(sx[i]), f0, f1;
-        if (!first) {
-            c0 = vit__vi_add(vit__vi_load(yi), c0);
-            c1 = vit__vi_add(vit__vi_load(yi + VIT__VW), c1);
-        }
+        vit__i8_row_sums(&c0, &c1, acc[i], zp[i], w0, w1, first ? NULL : (const int32_t *)(const void *)yi);
         f0 = vit__v_act_c(vit__v_fma(vit__vi_float(c0), vit__v_mul(q, s0), b0), act);
         f1 = vit__v_act_c(vit__v_fma(vit__vi_float(c1), vit__v_mul(q, s1), b1), act);
         if (gs) {
@@ -3100,13 +3108,8 @@ static void vit__tile_i8_finish(const vit__tl *t, int mr, int32_t (*acc)[VIT__NR
         vit__vi w0 = vit__vi_load(wsum), w1 = vit__vi_load(wsum + VIT__VW);
         for (i = 0; i < mr; i++) {
             int32_t *yi = (int32_t *)(void *)(y + (size_t)i * ldy);
-            vit__vi z = vit__vi_set1(zp[i] - VIT__I8_XOFF);
-            vit__vi c0 = vit__vi_sub(vit__vi_load(acc[i]), vit__vi_mul(z, w0)),
-                    c1 = vit__vi_sub(vit__vi_load(acc[i] + VIT__VW), vit__vi_mul(z, w1));
-            if (!first) {
-                c0 = vit__vi_add(vit__vi_load(yi), c0);
-                c1 = vit__vi_add(vit__vi_load(yi + VIT__VW), c1);
-            }
+            vit__vi c0, c1;
+            vit__i8_row_sums(&c0, &c1, acc[i], zp[i], w0, w1, first ? NULL : yi);
             vit__vi_store(yi, c0);
             vit__vi_store(yi + VIT__VW, c1);
         }
@@ -10028,8 +10031,8 @@ struct vit__ld {
     int32_t nx;
     char inferred[320];       /* m->inferred, when the config was inferred */
     int allow_nonfinite;      /* vit_load_opts.allow_nonfinite */
-    int dense;                /* 1 while binding a dense layer's weight: BF16 and I8 stay as they are */
-    int flat;                 /* 1 while binding a patch embedding's conv as a dense weight: (d0, d1 d2 d3) */
+    int dense;                /* 1 while binding a dense layer's weight: BF16 and I8 stay as they are (4-D: a
+                                 patch embedding's conv, vit__bind_conv, bound as the (d0, d1 d2 d3) matrix) */
     int linear;               /* 1 while binding a linear layer's weight that is widened (views of it): I8 allowed */
     int writable;             /* 1: the file's bytes are the loader's to change (a private mapping, a copy) */
     vit_arena pack;           /* vit__ld_pack's room for one panel */
@@ -10327,7 +10330,7 @@ static vit_result vit__bind(vit__ld *L, vit_tensor *dst, const char *name, int n
     memset(dst, 0, sizeof *dst);
     dst->ndim = ndim;
     for (i = 0; i < VIT_MAX_DIMS; i++) dst->shape[i] = i < ndim ? (int32_t)want[i] : 1;
-    if (L->flat) { /* the conv's (d0, d1, d2, d3) as the (d0, d1 d2 d3) matrix, the same bytes */
+    if (L->dense && ndim == 4) { /* the conv's (d0, d1, d2, d3) as the (d0, d1 d2 d3) matrix, the same bytes */
         dst->ndim = 2;
         dst->shape[1] = (int32_t)(d1 * d2 * d3);
         dst->shape[2] = dst->shape[3] = 1;
@@ -10372,9 +10375,9 @@ static vit_result vit__bind_conv(vit__ld *L, vit_tensor *dst, const char *name, 
                                  const char *why) {
     const vit__entry *e = vit__entry_find(&L->st, name);
     vit_result r;
-    L->flat = L->dense = e && (e->dtype == VIT__BF16 || e->dtype == VIT__I8) && (int64_t)cin * P * P <= 65536;
+    L->dense = e && (e->dtype == VIT__BF16 || e->dtype == VIT__I8) && (int64_t)cin * P * P <= 65536;
     r = vit__bind(L, dst, name, 4, C, cin, P, P, why);
-    L->flat = L->dense = 0;
+    L->dense = 0;
     return r;
 }
 
