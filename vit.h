@@ -2508,15 +2508,10 @@ typedef void (*vit__tl_fn)(const vit__tl *);
    are constants after inlining, so rows >= mr and the unused vector vanish
    and every accumulator is a register. The narrow tile runs the same FMAs
    for its columns as the wide one, so the bits match. */
-/* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y: what y holds added unless
-   first, alpha and the bias b on the last block. Its callers' fields come as values, read before any store: read
-   through the tile's struct after one (a vector store may alias anything), they were loaded again for each row. */
-static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int first, int last, float alpha, vit__vf ca,
-                                          vit__vf cb) {
-    if (!first) {
-        ca = vit__v_add(vit__v_load(yi), ca);
-        cb = vit__v_add(vit__v_load(yi + VIT__VW), cb);
-    }
+/* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y, alpha and the bias b on
+   the last block. Its callers' fields come as values, read before any store: read through the tile's struct after
+   one (a vector store may alias anything), they were loaded again for each row. */
+static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int last, float alpha, vit__vf ca, vit__vf cb) {
     if (last) {
         vit__vf va = vit__v_set1(alpha);
         ca = vit__v_add(vit__v_mul(va, ca), b ? vit__v_load(b) : vit__v_zero());
@@ -2527,6 +2522,24 @@ static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int first, 
 }
 
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+/* A later k block's tile starts from the sums so far, which y keeps between blocks: each output is then one sum
+   over k in order, whatever the blocks, so a panel packed at load takes longer blocks than one packed into a
+   buffer here (vit__kc_at) and gives the same bits. (Sums of each block added to y at its end were another
+   order a block size.) */
+#define VIT__FROM_Y(i)                                                                                \
+    if (mr > i && !first) {                                                                           \
+        const float *yi = y + (size_t)i * ldy;                                                        \
+        if (nvec > 1 && nv == VIT__NR) {                                                              \
+            c##i##a = vit__v_load(yi);                                                                \
+            c##i##b = vit__v_load(yi + VIT__VW);                                                      \
+        } else {                                                                                      \
+            float o[VIT__NR];                                                                         \
+            int j;                                                                                    \
+            for (j = 0; j < VIT__NR; j++) o[j] = j < nv ? yi[j] : 0.0f;                               \
+            c##i##a = vit__v_load(o);                                                                 \
+            if (nvec > 1) c##i##b = vit__v_load(o + VIT__VW);                                         \
+        }                                                                                             \
+    }
 static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t) {
     float *y = t->y, alpha = t->alpha;
     const float *x = t->xf, *bp = t->bf, *b = t->b;
@@ -2534,15 +2547,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv, npf = t->npf;
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
-
-    /* The partial sums this tile adds to come back from far away when y is
-       large (a batch): ask for them now, while the k loop runs. */
-#define VIT__PREFETCH_Y(i) \
-    if (mr > i && !first) { \
-        VIT__PREFETCH(y + (size_t)i * ldy); \
-        VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1); \
-    }
-    VIT__ROWS(VIT__PREFETCH_Y)
+    VIT__ROWS(VIT__FROM_Y)
 
     /* the products: one rank-1 update of the accumulators per k, and every
        8 k one line of the weights the next block reads */
@@ -2559,20 +2564,19 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
         VIT__ROWS(VIT__STEP)
     }
 
-    /* add what y holds, then alpha and the bias on the last block */
+    /* alpha and the bias on the last block */
 #define VIT__OUT(i)                                                                     \
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
         if (nvec > 1 && nv == VIT__NR) {                                                \
-            vit__tile_out_row(yi, b, first, last, alpha, c##i##a, c##i##b);             \
+            vit__tile_out_row(yi, b, last, alpha, c##i##a, c##i##b);                    \
         } else {                                                                        \
             float o[VIT__NR];                                                           \
             int j;                                                                      \
             vit__v_store(o, c##i##a);                                                   \
             if (nvec > 1) vit__v_store(o + VIT__VW, c##i##b);                           \
             for (j = 0; j < nv; j++) {                                                  \
-                float s = first ? o[j] : yi[j] + o[j];                                  \
-                yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
+                yi[j] = last ? alpha * o[j] + (b ? b[j] : 0.0f) : o[j];                 \
             }                                                                           \
         }                                                                               \
     }
@@ -3003,7 +3007,7 @@ static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__
     int g, ldy = t->ldy, ldx = t->ldx, first = t->first, last = t->last, nv = t->nv;
     float alpha = t->alpha;
     VIT__ROWS(VIT__DECL)
-    VIT__ROWS(VIT__PREFETCH_Y)
+    VIT__ROWS(VIT__FROM_Y)
     for (g = 0; g < t->kc; g++) {
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR),
                 b1 = nvec > 1 ? vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW) : b0;
@@ -3225,12 +3229,13 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
    against row-major weights). */
 #if VIT__WIDE
 #define VIT__ROWS2(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define VIT__PREFETCH_Y2(i)                                          \
-    if (mr > i && !t->first) {                                       \
-        VIT__PREFETCH(t->y + (size_t)i * t->ldy);                    \
-        VIT__PREFETCH(t->y + (size_t)i * t->ldy + VIT__NR - 1);      \
-        VIT__PREFETCH(u->y + (size_t)i * t->ldy);                    \
-        VIT__PREFETCH(u->y + (size_t)i * t->ldy + VIT__NR - 1);      \
+/* as VIT__FROM_Y, for the F32 and BF16 wide tiles */
+#define VIT__FROM_Y2(i)                                              \
+    if (mr > i && !first) {                                          \
+        c##i##a = vit__v_load(yt + (size_t)i * ldy);                 \
+        c##i##b = vit__v_load(yt + (size_t)i * ldy + VIT__VW);       \
+        c##i##c = vit__v_load(yu + (size_t)i * ldy);                 \
+        c##i##d = vit__v_load(yu + (size_t)i * ldy + VIT__VW);       \
     }
 #define VIT__PREFETCH_YW(i)                                          \
     if (mr > i && t->first && !t->stream) {                          \
@@ -3241,8 +3246,8 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
     }
 #define VIT__OUT2(i)                                                                          \
     if (mr > i) {                                                                         \
-        vit__tile_out_row(yt + (size_t)i * ldy, bt, first, last, alpha, c##i##a, c##i##b); \
-        vit__tile_out_row(yu + (size_t)i * ldy, bu, first, last, alpha, c##i##c, c##i##d); \
+        vit__tile_out_row(yt + (size_t)i * ldy, bt, last, alpha, c##i##a, c##i##b);        \
+        vit__tile_out_row(yu + (size_t)i * ldy, bu, last, alpha, c##i##c, c##i##d);        \
     }
 /* The wide F32 and BF16 tiles' fields for VIT__OUT2 (t and u share all but y and b). */
 #define VIT__OUT2_FIELDS                                                      \
@@ -3259,7 +3264,7 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
     int k, ldx = t->ldx;
     VIT__OUT2_FIELDS
     VIT__ROWS2(VIT__DECL2F)
-    VIT__ROWS2(VIT__PREFETCH_Y2)
+    VIT__ROWS2(VIT__FROM_Y2)
     for (k = 0; k < t->kc; k++) {
         vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW),
                 b2 = vit__v_load(bq + (size_t)k * VIT__NR), b3 = vit__v_load(bq + (size_t)k * VIT__NR + VIT__VW);
@@ -3304,7 +3309,7 @@ static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vi
     int g, ldx = t->ldx;
     VIT__OUT2_FIELDS
     VIT__ROWS2(VIT__DECL2F)
-    VIT__ROWS2(VIT__PREFETCH_Y2)
+    VIT__ROWS2(VIT__FROM_Y2)
     VIT__ROWS2(VIT__PREFETCH_YW)
 #define VIT__DOT2 vit__v_dpbf16
     VIT__LOOP2
@@ -3337,7 +3342,7 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
     vit__tile_i8_finish(u, mr, acd);
 }
 #endif
-#undef VIT__PREFETCH_Y2
+#undef VIT__FROM_Y2
 #undef VIT__PREFETCH_YW
 #undef VIT__OUT2
 #undef VIT__OUT2_FIELDS
@@ -3361,7 +3366,7 @@ static const vit__tl2_fn vit__tiles2_i8[7] = {NULL, VIT__MRS2(VIT__TL2_ENTRY, vi
 #endif
 
 #undef VIT__DECL
-#undef VIT__PREFETCH_Y
+#undef VIT__FROM_Y
 #undef VIT__OUT
 
 static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv, int k0, int kc) {
@@ -3572,7 +3577,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
                loop, one every 8 k: asked all at once, they filled the
                core's line fill buffers and the tile waited for them (1.5%
                of a ViT-B/16 forward). */
-            if (!dot && t.npf < (kc + 7) / 8) pf[t.npf++] = at;
+            if (!dot && t.npf < (kc + 7) / 8 && t.npf < VIT__KC / 8) pf[t.npf++] = at;
             else VIT__PREFETCH(at);
         }
 
@@ -3736,8 +3741,20 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
 
 /* Every k block of the panel of columns from n0 (whole, or the last
    partial one) over rows [m0, m1), in order. */
+/* k per block for the panel from n0: vit__kc's, or four times it (128 KiB of panel) for an F32 or BF16 panel
+   packed at load, which is read where it lies (no buffer to fit): a tile then runs K = 768 in one call, not
+   three (F32) or two (BF16), its sums leaving the registers for y once. ViT-B/16 at B = 1 on one thread,
+   alternating: f32 0.333-0.335 -> 0.326 s, bf16 0.170-0.172 -> 0.167-0.168 s (blocks of eight and sixteen
+   times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks (VIT__FROM_Y).
+   I8 keeps its blocks: its column sums are packed a block. */
+static int vit__kc_at(const vit__mm *p, int n0) {
+    int kcb = vit__kc(p->wt);
+    return (p->wt == VIT_DTYPE_F32 || (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16)) && vit__mm_packed(p, n0) ? 4 * kcb
+                                                                                                      : kcb;
+}
+
 static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
-    int k0, kcb = vit__kc(p->wt), nv = p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR;
+    int k0, kcb = vit__kc_at(p, n0), nv = p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR;
     for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, nv, m0, m1);
 }
 
@@ -3746,7 +3763,7 @@ static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
 static int vit__gemm_kblocks_at(const vit__mm *p, int n0, int two, int m0, int m1) {
 #if VIT__WIDE
     if (two && vit__mm_wide(p, n0)) {
-        int k0, kcb = vit__kc(p->wt);
+        int k0, kcb = vit__kc_at(p, n0);
         for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block2(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, m0, m1);
         return 2;
     }
