@@ -1,4 +1,4 @@
-/* vit.h - v0.5.15 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.16 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -283,8 +283,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 15
-#define VIT_VERSION_STRING "0.5.15"
+#define VIT_VERSION_PATCH 16
+#define VIT_VERSION_STRING "0.5.16"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -16285,6 +16285,15 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.16 (2026-11-28) The F32 and BF16 tiles start a later k block
+                         from the sums in y, so each output is one sum
+                         over k in order whatever the blocks, and a panel
+                         packed at load runs k blocks four times as long
+                         (K = 768 in one call): ViT-B/16 one thread f32
+                         about 2% faster, bf16 2% (B = 8 3%). F32 and
+                         BF16 results change by rounding where K passed
+                         the old blocks. The f32 attention's wide tile
+                         pair no longer copies its struct a step.
      0.5.15 (2026-11-28) A BF16 or I8 file's patch embedding keeps its
                          conv kernel in the file's dtype, as the matrix
                          of a dense weight, and its patches' product runs
