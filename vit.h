@@ -3454,6 +3454,17 @@ static const uint32_t *vit__packed_panel(const vit__mm *p, int n0, int k0) {
 static const int32_t *vit__packed_wsum(const vit__mm *p, int n0, int k0, int kcb) {
     return p->wsums + ((size_t)n0 / VIT__NR * (size_t)((p->K + kcb - 1) / kcb) + (size_t)(k0 / kcb)) * VIT__NR;
 }
+/* The column sums of the packed panel from n0 over k block [k0, k0 + kc) (vit__kc_at's, from a multiple of
+   vit__kc's): the packed blocks' in it added into sum (exact in int32), or the one block's where it lies. */
+static const int32_t *vit__packed_wsum_at(const vit__mm *p, int n0, int k0, int kc, int32_t *sum) {
+    int kcb = vit__kc(VIT_DTYPE_I8), j, k;
+    const int32_t *s = vit__packed_wsum(p, n0, k0, kcb);
+    if (kc <= kcb) return s;
+    for (j = 0; j < VIT__NR; j++) sum[j] = s[j];
+    for (k = k0 + kcb; k < k0 + kc; k += kcb)
+        for (s = vit__packed_wsum(p, n0, k, kcb), j = 0; j < VIT__NR; j++) sum[j] += s[j];
+    return sum;
+}
 #endif
 
 #if VIT__DOT_BF16 || VIT__DOT_I8
@@ -3537,7 +3548,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else if (vit__mm_packed(p, n0)) {
         t.bp = vit__packed_panel(p, n0, k0);
-        if (p->wt == VIT_DTYPE_I8) t.wsum = vit__packed_wsum(p, n0, k0, kcb);
+        if (p->wt == VIT_DTYPE_I8) t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum);
     }
 #endif
 #if VIT__DOT_BF16
@@ -3635,6 +3646,9 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     size_t xrow = f32 ? (size_t)p->ldx : vit__xs_ld(p);
     const unsigned char *next[2] = {NULL, NULL};
     vit__tl t, u;
+#if VIT__DOT_BF16 || VIT__DOT_I8
+    int32_t wsum[2][VIT__NR]; /* I8: the panels' column sums over this block (vit__packed_wsum_at) */
+#endif
     memset(&t, 0, sizeof t);
     t.ldy = p->ldy; t.first = k0 == 0; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
     t.kc = f32 ? kc : p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
@@ -3665,8 +3679,8 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         u.bp = vit__packed_panel(p, n1, k0);
     }
     if (p->wt == VIT_DTYPE_I8) {
-        t.wsum = vit__packed_wsum(p, n0, k0, kcb);
-        u.wsum = vit__packed_wsum(p, n1, k0, kcb);
+        t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum[0]);
+        u.wsum = vit__packed_wsum_at(p, n1, k0, kc, wsum[1]);
     }
     if (t.e) {
         t.g = e->g ? e->g + n0 : NULL;
@@ -3741,16 +3755,16 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
 
 /* Every k block of the panel of columns from n0 (whole, or the last
    partial one) over rows [m0, m1), in order. */
-/* k per block for the panel from n0: vit__kc's, or four times it (128 KiB of panel) for an F32 or BF16 panel
-   packed at load, which is read where it lies (no buffer to fit): a tile then runs K = 768 in one call, not
-   three (F32) or two (BF16), its sums leaving the registers for y once. ViT-B/16 at B = 1 on one thread,
-   alternating: f32 0.333-0.335 -> 0.326 s, bf16 0.170-0.172 -> 0.167-0.168 s (blocks of eight and sixteen
-   times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks (VIT__FROM_Y).
-   I8 keeps its blocks: its column sums are packed a block. */
+/* k per block for the panel from n0: vit__kc's, or four times it (128 KiB of panel) for a panel packed at load,
+   which is read where it lies (no buffer to fit): a tile then runs K = 768 in one call, not three (F32) or two
+   (BF16), its sums leaving the registers for y once, and I8's fc2 at K = 3072 one, not three. ViT-B/16 at B = 1
+   on one thread, alternating: f32 0.333-0.335 -> 0.326 s, bf16 0.170-0.172 -> 0.167-0.168 s (blocks of eight
+   and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
+   (VIT__FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at). */
 static int vit__kc_at(const vit__mm *p, int n0) {
     int kcb = vit__kc(p->wt);
-    return (p->wt == VIT_DTYPE_F32 || (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16)) && vit__mm_packed(p, n0) ? 4 * kcb
-                                                                                                      : kcb;
+    int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
+    return (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
 }
 
 static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
