@@ -3753,8 +3753,6 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
         }
 }
 
-/* Every k block of the panel of columns from n0 (whole, or the last
-   partial one) over rows [m0, m1), in order. */
 /* k per block for the panel from n0: vit__kc's, or four times it (128 KiB of panel) for a panel packed at load,
    which is read where it lies (no buffer to fit): a tile then runs K = 768 in one call, not three (F32) or two
    (BF16), its sums leaving the registers for y once, and I8's fc2 at K = 3072 one, not three. ViT-B/16 at B = 1
@@ -3767,6 +3765,8 @@ static int vit__kc_at(const vit__mm *p, int n0) {
     return (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
 }
 
+/* Every k block of the panel of columns from n0 (whole, or the last
+   partial one) over rows [m0, m1), in order. */
 static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
     int k0, kcb = vit__kc_at(p, n0), nv = p->N - n0 < VIT__NR ? p->N - n0 : VIT__NR;
     for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, nv, m0, m1);
