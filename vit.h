@@ -3601,6 +3601,15 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
             }
         }
+        /* A later block's tile starts from the sums y holds (VIT__FROM_Y): the next tile's rows asked for now,
+           while this one runs (waited on at each tile's start, AVX2's f32 ViT-B/16 ran 3% slower) */
+        if (k0) {
+            int i;
+            for (i = m + VIT__MR; i < m1 && i < m + 2 * VIT__MR; i++) {
+                VIT__PREFETCH(y + (size_t)i * ldy + n0);
+                VIT__PREFETCH(y + (size_t)i * ldy + n0 + nv - 1);
+            }
+        }
 
         /* the tile: FMA on floats, else the BF16 or I8 dot products */
         if (!dot) {
@@ -3699,6 +3708,13 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
                 VIT__PREFETCH(r + 2 * VIT__VW);
                 VIT__PREFETCH(r + 3 * VIT__VW);
             }
+        for (i = m + VIT__MR / 2; k0 && i < m1 && i < m + VIT__MR; i++) { /* as vit__gemm_block: the next tile's y */
+            const float *yn = p->y + (size_t)i * p->ldy + n0;
+            VIT__PREFETCH(yn);
+            VIT__PREFETCH(yn + VIT__VW);
+            VIT__PREFETCH(yn + 2 * VIT__VW);
+            VIT__PREFETCH(yn + 3 * VIT__VW);
+        }
         if (f32) {
             int stop = done + per < lines ? done + per : lines;
             t.y = p->y + (size_t)m * p->ldy + n0;
@@ -3758,11 +3774,13 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    (BF16), its sums leaving the registers for y once, and I8's fc2 at K = 3072 one, not three. ViT-B/16 at B = 1
    on one thread, alternating: f32 0.333-0.335 -> 0.326 s, bf16 0.170-0.172 -> 0.167-0.168 s (blocks of eight
    and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
-   (VIT__FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at). */
+   (VIT__FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at). AVX-512
+   only: AVX2's tiles, three rows against two panels of 16, read twice the panel bytes a multiply-add and want
+   their block in L1 (ViT-B/16 f32 there 0.338-0.342 -> 0.347-0.358 s with the long blocks). */
 static int vit__kc_at(const vit__mm *p, int n0) {
     int kcb = vit__kc(p->wt);
     int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
-    return (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
+    return VIT__VW == 16 && (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
 }
 
 /* Every k block of the panel of columns from n0 (whole, or the last
@@ -16301,14 +16319,15 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
    REVISION HISTORY
      0.5.16 (2026-11-28) The F32 and BF16 tiles start a later k block
                          from the sums in y, so each output is one sum
-                         over k in order whatever the blocks, and a panel
-                         packed at load runs k blocks four times as long
-                         (K = 768 in one call; I8's fc2 at K = 3072 too,
-                         its column sums added): ViT-B/16 one thread f32
-                         about 2% faster, bf16 2% (B = 8 3%). F32 and
-                         BF16 results change by rounding where K passed
-                         the old blocks. The f32 attention's wide tile
-                         pair no longer copies its struct a step.
+                         over k in order whatever the blocks, and on
+                         AVX-512 a panel packed at load runs k blocks four
+                         times as long (K = 768 in one call; I8's fc2 at
+                         K = 3072 too, its column sums added): ViT-B/16
+                         one thread f32 about 2% faster, bf16 2% (B = 8
+                         3%). F32 and BF16 results change by rounding
+                         where K passed the old blocks. The f32
+                         attention's wide tile pair no longer copies its
+                         struct a step.
      0.5.15 (2026-11-28) A BF16 or I8 file's patch embedding keeps its
                          conv kernel in the file's dtype, as the matrix
                          of a dense weight, and its patches' product runs
