@@ -2508,10 +2508,23 @@ typedef void (*vit__tl_fn)(const vit__tl *);
    are constants after inlining, so rows >= mr and the unused vector vanish
    and every accumulator is a register. The narrow tile runs the same FMAs
    for its columns as the wide one, so the bits match. */
-/* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y, alpha and the bias b on
-   the last block. Its callers' fields come as values, read before any store: read through the tile's struct after
-   one (a vector store may alias anything), they were loaded again for each row. */
-static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int last, float alpha, vit__vf ca, vit__vf cb) {
+/* A later k block's F32 or BF16 tile starts from the sums so far, which y keeps between blocks, on AVX-512: each
+   output is then one sum over k in order, whatever the blocks, so a panel packed at load takes longer blocks than
+   one packed into a buffer here (vit__kc_at) and gives the same bits. Elsewhere a block's sums are added to y's at
+   its end (another order a block size; the blocks are the same for every panel there): AVX2's f32 ViT-B/16 ran
+   2% slower starting from y, even with the next tile's y asked for ahead. */
+#define VIT__SUMS_FROM_Y (VIT__VW == 16)
+
+/* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y: what y holds added when
+   add (a later block, VIT__SUMS_FROM_Y 0), alpha and the bias b on the last block. Its callers' fields come as
+   values, read before any store: read through the tile's struct after one (a vector store may alias anything),
+   they were loaded again for each row. */
+static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int add, int last, float alpha, vit__vf ca,
+                                          vit__vf cb) {
+    if (add) {
+        ca = vit__v_add(vit__v_load(yi), ca);
+        cb = vit__v_add(vit__v_load(yi + VIT__VW), cb);
+    }
     if (last) {
         vit__vf va = vit__v_set1(alpha);
         ca = vit__v_add(vit__v_mul(va, ca), b ? vit__v_load(b) : vit__v_zero());
@@ -2522,12 +2535,13 @@ static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int last, f
 }
 
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-/* A later k block's tile starts from the sums so far, which y keeps between blocks: each output is then one sum
-   over k in order, whatever the blocks, so a panel packed at load takes longer blocks than one packed into a
-   buffer here (vit__kc_at) and gives the same bits. (Sums of each block added to y at its end were another
-   order a block size.) */
+/* A later block's tile: its rows' sums so far from y (VIT__SUMS_FROM_Y), or asked for now, to be added at the
+   end, when y is large (a batch) and they come back from far away */
 #define VIT__FROM_Y(i)                                                                                \
-    if (mr > i && !first) {                                                                           \
+    if (mr > i && !first && !VIT__SUMS_FROM_Y) {                                                      \
+        VIT__PREFETCH(y + (size_t)i * ldy);                                                           \
+        VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1);                                             \
+    } else if (mr > i && !first) {                                                                    \
         const float *yi = y + (size_t)i * ldy;                                                        \
         if (nvec > 1 && nv == VIT__NR) {                                                              \
             c##i##a = vit__v_load(yi);                                                                \
@@ -2545,6 +2559,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     const float *x = t->xf, *bp = t->bf, *b = t->b;
     const unsigned char *const *pf = t->pf, *pf0 = t->pf0;
     int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv, npf = t->npf;
+    int add = !first && !VIT__SUMS_FROM_Y;
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__FROM_Y)
@@ -2569,14 +2584,15 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
         if (nvec > 1 && nv == VIT__NR) {                                                \
-            vit__tile_out_row(yi, b, last, alpha, c##i##a, c##i##b);                    \
+            vit__tile_out_row(yi, b, add, last, alpha, c##i##a, c##i##b);               \
         } else {                                                                        \
             float o[VIT__NR];                                                           \
             int j;                                                                      \
             vit__v_store(o, c##i##a);                                                   \
             if (nvec > 1) vit__v_store(o + VIT__VW, c##i##b);                           \
             for (j = 0; j < nv; j++) {                                                  \
-                yi[j] = last ? alpha * o[j] + (b ? b[j] : 0.0f) : o[j];                 \
+                float s = add ? yi[j] + o[j] : o[j];                                    \
+                yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
             }                                                                           \
         }                                                                               \
     }
@@ -3005,6 +3021,7 @@ static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__
     const float *b = t->b;
     const uint32_t *x = t->x, *bp = t->bp;
     int g, ldy = t->ldy, ldx = t->ldx, first = t->first, last = t->last, nv = t->nv;
+    int add = !first && !VIT__SUMS_FROM_Y;
     float alpha = t->alpha;
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__FROM_Y)
@@ -3231,7 +3248,12 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
 #define VIT__ROWS2(X) X(0) X(1) X(2) X(3) X(4) X(5)
 /* as VIT__FROM_Y, for the F32 and BF16 wide tiles */
 #define VIT__FROM_Y2(i)                                              \
-    if (mr > i && !first) {                                          \
+    if (mr > i && !first && !VIT__SUMS_FROM_Y) {                     \
+        VIT__PREFETCH(yt + (size_t)i * ldy);                         \
+        VIT__PREFETCH(yt + (size_t)i * ldy + VIT__NR - 1);           \
+        VIT__PREFETCH(yu + (size_t)i * ldy);                         \
+        VIT__PREFETCH(yu + (size_t)i * ldy + VIT__NR - 1);           \
+    } else if (mr > i && !first) {                                   \
         c##i##a = vit__v_load(yt + (size_t)i * ldy);                 \
         c##i##b = vit__v_load(yt + (size_t)i * ldy + VIT__VW);       \
         c##i##c = vit__v_load(yu + (size_t)i * ldy);                 \
@@ -3246,14 +3268,14 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
     }
 #define VIT__OUT2(i)                                                                          \
     if (mr > i) {                                                                         \
-        vit__tile_out_row(yt + (size_t)i * ldy, bt, last, alpha, c##i##a, c##i##b);        \
-        vit__tile_out_row(yu + (size_t)i * ldy, bu, last, alpha, c##i##c, c##i##d);        \
+        vit__tile_out_row(yt + (size_t)i * ldy, bt, add, last, alpha, c##i##a, c##i##b);   \
+        vit__tile_out_row(yu + (size_t)i * ldy, bu, add, last, alpha, c##i##c, c##i##d);   \
     }
 /* The wide F32 and BF16 tiles' fields for VIT__OUT2 (t and u share all but y and b). */
 #define VIT__OUT2_FIELDS                                                      \
     float *yt = t->y, *yu = u->y, alpha = t->alpha;                           \
     const float *bt = t->b, *bu = u->b;                                       \
-    int ldy = t->ldy, first = t->first, last = t->last;
+    int ldy = t->ldy, first = t->first, last = t->last, add = !first && !VIT__SUMS_FROM_Y;
 
 #define VIT__DECL2F(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
 
@@ -3603,7 +3625,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         }
         /* A later block's tile starts from the sums y holds (VIT__FROM_Y): the next tile's rows asked for now,
            while this one runs (waited on at each tile's start, AVX2's f32 ViT-B/16 ran 3% slower) */
-        if (k0) {
+        if (k0 && VIT__SUMS_FROM_Y) {
             int i;
             for (i = m + VIT__MR; i < m1 && i < m + 2 * VIT__MR; i++) {
                 VIT__PREFETCH(y + (size_t)i * ldy + n0);
@@ -3708,7 +3730,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
                 VIT__PREFETCH(r + 2 * VIT__VW);
                 VIT__PREFETCH(r + 3 * VIT__VW);
             }
-        for (i = m + VIT__MR / 2; k0 && i < m1 && i < m + VIT__MR; i++) { /* as vit__gemm_block: the next tile's y */
+        for (i = m + VIT__MR / 2; k0 && VIT__SUMS_FROM_Y && i < m1 && i < m + VIT__MR; i++) { /* as vit__gemm_block */
             const float *yn = p->y + (size_t)i * p->ldy + n0;
             VIT__PREFETCH(yn);
             VIT__PREFETCH(yn + VIT__VW);
@@ -3774,13 +3796,13 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    (BF16), its sums leaving the registers for y once, and I8's fc2 at K = 3072 one, not three. ViT-B/16 at B = 1
    on one thread, alternating: f32 0.333-0.335 -> 0.326 s, bf16 0.170-0.172 -> 0.167-0.168 s (blocks of eight
    and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
-   (VIT__FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at). AVX-512
-   only: AVX2's tiles, three rows against two panels of 16, read twice the panel bytes a multiply-add and want
-   their block in L1 (ViT-B/16 f32 there 0.338-0.342 -> 0.347-0.358 s with the long blocks). */
+   (VIT__SUMS_FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at).
+   AVX-512 only: AVX2's tiles, three rows against two panels of 16, read twice the panel bytes a multiply-add and
+   want their block in L1 (ViT-B/16 f32 there 0.338-0.342 -> 0.347-0.358 s with the long blocks). */
 static int vit__kc_at(const vit__mm *p, int n0) {
     int kcb = vit__kc(p->wt);
     int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
-    return VIT__VW == 16 && (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
+    return VIT__SUMS_FROM_Y && (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
 }
 
 /* Every k block of the panel of columns from n0 (whole, or the last
@@ -16317,15 +16339,15 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
-     0.5.16 (2026-11-28) The F32 and BF16 tiles start a later k block
-                         from the sums in y, so each output is one sum
-                         over k in order whatever the blocks, and on
-                         AVX-512 a panel packed at load runs k blocks four
+     0.5.16 (2026-11-28) On AVX-512 the F32 and BF16 tiles start a
+                         later k block from the sums in y, so each output
+                         is one sum over k in order whatever the blocks,
+                         and a panel packed at load runs k blocks four
                          times as long (K = 768 in one call; I8's fc2 at
                          K = 3072 too, its column sums added): ViT-B/16
                          one thread f32 about 2% faster, bf16 2% (B = 8
-                         3%). F32 and BF16 results change by rounding
-                         where K passed the old blocks. The f32
+                         3%). F32 and BF16 results there change by
+                         rounding where K passed the old blocks. The f32
                          attention's wide tile pair no longer copies its
                          struct a step.
      0.5.15 (2026-11-28) A BF16 or I8 file's patch embedding keeps its
