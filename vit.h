@@ -3623,8 +3623,8 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
                 VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
             }
         }
-        /* A later block's tile starts from the sums y holds (VIT__FROM_Y): the next tile's rows asked for now,
-           while this one runs (waited on at each tile's start, AVX2's f32 ViT-B/16 ran 3% slower) */
+        /* A later block's tile starts from the sums y holds (VIT__SUMS_FROM_Y) and waits for them: the next
+           tile's rows asked for now, while this one runs */
         if (k0 && VIT__SUMS_FROM_Y) {
             int i;
             for (i = m + VIT__MR; i < m1 && i < m + 2 * VIT__MR; i++) {
