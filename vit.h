@@ -3520,6 +3520,13 @@ static int vit__pf_share(vit__tl *t, const unsigned char *next, int done, int st
     return stop;
 }
 
+/* Every cache line of n floats from x asked for. */
+static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
+    int k;
+    for (k = 0; k < n; k += 16) VIT__PREFETCH(x + k);
+    VIT__PREFETCH(x + n - 1);
+}
+
 /* k block [k0, k0 + kc) of columns [n0, n0 + nv) (nv <= NR), rows [m0,
    m1); kcb is the type's block size (vit__kc). */
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv, int m0, int m1) {
@@ -3627,10 +3634,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
            tile's rows asked for now, while this one runs */
         if (k0 && VIT__SUMS_FROM_Y) {
             int i;
-            for (i = m + VIT__MR; i < m1 && i < m + 2 * VIT__MR; i++) {
-                VIT__PREFETCH(y + (size_t)i * ldy + n0);
-                VIT__PREFETCH(y + (size_t)i * ldy + n0 + nv - 1);
-            }
+            for (i = m + VIT__MR; i < m1 && i < m + 2 * VIT__MR; i++) vit__prefetch_row(y + (size_t)i * ldy + n0, nv);
         }
 
         /* the tile: FMA on floats, else the BF16 or I8 dot products */
@@ -3730,13 +3734,8 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
                 VIT__PREFETCH(r + 2 * VIT__VW);
                 VIT__PREFETCH(r + 3 * VIT__VW);
             }
-        for (i = m + VIT__MR / 2; k0 && VIT__SUMS_FROM_Y && i < m1 && i < m + VIT__MR; i++) { /* as vit__gemm_block */
-            const float *yn = p->y + (size_t)i * p->ldy + n0;
-            VIT__PREFETCH(yn);
-            VIT__PREFETCH(yn + VIT__VW);
-            VIT__PREFETCH(yn + 2 * VIT__VW);
-            VIT__PREFETCH(yn + 3 * VIT__VW);
-        }
+        for (i = m + VIT__MR / 2; k0 && VIT__SUMS_FROM_Y && i < m1 && i < m + VIT__MR; i++) /* as vit__gemm_block */
+            vit__prefetch_row(p->y + (size_t)i * p->ldy + n0, 2 * VIT__NR);
         if (f32) {
             int stop = done + per < lines ? done + per : lines;
             t.y = p->y + (size_t)m * p->ldy + n0;
@@ -3794,7 +3793,7 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
 /* k per block for the panel from n0: vit__kc's, or four times it (128 KiB of panel) for a panel packed at load,
    which is read where it lies (no buffer to fit): a tile then runs K = 768 in one call, not three (F32) or two
    (BF16), its sums leaving the registers for y once, and I8's fc2 at K = 3072 one, not three. ViT-B/16 at B = 1
-   on one thread, alternating: f32 0.333-0.335 -> 0.326 s, bf16 0.170-0.172 -> 0.167-0.168 s (blocks of eight
+   on one thread, alternating: f32 0.327-0.328 -> 0.321-0.324 s, bf16 0.170-0.171 -> 0.167-0.168 s (blocks of eight
    and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
    (VIT__SUMS_FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at).
    AVX-512 only: AVX2's tiles, three rows against two panels of 16, read twice the panel bytes a multiply-add and
@@ -5896,11 +5895,6 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
    q and K rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px:
    the task and the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). */
 #define VIT__ATT_PF 8
-static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
-    int k;
-    for (k = 0; k < n; k += 16) VIT__PREFETCH(x + k);
-    VIT__PREFETCH(x + n - 1);
-}
 
 /* BF16 q kᵀ's tile: mr rows of q's pairs (x, ldx) against one panel of K's (bp, kc pairs of NR keys, n0 the
    first; a partial panel's are zero past its keys), all of kc in the registers, the scores straight into rows
