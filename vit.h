@@ -2322,6 +2322,10 @@ typedef struct vit__mm {
                                pass's dx = dy W without a transposed copy of W */
     int nnp;                /* nn: w is a loaded weight packed in panels of nnp rows (vit__pack_weight), 0: not */
     const vit__ln *ln;      /* BF16, I8 (vit__ln_fuses): x's rows normalised as they are converted; NULL: as they are */
+    uint16_t *yb;           /* BF16 on the wide tiles, where vit__mm_yb says so: the outputs (the epilogue's) rounded
+                               to bf16 into yb, row stride ldyb, as the next product's x converted (its xs); y
+                               unwritten. NULL: y */
+    int ldyb;
 } vit__mm;
 
 /* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
@@ -2346,6 +2350,8 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     p.nn = 0;
     p.nnp = 0;
     p.ln = NULL;
+    p.yb = NULL;
+    p.ldyb = 0;
     return p;
 }
 
@@ -3518,7 +3524,7 @@ static int vit__y_stream(const vit__mm *p, int n0) {
    the epilogue's residual. */
 static void vit__tl_rows(vit__tl *t, const vit__mm *p, int i0, int n0) {
     const float *sxs = vit__xs_scales(p);
-    t->y = p->y + (size_t)i0 * p->ldy + n0;
+    t->y = p->y ? p->y + (size_t)i0 * p->ldy + n0 : NULL; /* NULL: outputs to yb (vit__gemm_block2) */
     t->sx = sxs + i0;
     t->zp = (const int32_t *)(const void *)(sxs + p->M) + i0;
     t->r = t->e && t->e->r ? t->e->r + (size_t)i0 * t->e->ldr + n0 : NULL;
@@ -3548,6 +3554,7 @@ static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
 static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, int nv, int m0, int m1) {
     /* 64-byte aligned, so no vector load of the panel splits a cache line. */
     float buf[VIT__KC * VIT__NR + 16], *bp = (float *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    VIT_ASSERT(!p->yb); /* the wide tiles' only (vit__mm_yb) */
     const float *panel = bp; /* the tiles' panel: bp, or where w lies packed */
     float *y = p->y;
     const float *x = p->wt == VIT_DTYPE_F32 ? p->x : (const float *)p->xs;
@@ -3688,6 +3695,28 @@ static int vit__mm_wide(const vit__mm *p, int n0) {
            p->panel && n0 + 2 * VIT__NR <= p->N;
 }
 
+#if VIT__DOT_BF16
+/* Rows [m, m + mr) of two panels' outputs from n0 (t, 2 NR floats a row, as the wide tile left them: alpha S + b)
+   through the epilogue (vit__epi_tile's operations in its order) and rounded to bf16 into p->yb: what the next
+   product's conversion of them (vit__bf16_row) would give, without the f32 outputs going to memory and back. */
+static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int mr) {
+    const vit__epi *e = p->e;
+    int act = e ? e->act : VIT__EPI_NONE, i, j;
+    for (i = 0; i < mr; i++) {
+        const float *ti = t + (size_t)i * 2 * VIT__NR, *gi = e && e->g ? e->g + n0 : NULL;
+        const float *ri = e && e->r ? e->r + (size_t)(m + i) * e->ldr + n0 : NULL;
+        uint16_t *yi = p->yb + (size_t)(m + i) * p->ldyb + n0;
+        for (j = 0; j < 2 * VIT__NR; j += VIT__VW) {
+            vit__vf v = vit__v_load(ti + j);
+            if (act != VIT__EPI_NONE) v = vit__v_act(v, act);
+            if (gi) v = vit__v_mul(v, vit__v_load(gi + j));
+            if (ri) v = vit__v_add(v, vit__v_load(ri + j));
+            vit__v_store_bf16(yi + j, v);
+        }
+    }
+}
+#endif
+
 /* vit__gemm_block for the two whole panels from n0 (vit__mm_wide) on the wide tiles, VIT__MR / 2 rows at a time. */
 static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1) {
     const vit__epi *e = p->e;
@@ -3740,6 +3769,10 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         u.stream = vit__y_stream(p, n1);
     }
 #endif
+#if VIT__DOT_BF16
+    float ybuf[VIT__MR / 2 * 2 * VIT__NR + 16], *yt = (float *)(((uintptr_t)ybuf + 63) & ~(uintptr_t)63);
+    VIT_ASSERT(!p->yb || (p->wt == VIT_DTYPE_BF16 && k0 == 0 && last)); /* vit__mm_yb */
+#endif
     for (m = m0; m < m1; m += VIT__MR / 2) {
         int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2;
         if (e && e->r && last) /* as vit__gemm_block */
@@ -3770,6 +3803,14 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         }
 #endif
 #if VIT__DOT_BF16
+        if (p->yb) { /* the tile's sums to a buffer in L1, from there with the epilogue to yb */
+            t.y = yt;
+            u.y = yt + VIT__NR;
+            t.ldy = u.ldy = 2 * VIT__NR;
+            vit__tiles2_bf16[mr](&t, &u);
+            vit__epi_bf16(p, yt, m, n0, mr);
+            continue;
+        }
         if (p->wt == VIT_DTYPE_BF16) vit__tiles2_bf16[mr](&t, &u);
 #endif
 #if VIT__DOT_I8
@@ -3818,6 +3859,18 @@ static int vit__kc_at(const vit__mm *p, int n0) {
     int kcb = vit__kc(p->wt);
     int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
     return VIT__SUMS_FROM_Y && (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
+}
+
+/* 1 when a BF16 product can write its outputs as bf16 (vit__mm.yb): every panel whole and run in pairs on the
+   wide tiles, each in one k block (vit__kc_at), on AVX-512 without AMX (whose tiles take their own path). */
+static int vit__mm_yb(const vit__mm *p) {
+#if VIT__DOT_BF16 && !VIT__AMX_BUILD
+    return VIT__WIDE && VIT__SUMS_FROM_Y && p->wt == VIT_DTYPE_BF16 && p->panel && p->N % (2 * VIT__NR) == 0 &&
+           p->K <= vit__kc_at(p, 0);
+#else
+    (void)p;
+    return 0;
+#endif
 }
 
 /* Every k block of the panel of columns from n0 (whole, or the last
@@ -8187,26 +8240,47 @@ static vit_result vit__mha_input(const vit_model *m, int32_t B, int32_t n, int32
 /* y = fc2(act(fc1(x))), or with glu fc2(act(first half) * second half),
    then e (NULL, or the block's layer scale and residual) in fc2's
    epilogue; a plain MLP's activation rides in fc1's. */
+/* 1 when fc1 writes fc2's x already converted, bf16 straight from its tiles (vit__mm.yb): both BF16 on the
+   dot-product tiles, fc1 as vit__mm_yb says, nothing between them (no GLU, no sub-LN). fc2 then reads what it
+   would have converted, the same bits, and the hidden features never go to memory as floats: at ViT-B/16's
+   batch 8 fc1 wrote 19 MB a block that fc2 read back to round (1.4% of a BF16 forward). */
+static int vit__mlp_yb(const vit_mlp_params *p, const vit_mlp_weights *w, int32_t rows) {
+#if VIT__DOT_BF16
+    vit__mm fc1;
+    if (p->glu || w->norm_w.data || w->fc2_w.dtype != VIT_DTYPE_BF16) return 0;
+    fc1 = vit__mm_w(NULL, NULL, &w->fc1_w, NULL, rows, p->in_dim, p->hidden_dim, NULL);
+    return vit__mm_yb(&fc1);
+#else
+    (void)p; (void)w; (void)rows;
+    return 0;
+#endif
+}
+
 static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit_mlp_weights *w, const float *x,
                                int32_t ldx, const vit__ln *ln, float *y, const vit__epi *e, int32_t rows) {
     size_t mark = vit_arena_mark(a);
     /* fc2's x (the hidden features: h, or with glu g) rows ldh apart (vit__ld_x); with glu, fc1's output h stays
-       contiguous for vit_k_glu */
+       contiguous for vit_k_glu; fused (vit__mlp_yb), no h: fc1's outputs go to xs2 as fc2's x converted */
     int32_t H = p->hidden_dim, H1 = p->glu ? 2 * H : H, ldh = vit__ld_x(H), ld1 = p->glu ? H1 : ldh, m;
+    int fused = vit__mlp_yb(p, w, rows);
     vit_tensor h, g;
     vit_result r;
-    void *xs;
+    void *xs, *xs2 = NULL;
     if ((r = vit__fits((double)rows * (ld1 + (p->glu ? ldh : 0)), 0, "mlp")) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &h, 2, rows, ld1, 1, 1)) != VIT_OK) return r;
+    if (!fused && (r = vit__tensor4(a, &h, 2, rows, ld1, 1, 1)) != VIT_OK) return r;
     if (p->glu && (r = vit__tensor4(a, &g, 2, rows, ldh, 1, 1)) != VIT_OK) return r;
-    if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->fc1_w, rows, p->in_dim), &w->fc2_w, rows, H),
+    if (fused && (r = vit__scratch(a, vit__mm_scratch(VIT_DTYPE_BF16, rows, H), &xs2)) != VIT_OK) return r;
+    if ((r = vit__scratch(a,
+                          fused ? vit__dense_scratch(0, &w->fc1_w, rows, p->in_dim)
+                                : vit__dense_scratch(vit__dense_scratch(0, &w->fc1_w, rows, p->in_dim), &w->fc2_w,
+                                                     rows, H),
                           &xs)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
         vit__epi e1;
-        float *hid = p->glu ? g.data : h.data;
-        vit__mm fc1 = vit__mm_w(h.data, x, &w->fc1_w, w->fc1_b.data, rows, p->in_dim, H1, xs);
-        vit__mm fc2 = vit__mm_w(y, hid, &w->fc2_w, w->fc2_b.data, rows, H, p->out_dim, xs);
+        float *hid = fused ? NULL : p->glu ? g.data : h.data;
+        vit__mm fc1 = vit__mm_w(fused ? NULL : h.data, x, &w->fc1_w, w->fc1_b.data, rows, p->in_dim, H1, xs);
+        vit__mm fc2 = vit__mm_w(y, hid, &w->fc2_w, w->fc2_b.data, rows, H, p->out_dim, fused ? xs2 : xs);
         e1.act = (int)p->act; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
         fc1.e = p->glu ? NULL : &e1;
         fc1.ln = ln;
@@ -8214,6 +8288,11 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
         fc1.ldy = ld1;
         fc2.ldx = ldh;
         fc2.e = e;
+        if (fused) {
+            fc1.yb = (uint16_t *)xs2;
+            fc1.ldyb = (int)(vit__mm_scratch(VIT_DTYPE_BF16, 1, H) / 2);
+            fc2.xs_ld = fc1.ldyb / 2;
+        }
         vit__matmul(&fc1);
         for (m = 0; p->glu && m < rows; m++) /* a row at a time, as vit_k_glu runs them, into g's padded rows */
             vit_k_glu(g.data + (size_t)m * ldh, h.data + (size_t)m * H1, 1, H, p->act);

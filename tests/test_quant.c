@@ -791,8 +791,13 @@ static int load3(vit_model *m, const unsigned char *buf, size_t size, const char
 /* The three models' forwards on x into y, in arena a (sized for m[0]'s; the caller frees it after a 1); 0 after
    printing a failure. */
 static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor *y, const char *label) {
-    size_t bytes = 0;
-    if (vit_model_memory(m, x, NULL, &bytes) != VIT_OK || vit_arena_init_alloc(a, 2 * bytes) != VIT_OK) {
+    size_t bytes = 0, most = 0;
+    int i;
+    for (i = 0; i < 3; i++) { /* the three may differ (a packed BF16 MLP's hidden features stay bf16) */
+        if (vit_model_memory(m + i, x, NULL, &bytes) != VIT_OK) break;
+        most = bytes > most ? bytes : most;
+    }
+    if (i < 3 || vit_arena_init_alloc(a, 3 * most) != VIT_OK) {
         printf("FAIL %s: %s\n", label, vit_last_error());
         failed++;
         return 0;
@@ -813,22 +818,29 @@ static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor 
    (row-major): an MLP whose layers are
    bound in place, and an MHA whose separate q, k and v are read from
    their packed panels into the fused matrix, which is then packed (from
-   memory too: it is the arena's). Each has rows in a last partial panel. */
+   memory too: it is the arena's). Each has rows in a last partial panel; a second MLP, of 128 hidden features,
+   whose BF16 fc1 writes fc2's x as bf16 from its tiles where the build has the wide tiles (vit__mlp_yb; loaded
+   from memory, row-major, it runs through floats): the same bits. */
 static void test_packed_load(const char *tmp_dir) {
     static unsigned char buf[1 << 17];
-    static const char *metas[2] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+    static const char *metas[3] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
                                    "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"",
                                    "\"format\":\"vit.h\",\"kind\":\"mha\",\"naming\":\"proj_qkv\",\"embed_dim\":\"68\","
-                                   "\"num_heads\":\"4\",\"scale_after_softmax\":\"0\""};
-    static const char *layers[2][4] = {{"layers.0", "layers.2"}, {"proj_query", "proj_key", "proj_value", "final"}};
-    static const int dims[2][4][2] = {{{100, 64}, {68, 100}}, {{68, 68}, {68, 68}, {68, 68}, {68, 68}}};
+                                   "\"num_heads\":\"4\",\"scale_after_softmax\":\"0\"",
+                                   "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                                   "\"hidden_dim\":\"128\",\"out_dim\":\"68\",\"act\":\"gelu\""};
+    static const char *layers[3][4] = {{"layers.0", "layers.2"},
+                                       {"proj_query", "proj_key", "proj_value", "final"},
+                                       {"layers.0", "layers.2"}};
+    static const int dims[3][4][2] = {{{100, 64}, {68, 100}}, {{68, 68}, {68, 68}, {68, 68}, {68, 68}},
+                                      {{128, 64}, {68, 128}}};
     int kind, wt;
-    for (kind = 0; kind < 2; kind++)
+    for (kind = 0; kind < 3; kind++)
         for (wt = VIT_DTYPE_F32; wt <= VIT_DTYPE_I8; wt++) {
             file_tensor t[12];
             void *keep[12];
             char path[1024], label[96], meta[512];
-            int n = 0, i, nl = kind ? 4 : 2, in = kind ? 68 : 64, packs = 0;
+            int mha = kind == 1, n = 0, i, nl = mha ? 4 : 2, in = mha ? 68 : 64, packs = 0;
             int32_t shape[3] = {2, 7, 0};
             size_t size, numel;
             vit_model m[3];
@@ -841,10 +853,11 @@ static void test_packed_load(const char *tmp_dir) {
             size = write_file(buf, meta, t, n);
             snprintf(path, sizeof path, "%s/packed_load.safetensors", tmp_dir);
             snprintf(label, sizeof label, "%s %s: file (packed) and memory (row-major) loads give the same bits",
-                     kind ? "mha" : "mlp", wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+                     mha ? "mha" : kind ? "mlp 128" : "mlp",
+                     wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
             if (!load3(m, buf, size, path, label)) continue;
             shape[2] = in;
-            packs = kind ? panel_of(&m[0].mha_w.qkv_w) + panel_of(&m[0].mha_w.out_w)
+            packs = mha ? panel_of(&m[0].mha_w.qkv_w) + panel_of(&m[0].mha_w.out_w)
                          : panel_of(&m[0].mlp_w.fc1_w) + panel_of(&m[0].mlp_w.fc2_w);
             vit_arena_init_alloc(&a1, 1 << 20);
             vit_tensor_init(&a1, &x, 3, shape);
@@ -853,12 +866,21 @@ static void test_packed_load(const char *tmp_dir) {
             if (forward3(m, &a2, &x, y, label)) {
                 expect(y[0].ndim == 3 && memcmp(y[0].data, y[1].data, vit_tensor_numel(y) * sizeof(float)) == 0 &&
                            packs == 2 * vit__panel_rows(wt, 4) &&
-                           panel_of(kind ? &m[1].mha_w.out_w : &m[1].mlp_w.fc1_w) == 0,
+                           panel_of(mha ? &m[1].mha_w.out_w : &m[1].mlp_w.fc1_w) == 0,
                        label);
+                if (kind == 2) {
+                    snprintf(label, sizeof label, "mlp 128 %s: fc1 writes fc2's x as bf16 exactly where expected",
+                             wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+                    expect(vit__mlp_yb(&m[0].mlp, &m[0].mlp_w, 14) ==
+                                   (wt == VIT_DTYPE_BF16 && VIT__WIDE && VIT__DOT_BF16 && !VIT__AMX_BUILD) &&
+                               !vit__mlp_yb(&m[1].mlp, &m[1].mlp_w, 14),
+                           label);
+                }
                 snprintf(label, sizeof label, "%s %s: a file loaded with keep_layout stays row-major, same bits",
-                         kind ? "mha" : "mlp", wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
+                         mha ? "mha" : kind ? "mlp 128" : "mlp",
+                         wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
                 expect(memcmp(y[0].data, y[2].data, vit_tensor_numel(y) * sizeof(float)) == 0 &&
-                           panel_of(kind ? &m[2].mha_w.out_w : &m[2].mlp_w.fc1_w) == 0 &&
+                           panel_of(mha ? &m[2].mha_w.out_w : &m[2].mlp_w.fc1_w) == 0 &&
                            panel_of(&m[2].mlp_w.fc2_w) == 0, /* (MHA's fused qkv is made at load: packed) */
                        label);
                 vit_arena_free(&a2);
