@@ -3698,21 +3698,28 @@ static int vit__mm_wide(const vit__mm *p, int n0) {
 #if VIT__DOT_BF16
 /* Rows [m, m + mr) of two panels' outputs from n0 (t, 2 NR floats a row, as the wide tile left them: alpha S + b)
    through the epilogue (vit__epi_tile's operations in its order) and rounded to bf16 into p->yb: what the next
-   product's conversion of them (vit__bf16_row) would give, without the f32 outputs going to memory and back. */
-static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int mr) {
+   product's conversion of them (vit__bf16_row) would give, without the f32 outputs going to memory and back. act
+   is a constant once inlined (vit__v_act_c: GELU's code in the loop, not a call a vector). */
+static VIT__INLINE void vit__epi_bf16_c(const vit__mm *p, const float *t, int m, int n0, int mr, const int act) {
     const vit__epi *e = p->e;
-    int act = e ? e->act : VIT__EPI_NONE, i, j;
+    const float *g = e && e->g ? e->g + n0 : NULL;
+    int i, j;
     for (i = 0; i < mr; i++) {
-        const float *ti = t + (size_t)i * 2 * VIT__NR, *gi = e && e->g ? e->g + n0 : NULL;
-        const float *ri = e && e->r ? e->r + (size_t)(m + i) * e->ldr + n0 : NULL;
+        const float *ti = t + (size_t)i * 2 * VIT__NR, *ri = e && e->r ? e->r + (size_t)(m + i) * e->ldr + n0 : NULL;
         uint16_t *yi = p->yb + (size_t)(m + i) * p->ldyb + n0;
         for (j = 0; j < 2 * VIT__NR; j += VIT__VW) {
-            vit__vf v = vit__v_load(ti + j);
-            if (act != VIT__EPI_NONE) v = vit__v_act(v, act);
-            if (gi) v = vit__v_mul(v, vit__v_load(gi + j));
+            vit__vf v = vit__v_act_c(vit__v_load(ti + j), act);
+            if (g) v = vit__v_mul(v, vit__v_load(g + j));
             if (ri) v = vit__v_add(v, vit__v_load(ri + j));
             vit__v_store_bf16(yi + j, v);
         }
+    }
+}
+static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int mr) {
+    switch (p->e ? p->e->act : VIT__EPI_NONE) {
+    case VIT__EPI_NONE: vit__epi_bf16_c(p, t, m, n0, mr, VIT__EPI_NONE); return;
+    case VIT_ACT_GELU: vit__epi_bf16_c(p, t, m, n0, mr, VIT_ACT_GELU); return;
+    default: vit__epi_bf16_c(p, t, m, n0, mr, p->e->act); return;
     }
 }
 #endif
