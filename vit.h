@@ -5173,15 +5173,16 @@ VITDEF void vit_k_glu(float *y, const float *x, int rows, int H, vit_act act) {
    vector, as vit_k_act does, so every element meets the same
    approximation; the scale and the add are one rounding each, as the
    separate vit_k_mul and vit_k_add passes would be. */
-static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n) {
-    int i, j, u, act = e->act;
+static VIT__INLINE void vit__epi_tile_c(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n,
+                                        const int act) {
+    int i, j, u;
     for (i = 0; i < rows; i++) {
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
         const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
         const float *gi = e->g ? e->g + n0 : NULL;
         if (act == VIT__EPI_NONE && !gi && !ri) continue;
         for (j = 0; j + VIT__VW <= n; j += VIT__VW) {
-            vit__vf v = vit__v_act(vit__v_load(yi + j), act);
+            vit__vf v = vit__v_act_c(vit__v_load(yi + j), act);
             if (gi) v = vit__v_mul(v, vit__v_load(gi + j));
             vit__v_store(yi + j, ri ? vit__v_add(v, vit__v_load(ri + j)) : v);
         }
@@ -5194,6 +5195,14 @@ static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, 
                 yi[j + u] = ri ? v + ri[j + u] : v;
             }
         }
+    }
+}
+/* act a constant in the loop (vit__v_act_c), as vit__epi_bf16 */
+static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n) {
+    switch (e->act) {
+    case VIT__EPI_NONE: vit__epi_tile_c(y, ldy, e, m0, n0, rows, n, VIT__EPI_NONE); return;
+    case VIT_ACT_GELU: vit__epi_tile_c(y, ldy, e, m0, n0, rows, n, VIT_ACT_GELU); return;
+    default: vit__epi_tile_c(y, ldy, e, m0, n0, rows, n, e->act); return;
     }
 }
 
