@@ -6438,6 +6438,12 @@ static void vit__att_tasks(const void *ctx, int t0, int t1, int thread) {
     for (t = t0; t < t1; t++) vit__att_task(a, vth, held, t);
 }
 
+/* Heads [h0, h1), each a run of its nt tasks (vit__attention says when). */
+static void vit__att_heads(const void *ctx, int h0, int h1, int thread) {
+    const vit__att *a = (const vit__att *)ctx;
+    vit__att_tasks(ctx, h0 * a->nt, h1 * a->nt, thread);
+}
+
 /* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL, lowp)
    floats; at most `slots` threads run. */
 static void vit__attention(vit__att *a, float *scratch, int slots) {
@@ -6449,7 +6455,12 @@ static void vit__attention(vit__att *a, float *scratch, int slots) {
     if ((double)a->s.B * a->s.NH * N * N * HS < 65536.0) threads = 1;
     a->held = a->heldv;
     for (t = 0; t < VIT__ATT_HELD; t++) a->held[t] = -1;
-    vit__parallel(a->s.B * a->s.NH * a->nt, threads, vit__att_tasks, a);
+    /* Heads in blocks of rows (nt > 1), enough of them for three a thread: threads claim whole heads, so that each
+       head's K and V are packed once, not by every thread whose claims met it */
+    if (threads > 1 && a->nt > 1 && a->s.B * a->s.NH >= 3 * threads)
+        vit__parallel(a->s.B * a->s.NH, threads, vit__att_heads, a);
+    else
+        vit__parallel(a->s.B * a->s.NH * a->nt, threads, vit__att_tasks, a);
 }
 
 static vit__att vit__att_of(float *out, float *att, const float *q, const float *k, const float *v,
