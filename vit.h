@@ -5610,8 +5610,9 @@ static size_t vit__att_prow(size_t N) {
    vit__att_pad), part[5] its rows' sums of e, softmax references and
    vector sums (vit__attx), part[6] for I8's q kᵀ (vit__att_mode 2: K's and
    q's quads take parts 0, 2 and 3, under their pairs) the keys' scales and
-   their panels' zero-point terms, and the block's rows' scales; returns
-   their sum. */
+   their panels' zero-point terms, and the block's rows' scales, part[7]
+   the block's output rows (HS floats each) where they go on as bf16
+   (vit__att.ob); returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     size_t hq = vit__att_pad((size_t)(HS + 1) / 2), hv = vit__att_pad((size_t)(N + 1) / 2), nr = VIT__NR, sum = 0;
     size_t hr = vit__att_prow((size_t)N), keys = ((size_t)N + nr - 1) / nr * nr;
@@ -5623,7 +5624,8 @@ static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     part[4] = vit__att_pad((size_t)rows) * hr;
     part[5] = (size_t)rows * (2 + VIT__VW);
     part[6] = 2 * keys + (size_t)rows;
-    for (i = 0; i < 7; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
+    part[7] = (size_t)rows * (size_t)HS;
+    for (i = 0; i < 8; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
     return sum;
 }
 #endif
@@ -5653,7 +5655,7 @@ static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
     tile = keep ? 0 : (size_t)(per + 3) * (size_t)N;
 #if VIT__DOT_BF16
     if (lowp) {
-        size_t part[7];
+        size_t part[8];
         return vit__att_lowp_parts(N, HS, per + 3, part); /* no scores: vit__att_exp_row */
     }
 #endif
@@ -5937,6 +5939,9 @@ typedef struct vit__att {
     const int32_t *bidx; /* (N, N): the entry of a head's table each score adds */
     int R;              /* entries per head */
     float qs;           /* lowp: the scale when a power of two (folded into q), else 1 */
+    uint16_t *ob;       /* lowp 1: the output rows rounded to bf16 into ob, ldob uint16 apart (the output
+                           projection's x converted: vit__mha_core), out unwritten; else NULL */
+    int ldob;
     int *held;          /* heldv, set by vit__attention (vit__att_of returns the struct by value) */
     int heldv[VIT__ATT_HELD]; /* slot t's head for t < VIT__ATT_HELD (vit__att_tasks) */
 } vit__att;
@@ -6291,16 +6296,18 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     int hqp = (int)vit__att_pad((size_t)hq), hvp = (int)vit__att_pad((size_t)hv); /* pairs a row or panel holds */
     int hvr = (int)vit__att_prow((size_t)N);                                        /* pairs a row of P holds */
     int hq4 = (HS + 3) / 4, keys = (N + VIT__NR - 1) / VIT__NR * VIT__NR;          /* I8: quads a row of q or k */
-    size_t part[7];
+    size_t part[8];
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
     float *S, qs, *rs, *o, *sk, *sq;
     int32_t *zt;
+    int ldo = a->ob ? HS : a->ldo;
     vit__attx ax;
     vit__mm mm;
     vit__att_lowp_parts(N, HS, a->per + 3, part);
     vp = kp + part[0]; kt = vp + part[1]; qx = kt + part[2]; px = qx + part[3];
     rs = (float *)(void *)(px + part[4]);
     sk = rs + part[5]; zt = (int32_t *)(void *)(sk + keys); sq = (float *)(void *)(zt + keys);
+    o = a->ob ? sk + part[6] : a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     S = a->att ? a->att + ((size_t)bh * N + i0) * N : NULL;
     if (*held != bh) {
         const float *kb = a->k + (size_t)bi * N * ld + h * HS, *vb = a->v + (size_t)bi * N * ld + h * HS;
@@ -6410,14 +6417,16 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     /* out = (e v) * post / sum e: the GEMM's driver (the AMX or vdpbf16ps tiles as for any BF16 product), over
        the rows of e as pairs (its x converted: stride hvr, rows zero to whole tiles) and V's panels (all packed,
        the last one's columns past HS zero), k the pairs of keys as V's panels hold them */
-    o = a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     mm = vit__mm_dense(o, NULL, NULL, NULL, rows, 2 * hvp, HS);
-    mm.ldy = a->ldo; mm.threaded = 0; mm.blocked_rows = 1;
+    mm.ldy = ldo; mm.threaded = 0; mm.blocked_rows = 1;
     mm.wt = VIT_DTYPE_BF16; mm.wq = vp; mm.panel = VIT__NR; mm.tail = 1;
     mm.xs = px; mm.xs_ld = hvr;
     vit__matmul(&mm);
-    for (i = 0; i < rows; i++)
-        vit__att_row_end(o + (size_t)i * a->ldo, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
+    for (i = 0; i < rows; i++) {
+        vit__att_row_end(o + (size_t)i * ldo, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);
+        if (a->ob) /* as the output projection would convert it (HS even: whole pairs of this head's) */
+            vit__bf16_row(a->ob + ((size_t)bi * N + i0 + i) * a->ldob + h * HS, o + (size_t)i * HS, HS);
+    }
 }
 #endif
 
@@ -6476,6 +6485,8 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
     a.bidx = NULL;
     a.R = 0;
     a.qs = frexpf(s->scale, &e) == 0.5f ? s->scale : 1.0f;
+    a.ob = NULL;
+    a.ldob = 0;
     a.held = NULL; /* heldv: set by vit__attention */
     return a;
 }
@@ -8021,6 +8032,16 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     float post = p->scale_after_softmax ? 1.0f / sqrtf((float)C) : 1.0f;
     int slots = 1, tiles, per;
     int lowp = vit__att_mode(w->qkv_w.dtype == VIT_DTYPE_I8 ? 2 : w->qkv_w.dtype == VIT_DTYPE_BF16);
+    /* BF16 attention into a BF16 projection on the dot-product tiles: the heads' output rows go to the
+       projection's x as bf16 (vit__att.ob, in the scratch the qkv product's x was converted into and is done
+       with: the same rows of C), the bits its conversion of them gives, never in memory as floats. Not with a
+       norm between (EVA-CLIP) or heads of an odd size (a pair of bf16 two heads') or on the AMX tiles (their
+       x has zero rows past M, which this would leave to the qkv product's conversion). */
+#if VIT__DOT_BF16 && !VIT__AMX_BUILD
+    int fuse = lowp == 1 && w->out_w.dtype == VIT_DTYPE_BF16 && !w->norm_w.data && HS % 2 == 0;
+#else
+    int fuse = 0;
+#endif
     if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK ||
         (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
@@ -8032,18 +8053,24 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
                          (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, lowp, &tiles, &per);
     if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
-    if ((r = vit__tensor4(a, &ao, 3, B, N, ldo, 1)) != VIT_OK) return r;
+    if (!fuse && (r = vit__tensor4(a, &ao, 3, B, N, ldo, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, lowp, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C),
                           &xs)) != VIT_OK)
         return r;
     if (!vit_arena_counting(a)) {
-        vit__mm out = vit__mm_w(y, ao.data, &w->out_w, w->out_b.data, B * N, C, C, xs),
+        float *aod = fuse ? NULL : ao.data;
+        vit__mm out = vit__mm_w(y, aod, &w->out_w, w->out_b.data, B * N, C, C, xs),
                qp = vit__mm_w(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
-        vit__att at = vit__att_of(ao.data, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
+        vit__att at = vit__att_of(aod, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
         at.ldo = ldo;
         out.ldx = ldo;
+        if (fuse) {
+            at.ob = (uint16_t *)xs;
+            at.ldob = (int)(vit__mm_scratch(VIT_DTYPE_BF16, 1, C) / 2);
+            out.xs_ld = at.ldob / 2;
+        }
         at.lowp = lowp;
         at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */
         at.bidx = w->rel_index;

@@ -218,6 +218,22 @@ static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, con
     expect(check_close(label, a1, a3, na, 1e-6, 1e-5), label);
     expect(memcmp(o1, o2, no * sizeof(float)) == 0, "lowp attention without maps: same bits as with");
     if (f32) expect(check_close(label, o1, f32, no, 0.0, mode == 2 ? 3e-2 : 1e-2), "lowp attention near f32's");
+#if VIT__DOT_BF16
+    if (mode == 1 && HS % 2 == 0) { /* rows straight to bf16 (vit__att.ob, the BF16 MHA's output projection's x) */
+        uint16_t *b1 = (uint16_t *)malloc(no * 2), *b2 = (uint16_t *)malloc(no * 2);
+        size_t r;
+        for (r = 0; r < (size_t)B * N; r++) vit__bf16_row(b1 + r * C, o1 + r * C, C);
+        at = vit__att_of(NULL, NULL, qkv, qkv + C, qkv + 2 * C, sh);
+        at.lowp = lowp;
+        at.ob = b2;
+        at.ldob = C;
+        vit__attention(&at, scr, 2);
+        snprintf(label, sizeof label, "bf16 attention to bf16 rows B=%d N=%d NH=%d HS=%d: its f32 rows' bits", B, N,
+                 NH, HS);
+        expect(memcmp(b1, b2, no * 2) == 0, label);
+        free(b1); free(b2);
+    }
+#endif
     free(o1); free(o2); free(o3); free(a1); free(a3); free(scr);
 }
 
@@ -271,9 +287,10 @@ static void test_attention(void) {
     /* HS = 80 (ViT-H/14): a last panel of 16 columns after two of 32; one head of 33 over 40 tokens:
        vit_k_attention's scratch then holds K's panels alone, and V is copied per block; HS = 520, past a k block
        of the tiles (VIT__KC) on every build, with 20 keys, one partial panel (vit__att_exp_f32 packs it a block
-       at a time) */
+       at a time); 600 tokens, in blocks of rows (vit__att_tiles) */
     static const int cfg[][4] = {{1, 1, 1, 7},   {2, 7, 3, 8},    {1, 9, 2, 9},    {1, 65, 4, 16},
-                                 {2, 197, 3, 64}, {1, 37, 2, 80}, {1, 40, 1, 33}, {1, 20, 1, 520}};
+                                 {2, 197, 3, 64}, {1, 37, 2, 80}, {1, 40, 1, 33}, {1, 20, 1, 520},
+                                 {1, 600, 2, 16}};
     int i, post;
     char label[96];
     for (i = 0; i < (int)(sizeof cfg / sizeof cfg[0]); i++)
