@@ -1,4 +1,4 @@
-/* vit.h - v0.5.16 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.17 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -283,8 +283,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 16
-#define VIT_VERSION_STRING "0.5.16"
+#define VIT_VERSION_PATCH 17
+#define VIT_VERSION_STRING "0.5.17"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -16585,6 +16585,16 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.17 (2026-11-28) A BF16 MLP's fc1 writes fc2's x as bf16 from
+                         its tiles, and a BF16 attention its output rows
+                         as the projection's x: no f32 hidden features or
+                         heads' output in memory (the same bits;
+                         activations at ViT-B/16 B = 8 46 -> 35 MB). The
+                         BF16 attention's q kᵀ on two panels of keys a
+                         tile; AVX-512's lowp exponentials by vrndscaleps
+                         and vscalefps (bits change by rounding); heads in
+                         blocks of rows claimed whole by threads; the
+                         epilogues' activation inlined.
      0.5.16 (2026-11-28) On AVX-512 the F32 and BF16 tiles start a
                          later k block from the sums in y, so each output
                          is one sum over k in order whatever the blocks,
