@@ -3331,7 +3331,7 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
 }
 
 /* The dot-product wide tiles' k loop over groups of 4 bytes (BF16 pairs, I8 quads): DOT2, their instruction, and
-   the sums c##i##a..d declared by the tile. */
+   the sums c##i##a..d declared by the tile (also BF16 attention's q kᵀ tile, vit__att_tile2_bf16). */
 #define VIT__STEP2(i)                                                  \
         if (mr > i) {                                                  \
             vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
@@ -3390,9 +3390,6 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
 #undef VIT__PREFETCH_YW
 #undef VIT__OUT2
 #undef VIT__OUT2_FIELDS
-#undef VIT__STEP2
-#undef VIT__LOOP2
-#undef VIT__DECL2F
 typedef void (*vit__tl2_fn)(const vit__tl *, const vit__tl *);
 #define VIT__TL2_DEF(f, mr) static void f##_##mr(const vit__tl *t, const vit__tl *u) { f(mr, t, u); }
 #define VIT__TL2_ENTRY(f, mr) f##_##mr,
@@ -6065,25 +6062,12 @@ static const vit__att_fn vit__att_tiles_bf16[VIT__MR + 1] = {NULL, VIT__MRS(VIT_
 static VIT__INLINE void vit__att_tile2_bf16(const int mr, const vit__tl *t, const uint32_t *bq, const vit__attx *ax,
                                             int m, int n0) {
     const uint32_t *x = t->x, *bp = t->bp;
-    int g, i, ldx = t->ldx, kc = t->kc, nv = t->nv;
+    int g, i, ldx = t->ldx, nv = t->nv;
     float acc[6][2 * VIT__NR];
-#define VIT__DECL2(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
-    VIT__ROWS2(VIT__DECL2)
-#undef VIT__DECL2
-    for (g = 0; g < kc; g++) {
-        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW),
-                b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW);
-#define VIT__STEP2(i)                                                  \
-        if (mr > i) {                                                  \
-            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
-            c##i##a = vit__v_dpbf16(c##i##a, a, b0);                   \
-            c##i##b = vit__v_dpbf16(c##i##b, a, b1);                   \
-            c##i##c = vit__v_dpbf16(c##i##c, a, b2);                   \
-            c##i##d = vit__v_dpbf16(c##i##d, a, b3);                   \
-        }
-        VIT__ROWS2(VIT__STEP2)
-#undef VIT__STEP2
-    }
+    VIT__ROWS2(VIT__DECL2F)
+#define VIT__DOT2 vit__v_dpbf16
+    VIT__LOOP2
+#undef VIT__DOT2
 #define VIT__SAVE2(i)                                       \
     if (mr > i) {                                           \
         vit__v_store(acc[i], c##i##a);                      \
@@ -6428,6 +6412,11 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             vit__bf16_row(a->ob + ((size_t)bi * N + i0 + i) * a->ldob + h * HS, o + (size_t)i * HS, HS);
     }
 }
+#endif
+#if VIT__WIDE /* the wide tiles' sums and k loop: the dense ones' and vit__att_tile2_bf16's */
+#undef VIT__DECL2F
+#undef VIT__STEP2
+#undef VIT__LOOP2
 #endif
 
 /* Tasks [t0, t1) in scratch slot `thread`, whose head (the one whose K and V it holds, -1: none) the first
