@@ -5787,7 +5787,7 @@ static VIT__INLINE void vit__att_exp_v(const vit__attx *x, vit__vf t0, vit__vf t
         if (hi) vit__v_store_part(atti + n0 + VIT__VW, e1, hi);
     }
 }
-#if VIT__WIDE
+#if VIT__WIDE && VIT__DOT_BF16
 /* Row i's scores of two panels from n0 > 0, the first whole (t0, t1; the second's nv keys t2, t3), lowp: as
    vit__att_exp_v on each in turn, the same bits, with the row's state read and written once where neither panel
    moves its reference (the common case; else, or with a bias, kept maps or a partial panel, vit__att_exp_v
