@@ -3009,6 +3009,7 @@ static void vit__q8_finish(const vit__mm *p, int m0, int n0, int rows, int nv) {
 #if VIT__DOT_BF16 || VIT__DOT_I8
 static vit__vf vit__v_act(vit__vf x, int act);
 static VIT__INLINE vit__vf vit__v_act_c(vit__vf x, const int act);
+static VIT__INLINE vit__vf vit__epi_v(vit__vf v, const int act, const float *g, const float *r);
 #endif
 
 #if VIT__DOT_BF16 || VIT__DOT_I8
@@ -3645,10 +3646,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
            them before the tile runs. */
         if (e && e->r && last) {
             int i;
-            for (i = 0; i < mr; i++) {
-                VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0);
-                VIT__PREFETCH(e->r + (size_t)(m + i) * e->ldr + n0 + nv - 1);
-            }
+            for (i = 0; i < mr; i++) vit__prefetch_row(e->r + (size_t)(m + i) * e->ldr + n0, nv);
         }
         /* A later block's tile starts from the sums y holds (VIT__SUMS_FROM_Y) and waits for them: the next
            tile's rows asked for now, while this one runs */
@@ -3704,12 +3702,8 @@ static VIT__INLINE void vit__epi_bf16_c(const vit__mm *p, const float *t, int m,
     for (i = 0; i < mr; i++) {
         const float *ti = t + (size_t)i * 2 * VIT__NR, *ri = e && e->r ? e->r + (size_t)(m + i) * e->ldr + n0 : NULL;
         uint16_t *yi = p->yb + (size_t)(m + i) * p->ldyb + n0;
-        for (j = 0; j < 2 * VIT__NR; j += VIT__VW) {
-            vit__vf v = vit__v_act_c(vit__v_load(ti + j), act);
-            if (g) v = vit__v_mul(v, vit__v_load(g + j));
-            if (ri) v = vit__v_add(v, vit__v_load(ri + j));
-            vit__v_store_bf16(yi + j, v);
-        }
+        for (j = 0; j < 2 * VIT__NR; j += VIT__VW)
+            vit__v_store_bf16(yi + j, vit__epi_v(vit__v_load(ti + j), act, g ? g + j : NULL, ri ? ri + j : NULL));
     }
 }
 static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int mr) {
@@ -3780,13 +3774,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     for (m = m0; m < m1; m += VIT__MR / 2) {
         int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2;
         if (e && e->r && last) /* as vit__gemm_block */
-            for (i = 0; i < mr; i++) {
-                const float *r = e->r + (size_t)(m + i) * e->ldr + n0;
-                VIT__PREFETCH(r);
-                VIT__PREFETCH(r + VIT__VW);
-                VIT__PREFETCH(r + 2 * VIT__VW);
-                VIT__PREFETCH(r + 3 * VIT__VW);
-            }
+            for (i = 0; i < mr; i++) vit__prefetch_row(e->r + (size_t)(m + i) * e->ldr + n0, 2 * VIT__NR);
         for (i = m + VIT__MR / 2; k0 && VIT__SUMS_FROM_Y && i < m1 && i < m + VIT__MR; i++) /* as vit__gemm_block */
             vit__prefetch_row(p->y + (size_t)i * p->ldy + n0, 2 * VIT__NR);
         if (f32) {
@@ -4164,12 +4152,7 @@ static void vit__amx_row_out(const vit__mm *p, int m, const float *cr, int n0) {
     for (j = 0; j < VIT__NR; j += VIT__VW) {
         vit__vf v = vit__v_add(vit__v_mul(vit__v_set1(p->alpha), vit__v_load(cr + j)),
                                p->b ? vit__v_load(p->b + n0 + j) : vit__v_zero());
-        if (e) {
-            v = vit__v_act(v, e->act);
-            if (g) v = vit__v_mul(v, vit__v_load(g + j));
-            if (r) v = vit__v_add(v, vit__v_load(r + j));
-        }
-        vit__v_store(yr + j, v);
+        vit__v_store(yr + j, e ? vit__epi_v(v, e->act, g ? g + j : NULL, r ? r + j : NULL) : v);
     }
 }
 
@@ -5118,6 +5101,13 @@ static VIT__INLINE vit__vf vit__v_act_c(vit__vf x, const int act) {
     default: return vit__v_act(x, act);
     }
 }
+/* One vector through the epilogue, act(v) * g + r (g and r: that vector's, or NULL), each operation one rounding as
+   vit_k_act, vit_k_mul and vit_k_add would give: vit__epi_tile's, vit__epi_bf16's and the AMX rows' */
+static VIT__INLINE vit__vf vit__epi_v(vit__vf v, const int act, const float *g, const float *r) {
+    v = vit__v_act_c(v, act);
+    if (g) v = vit__v_mul(v, vit__v_load(g));
+    return r ? vit__v_add(v, vit__v_load(r)) : v;
+}
 
 /* Whole vectors, then the tail padded into one vector so that every element
    goes through the same approximation. */
@@ -5178,11 +5168,8 @@ static VIT__INLINE void vit__epi_tile_c(float *y, int ldy, const vit__epi *e, in
         const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
         const float *gi = e->g ? e->g + n0 : NULL;
         if (act == VIT__EPI_NONE && !gi && !ri) continue;
-        for (j = 0; j + VIT__VW <= n; j += VIT__VW) {
-            vit__vf v = vit__v_act_c(vit__v_load(yi + j), act);
-            if (gi) v = vit__v_mul(v, vit__v_load(gi + j));
-            vit__v_store(yi + j, ri ? vit__v_add(v, vit__v_load(ri + j)) : v);
-        }
+        for (j = 0; j + VIT__VW <= n; j += VIT__VW)
+            vit__v_store(yi + j, vit__epi_v(vit__v_load(yi + j), act, gi ? gi + j : NULL, ri ? ri + j : NULL));
         if (j < n) {
             float t[VIT__VW] = {0};
             for (u = 0; u < n - j; u++) t[u] = yi[j + u];
