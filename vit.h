@@ -3512,9 +3512,12 @@ static const int32_t *vit__packed_wsum_at(const vit__mm *p, int n0, int k0, int 
 #if VIT__DOT_BF16 || VIT__DOT_I8
 /* 1 when an I8 product's finished y goes to memory past the caches: y far larger than them (B = 8: 19 MB after
    fc1: its first stores into cold lines took 9-10% of the forward, and the epilogue's pass over y came after;
-   ViT-B/16 int8 at B = 8: 0.95x on one thread, 0.98x on two) and its rows whole lines from n0. */
+   ViT-B/16 int8 at B = 8: 0.95x on one thread, 0.98x on two) and its rows whole lines from n0. Past 16 MiB, not
+   4: the qkv product's 14.5 MB at B = 8, which the attention reads at once, stays in L3 (32 MiB on this Zen 5):
+   ViT-B/16 I8 at B = 8, ten alternating pairs, 0.98x on one thread and two, its attention's rows no longer waiting
+   on memory. */
 static int vit__y_stream(const vit__mm *p, int n0) {
-    return (double)p->M * p->N * sizeof(float) > 4194304.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
+    return (double)p->M * p->N * sizeof(float) > 16777216.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
            (size_t)p->ldy * sizeof(float) % 64 == 0;
 }
 
@@ -5999,8 +6002,10 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
    I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
    threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). The BF16 attention's
    q and K rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px:
-   the task and the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). */
-#define VIT__ATT_PF 8
+   the task and the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). 16 rows ahead, not 8, on
+   Zen 5: one layer of ViT-B/16's attention at B = 8, one thread, three alternating runs, BF16 3.46-3.52 -> 3.34-3.40
+   ms, I8 3.16-3.21 -> 3.05-3.09 ms, f32 the same or faster (518 px too). */
+#define VIT__ATT_PF 16
 
 /* BF16 q kᵀ's tile: mr rows of q's pairs (x, ldx) against one panel of K's (bp, kc pairs of NR keys, n0 the
    first; a partial panel's are zero past its keys), all of kc in the registers, the scores straight into rows
