@@ -2323,8 +2323,8 @@ typedef struct vit__mm {
     int nnp;                /* nn: w is a loaded weight packed in panels of nnp rows (vit__pack_weight), 0: not */
     const vit__ln *ln;      /* BF16, I8 (vit__ln_fuses): x's rows normalised as they are converted; NULL: as they are */
     uint16_t *yb;           /* BF16 on the wide tiles, where vit__mm_yb says so: the outputs (the epilogue's) rounded
-                               to bf16 into yb, row stride ldyb, as the next product's x converted (its xs); y
-                               unwritten. NULL: y */
+                               to bf16 into yb, row stride ldyb, as the next product's x converted (its xs) or
+                               the attention's q, k, v (vit__mha_qb); y unwritten. NULL: y */
     int ldyb;
 } vit__mm;
 
@@ -2726,6 +2726,9 @@ typedef simde__m512i vit__vi;
     _mm_storeu_si128((__m128i *)(void *)(p), _mm512_cvtepi32_epi8(v)) /* low bytes (nor these) */
 #define vit__vi_store_u16(p, v) \
     _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtepi32_epi16(v)) /* low halves (not in SIMDe 0.7) */
+#define vit__vi_load_u16(p) /* VW uint16 widened to int32 lanes (nor this) */ \
+    _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define vit__vi_sll16(a) simde_mm512_slli_epi32(a, 16)
 #if VIT__DOT_BF16
 static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) { /* acc + a . b, pairs of bf16 per lane */
     simde__m512bh x, y;
@@ -2745,6 +2748,8 @@ typedef simde__m256i vit__vi;
 #define vit__vi_mul(a, b) simde_mm256_mullo_epi32(a, b)
 #define vit__vi_and(a, b) simde_mm256_and_si256(a, b)
 #define vit__vi_srl16(a) simde_mm256_srli_epi32(a, 16)
+#define vit__vi_sll16(a) simde_mm256_slli_epi32(a, 16)
+#define vit__vi_load_u16(p) simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(const void *)(p)))
 #define vit__vi_float(a) simde_mm256_cvtepi32_ps(a)
 #define vit__vi_min(a, b) simde_mm256_min_epi32(a, b)
 #define vit__vi_max(a, b) simde_mm256_max_epi32(a, b)
@@ -5929,6 +5934,8 @@ typedef struct vit__att {
     uint16_t *ob;       /* lowp 1: the output rows rounded to bf16 into ob, ldob uint16 apart (the output
                            projection's x converted: vit__mha_core), out unwritten; else NULL */
     int ldob;
+    const uint16_t *qh, *kh, *vh; /* lowp 1: q, k, v as bf16 (rows s.ld uint16 apart: the qkv product's outputs
+                                     rounded, vit__mha_core), read in place of q, k, v; else NULL */
     int *held;          /* heldv, set by vit__attention (vit__att_of returns the struct by value) */
     int heldv[VIT__ATT_HELD]; /* slot t's head for t < VIT__ATT_HELD (vit__att_tasks) */
 } vit__att;
@@ -6286,7 +6293,8 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     o = a->ob ? sk + part[6] : a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     S = a->att ? a->att + ((size_t)bh * N + i0) * N : NULL;
     if (*held != bh) {
-        const float *kb = a->k + (size_t)bi * N * ld + h * HS, *vb = a->v + (size_t)bi * N * ld + h * HS;
+        const float *kb = a->kh ? NULL : a->k + (size_t)bi * N * ld + h * HS,
+                    *vb = a->vh ? NULL : a->v + (size_t)bi * N * ld + h * HS;
         for (n0 = 0; n0 < N; n0 += VIT__NR) {
             int nv = N - n0 < VIT__NR ? N - n0 : VIT__NR;
 #if VIT__DOT_I8
@@ -6303,11 +6311,19 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
                 continue;
             }
 #endif
-            for (j = 0; j < nv; j++) {
-                if (n0 + j + VIT__ATT_PF < N) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
-                vit__bf16_row((uint16_t *)(void *)(kt + (size_t)j * hq), kb + (size_t)(n0 + j) * ld, HS);
+            if (a->kh) { /* K's rows already bf16 (HS even: this head's pairs alone), packed where they lie, the
+                            next panel's asked for first */
+                const uint16_t *kr = a->kh + ((size_t)bi * N + n0) * ld + h * HS;
+                for (j = VIT__NR; j < 2 * VIT__NR && n0 + j < N; j++)
+                    vit__prefetch_row((const float *)(const void *)(kr + (size_t)j * ld), HS / 2);
+                vit__pack_panel_u32(kp + (size_t)n0 * hqp, (const unsigned char *)kr, (size_t)ld * 2, nv, hq * 4);
+            } else {
+                for (j = 0; j < nv; j++) {
+                    if (n0 + j + VIT__ATT_PF < N) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
+                    vit__bf16_row((uint16_t *)(void *)(kt + (size_t)j * hq), kb + (size_t)(n0 + j) * ld, HS);
+                }
+                vit__pack_panel_u32(kp + (size_t)n0 * hqp, (const unsigned char *)kt, (size_t)hq * 4, nv, hq * 4);
             }
-            vit__pack_panel_u32(kp + (size_t)n0 * hqp, (const unsigned char *)kt, (size_t)hq * 4, nv, hq * 4);
             memset(kp + (size_t)n0 * hqp + (size_t)hq * VIT__NR, 0, (size_t)(hqp - hq) * VIT__NR * 4);
         }
         /* V's panel n0, pair g, column j: the low half v[2g][n0 + j], the high half v[2g + 1][n0 + j] */
@@ -6315,7 +6331,21 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             int nv = HS - n0 < VIT__NR ? HS - n0 : VIT__NR, nw = nv / VIT__VW * VIT__VW;
             uint32_t *dst = vp + (size_t)n0 * hvp;
             memset(dst + (size_t)hv * VIT__NR, 0, (size_t)(hvp - hv) * VIT__NR * 4);
-            for (g = 0; g < hv; g++, dst += VIT__NR) {
+            for (g = 0; a->vh && g < hv; g++, dst += VIT__NR) { /* V already bf16: its rows' halves interleaved */
+                const uint16_t *lo = a->vh + ((size_t)bi * N + 2 * g) * ld + h * HS + n0,
+                               *hi = 2 * g + 1 < N ? lo + ld : NULL;
+                if (2 * g + VIT__ATT_PF + 1 < N) {
+                    vit__prefetch_row((const float *)(const void *)(lo + (size_t)VIT__ATT_PF * ld), nv / 2);
+                    vit__prefetch_row((const float *)(const void *)(lo + (size_t)(VIT__ATT_PF + 1) * ld), nv / 2);
+                }
+                for (j = 0; j < nw; j += VIT__VW) {
+                    vit__vi l = vit__vi_load_u16(lo + j);
+                    if (hi) l = vit__vi_add(l, vit__vi_sll16(vit__vi_load_u16(hi + j)));
+                    vit__vi_store(dst + j, l);
+                }
+                for (; j < VIT__NR; j++) dst[j] = j < nv ? lo[j] | (hi ? (uint32_t)hi[j] << 16 : 0u) : 0u;
+            }
+            for (g = 0; !a->vh && g < hv; g++, dst += VIT__NR) {
                 const float *lo = vb + (size_t)2 * g * ld + n0, *hi = 2 * g + 1 < N ? lo + ld : NULL;
                 if (2 * g + VIT__ATT_PF + 1 < N) {
                     vit__prefetch_row(lo + (size_t)VIT__ATT_PF * ld, nv);
@@ -6351,12 +6381,22 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
 #endif
     {
         for (i = 0; i < rows; i++) { /* q qs rounded to bf16 (times 1 when the scale stays for the tiles: exact) */
-            const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
             uint16_t *qh = (uint16_t *)(void *)(qx + (size_t)i * hqp);
-            if (i + VIT__ATT_PF < rows) vit__prefetch_row(qi + (size_t)VIT__ATT_PF * ld, HS);
-            for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
-                vit__v_store_bf16(qh + j, vit__v_mul(vit__v_load(qi + j), vit__v_set1(qs)));
-            for (; j < HS; j++) qh[j] = vit__bf16_round(qi[j] * qs);
+            if (a->qh) { /* bf16 already: times qs, a power of two, is exact (bf16(q) qs = bf16(q qs)) */
+                const uint16_t *qb = a->qh + ((size_t)bi * N + i0 + i) * ld + h * HS;
+                if (i + VIT__ATT_PF < rows)
+                    vit__prefetch_row((const float *)(const void *)(qb + (size_t)VIT__ATT_PF * ld), HS / 2);
+                for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
+                    vit__v_store_bf16(qh + j, vit__v_mul(vit__v_as_f(vit__vi_sll16(vit__vi_load_u16(qb + j))),
+                                                         vit__v_set1(qs)));
+                for (; j < HS; j++) qh[j] = vit__bf16_round(vit__bf16_float(qb[j]) * qs);
+            } else {
+                const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
+                if (i + VIT__ATT_PF < rows) vit__prefetch_row(qi + (size_t)VIT__ATT_PF * ld, HS);
+                for (j = 0; j + VIT__VW <= HS; j += VIT__VW)
+                    vit__v_store_bf16(qh + j, vit__v_mul(vit__v_load(qi + j), vit__v_set1(qs)));
+                for (; j < HS; j++) qh[j] = vit__bf16_round(qi[j] * qs);
+            }
             if (HS & 1) qh[HS] = 0;
             memset(qx + (size_t)i * hqp + hq, 0, (size_t)(hqp - hq) * 4);
         }
@@ -6468,6 +6508,7 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
     a.qs = frexpf(s->scale, &e) == 0.5f ? s->scale : 1.0f;
     a.ob = NULL;
     a.ldob = 0;
+    a.qh = a.kh = a.vh = NULL;
     a.held = NULL; /* heldv: set by vit__attention */
     return a;
 }
@@ -7997,6 +8038,25 @@ static void vit__mha_qk(float *qkv, const vit_mha_params *p, const vit_mha_weigh
     }
 }
 
+/* 1 when a BF16 attention's q, k and v come as bf16 from the qkv product's tiles (vit__mm.yb: the bits the
+   attention's conversion of them would give), read by it in place of floats (vit__att.qh, kh, vh): half the bytes
+   to memory and back, and no conversion of them in each head's task (HS even: a head's pairs its own). Not where
+   qk-norm or rotary work on them first as floats. ViT-B/16 BF16, its 12 attention blocks with their products, one
+   thread, four alternating runs (with VIT__ATT_PF's 16): B = 8 228-235 -> 220-229 ms, B = 1 28.2-28.8 -> 27.9-28.5
+   ms. */
+static int vit__mha_qb(const vit_mha_params *p, const vit_mha_weights *w, int32_t rows) {
+#if VIT__DOT_BF16
+    int32_t C = p->dim, HS = C / p->heads;
+    vit__mm qp;
+    if (vit__att_mode(w->qkv_w.dtype == VIT_DTYPE_BF16) != 1 || HS % 2 || p->qk_norm || w->rope) return 0;
+    qp = vit__mm_w(NULL, NULL, &w->qkv_w, NULL, rows, C, 3 * C, NULL);
+    return vit__mm_yb(&qp);
+#else
+    (void)p; (void)w; (void)rows;
+    return 0;
+#endif
+}
+
 /* y (B*N, C) from x (B*N, C); e: the output projection's epilogue (the
    encoder block's layer scale and residual), or NULL. att: where to keep
    the probabilities, or NULL for scratch released on return. */
@@ -8023,6 +8083,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
 #else
     int fuse = 0;
 #endif
+    int qfuse = vit__mha_qb(p, w, B * N);
     if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK ||
         (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
@@ -8033,7 +8094,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
         return vit__fail(VIT_ERR_SHAPE, "mha: %d tokens, but the rotary embedding is for %d after %d", (int)N,
                          (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, lowp, &tiles, &per);
-    if ((r = vit__tensor4(a, &qkv, 3, B, N, 3 * C, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &qkv, 3, B, N, qfuse ? (3 * C + 1) / 2 : 3 * C, 1)) != VIT_OK) return r;
     if (!fuse && (r = vit__tensor4(a, &ao, 3, B, N, ldo, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, lowp, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C),
@@ -8042,7 +8103,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if (!vit_arena_counting(a)) {
         float *aod = fuse ? NULL : ao.data;
         vit__mm out = vit__mm_w(y, aod, &w->out_w, w->out_b.data, B * N, C, C, xs),
-               qp = vit__mm_w(qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
+               qp = vit__mm_w(qfuse ? NULL : qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(aod, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
         at.ldo = ldo;
@@ -8051,6 +8112,13 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
             at.ob = (uint16_t *)xs;
             at.ldob = (int)(vit__mm_scratch(VIT_DTYPE_BF16, 1, C) / 2);
             out.xs_ld = at.ldob / 2;
+        }
+        if (qfuse) {
+            qp.yb = (uint16_t *)(void *)qkv.data;
+            qp.ldyb = 3 * C;
+            at.qh = qp.yb;
+            at.kh = qp.yb + C;
+            at.vh = qp.yb + 2 * C;
         }
         at.lowp = lowp;
         at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */

@@ -820,27 +820,33 @@ static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor 
    their packed panels into the fused matrix, which is then packed (from
    memory too: it is the arena's). Each has rows in a last partial panel; a second MLP, of 128 hidden features,
    whose BF16 fc1 writes fc2's x as bf16 from its tiles where the build has the wide tiles (vit__mlp_yb; loaded
-   from memory, row-major, it runs through floats): the same bits. */
+   from memory, row-major, it runs through floats): the same bits; and a second MHA, 128 wide in two heads of 64
+   (a scale of 1/8, folded into q), whose BF16 qkv product writes the attention's q, k and v as bf16 from its tiles
+   (vit__mha_qb; from memory through floats): the same bits. */
 static void test_packed_load(const char *tmp_dir) {
     static unsigned char buf[1 << 17];
-    static const char *metas[3] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+    static const char *metas[4] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
                                    "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"",
                                    "\"format\":\"vit.h\",\"kind\":\"mha\",\"naming\":\"proj_qkv\",\"embed_dim\":\"68\","
                                    "\"num_heads\":\"4\",\"scale_after_softmax\":\"0\"",
                                    "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
-                                   "\"hidden_dim\":\"128\",\"out_dim\":\"68\",\"act\":\"gelu\""};
-    static const char *layers[3][4] = {{"layers.0", "layers.2"},
+                                   "\"hidden_dim\":\"128\",\"out_dim\":\"68\",\"act\":\"gelu\"",
+                                   "\"format\":\"vit.h\",\"kind\":\"mha\",\"naming\":\"timm\",\"embed_dim\":\"128\","
+                                   "\"num_heads\":\"2\",\"scale_after_softmax\":\"0\""};
+    static const char *layers[4][4] = {{"layers.0", "layers.2"},
                                        {"proj_query", "proj_key", "proj_value", "final"},
-                                       {"layers.0", "layers.2"}};
-    static const int dims[3][4][2] = {{{100, 64}, {68, 100}}, {{68, 68}, {68, 68}, {68, 68}, {68, 68}},
-                                      {{128, 64}, {68, 128}}};
+                                       {"layers.0", "layers.2"},
+                                       {"qkv", "proj"}};
+    static const int dims[4][4][2] = {{{100, 64}, {68, 100}}, {{68, 68}, {68, 68}, {68, 68}, {68, 68}},
+                                      {{128, 64}, {68, 128}}, {{384, 128}, {128, 128}}};
+    static const char *names[4] = {"mlp", "mha", "mlp 128", "mha 128"};
     int kind, wt;
-    for (kind = 0; kind < 3; kind++)
+    for (kind = 0; kind < 4; kind++)
         for (wt = VIT_DTYPE_F32; wt <= VIT_DTYPE_I8; wt++) {
             file_tensor t[12];
             void *keep[12];
             char path[1024], label[96], meta[512];
-            int mha = kind == 1, n = 0, i, nl = mha ? 4 : 2, in = mha ? 68 : 64, packs = 0;
+            int mha = kind % 2, n = 0, i, nl = kind == 1 ? 4 : 2, in = kind == 1 ? 68 : kind == 3 ? 128 : 64, packs = 0;
             int32_t shape[3] = {2, 7, 0};
             size_t size, numel;
             vit_model m[3];
@@ -853,7 +859,7 @@ static void test_packed_load(const char *tmp_dir) {
             size = write_file(buf, meta, t, n);
             snprintf(path, sizeof path, "%s/packed_load.safetensors", tmp_dir);
             snprintf(label, sizeof label, "%s %s: file (packed) and memory (row-major) loads give the same bits",
-                     mha ? "mha" : kind ? "mlp 128" : "mlp",
+                     names[kind],
                      wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
             if (!load3(m, buf, size, path, label)) continue;
             shape[2] = in;
@@ -868,19 +874,23 @@ static void test_packed_load(const char *tmp_dir) {
                            packs == 2 * vit__panel_rows(wt, 4) &&
                            panel_of(mha ? &m[1].mha_w.out_w : &m[1].mlp_w.fc1_w) == 0,
                        label);
-                if (kind == 2) {
+                if (kind >= 2) {
 #if VIT__WIDE && VIT__DOT_BF16 && !VIT__AMX_BUILD
                     int yb = wt == VIT_DTYPE_BF16; /* (macros a build without SIMD leaves undefined: 0 here) */
 #else
                     int yb = 0;
 #endif
-                    snprintf(label, sizeof label, "mlp 128 %s: fc1 writes fc2's x as bf16 exactly where expected",
-                             wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
-                    expect(vit__mlp_yb(&m[0].mlp, &m[0].mlp_w, 14) == yb && !vit__mlp_yb(&m[1].mlp, &m[1].mlp_w, 14),
+                    snprintf(label, sizeof label, "%s %s: %s as bf16 exactly where expected", names[kind],
+                             wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8",
+                             mha ? "qkv writes the attention's q, k, v" : "fc1 writes fc2's x");
+                    expect(mha ? vit__mha_qb(&m[0].mha, &m[0].mha_w, 14) == yb &&
+                                     !vit__mha_qb(&m[1].mha, &m[1].mha_w, 14)
+                               : vit__mlp_yb(&m[0].mlp, &m[0].mlp_w, 14) == yb &&
+                                     !vit__mlp_yb(&m[1].mlp, &m[1].mlp_w, 14),
                            label);
                 }
                 snprintf(label, sizeof label, "%s %s: a file loaded with keep_layout stays row-major, same bits",
-                         mha ? "mha" : kind ? "mlp 128" : "mlp",
+                         names[kind],
                          wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
                 expect(memcmp(y[0].data, y[2].data, vit_tensor_numel(y) * sizeof(float)) == 0 &&
                            panel_of(mha ? &m[2].mha_w.out_w : &m[2].mlp_w.fc1_w) == 0 &&
