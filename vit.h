@@ -3517,12 +3517,13 @@ static const int32_t *vit__packed_wsum_at(const vit__mm *p, int n0, int k0, int 
 #if VIT__DOT_BF16 || VIT__DOT_I8
 /* 1 when an I8 product's finished y goes to memory past the caches: y far larger than them (B = 8: 19 MB after
    fc1: its first stores into cold lines took 9-10% of the forward, and the epilogue's pass over y came after;
-   ViT-B/16 int8 at B = 8: 0.95x on one thread, 0.98x on two) and its rows whole lines from n0. Past 16 MiB, not
-   4: the qkv product's 14.5 MB at B = 8, which the attention reads at once, stays in L3 (32 MiB on this Zen 5):
-   ViT-B/16 I8 at B = 8, ten alternating pairs, 0.98x on one thread and two, its attention's rows no longer waiting
-   on memory. */
+   ViT-B/16 int8 at B = 8: 0.95x on one thread, 0.98x on two, Zen 4, when the epilogue was a pass of its own) and
+   its rows whole lines from n0. Past 64 MiB now, twice this Zen 5's L3: with the epilogue in the finish, y kept in
+   the caches for the product or attention that reads it next did better (ViT-B/16 I8 at B = 8, ten alternating
+   pairs: fc1's 19 MB and the qkv product's 14.5 MB streamed 1, the qkv product's alone 0.98, neither 0.96 on one
+   thread; 1, 0.98, 0.96 on two). */
 static int vit__y_stream(const vit__mm *p, int n0) {
-    return (double)p->M * p->N * sizeof(float) > 16777216.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
+    return (double)p->M * p->N * sizeof(float) > 67108864.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
            (size_t)p->ldy * sizeof(float) % 64 == 0;
 }
 
