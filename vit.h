@@ -3522,8 +3522,11 @@ static const int32_t *vit__packed_wsum_at(const vit__mm *p, int n0, int k0, int 
    the caches for the product or attention that reads it next did better (ViT-B/16 I8 at B = 8, ten alternating
    pairs: fc1's 19 MB and the qkv product's 14.5 MB streamed 1, the qkv product's alone 0.98, neither 0.96 on one
    thread; 1, 0.98, 0.96 on two). */
+#ifndef VIT__Y_STREAM_BYTES
+#define VIT__Y_STREAM_BYTES 67108864.0
+#endif
 static int vit__y_stream(const vit__mm *p, int n0) {
-    return (double)p->M * p->N * sizeof(float) > 67108864.0 && (uintptr_t)(p->y + n0) % 64 == 0 &&
+    return (double)p->M * p->N * sizeof(float) > VIT__Y_STREAM_BYTES && (uintptr_t)(p->y + n0) % 64 == 0 &&
            (size_t)p->ldy * sizeof(float) % 64 == 0;
 }
 

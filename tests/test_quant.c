@@ -4,6 +4,9 @@
 #ifndef VIT__MC_BYTES /* as tests/test_internal.c sets it */
 #define VIT__MC_BYTES (64 * 1024)
 #endif
+#ifndef VIT__Y_STREAM_BYTES /* as tests/test_internal.c sets it */
+#define VIT__Y_STREAM_BYTES 4194304.0
+#endif
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "check.h"
@@ -336,7 +339,7 @@ static void test_epilogue_threads(int M, int K, int N) {
     int wt, act;
     float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f),
           *r = randv((size_t)M * N, 1.0f), *g = randv((size_t)N, 1.0f);
-    /* y 64-byte aligned: a y of more than 4 MB is then streamed to memory */
+    /* y 64-byte aligned: a y of more than 4 MB is then streamed to memory (VIT__Y_STREAM_BYTES, set above) */
     float *y1a = randv((size_t)M * N + 16, 1.0f), *y2a = randv((size_t)M * N + 16, 1.0f), *ws = randv((size_t)N, 1.0f);
     float *y1 = y1a + (64 - (uintptr_t)y1a % 64) % 64 / 4, *y2 = y2a + (64 - (uintptr_t)y2a % 64) % 64 / 4;
     for (wt = VIT_DTYPE_BF16; wt <= VIT_DTYPE_I8; wt++) {
