@@ -609,7 +609,7 @@ typedef struct file_tensor {
 
 /* A safetensors file of n tensors into out (large enough), each at a
    64-byte aligned offset; its size. */
-static size_t write_file(unsigned char *out, const char *meta, const file_tensor *t, int n) {
+static size_t write_file(unsigned char *out, size_t cap, const char *meta, const file_tensor *t, int n) {
     char h[4096];
     size_t len = 0, at = 0, i, start;
     size_t off[16];
@@ -633,9 +633,13 @@ static size_t write_file(unsigned char *out, const char *meta, const file_tensor
     }
     len += (size_t)snprintf(h + len, sizeof h - len, "}");
     while ((8 + len) % 64) h[len++] = ' ';
+    start = 8 + len;
+    if (start + at > cap) { /* a test's buffer too small for its file: its own fault, said at once */
+        printf("FAIL write_file: %zu bytes into a buffer of %zu\n", start + at, cap);
+        exit(1);
+    }
     for (i = 0; i < 8; i++) out[i] = (unsigned char)((uint64_t)len >> (8 * i));
     memcpy(out + 8, h, len);
-    start = 8 + len;
     memset(out + start, 0, at);
     for (k = 0; k < n; k++) {
         size_t es = t[k].dtype[0] == 'I' ? 1 : t[k].dtype[0] == 'B' ? 2 : 4;
@@ -699,7 +703,7 @@ static void test_i8_file_extremes(void) {
 
     /* scale 3e38 with q = 127: refused */
     ((float *)keep[1])[5] = 3e38f;
-    size = write_file(buf, meta, t, n);
+    size = write_file(buf, sizeof buf, meta, t, n);
     expect(vit_model_load_memory(&m, buf, size) == VIT_ERR_FORMAT && strstr(vit_last_error(), "FLT_MAX / 127") &&
                strstr(vit_last_error(), "layers.0.weight_scale"),
            "i8 load: a scale whose scale * 127 overflows float is refused");
@@ -717,14 +721,14 @@ static void test_i8_file_extremes(void) {
     t[n] = t[1];
     t[n].data = bs;
     strcpy(t[n].name, "layers.0.bias_scale");
-    size = write_file(buf, meta, t, n + 1);
+    size = write_file(buf, sizeof buf, meta, t, n + 1);
     expect(vit_model_load_memory(&m, buf, size) == VIT_ERR_DTYPE && strstr(vit_last_error(), "'layers.0.bias' is I8"),
            "i8 load: an I8 tensor that is not a dense layer's weight is refused");
     printf("  %s\n", vit_last_error());
     t[2] = fbias;
 
     /* +-3e38 into the I8 MLP and the F32 MLP of its dequantised weights */
-    size = write_file(buf, meta, t, n);
+    size = write_file(buf, sizeof buf, meta, t, n);
     if (vit_model_load_memory(&m, buf, size) != VIT_OK) {
         printf("FAIL i8 mlp load: %s\n", vit_last_error());
         failed++;
@@ -742,8 +746,10 @@ static void test_i8_file_extremes(void) {
         ft[1] = t[2];
         ft[2] = t[3]; ft[2].dtype = "F32"; ft[2].data = w2;
         ft[3] = t[5];
-        fsize = write_file(fbuf, "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
-                                 "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"", ft, 4);
+        fsize = write_file(fbuf, sizeof fbuf,
+                           "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                           "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"",
+                           ft, 4);
         vit_arena_init_alloc(&a1, 1 << 16);
         vit_tensor_init(&a1, &x, 3, shape);
         for (k = 0; k < 4 * 64; k++) x.data[k] = (float)sin(0.37 * (double)k);
@@ -827,7 +833,7 @@ static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor 
    (a scale of 1/8, folded into q), whose BF16 qkv product writes the attention's q, k and v as bf16 from its tiles
    (vit__mha_qb; from memory through floats): the same bits. */
 static void test_packed_load(const char *tmp_dir) {
-    static unsigned char buf[1 << 17];
+    static unsigned char buf[1 << 19];
     static const char *metas[4] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
                                    "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"gelu\"",
                                    "\"format\":\"vit.h\",\"kind\":\"mha\",\"naming\":\"proj_qkv\",\"embed_dim\":\"68\","
@@ -859,7 +865,7 @@ static void test_packed_load(const char *tmp_dir) {
                      wt == VIT_DTYPE_I8 ? ",\"quantization\":\"int8-per-channel-symmetric\"" : "");
             for (i = 0; i < nl; i++)
                 n = add_dense(t, n, layers[kind][i], wt, dims[kind][i][0], dims[kind][i][1], keep + 3 * i);
-            size = write_file(buf, meta, t, n);
+            size = write_file(buf, sizeof buf, meta, t, n);
             snprintf(path, sizeof path, "%s/packed_load.safetensors", tmp_dir);
             snprintf(label, sizeof label, "%s %s: file (packed) and memory (row-major) loads give the same bits",
                      names[kind],
@@ -932,7 +938,7 @@ static void test_patch_lowp(const char *tmp_dir) {
                  "\"patch_size\":\"%d\",\"in_channels\":\"%d\",\"hidden_dim\":\"%d\",\"class_token\":\"0\","
                  "\"pos_embed\":\"0\"%s",
                  PS, PP, PC, PD, wt == VIT_DTYPE_I8 ? ",\"quantization\":\"int8-per-channel-symmetric\"" : "");
-        size = write_file(buf, meta, t, n);
+        size = write_file(buf, sizeof buf, meta, t, n);
         snprintf(label, sizeof label, "%s patch embedding: the conv kept, its product the definition's, same bits "
                  "loaded three ways", wt == VIT_DTYPE_BF16 ? "bf16" : "i8");
         snprintf(path, sizeof path, "%s/patch_lowp.safetensors", tmp_dir);
