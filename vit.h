@@ -6007,15 +6007,15 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
 }
 
 #if VIT__DOT_BF16
-/* The rows of q, k and v are 3C floats apart in the qkv product's output, which an I8 product streams past the
-   caches when large (vit__y_stream): converted a row at a time, each waited on memory (vit__q8s_row takes a row's
-   range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (q and k: DINOv2-S/14
-   I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
-   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). The BF16 attention's
-   q and K rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px:
-   the task and the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). 16 rows ahead, not 8, on
-   Zen 5: one layer of ViT-B/16's attention at B = 8, one thread, three alternating runs, BF16 3.46-3.52 -> 3.34-3.40
-   ms, I8 3.16-3.21 -> 3.05-3.09 ms, f32 the same or faster (518 px too). */
+/* The rows of q, k and v are 3C floats apart in the qkv product's output, which an I8 product streamed past the caches
+   when large (vit__y_stream, from 4 MiB then): converted a row at a time, each waited on memory (vit__q8s_row takes a
+   row's range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (q and k:
+   DINOv2-S/14 I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
+   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). The BF16 attention's q and K
+   rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px: the task and
+   the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). 16 rows ahead, not 8, on Zen 5: one layer
+   of ViT-B/16's attention at B = 8, one thread, three alternating runs, BF16 3.46-3.52 -> 3.34-3.40 ms, I8 3.16-3.21 ->
+   3.05-3.09 ms, f32 the same or faster (518 px too). */
 #define VIT__ATT_PF 16
 
 /* BF16 q kᵀ's tile: mr rows of q's pairs (x, ldx) against one panel of K's (bp, kc pairs of NR keys, n0 the
@@ -6335,37 +6335,39 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             int nv = HS - n0 < VIT__NR ? HS - n0 : VIT__NR, nw = nv / VIT__VW * VIT__VW;
             uint32_t *dst = vp + (size_t)n0 * hvp;
             memset(dst + (size_t)hv * VIT__NR, 0, (size_t)(hvp - hv) * VIT__NR * 4);
-            for (g = 0; a->vh && g < hv; g++, dst += VIT__NR) { /* V already bf16: its rows' halves interleaved */
-                const uint16_t *lo = a->vh + ((size_t)bi * N + 2 * g) * ld + h * HS + n0,
-                               *hi = 2 * g + 1 < N ? lo + ld : NULL;
-                if (2 * g + VIT__ATT_PF + 1 < N) {
-                    vit__prefetch_row((const float *)(const void *)(lo + (size_t)VIT__ATT_PF * ld), nv / 2);
-                    vit__prefetch_row((const float *)(const void *)(lo + (size_t)(VIT__ATT_PF + 1) * ld), nv / 2);
+            if (a->vh) /* V already bf16: its rows' halves interleaved */
+                for (g = 0; g < hv; g++, dst += VIT__NR) {
+                    const uint16_t *lo = a->vh + ((size_t)bi * N + 2 * g) * ld + h * HS + n0,
+                                   *hi = 2 * g + 1 < N ? lo + ld : NULL;
+                    if (2 * g + VIT__ATT_PF + 1 < N) {
+                        vit__prefetch_row((const float *)(const void *)(lo + (size_t)VIT__ATT_PF * ld), nv / 2);
+                        vit__prefetch_row((const float *)(const void *)(lo + (size_t)(VIT__ATT_PF + 1) * ld), nv / 2);
+                    }
+                    for (j = 0; j < nw; j += VIT__VW) {
+                        vit__vi l = vit__vi_load_u16(lo + j);
+                        if (hi) l = vit__vi_add(l, vit__vi_sll16(vit__vi_load_u16(hi + j)));
+                        vit__vi_store(dst + j, l);
+                    }
+                    for (; j < VIT__NR; j++) dst[j] = j < nv ? lo[j] | (hi ? (uint32_t)hi[j] << 16 : 0u) : 0u;
                 }
-                for (j = 0; j < nw; j += VIT__VW) {
-                    vit__vi l = vit__vi_load_u16(lo + j);
-                    if (hi) l = vit__vi_add(l, vit__vi_sll16(vit__vi_load_u16(hi + j)));
-                    vit__vi_store(dst + j, l);
+            else
+                for (g = 0; g < hv; g++, dst += VIT__NR) {
+                    const float *lo = vb + (size_t)2 * g * ld + n0, *hi = 2 * g + 1 < N ? lo + ld : NULL;
+                    if (2 * g + VIT__ATT_PF + 1 < N) {
+                        vit__prefetch_row(lo + (size_t)VIT__ATT_PF * ld, nv);
+                        vit__prefetch_row(lo + (size_t)(VIT__ATT_PF + 1) * ld, nv);
+                    }
+                    for (j = 0; j < nw; j += VIT__VW) {
+                        vit__vi l = vit__vi_srl16(vit__v_bf16_bits(vit__v_load(lo + j)));
+                        if (hi) l = vit__vi_add(l, vit__vi_and(vit__v_bf16_bits(vit__v_load(hi + j)),
+                                                              vit__vi_set1((int32_t)0xffff0000u)));
+                        vit__vi_store(dst + j, l);
+                    }
+                    for (; j < VIT__NR; j++) {
+                        uint32_t l = j < nv ? vit__bf16_round(lo[j]) : 0u;
+                        dst[j] = l | (j < nv && hi ? (uint32_t)vit__bf16_round(hi[j]) << 16 : 0u);
+                    }
                 }
-                for (; j < VIT__NR; j++) dst[j] = j < nv ? lo[j] | (hi ? (uint32_t)hi[j] << 16 : 0u) : 0u;
-            }
-            for (g = 0; !a->vh && g < hv; g++, dst += VIT__NR) {
-                const float *lo = vb + (size_t)2 * g * ld + n0, *hi = 2 * g + 1 < N ? lo + ld : NULL;
-                if (2 * g + VIT__ATT_PF + 1 < N) {
-                    vit__prefetch_row(lo + (size_t)VIT__ATT_PF * ld, nv);
-                    vit__prefetch_row(lo + (size_t)(VIT__ATT_PF + 1) * ld, nv);
-                }
-                for (j = 0; j < nw; j += VIT__VW) {
-                    vit__vi l = vit__vi_srl16(vit__v_bf16_bits(vit__v_load(lo + j)));
-                    if (hi) l = vit__vi_add(l, vit__vi_and(vit__v_bf16_bits(vit__v_load(hi + j)),
-                                                          vit__vi_set1((int32_t)0xffff0000u)));
-                    vit__vi_store(dst + j, l);
-                }
-                for (; j < VIT__NR; j++) {
-                    uint32_t l = j < nv ? vit__bf16_round(lo[j]) : 0u;
-                    dst[j] = l | (j < nv && hi ? (uint32_t)vit__bf16_round(hi[j]) << 16 : 0u);
-                }
-            }
         }
         *held = bh;
     }
