@@ -3021,21 +3021,26 @@ static VIT__INLINE vit__vf vit__epi_v(vit__vf v, const int act, const float *g, 
 /* A panel of 4-byte groups along k (BF16 pairs, I8 quads): dst[g NR + j]
    = the 4 bytes at src + j ld + 4 g, zeros past `bytes` in a row and past
    row nv. Whole 8 x 8 blocks go through the register transpose; one group
-   at a time, packing took 15% of a BF16 ViT-B/16 forward with vdpbf16ps. */
+   at a time, packing took 15% of a BF16 ViT-B/16 forward with vdpbf16ps. A
+   partial panel's blocks too, zero rows past nv (attention's last panel of
+   keys, 5 of 32 at 197 tokens, had gone a group at a time: perf, ViT-B/16's
+   BF16 attention at B = 8, packing 5.5% -> 3.0% of it). */
 static void vit__pack_panel_u32(uint32_t *dst, const unsigned char *src, size_t ld, int nv, int bytes) {
     int j, g, i, ng = (bytes + 3) / 4, g8 = bytes / 32 * 8;
     for (j = 0; j < VIT__NR; j++)
-        for (g = (j | 7) < nv ? g8 : 0; g < ng; g++) { /* what the blocks below leave */
+        for (g = g8; g < ng; g++) { /* what the blocks below leave */
             uint32_t u = 0;
             if (j < nv) memcpy(&u, src + (size_t)j * ld + 4 * g, bytes - 4 * g < 4 ? (size_t)(bytes - 4 * g) : 4);
             dst[(size_t)g * VIT__NR + j] = u;
         }
-    for (j = 0; j + 8 <= nv; j += 8)
+    for (j = 0; j < VIT__NR; j += 8)
         for (g = 0; g < g8; g += 8) {
             simde__m256 r[8];
             for (i = 0; i < 8; i++)
-                r[i] = simde_mm256_loadu_ps((const float *)(const void *)(src + (size_t)(j + i) * ld + 4 * g));
-            vit__transpose8_v(r);
+                r[i] = j + i < nv ? simde_mm256_loadu_ps((const float *)(const void *)(src + (size_t)(j + i) * ld +
+                                                                                  4 * (size_t)g))
+                                  : simde_mm256_setzero_ps();
+            if (j < nv) vit__transpose8_v(r);
             for (i = 0; i < 8; i++) simde_mm256_storeu_ps((float *)(void *)(dst + (size_t)(g + i) * VIT__NR + j), r[i]);
         }
 }
