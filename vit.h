@@ -1670,6 +1670,40 @@ static vit__vf vit__v_exp(vit__vf x) {
     return vit__v_mul(y, vit__v_as_f(vit__v_shl23(vit__v_as_i(t))));
 }
 
+/* 2^x for x <= 24: the f32 attention's exponentials, its scores in units of
+   log2 e (vit__att_exp_v). n = x rounded, f = x - n exactly (Sterbenz),
+   2^f by a degree-6 fit on |f| <= 1/2 of our own (tools/fit_exp2.py: 2e-9
+   relative; 1.3 ulp in float arithmetic, test_kernels' test_exp2),
+   times 2^n: AVX-512's vscalefps, else the exponent bits as vit__v_exp's
+   (n from the add into 1.5 * 2^23 + 127). 10 operations, 12 without
+   AVX-512, where e^x of a score takes vit__v_exp's 16 (x - n ln2 needs
+   two parts; 2^x's reduction is exact). Inputs below -126 give 2^-126.
+   (Inline: unused where no attention is built.) */
+static VIT__INLINE vit__vf vit__v_exp2(vit__vf x) {
+    vit__vf n, f, y;
+#if VIT__VW == 16
+    x = vit__v_max(x, vit__v_set1(-126.0f));
+    n = simde_mm512_roundscale_ps(x, 0x08); /* to nearest, no exceptions */
+#else
+    vit__vf t;
+    x = vit__v_max(x, vit__v_set1(-126.0f));
+    t = vit__v_add(x, vit__v_set1(12583039.0f));
+    n = vit__v_sub(t, vit__v_set1(12583039.0f));
+#endif
+    f = vit__v_sub(x, n);
+    y = vit__v_fma(vit__v_set1(1.535360497655347e-4f), f, vit__v_set1(1.339887036010623e-3f));
+    y = vit__v_fma(y, f, vit__v_set1(9.61843691766262e-3f));
+    y = vit__v_fma(y, f, vit__v_set1(5.5503323674201965e-2f));
+    y = vit__v_fma(y, f, vit__v_set1(2.4022647738456726e-1f));
+    y = vit__v_fma(y, f, vit__v_set1(6.931471824645996e-1f));
+    y = vit__v_fma(y, f, vit__v_set1(1.0f));
+#if VIT__VW == 16
+    return simde_mm512_scalef_ps(y, n);
+#else
+    return vit__v_mul(y, vit__v_as_f(vit__v_shl23(vit__v_as_i(t))));
+#endif
+}
+
 /* exp(x) for x <= 16 where the result is rounded to bf16 next (the lowp
    attention's exponentials, whose sum stays f32; up to e^16 past a row's
    reference: vit__att_exp_row). AVX-512: u = x log2(e), n = u rounded
@@ -5690,11 +5724,11 @@ static void vit__head_pack(float *kp, float *vp, const float *k, const float *v,
    of a 260 ms BF16 forward of DINOv2-S/14 at 518 px on the AMX tiles, and 4 of a layer's 26 ms f32 attention.) A
    row's reference is not its max, which is known only after its last key: it is the max of the row's first NR
    scores, and it moves up only when a later score passes it by VIT__ATT_SLACK, the row's earlier exponentials then
-   scaled down to the new one: a lazy form of FlashAttention's online softmax. So e stays within e^16, and softmax,
-   the same whatever the reference, is within rounding of vit__attention_ref's (lowp: bf16 rounding; each row's
-   largest weight is exact in one of them, another weight in the other). A move costs a pass over the row's earlier
-   keys; one needs a score 16 past all those before it. P V takes the unnormalised e, and its row is scaled by
-   post / sum e after (FlashAttention's order): HS products a row, not N. */
+   scaled down to the new one: a lazy form of FlashAttention's online softmax. So e stays within e^16 (f32's scores in
+   units of log2 e: 2^16), and softmax, the same whatever the reference, is within rounding of vit__attention_ref's
+   (lowp: bf16 rounding; each row's largest weight is exact in one of them, another weight in the other). A move
+   costs a pass over the row's earlier keys; one needs a score 16 past all those before it. P V takes the
+   unnormalised e, and its row is scaled by post / sum e after (FlashAttention's order): HS products a row, not N. */
 #define VIT__ATT_SLACK 16.0f
 
 #if VIT__VW == 16
@@ -5730,7 +5764,10 @@ typedef struct vit__attx {
 
 /* Row i's products t0, t1 (lanes [0, nv)) with keys [n0, n0 + nv) (nv <= NR) into its scores alpha t (plus the
    bias) and their exponentials; vit__att_exp_row's from NR floats at c. lowp (a constant once inlined):
-   vit__v_exp_lo, whose error bf16's rounding hides, and the bf16 pairs; else vit__v_exp, f32 only. */
+   vit__v_exp_lo, whose error bf16's rounding hides, and the bf16 pairs; else f32 only, the scores in units of
+   log2 e (alpha has it, the bias is scaled here) and 2^s by vit__v_exp2 (e^s by vit__v_exp before: one layer of
+   DINOv2-S/14's f32 attention at 518 px, one thread, six alternating runs, 13.6-13.9 -> 13.2-13.5 ms; ViT-B/16's at
+   B = 8, 5.70-5.99 -> 5.48-5.64 ms). */
 static VIT__INLINE void vit__att_exp_v(const vit__attx *x, vit__vf t0, vit__vf t1, int i, int n0, int nv,
                                        const int lowp) {
     int lo = nv < VIT__VW ? nv : VIT__VW, hi = nv - lo, k;
@@ -5744,20 +5781,28 @@ static VIT__INLINE void vit__att_exp_v(const vit__attx *x, vit__vf t0, vit__vf t
     if (x->alpha != 1.0f) { t0 = vit__v_mul(t0, vit__v_set1(x->alpha)); t1 = vit__v_mul(t1, vit__v_set1(x->alpha)); }
     if (x->bt) {
         const int32_t *bi = x->bidx + (size_t)i * x->lda + n0;
+        vit__vf g0, g1;
         if (nv == VIT__NR) {
-            t0 = vit__v_add(t0, vit__v_gather(x->bt, bi));
-            t1 = vit__v_add(t1, vit__v_gather(x->bt, bi + VIT__VW));
+            g0 = vit__v_gather(x->bt, bi);
+            g1 = vit__v_gather(x->bt, bi + VIT__VW);
         } else {
             float g[VIT__NR];
             for (k = 0; k < VIT__NR; k++) g[k] = k < nv ? x->bt[bi[k]] : 0.0f;
-            t0 = vit__v_add(t0, vit__v_load(g));
-            t1 = vit__v_add(t1, vit__v_load(g + VIT__VW));
+            g0 = vit__v_load(g);
+            g1 = vit__v_load(g + VIT__VW);
+        }
+        if (lowp) {
+            t0 = vit__v_add(t0, g0);
+            t1 = vit__v_add(t1, g1);
+        } else { /* f32: in log2 e units, as the scores */
+            t0 = vit__v_fma(g0, vit__v_set1(1.44269504088896341f), t0);
+            t1 = vit__v_fma(g1, vit__v_set1(1.44269504088896341f), t1);
         }
     }
     if (n0 == 0 || vit__v_any_gt(vit__v_max(t0, t1), vit__v_set1(R + VIT__ATT_SLACK))) {
         float nr = vit__v_hmax(vit__v_max(t0, t1)), f;
         if (n0) { /* a move */
-            f = expf(R - nr);
+            f = lowp ? expf(R - nr) : exp2f(R - nr);
             vit__v_store(ai, vit__v_mul(vit__v_load(ai), vit__v_set1(f)));
             if (lowp)
                 for (k = 0; k < n0; k++) pi[k] = vit__bf16_round(vit__bf16_float(pi[k]) * f);
@@ -5773,11 +5818,11 @@ static VIT__INLINE void vit__att_exp_v(const vit__attx *x, vit__vf t0, vit__vf t
                            took a third of the softmax at 197 keys), then 0, in the sum and as the pairs' padding */
         e0 = vit__v_keep(e0, lo);
         e1 = vit__v_keep(e1, hi);
-        e0 = vit__v_keep(lowp ? vit__v_exp_lo(e0) : vit__v_exp(e0), lo);
-        e1 = vit__v_keep(lowp ? vit__v_exp_lo(e1) : vit__v_exp(e1), hi);
+        e0 = vit__v_keep(lowp ? vit__v_exp_lo(e0) : vit__v_exp2(e0), lo);
+        e1 = vit__v_keep(lowp ? vit__v_exp_lo(e1) : vit__v_exp2(e1), hi);
     } else {
-        e0 = lowp ? vit__v_exp_lo(e0) : vit__v_exp(e0);
-        e1 = lowp ? vit__v_exp_lo(e1) : vit__v_exp(e1);
+        e0 = lowp ? vit__v_exp_lo(e0) : vit__v_exp2(e0);
+        e1 = lowp ? vit__v_exp_lo(e1) : vit__v_exp2(e1);
     }
     vit__v_store(ai, vit__v_add(vit__v_add(vit__v_load(ai), e0), e1));
 #if VIT__DOT_BF16
@@ -5983,7 +6028,7 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
     ax.att = S;
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
-    vit__att_exp_f32(&ax, qh, ld, kp, kh, ld, HS, rows, N, a->s.scale, rs);
+    vit__att_exp_f32(&ax, qh, ld, kp, kh, ld, HS, rows, N, a->s.scale * 1.44269504088896341f, rs);
 #else
     int j;
     (void)kp; (void)vp; (void)held;

@@ -480,6 +480,8 @@ pstep avx512-subsets avx512_subsets
 pstep maps-fixtures-drift $PY tools/maps_reference.py --check
 # vit__v_gelu's erf: its coefficients evaluated in float32 as vit.h does, within the 3.8e-7 its comment says
 pstep gelu-erf-fit $PY tools/fit_erf.py --check
+# vit__v_exp2's polynomial (the f32 attention's exponentials) the same way: within 1.5 ulp
+pstep exp2-fit $PY tools/fit_exp2.py --check
 big() {
   [ -f build/fixtures_big/MANIFEST ] || $PY tools/make_fixtures.py --big build/fixtures_big || return 1
   build/native/test_modules build/fixtures_big

@@ -144,6 +144,35 @@ static void test_exp_lo(void) {
 #endif
 }
 
+/* The f32 attention's 2^x (vit__v_exp2) against exp2 in double: within 2 ulp (2.4e-7 relative) on [-126, 24], every
+   float between two integers met somewhere (x from a grid, and the integers themselves, where f = 0 and the result
+   must be exact), and 2^-126 below. */
+static void test_exp2(void) {
+#ifndef VIT_NO_SIMD
+    double worst = 0.0;
+    int i, j, exact = 1, low = 1;
+    for (i = 0; i < 300000; i += VIT__VW) {
+        float xs[VIT__VW], ys[VIT__VW];
+        for (j = 0; j < VIT__VW; j++) xs[j] = -126.0f + 150.0f * (float)(i + j) / 299999.0f;
+        vit__v_store(ys, vit__v_exp2(vit__v_load(xs)));
+        for (j = 0; j < VIT__VW; j++) {
+            double e = exp2((double)xs[j]), d = fabs((double)ys[j] - e) / e;
+            worst = d > worst ? d : worst;
+        }
+        for (j = 0; j < VIT__VW; j++) xs[j] = (float)((i / VIT__VW * VIT__VW + j) % 151 - 126);
+        vit__v_store(ys, vit__v_exp2(vit__v_load(xs)));
+        for (j = 0; j < VIT__VW; j++) exact &= ys[j] == (float)exp2((double)xs[j]);
+        for (j = 0; j < VIT__VW; j++) xs[j] = -126.0f - 0.5f * (float)(i + j + 1);
+        vit__v_store(ys, vit__v_exp2(vit__v_load(xs)));
+        for (j = 0; j < VIT__VW; j++) low &= ys[j] == 0x1p-126f;
+    }
+    printf("exp2: worst relative error %.3g on [-126, 24]\n", worst);
+    expect(worst <= 2.4e-7, "f32 exp2 within 2.4e-7 of exp2 on [-126, 24]");
+    expect(exact, "f32 exp2 of an integer exact");
+    expect(low, "f32 exp2 below -126: 2^-126");
+#endif
+}
+
 typedef void (*unary_fn)(float *, const float *, int);
 
 static void test_unary(const char *name, unary_fn fast, unary_fn ref, float scale, double atol, double rtol) {
@@ -684,6 +713,7 @@ int main(void) {
     test_rowwise();
     test_softmax_short();
     test_exp_lo();
+    test_exp2();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     /* past |x| = 3 the rational erf's 3.8e-7 times |x| / 2, and the cut to 0 below -5.54 (tools/fit_erf.py) */
     test_unary("gelu wide", vit_k_gelu, vit_k_gelu_ref, 8.0f, 1.2e-6, 1e-6);
