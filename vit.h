@@ -2910,6 +2910,7 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     int32_t *zps = (int32_t *)(void *)(sxs + p->M), zp;
     int K = p->K, k = 0;
     vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vnf = vit__v_zero(), vinv;
+    vit__vf ulo = vit__v_zero(), uhi = vit__v_zero(), unf = vit__v_zero();
     vit__vi vzp;
     if (p->ln) {
         VIT_ASSERT(K <= VIT__LN_ROW_MAX);
@@ -2933,12 +2934,24 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 
     /* I8: the row's range, which sets its scale and zero point, and whether
        it is finite (x * 0 summed is 0, else NaN: min and max drop NaNs) */
+    for (; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) {
+        vit__vf v = vit__v_load(xm + k), u = vit__v_load(xm + k + VIT__VW);
+        vlo = vit__v_min(vlo, v);
+        ulo = vit__v_min(ulo, u);
+        vhi = vit__v_max(vhi, v);
+        uhi = vit__v_max(uhi, u);
+        vnf = vit__v_fma(v, vit__v_zero(), vnf);
+        unf = vit__v_fma(u, vit__v_zero(), unf);
+    }
     for (; k + VIT__VW <= K; k += VIT__VW) {
         vit__vf v = vit__v_load(xm + k);
         vlo = vit__v_min(vlo, v);
         vhi = vit__v_max(vhi, v);
         vnf = vit__v_fma(v, vit__v_zero(), vnf);
     }
+    vlo = vit__v_min(vlo, ulo);
+    vhi = vit__v_max(vhi, uhi);
+    vnf = vit__v_add(vnf, unf);
     lo = -vit__v_hmax(vit__v_sub(vit__v_zero(), vlo));
     hi = vit__v_hmax(vhi);
     nf = vit__v_hsum(vnf);
