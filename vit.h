@@ -4983,21 +4983,32 @@ VITDEF void vit_k_layernorm_ref(float *y, const float *x, const float *w, const 
 #ifndef VIT_NO_SIMD
 /* A row's mean (into *mean) and 1 / sqrt(variance + eps), the variance
    from the centred values (two passes, as LayerNorm's reference). */
+/* A row's mean and 1 / sqrt(var + eps), each sum in two sets of accumulators (one chain waited on its last add,
+   then fma: ViT-B/16's qkv input at B = 8 as I8 converts it, LayerNorm fused, 0.270-0.280 -> 0.238-0.260 ms). */
 static float vit__row_rstd(const float *x, int C, float eps, float *mean) {
     int i;
     float m, var;
-    vit__vf acc = vit__v_zero(), vm;
-    for (i = 0; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
-    m = vit__v_hsum(acc);
+    vit__vf acc = vit__v_zero(), acc2 = vit__v_zero(), vm;
+    for (i = 0; i + 2 * VIT__VW <= C; i += 2 * VIT__VW) {
+        acc = vit__v_add(acc, vit__v_load(x + i));
+        acc2 = vit__v_add(acc2, vit__v_load(x + i + VIT__VW));
+    }
+    for (; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
+    m = vit__v_hsum(vit__v_add(acc, acc2));
     for (; i < C; i++) m += x[i];
     m /= (float)C;
     vm = vit__v_set1(m);
-    acc = vit__v_zero();
-    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
+    acc = acc2 = vit__v_zero();
+    for (i = 0; i + 2 * VIT__VW <= C; i += 2 * VIT__VW) {
+        vit__vf d = vit__v_sub(vit__v_load(x + i), vm), e = vit__v_sub(vit__v_load(x + i + VIT__VW), vm);
+        acc = vit__v_fma(d, d, acc);
+        acc2 = vit__v_fma(e, e, acc2);
+    }
+    for (; i + VIT__VW <= C; i += VIT__VW) {
         vit__vf d = vit__v_sub(vit__v_load(x + i), vm);
         acc = vit__v_fma(d, d, acc);
     }
-    var = vit__v_hsum(acc);
+    var = vit__v_hsum(vit__v_add(acc, acc2));
     for (; i < C; i++) var += (x[i] - m) * (x[i] - m);
     var /= (float)C;
     *mean = m;
