@@ -5641,9 +5641,9 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
    are bit-identical across all of them. */
 
 /* The attention's products for a model's dense layers' dtype (lowp: 0 F32, 1 BF16, 2 I8) on this build: 0, f32,
-   without the BF16 dot product; 2, I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k, not the
-   probabilities) and P V in BF16, where vpdpbusd runs and no AMX tiles are built (their BF16 q kᵀ is the faster
-   there); else 1, both in BF16. */
+   without the BF16 dot product; 2, I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k) and P V in BF16,
+   or in int8 too from VIT__ATT_PV8 keys (vit__att_pv8), where vpdpbusd runs on u8 x s8 (no zero-point offset) and
+   no AMX tiles are built (their BF16 q kᵀ is the faster there); else 1, both in BF16. */
 static int vit__att_mode(int lowp) {
 #if !defined(VIT_NO_SIMD) && VIT__DOT_BF16 && VIT__DOT_I8 && !VIT__AMX_BUILD && VIT__I8_XOFF == 0
     if (lowp == 2) return 2;
