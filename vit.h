@@ -2457,13 +2457,6 @@ static int vit__q8s(float x, float inv) {
     return (int)(r < -127.0f ? -127.0f : r > 127.0f ? 127.0f : r);
 }
 
-/* A probability's u8 on its row's scale (x >= 0): round(x inv) to nearest, ties to even, within 0..255 (0 for NaN:
-   its row's outputs are NaN through the scale). */
-static int vit__q8u(float x, float inv) {
-    float r = nearbyintf(x * inv);
-    return r > 255.0f ? 255 : r >= 0.0f ? (int)r : 0;
-}
-
 /* Threads for a product: one below 65536 multiply-adds or inside a caller's task. */
 static int vit__mm_threads(const vit__mm *p) {
     return p->threaded && (double)p->M * p->K * p->N >= 65536.0 ? vit__threads() : 1;
@@ -2770,7 +2763,6 @@ typedef simde__m512i vit__vi;
 #define vit__vi_load_u16(p) /* VW uint16 widened to int32 lanes (nor this) */ \
     _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define vit__vi_sll16(a) simde_mm512_slli_epi32(a, 16)
-#define vit__vi_slli(a, n) simde_mm512_slli_epi32(a, n)
 #if VIT__DOT_BF16
 static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) { /* acc + a . b, pairs of bf16 per lane */
     simde__m512bh x, y;
@@ -2791,7 +2783,6 @@ typedef simde__m256i vit__vi;
 #define vit__vi_and(a, b) simde_mm256_and_si256(a, b)
 #define vit__vi_srl16(a) simde_mm256_srli_epi32(a, 16)
 #define vit__vi_sll16(a) simde_mm256_slli_epi32(a, 16)
-#define vit__vi_slli(a, n) simde_mm256_slli_epi32(a, n)
 #define vit__vi_load_u16(p) simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(const void *)(p)))
 #define vit__vi_float(a) simde_mm256_cvtepi32_ps(a)
 #define vit__vi_min(a, b) simde_mm256_min_epi32(a, b)
@@ -5405,22 +5396,10 @@ static float vit__q8s_row_ref(const float *x, int n, float *inv) {
     return vit__q8s_scale(amax, finite, inv);
 }
 
-/* 1 where I8's P V runs in int8 (lowp 2, N keys; else in BF16): from 384 keys. Int8 halves the product's
-   instructions (vpdpbusd's 64 multiply-adds to vdpbf16ps's 32) but adds a pass over V (its columns' ranges) and
-   one over P (to u8 on its rows' largest e), N HS and N^2 a head against the product's N^2 HS / 2 saved. One
-   layer's attention, one thread, Zen 5 (12 heads, against P V in BF16): 197 keys 1.05x, 257 0.98x, 577 0.93x, 785
-   0.90x; DINOv2-S/14 at 518 px (1,370 keys, 6 heads) 0.90x. */
-#define VIT__ATT_PV8 384
-static int vit__att_pv8(int lowp, int N) { return lowp == 2 && N >= VIT__ATT_PV8; }
-
 /* lowp: the products take q, k, the probabilities and v rounded to bf16
    (the scores and the softmax stay f32), as the BF16 attention does; lowp
    2 (vit__att_mode): q kᵀ on q and k in int8 instead, each row of a head on
-   its own scale (vit__q8s), the sums exact, a score (S (s_k scale)) s_q;
-   and from VIT__ATT_PV8 keys (vit__att_pv8) P V in int8: e rounded to
-   bf16, then u8 on its row's largest e (vit__q8u), v int8 on each
-   column's scale over the keys, the sums exact, an output
-   S (s_p s_v) post / sum e. */
+   its own scale (vit__q8s), the sums exact, a score (S (s_k scale)) s_q. */
 static void vit__attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
                                const vit_attn_shape *s, int lowp) {
     int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
@@ -5455,30 +5434,11 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
                     for (j = 1; j < N; j++) mx = Si[j] > mx ? Si[j] : mx;
                     for (j = 0; j < N; j++) { Si[j] = expf(Si[j] - mx); sum += Si[j]; }
                     c = post / sum;
-                    if (vit__att_pv8(lowp, N)) {
-                        float emax = 0.0f, ps, pinv;
-                        for (j = 0; j < N; j++) emax = vit__lowp(Si[j], 1) > emax ? vit__lowp(Si[j], 1) : emax;
-                        ps = emax / 255.0f;
-                        pinv = 255.0f / emax;
-                        for (d = 0; d < HS; d++) {
-                            float amax = 0.0f, vinv, vs;
-                            int32_t S8 = 0, finite = 1;
-                            for (j = 0; j < N; j++) {
-                                float x = vb[(size_t)j * ld + d];
-                                finite &= isfinite(x) != 0;
-                                amax = fabsf(x) > amax ? fabsf(x) : amax;
-                            }
-                            vs = vit__q8s_scale(amax, finite, &vinv);
-                            for (j = 0; j < N; j++)
-                                S8 += vit__q8u(vit__lowp(Si[j], 1), pinv) * vit__q8s(vb[(size_t)j * ld + d], vinv);
-                            out[((size_t)bi * N + i) * C + h * HS + d] = (float)S8 * (ps * vs) * c;
-                        }
-                    } else
-                        for (d = 0; d < HS; d++) {
-                            float s = 0.0f;
-                            for (j = 0; j < N; j++) s += vit__lowp(Si[j], 1) * vit__lowp(vb[(size_t)j * ld + d], 1);
-                            out[((size_t)bi * N + i) * C + h * HS + d] = s * c;
-                        }
+                    for (d = 0; d < HS; d++) {
+                        float s = 0.0f;
+                        for (j = 0; j < N; j++) s += vit__lowp(Si[j], 1) * vit__lowp(vb[(size_t)j * ld + d], 1);
+                        out[((size_t)bi * N + i) * C + h * HS + d] = s * c;
+                    }
                     for (j = 0; j < N; j++) Si[j] = Si[j] / sum * post;
                 }
                 continue;
@@ -5641,11 +5601,11 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
    are bit-identical across all of them. */
 
 /* The attention's products for a model's dense layers' dtype (lowp: 0 F32, 1 BF16, 2 I8) on this build: 0, f32,
-   without the BF16 dot product; 2, I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k) and P V in BF16,
-   or in int8 too from VIT__ATT_PV8 keys (vit__att_pv8), where vpdpbusd runs on u8 x s8 (no zero-point offset) and
-   no AMX tiles are built (their BF16 q kᵀ is the faster there); else 1, both in BF16. */
+   without the BF16 dot product; 2, I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k, not the
+   probabilities) and P V in BF16, where vpdpbusd runs and no AMX tiles are built (their BF16 q kᵀ is the faster
+   there); else 1, both in BF16. */
 static int vit__att_mode(int lowp) {
-#if !defined(VIT_NO_SIMD) && VIT__DOT_BF16 && VIT__DOT_I8 && !VIT__AMX_BUILD && VIT__I8_XOFF == 0
+#if !defined(VIT_NO_SIMD) && VIT__DOT_BF16 && VIT__DOT_I8 && !VIT__AMX_BUILD
     if (lowp == 2) return 2;
 #endif
     return lowp && VIT__DOT_BF16 ? 1 : 0;
@@ -5706,26 +5666,23 @@ static size_t vit__att_prow(size_t N) {
    k), part[1] V's panels (HS in panels, pairs of keys along k), part[2]
    one panel of K rows in bf16 while they are packed, part[3] a block's q
    rows and part[4] its exponentials, as pairs (each padded by
-   vit__att_pad), part[5] its rows' sums of e, softmax references, vector
-   sums and maxima (vit__attx), part[6] for I8's q kᵀ (vit__att_mode 2: K's and
+   vit__att_pad), part[5] its rows' sums of e, softmax references and
+   vector sums (vit__attx), part[6] for I8's q kᵀ (vit__att_mode 2: K's and
    q's quads take parts 0, 2 and 3, under their pairs) the keys' scales and
-   their panels' zero-point terms, and the block's rows' scales, then for
-   its P V in int8 (V's quads in part 1, P's bytes in part 4) V's column
-   scales, their inverses and its panels' column sums, part[7]
+   their panels' zero-point terms, and the block's rows' scales, part[7]
    the block's output rows (HS floats each) where they go on as bf16
    (vit__att.ob); returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     size_t hq = vit__att_pad((size_t)(HS + 1) / 2), hv = vit__att_pad((size_t)(N + 1) / 2), nr = VIT__NR, sum = 0;
-    size_t hr = vit__att_prow((size_t)N), keys = ((size_t)N + nr - 1) / nr * nr, hsp = ((size_t)HS + nr - 1) / nr * nr;
-    size_t kq = (size_t)vit__kc(VIT_DTYPE_I8) / 4, nkb = (((size_t)N + 3) / 4 + kq - 1) / kq;
+    size_t hr = vit__att_prow((size_t)N), keys = ((size_t)N + nr - 1) / nr * nr;
     int i;
     part[0] = keys * hq;
     part[1] = ((size_t)HS + nr - 1) / nr * nr * hv;
     part[2] = nr * (size_t)(HS + 1) / 2;
     part[3] = vit__att_pad((size_t)rows) * hq;
     part[4] = vit__att_pad((size_t)rows) * hr;
-    part[5] = (size_t)rows * (2 + 2 * VIT__VW);
-    part[6] = 2 * keys + (size_t)rows + 2 * hsp + hsp * nkb;
+    part[5] = (size_t)rows * (2 + VIT__VW);
+    part[6] = 2 * keys + (size_t)rows;
     part[7] = (size_t)rows * (size_t)HS;
     for (i = 0; i < 8; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
     return sum;
@@ -5819,13 +5776,12 @@ static VIT__INLINE vit__vf vit__v_fill_from(vit__vf v, int n, float fill) {
 
 /* The softmax state for one block of query rows (vit__att_exp_row): p, lowp's exponentials as bf16 (stride ldp
    uint16), else NULL; att, the same in f32 (stride lda): f32's probabilities, or lowp's kept maps (else NULL); ref
-   and acc, each row's reference and the vector sums of its f32 e (VIT__VW floats a row); mx, lowp's vector maxima
-   of e the same way (I8's P V in int8 takes each row's largest: vit__att_p_u8), or NULL; bt and bidx, a relative
+   and acc, each row's reference and the vector sums of its f32 e (VIT__VW floats a row); bt and bidx, a relative
    position bias table added to the scores and each score's entry of it (stride lda), or NULL. */
 typedef struct vit__attx {
     uint16_t *p;
     int ldp, lda;
-    float *att, *ref, *acc, *mx, alpha;
+    float *att, *ref, *acc, alpha;
     const float *bt;
     const int32_t *bidx;
 } vit__attx;
@@ -5872,16 +5828,12 @@ static VIT__INLINE void vit__att_exp_v(const vit__attx *x, vit__vf t0, vit__vf t
         if (n0) { /* a move */
             f = lowp ? expf(R - nr) : exp2f(R - nr);
             vit__v_store(ai, vit__v_mul(vit__v_load(ai), vit__v_set1(f)));
-            if (lowp && x->mx) vit__v_store(x->mx + (size_t)i * VIT__VW,
-                                            vit__v_mul(vit__v_load(x->mx + (size_t)i * VIT__VW), vit__v_set1(f)));
             if (lowp)
                 for (k = 0; k < n0; k++) pi[k] = vit__bf16_round(vit__bf16_float(pi[k]) * f);
             if (atti)
                 for (k = 0; k < n0; k++) atti[k] *= f;
-        } else {
+        } else
             vit__v_store(ai, vit__v_zero());
-            if (lowp && x->mx) vit__v_store(x->mx + (size_t)i * VIT__VW, vit__v_zero());
-        }
         x->ref[i] = R = nr;
     }
     e0 = vit__v_sub(t0, vit__v_set1(R));
@@ -5897,9 +5849,6 @@ static VIT__INLINE void vit__att_exp_v(const vit__attx *x, vit__vf t0, vit__vf t
         e1 = lowp ? vit__v_exp_lo(e1) : vit__v_exp2(e1);
     }
     vit__v_store(ai, vit__v_add(vit__v_add(vit__v_load(ai), e0), e1));
-    if (lowp && x->mx)
-        vit__v_store(x->mx + (size_t)i * VIT__VW, vit__v_max(vit__v_load(x->mx + (size_t)i * VIT__VW),
-                                                             vit__v_max(e0, e1)));
 #if VIT__DOT_BF16
     if (lowp) {
         vit__v_store_bf16(pi + n0, e0);
@@ -5925,7 +5874,7 @@ static VIT__INLINE void vit__att_exp_v2(const vit__attx *x, vit__vf t0, vit__vf 
         vit__vf a = vit__v_set1(x->alpha);
         u0 = vit__v_mul(u0, a); u1 = vit__v_mul(u1, a); u2 = vit__v_mul(u2, a); u3 = vit__v_mul(u3, a);
     }
-    if (x->bt || x->att || x->mx || nv < VIT__NR ||
+    if (x->bt || x->att || nv < VIT__NR ||
         vit__v_any_gt(vit__v_max(vit__v_max(u0, u1), vit__v_max(u2, u3)), vit__v_set1(R + VIT__ATT_SLACK))) {
         vit__att_exp_v(x, t0, t1, i, n0, VIT__NR, 1);
         vit__att_exp_v(x, t2, t3, i, n0 + VIT__NR, nv, 1);
@@ -6095,7 +6044,6 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
         *held = bh;
     }
     ax.p = NULL;
-    ax.mx = NULL;
     ax.ldp = 0;
     ax.lda = N;
     ax.ref = ref;
@@ -6393,98 +6341,6 @@ static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, con
     }
 }
 #endif
-
-#if VIT__DOT_I8 && VIT__I8_XOFF == 0
-/* I8's P V in int8 (vit__att_task_bf16): V of one head (N rows of HS floats, ld apart) to int8, each column on its
-   own scale (vit__q8s_scale of its max |v| over the keys: vs, and 1 / it, vinv), in panels of NR columns whose
-   quads are four keys' bytes of a column, zero past N and HS (hv4 quads a panel), and each panel's column sums
-   per k block of vit__kc(I8) keys (vw, as vit__mm.wsums: the GEMM's I8 driver runs P V on them). Columns go
-   VIT__VW x 4 at a time, their maxima and finite tests in registers (through memory, each row's waited on the
-   last one's stores). */
-static void vit__att_v_i8(uint32_t *vp, float *vs, float *vinv, int32_t *vw, const float *v, int N, int HS, int ld) {
-    int hv4 = (N + 3) / 4, hsp = (HS + VIT__NR - 1) / VIT__NR * VIT__NR, kq = vit__kc(VIT_DTYPE_I8) / 4;
-    int nkb = (hv4 + kq - 1) / kq, j, c, g, i, u;
-    for (c = 0; c < hsp; c++) vs[c] = vinv[c] = 0.0f;
-    for (c = 0; c < HS; c += 4 * VIT__VW) {
-        int n[4];
-        vit__vf m[4], f[4], inv[4], m0 = vit__v_zero(), m1 = m0, m2 = m0, m3 = m0, f0 = m0, f1 = m0, f2 = m0, f3 = m0;
-        for (u = 0; u < 4; u++) {
-            n[u] = HS - c - u * VIT__VW;
-            n[u] = n[u] < 0 ? 0 : n[u] > VIT__VW ? VIT__VW : n[u];
-        }
-        for (j = 0; j < N; j++) {
-            const float *vj = v + (size_t)j * ld + c;
-            vit__vf x0 = vit__v_load_part(vj, n[0], 0.0f), x1 = vit__v_load_part(vj + VIT__VW, n[1], 0.0f),
-                    x2 = vit__v_load_part(vj + 2 * VIT__VW, n[2], 0.0f),
-                    x3 = vit__v_load_part(vj + 3 * VIT__VW, n[3], 0.0f);
-            if (j + VIT__ATT_PF < N) vit__prefetch_row(vj + (size_t)VIT__ATT_PF * ld, HS - c < 64 ? HS - c : 64);
-            /* each named, not m[u]: GCC kept the arrays in memory */
-            m0 = vit__v_max(m0, vit__v_abs(x0)); m1 = vit__v_max(m1, vit__v_abs(x1));
-            m2 = vit__v_max(m2, vit__v_abs(x2)); m3 = vit__v_max(m3, vit__v_abs(x3));
-            f0 = vit__v_fma(x0, vit__v_zero(), f0); f1 = vit__v_fma(x1, vit__v_zero(), f1); /* x * 0 summed */
-            f2 = vit__v_fma(x2, vit__v_zero(), f2); f3 = vit__v_fma(x3, vit__v_zero(), f3);
-        }
-        m[0] = m0; m[1] = m1; m[2] = m2; m[3] = m3;
-        f[0] = f0; f[1] = f1; f[2] = f2; f[3] = f3;
-        for (u = 0; u < 4 && n[u]; u++) {
-            float mm[VIT__VW], ff[VIT__VW];
-            vit__v_store(mm, m[u]);
-            vit__v_store(ff, f[u]);
-            for (i = 0; i < n[u]; i++) vs[c + u * VIT__VW + i] = vit__q8s_scale(mm[i], ff[i] == 0.0f,
-                                                                                 &vinv[c + u * VIT__VW + i]);
-        }
-        for (u = 0; u < 4; u++) inv[u] = n[u] ? vit__v_load(vinv + c + u * VIT__VW) : vit__v_zero();
-        for (u = 0; u < 4 && c + u * VIT__VW < hsp; u++) { /* a column vector's quads, key by key */
-            int col = c + u * VIT__VW;
-            uint32_t *d = vp + (size_t)(col / VIT__NR) * hv4 * VIT__NR + col % VIT__NR;
-            for (g = 0; g < hv4; g++, d += VIT__NR) {
-                vit__vi q = vit__vi_zero();
-                for (i = 0; i < 4 && 4 * g + i < N; i++) {
-                    /* clamped as floats first: a column that is not finite (its scale NaN, inverse 0) gives no NaN
-                       to the conversion, and its outputs are NaN through the scale */
-                    vit__vf x = vit__v_load_part(v + (size_t)(4 * g + i) * ld + col, n[u], 0.0f);
-                    vit__vi r = vit__v_round(vit__v_min(vit__v_max(vit__v_mul(x, inv[u]), vit__v_set1(-127.0f)),
-                                                        vit__v_set1(127.0f)));
-                    q = vit__vi_add(q, vit__vi_slli(vit__vi_and(r, vit__vi_set1(255)), 8 * i));
-                }
-                vit__vi_store(d, q);
-            }
-        }
-    }
-    for (c = 0; c < hsp / VIT__NR; c++)
-        for (g = 0; g < nkb; g++)
-            vit__panel_wsum(vw + ((size_t)c * nkb + g) * VIT__NR, vp + ((size_t)c * hv4 + (size_t)g * kq) * VIT__NR,
-                            hv4 - g * kq < kq ? hv4 - g * kq : kq);
-}
-
-/* A block's rows of e, bf16 pairs (rows 2 hvr uint16 apart, zeros past N), to u8 in place, each row on its own
-   scale: q = e 255 / the row's largest e (all of e >= 0: no zero point; mx, each row's vector maxima of its f32 e,
-   which rounded to bf16 are its bf16 e's largest), then rows 4 hv4 bytes apart, their scales and zero points (0)
-   after them, as an I8 product's converted x (vit__xs_scales). In place: row i's bytes end before row i + 1's
-   pairs begin, and within a row a vector is read before its bytes are written over it. */
-static void vit__att_p_u8(uint32_t *px, const float *mx, int rows, int N, int hvr) {
-    int hv4 = (N + 3) / 4, i, k;
-    unsigned char *p8 = (unsigned char *)px;
-    float *sc = (float *)(void *)(p8 + (size_t)rows * 4 * hv4), s[VIT__ATT_ROWS + 3];
-    for (i = 0; i < rows; i++) {
-        const uint16_t *pb = (const uint16_t *)(const void *)px + (size_t)i * 2 * hvr;
-        unsigned char *d = p8 + (size_t)i * 4 * hv4;
-        float emax = vit__bf16_float(vit__bf16_round(vit__v_hmax(vit__v_load(mx + (size_t)i * VIT__VW)))),
-              inv = 255.0f / emax;
-        vit__vf vinv = vit__v_set1(inv);
-        s[i] = emax / 255.0f;
-        for (k = 0; k + VIT__VW <= 4 * hv4; k += VIT__VW) {
-            vit__vf e = vit__v_as_f(vit__vi_sll16(vit__vi_load_u16(pb + k)));
-            vit__vi_store_u8(d + k, vit__v_round(vit__v_min(vit__v_mul(e, vinv), vit__v_set1(255.0f))));
-        }
-        for (; k < 4 * hv4; k++) d[k] = (unsigned char)vit__q8u(vit__bf16_float(pb[k]), inv);
-    }
-    for (i = 0; i < rows; i++) {
-        sc[i] = s[i];
-        ((int32_t *)(void *)(sc + rows))[i] = 0;
-    }
-}
-#endif
 #undef VIT__ATT_DEF
 #undef VIT__ATT_FN
 
@@ -6503,9 +6359,8 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     int hq4 = (HS + 3) / 4, keys = (N + VIT__NR - 1) / VIT__NR * VIT__NR;          /* I8: quads a row of q or k */
     size_t part[8];
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
-    float *S, qs, *rs, *o, *sk, *sq, *vs = NULL, *vinv = NULL;
-    int32_t *zt, *vw = NULL;
-    int pv8 = 0; /* P V in int8 (I8, where vit__att_v_i8 is built) */
+    float *S, qs, *rs, *o, *sk, *sq;
+    int32_t *zt;
     int ldo = a->ob ? HS : a->ldo;
     vit__attx ax;
     vit__mm mm;
@@ -6513,13 +6368,6 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     vp = kp + part[0]; kt = vp + part[1]; qx = kt + part[2]; px = qx + part[3];
     rs = (float *)(void *)(px + part[4]);
     sk = rs + part[5]; zt = (int32_t *)(void *)(sk + keys); sq = (float *)(void *)(zt + keys);
-#if VIT__DOT_I8 && VIT__I8_XOFF == 0
-    pv8 = vit__att_pv8(a->lowp, N);
-    vs = sq + a->per + 3; vinv = vs + (HS + VIT__NR - 1) / VIT__NR * VIT__NR;
-    vw = (int32_t *)(void *)(vinv + (HS + VIT__NR - 1) / VIT__NR * VIT__NR);
-#else
-    (void)vs; (void)vinv; (void)vw;
-#endif
     o = a->ob ? sk + part[6] : a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     S = a->att ? a->att + ((size_t)bh * N + i0) * N : NULL;
     if (*held != bh) {
@@ -6556,11 +6404,8 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             }
             memset(kp + (size_t)n0 * hqp + (size_t)hq * VIT__NR, 0, (size_t)(hqp - hq) * VIT__NR * 4);
         }
-#if VIT__DOT_I8 && VIT__I8_XOFF == 0
-        if (pv8) vit__att_v_i8(vp, vs, vinv, vw, vb, N, HS, ld);
-#endif
         /* V's panel n0, pair g, column j: the low half v[2g][n0 + j], the high half v[2g + 1][n0 + j] */
-        for (n0 = 0; n0 < HS && !pv8; n0 += VIT__NR) {
+        for (n0 = 0; n0 < HS; n0 += VIT__NR) {
             int nv = HS - n0 < VIT__NR ? HS - n0 : VIT__NR, nw = nv / VIT__VW * VIT__VW;
             uint32_t *dst = vp + (size_t)n0 * hvp;
             memset(dst + (size_t)hv * VIT__NR, 0, (size_t)(hvp - hv) * VIT__NR * 4);
@@ -6646,7 +6491,6 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     ax.lda = N;
     ax.ref = rs + rows;
     ax.acc = rs + 2 * rows;
-    ax.mx = pv8 ? ax.acc + (size_t)rows * VIT__VW : NULL;
     ax.alpha = a->lowp == 2 ? 1.0f : a->s.scale / qs; /* I8: the tiles scale */
     ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
@@ -6673,14 +6517,6 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     mm.ldy = ldo; mm.threaded = 0; mm.blocked_rows = 1;
     mm.wt = VIT_DTYPE_BF16; mm.wq = vp; mm.panel = VIT__NR; mm.tail = 1;
     mm.xs = px; mm.xs_ld = hvr;
-#if VIT__DOT_I8 && VIT__I8_XOFF == 0
-    if (pv8) { /* I8: e to u8 in place, each row on its scale, against V's int8 quads, on vpdpbusd */
-        vit__att_p_u8(px, ax.mx, rows, N, hvr);
-        mm.K = 4 * ((N + 3) / 4);
-        mm.wt = VIT_DTYPE_I8; mm.ws = vs; mm.wsums = vw;
-        mm.xs_ld = (N + 3) / 4;
-    }
-#endif
     vit__matmul(&mm);
     for (i = 0; i < rows; i++) {
         vit__att_row_end(o + (size_t)i * ldo, HS, a->att ? S + (size_t)i * N : NULL, N, rs[i], a->s.post);

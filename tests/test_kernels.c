@@ -224,12 +224,7 @@ static void test_patch_conv(void) {
    row's max there, the max of its first keys here: vit__att_exp_row), so
    a weight can be exact in one and 2^-9 off in the other; where one key
    carries a row that is 2^-9 of the output from each side, hence 2^-8 of
-   the largest output. I8's P V in int8 (mode 2 from VIT__ATT_PV8 keys)
-   takes those bf16 e to u8 on its row's largest: a key's e 2^-8 off
-   against the largest moves its step by one either way, 1/255 of its
-   weight, and a few keys can: 2^-7 (test_att_pv8_parts holds the
-   conversions themselves to their bits). With and
-   without kept maps, the same bits. f32: the
+   the largest output. With and without kept maps, the same bits. f32: the
    f32 reference's outputs, to show how far the low precision moves them
    (bf16 within 1e-2 of the largest output, int8 q and k within 3e-2), or
    NULL. */
@@ -248,7 +243,7 @@ static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, con
     vit__attention(&at, scr, 2);
     vit__attention_ref(o3, a3, qkv, qkv + C, qkv + 2 * C, sh, mode);
     snprintf(label, sizeof label, "%s B=%d N=%d NH=%d HS=%d post=%g", what, B, N, NH, HS, sh->post);
-    expect(check_close(label, o1, o3, no, 0.0, vit__att_pv8(mode, N) ? 1.0 / 128 : 1.0 / 256), label);
+    expect(check_close(label, o1, o3, no, 0.0, 1.0 / 256), label);
     expect(check_close(label, a1, a3, na, 1e-6, 1e-5), label);
     expect(memcmp(o1, o2, no * sizeof(float)) == 0, "lowp attention without maps: same bits as with");
     if (f32) expect(check_close(label, o1, f32, no, 0.0, mode == 2 ? 3e-2 : 1e-2), "lowp attention near f32's");
@@ -269,84 +264,6 @@ static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, con
     }
 #endif
     free(o1); free(o2); free(o3); free(a1); free(a3); free(scr);
-}
-
-/* I8's P V in int8, its two conversions bit for bit (the end-to-end checks are within rounding of e): V's columns
-   to int8, each on its scale over the keys, in panels of four keys' bytes with their column sums per k block
-   (vit__att_v_i8), against vit__q8s_scale and vit__q8s a column; rows of bf16 e to u8 in place, each on its
-   largest (vit__att_p_u8), against vit__q8u, the rows' scales and zero points after them. Columns past HS, keys
-   past N and a column of zeros (scale 1) zero. */
-static void test_att_pv8_parts(void) {
-#if !defined(VIT_NO_SIMD) && VIT__DOT_BF16 && VIT__DOT_I8 && VIT__I8_XOFF == 0
-    static const int shapes[][2] = {{1030, 5}, {600, 64}, {385, 40}, {7, 33}};
-    int t;
-    for (t = 0; t < 4; t++) {
-        int N = shapes[t][0], HS = shapes[t][1], ld = HS + 3, hv4 = (N + 3) / 4, kq = vit__kc(VIT_DTYPE_I8) / 4;
-        int hsp = (HS + VIT__NR - 1) / VIT__NR * VIT__NR, nkb = (hv4 + kq - 1) / kq, rows = 5, hvr, c, j, i;
-        int okv = 1, oks = 1, okw = 1, okp = 1, okps = 1;
-        float *v = randv((size_t)N * ld, 1.0f), *vs = randv((size_t)hsp, 0.0f), *vinv = randv((size_t)hsp, 0.0f);
-        float *mx, *sc;
-        uint32_t *vp = (uint32_t *)malloc((size_t)hsp * hv4 * 4), *px;
-        int32_t *vw = (int32_t *)malloc((size_t)hsp * nkb * 4);
-        uint16_t *pb;
-        unsigned char *want;
-        char label[96];
-        for (j = 0; j < N; j++) v[(size_t)j * ld + HS / 2] = 0.0f;
-        vit__att_v_i8(vp, vs, vinv, vw, v, N, HS, ld);
-        for (c = 0; c < hsp; c++) {
-            float amax = 0.0f, inv = 0.0f, s;
-            for (j = 0; j < N && c < HS; j++)
-                amax = fabsf(v[(size_t)j * ld + c]) > amax ? fabsf(v[(size_t)j * ld + c]) : amax;
-            s = c < HS ? vit__q8s_scale(amax, 1, &inv) : 0.0f;
-            oks &= c >= HS || (vs[c] == s && vinv[c] == inv);
-            for (j = 0; j < 4 * hv4; j++) {
-                const unsigned char *p = (const unsigned char *)(vp + ((size_t)(c / VIT__NR) * hv4 + j / 4) * VIT__NR +
-                                                                 c % VIT__NR);
-                okv &= (int)(signed char)p[j % 4] == (c < HS && j < N ? vit__q8s(v[(size_t)j * ld + c], inv) : 0);
-            }
-        }
-        for (c = 0; c < hsp; c++)
-            for (i = 0; i < nkb; i++) {
-                int32_t sum = 0;
-                for (j = i * 4 * kq; j < 4 * hv4 && j < (i + 1) * 4 * kq; j++)
-                    sum += (signed char)((const unsigned char *)(vp + ((size_t)(c / VIT__NR) * hv4 + j / 4) * VIT__NR +
-                                                                 c % VIT__NR))[j % 4];
-                okw &= vw[((size_t)(c / VIT__NR) * nkb + i) * VIT__NR + c % VIT__NR] == sum;
-            }
-        /* rows of e >= 0 as bf16 pairs, zeros past N; mx each row's largest in one lane, smaller in others */
-        hvr = (int)vit__att_prow((size_t)N);
-        px = (uint32_t *)calloc((size_t)rows * hvr, 4);
-        pb = (uint16_t *)(void *)px;
-        mx = randv((size_t)rows * VIT__VW, 0.0f);
-        want = (unsigned char *)malloc((size_t)rows * 4 * hv4);
-        for (i = 0; i < rows; i++) {
-            float big = 0.0f, inv;
-            for (j = 0; j < N; j++) {
-                float e = fabsf(frand());
-                pb[(size_t)i * 2 * hvr + j] = vit__bf16_round(e);
-                big = e > big ? e : big;
-            }
-            for (j = 0; j < VIT__VW; j++) mx[(size_t)i * VIT__VW + j] = j == i % VIT__VW ? big : big * 0.5f;
-            inv = 255.0f / vit__bf16_float(vit__bf16_round(big));
-            for (j = 0; j < 4 * hv4; j++)
-                want[(size_t)i * 4 * hv4 + j] =
-                    (unsigned char)vit__q8u(vit__bf16_float(pb[(size_t)i * 2 * hvr + j]), inv);
-        }
-        vit__att_p_u8(px, mx, rows, N, hvr);
-        okp = memcmp(px, want, (size_t)rows * 4 * hv4) == 0;
-        sc = (float *)(void *)((unsigned char *)px + (size_t)rows * 4 * hv4);
-        for (i = 0; i < rows; i++) {
-            float big = 0.0f;
-            for (j = 0; j < VIT__VW; j++) big = mx[(size_t)i * VIT__VW + j] > big ? mx[(size_t)i * VIT__VW + j] : big;
-            okps &= sc[i] == vit__bf16_float(vit__bf16_round(big)) / 255.0f && ((int32_t *)(void *)(sc + rows))[i] == 0;
-        }
-        snprintf(label, sizeof label, "i8 P V: V to int8 quads N=%d HS=%d, their scales and column sums", N, HS);
-        expect(okv && oks && okw, label);
-        snprintf(label, sizeof label, "i8 P V: e to u8 in place N=%d, the rows' scales and zero points", N);
-        expect(okp && okps, label);
-        free(v); free(vs); free(vinv); free(vp); free(vw); free(px); free(mx); free(want);
-    }
-#endif
 }
 
 static void test_attention_lowp(const vit_attn_shape *sh, const float *qkv, const float *f32) {
@@ -807,7 +724,6 @@ int main(void) {
     test_patch_conv();
     test_attention();
     test_attention_lowp_moves();
-    test_att_pv8_parts();
     test_attention_tiles();
     test_epilogue();
     test_act();
