@@ -1,4 +1,4 @@
-/* vit.h - v0.5.18 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.19 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -283,8 +283,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 18
-#define VIT_VERSION_STRING "0.5.18"
+#define VIT_VERSION_PATCH 19
+#define VIT_VERSION_STRING "0.5.19"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -16714,6 +16714,12 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.19 (2026-11-28) The f32 attention's exponentials as 2^x of
+                         scores in units of log2 e (vit__v_exp2: 10
+                         operations, not 16; bits change by rounding).
+                         LayerNorm's statistics in two sums each (bits
+                         change by rounding), I8's row ranges in two
+                         (same bits).
      0.5.18 (2026-11-28) A BF16 attention reads q, k and v as bf16 from
                          the qkv product's tiles (not with qk-norm or
                          rotary): no conversion of them a head, half the
