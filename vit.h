@@ -1877,8 +1877,10 @@ static struct vit__pool {
     int fixed;        /* set by tests: thread t runs blocks t, t + threads, ..., so that every thread surely
                          runs some (the claims of a loaded machine can leave one with none) */
     unsigned gen;     /* the caller's count of its loops, 30 bits */
+    unsigned contended; /* loops left during which small ones run on one thread (vit__par_threads; atomic) */
     unsigned state[VIT_MAX_THREADS]; /* worker t's part in the loop: gen << 2 | VIT__POOL_* (atomic) */
-} vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, {0}};
+} vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
+               {0}};
 
 /* A worker's state for the loop of generation gen: posted to it (READY), which it takes (RUNNING) and ends (DONE)
    unless the caller, having run every block, withdraws it first (NONE). A compare-exchange decides between the two,
@@ -2019,9 +2021,26 @@ static int vit__threads(void) {
 }
 
 /* Threads for a loop over `work` floats: one below VIT__PAR_MIN, where
-   handing it to the pool costs more than it saves. Results do not depend
-   on it. */
-static int vit__par_threads(double work) { return work >= VIT__PAR_MIN ? vit__threads() : 1; }
+   handing it to the pool costs more than it saves, and one below
+   VIT__PAR_BUSY for VIT__CONTENDED loops after a caller had to sleep
+   waiting for a worker: then a worker is likely to lose its core to
+   another process inside a block, and the caller waits out its turn at
+   every barrier, so the loops whose split saves least (LayerNorm, x's
+   conversion at B = 1) give up theirs. With another process spinning on
+   one of two cores, ViT-B/16 int8 at B = 1, two threads over one (the one
+   pinned to the free core), five alternating pairs: 1.12 -> 1.06; on a
+   quiet machine the same (two threads: 0.996x; DINOv2-S/14 int8 at 518 px
+   0.990x, where the attention's whole heads leave the caller waiting at
+   times, and a bound of 1M floats, which took its conversions off the
+   second thread, cost 5%). Results do not depend on it. */
+#define VIT__PAR_BUSY 262144.0
+#define VIT__CONTENDED 256u /* loops */
+static int vit__par_threads(double work) {
+#ifdef VIT__THREADS
+    if (work < VIT__PAR_BUSY && vit__aload(&vit__pool.contended)) return 1;
+#endif
+    return work >= VIT__PAR_MIN ? vit__threads() : 1;
+}
 
 /* Never inlined: a loop's body then stays in its task function, which
    clang unrolls as the small function it is. Inlined into a large caller
@@ -2036,6 +2055,8 @@ static VIT__NOINLINE void vit__parallel(int n, int threads, vit__task fn, const 
         threads = vit__pool_grow(threads);
         if (threads > 1) {
             int t, s;
+            unsigned left = vit__aload(&vit__pool.contended);
+            if (left) vit__astore(&vit__pool.contended, left - 1);
             vit__pool.fn = fn;
             vit__pool.ctx = ctx;
             vit__pool.n = (unsigned)n;
@@ -2059,6 +2080,7 @@ static VIT__NOINLINE void vit__parallel(int n, int threads, vit__task fn, const 
                     continue;
                 for (s = 0; s < vit__pool.spin && vit__aload(&vit__pool.state[t]) != done; s++) VIT__PAUSE();
                 if (vit__aload(&vit__pool.state[t]) != done) {
+                    vit__astore(&vit__pool.contended, VIT__CONTENDED);
                     vit__lock(&vit__pool.mu);
                     vit__pool.caller_sleeps = 1;
                     while (vit__aload(&vit__pool.state[t]) != done) vit__sleep(&vit__pool.done, &vit__pool.mu);

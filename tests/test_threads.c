@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NTHREADS 4
 
@@ -123,6 +124,38 @@ static int short_loops(void) {
     return bad;
 }
 
+/* Thread 1's block of a loop outlasts the caller's spin (about 20 ms of the process's CPU time). */
+static void slow_block(const void *ctx, int i0, int i1, int thread) {
+    clock_t t0 = clock();
+    (void)ctx; (void)i0; (void)i1;
+    while (thread == 1 && clock() - t0 < CLOCKS_PER_SEC / 50) {
+    }
+}
+
+/* A caller that sleeps waiting for a worker (here one whose block is slow, with the fixed split so that the caller
+   waits for it) marks the pool contended; then loops under VIT__PAR_BUSY floats run on one thread for the next
+   VIT__CONTENDED loops of the pool, larger ones as before, and the count falls by one a loop (vit__par_threads);
+   0 if so. A model's bits are the same whatever the count (the forwards above, run with the pool contended or
+   not as their turns fell). */
+static int contended(void) {
+    int i, bad = 0, n = vit__threads();
+    vit__astore(&vit__pool.contended, 0u);
+    vit__pool.fixed = 1;
+    vit__parallel(2, 2, slow_block, NULL);
+    vit__pool.fixed = 0;
+    bad += vit__aload(&vit__pool.contended) != VIT__CONTENDED;
+    vit__astore(&vit__pool.contended, 3u);
+    bad += vit__par_threads(VIT__PAR_BUSY / 2) != 1;
+    bad += vit__par_threads(VIT__PAR_BUSY * 4) != n;
+    for (i = 0; i < 3; i++) {
+        memset(hits, 0, sizeof hits);
+        vit__parallel(64, 2, count_hits, NULL);
+    }
+    bad += vit__aload(&vit__pool.contended) != 0;
+    bad += vit__par_threads(VIT__PAR_BUSY / 2) != (VIT__PAR_BUSY / 2 >= VIT__PAR_MIN ? n : 1);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/fixtures";
     static const char *cases[] = {"vit_tv", "vit_004", "block_tv", "emsa_r2", "outlook_s2", "aft_local_a"};
@@ -230,6 +263,12 @@ int main(int argc, char **argv) {
             passed++;
     }
     vit__pool.fixed = 0;
+    vit_set_threads(2);
+    if ((t = contended()) != 0) {
+        printf("FAIL contended: %d checks of small loops on one thread after a caller's sleep\n", t);
+        failed++;
+    } else
+        passed++;
     printf("test_threads: %d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
