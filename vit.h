@@ -1681,13 +1681,11 @@ static vit__vf vit__v_exp(vit__vf x) {
    (Inline: unused where no attention is built.) */
 static VIT__INLINE vit__vf vit__v_exp2(vit__vf x) {
     vit__vf n, f, y;
-#if VIT__VW == 16
     x = vit__v_max(x, vit__v_set1(-126.0f));
+#if VIT__VW == 16
     n = simde_mm512_roundscale_ps(x, 0x08); /* to nearest, no exceptions */
 #else
-    vit__vf t;
-    x = vit__v_max(x, vit__v_set1(-126.0f));
-    t = vit__v_add(x, vit__v_set1(12583039.0f));
+    vit__vf t = vit__v_add(x, vit__v_set1(12583039.0f));
     n = vit__v_sub(t, vit__v_set1(12583039.0f));
 #endif
     f = vit__v_sub(x, n);
@@ -5003,10 +5001,9 @@ VITDEF void vit_k_layernorm_ref(float *y, const float *x, const float *w, const 
 }
 
 #ifndef VIT_NO_SIMD
-/* A row's mean (into *mean) and 1 / sqrt(variance + eps), the variance
-   from the centred values (two passes, as LayerNorm's reference). */
-/* A row's mean and 1 / sqrt(var + eps), each sum in two sets of accumulators (one chain waited on its last add,
-   then fma: ViT-B/16's qkv input at B = 8 as I8 converts it, LayerNorm fused, 0.270-0.280 -> 0.238-0.260 ms). */
+/* A row's mean (into *mean) and 1 / sqrt(variance + eps), the variance from the centred values (two passes, as
+   LayerNorm's reference), each sum in two sets of accumulators (one chain waited on its last add, then fma:
+   ViT-B/16's qkv input at B = 8 as I8 converts it, LayerNorm fused, 0.270-0.280 -> 0.238-0.260 ms). */
 static float vit__row_rstd(const float *x, int C, float eps, float *mean) {
     int i;
     float m, var;
