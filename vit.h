@@ -2378,8 +2378,10 @@ typedef struct vit__mm {
     const vit__ln *ln;      /* BF16, I8 (vit__ln_fuses): x's rows normalised as they are converted; NULL: as they are */
     uint16_t *yb;           /* BF16 on the wide tiles, where vit__mm_yb says so: the outputs (the epilogue's) rounded
                                to bf16 into yb, row stride ldyb, as the next product's x converted (its xs) or
-                               the attention's q, k, v (vit__mha_qb); y unwritten. NULL: y */
+                               the attention's q, k, v (vit__mha_qb); I8 where vit__mm_q8 says so: the I8
+                               attention's operands (vit__q8_att_out); y unwritten. NULL: y */
     int ldyb;
+    float *yqs;             /* I8 with yb: each row's q and k scales, a head's each (2 N / 3 / (2 NR) a row) */
 } vit__mm;
 
 /* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
@@ -2406,6 +2408,7 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     p.ln = NULL;
     p.yb = NULL;
     p.ldyb = 0;
+    p.yqs = NULL;
     return p;
 }
 
@@ -3799,6 +3802,31 @@ static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int m
 }
 #endif
 
+#if VIT__DOT_BF16 && VIT__DOT_I8
+/* Rows [m, m + mr) of one head's outputs of an I8 qkv product (two panels from n0, t as the wide tile left them,
+   2 NR floats a row; vit__mm_q8) as the I8 attention reads them. A row of yb is 3 C uint16 (ldyb apart): q's
+   heads in int8 (q + 128 - XOFF, as vpdpbusd reads q) in its first C bytes, k's (s8) in the first C bytes from
+   column C, v's in bf16 at columns 2 C on, as the attention's packing of V rounds it; q's and k's scales, each
+   head's on its own (vit__q8s_row's, as the attention takes them), into yqs, a row's q heads then its k heads.
+   The attention's bits, with a third of the bytes to memory and back (ViT-B/16 at B = 8: 14.5 MB a layer of f32)
+   and no pass of its own over q and k: ViT-B/16 I8 at B = 8, one thread, five alternating runs, 0.345 -> 0.337 s
+   (B = 1 and DINOv2-S/14 at 518 px ~1%). */
+static float vit__q8s_row(unsigned char *d, const float *x, int n, int off);
+static void vit__q8_att_out(const vit__mm *p, const float *t, int m, int n0, int mr) {
+    int i, j, C = p->N / 3;
+    for (i = 0; i < mr; i++) {
+        const float *ti = t + (size_t)i * 2 * VIT__NR;
+        uint16_t *row = p->yb + (size_t)(m + i) * p->ldyb;
+        if (n0 >= 2 * C)
+            for (j = 0; j < 2 * VIT__NR; j += VIT__VW) vit__v_store_bf16(row + n0 + j, vit__v_load(ti + j));
+        else
+            p->yqs[(size_t)(m + i) * (2 * C / (2 * VIT__NR)) + n0 / (2 * VIT__NR)] =
+                vit__q8s_row((unsigned char *)(void *)(row + (n0 < C ? 0 : C)) + (n0 < C ? n0 : n0 - C), ti,
+                             2 * VIT__NR, n0 < C ? 128 - VIT__I8_XOFF : 0);
+    }
+}
+#endif
+
 /* vit__gemm_block for the two whole panels from n0 (vit__mm_wide) on the wide tiles, VIT__MR / 2 rows at a time. */
 static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1) {
     const vit__epi *e = p->e;
@@ -3853,7 +3881,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
 #endif
 #if VIT__DOT_BF16
     float ybuf[VIT__MR / 2 * 2 * VIT__NR + 16], *yt = (float *)(((uintptr_t)ybuf + 63) & ~(uintptr_t)63);
-    VIT_ASSERT(!p->yb || (p->wt == VIT_DTYPE_BF16 && k0 == 0 && last)); /* vit__mm_yb */
+    VIT_ASSERT(!p->yb || (k0 == 0 && last && (p->wt == VIT_DTYPE_BF16 || (p->yqs && !e)))); /* vit__mm_yb, _q8 */
 #endif
     for (m = m0; m < m1; m += VIT__MR / 2) {
         int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2;
@@ -3879,7 +3907,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         }
 #endif
 #if VIT__DOT_BF16
-        if (p->yb) { /* the tile's sums to a buffer in L1, from there with the epilogue to yb */
+        if (p->yb && p->wt == VIT_DTYPE_BF16) { /* the sums to a buffer in L1, from there with the epilogue to yb */
             t.y = yt;
             u.y = yt + VIT__NR;
             t.ldy = u.ldy = 2 * VIT__NR;
@@ -3888,6 +3916,16 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
             continue;
         }
         if (p->wt == VIT_DTYPE_BF16) vit__tiles2_bf16[mr](&t, &u);
+#endif
+#if VIT__DOT_BF16 && VIT__DOT_I8
+        if (p->yb) { /* as BF16's: the outputs to the buffer in L1, from there as the attention's operands */
+            t.y = yt;
+            u.y = yt + VIT__NR;
+            t.ldy = u.ldy = 2 * VIT__NR;
+            vit__tiles2_i8[mr](&t, &u);
+            vit__q8_att_out(p, yt, m, n0, mr);
+            continue;
+        }
 #endif
 #if VIT__DOT_I8
         if (p->wt == VIT_DTYPE_I8) vit__tiles2_i8[mr](&t, &u);
@@ -3943,6 +3981,18 @@ static int vit__mm_yb(const vit__mm *p) {
 #if VIT__DOT_BF16 && !VIT__AMX_BUILD
     return VIT__WIDE && VIT__SUMS_FROM_Y && p->wt == VIT_DTYPE_BF16 && p->panel && p->N % (2 * VIT__NR) == 0 &&
            p->K <= vit__kc_at(p, 0);
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+/* 1 when an I8 product of N = 3 C outputs (a fused qkv, C a whole number of heads of 2 NR) can write them as the I8
+   attention's operands (vit__mm.yb, yqs; vit__q8_att_out): as vit__mm_yb, and no epilogue. */
+static int vit__mm_q8(const vit__mm *p) {
+#if VIT__DOT_BF16 && VIT__DOT_I8 && !VIT__AMX_BUILD
+    return VIT__WIDE && VIT__SUMS_FROM_Y && p->wt == VIT_DTYPE_I8 && p->panel && p->N % (6 * VIT__NR) == 0 &&
+           p->K <= vit__kc_at(p, 0) && !p->e;
 #else
     (void)p;
     return 0;
@@ -6032,7 +6082,9 @@ typedef struct vit__att {
                            projection's x converted: vit__mha_core), out unwritten; else NULL */
     int ldob;
     const uint16_t *qh, *kh, *vh; /* lowp 1: q, k, v as bf16 (rows s.ld uint16 apart: the qkv product's outputs
-                                     rounded, vit__mha_core), read in place of q, k, v; else NULL */
+                                     rounded, vit__mha_core), read in place of q, k, v; lowp 2: q's and k's rows
+                                     in int8 at their first bytes (vit__q8_att_out), v's bf16; else NULL */
+    const float *q8s;   /* lowp 2 with qh: each row's q and k scales, NH each (vit__mm.yqs) */
     int *held;          /* heldv, set by vit__attention (vit__att_of returns the struct by value) */
     int heldv[VIT__ATT_HELD]; /* slot t's head for t < VIT__ATT_HELD (vit__att_tasks) */
 } vit__att;
@@ -6376,6 +6428,10 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     int hqp = (int)vit__att_pad((size_t)hq), hvp = (int)vit__att_pad((size_t)hv); /* pairs a row or panel holds */
     int hvr = (int)vit__att_prow((size_t)N);                                        /* pairs a row of P holds */
     int hq4 = (HS + 3) / 4, keys = (N + VIT__NR - 1) / VIT__NR * VIT__NR;          /* I8: quads a row of q or k */
+#if VIT__DOT_I8
+    int qxl = hq4;              /* I8: q kᵀ's rows of q, qin, uint32 apart */
+    const uint32_t *qin = NULL; /* qx, or the qkv product's own (vit__q8_att_out) */
+#endif
     size_t part[8];
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
     float *S, qs, *rs, *o, *sk, *sq;
@@ -6397,12 +6453,23 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
 #if VIT__DOT_I8
             if (a->lowp == 2) { /* K's rows in int8, quads a key; a key's scale (times q kᵀ's) and zero-point term */
                 int32_t ws[VIT__NR];
-                for (j = 0; j < VIT__NR; j++) {
-                    if (n0 + j + VIT__ATT_PF < N) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
-                    sk[n0 + j] = j < nv ? vit__q8s_row((unsigned char *)(kt + (size_t)j * hq4),
-                                                       kb + (size_t)(n0 + j) * ld, HS, 0) * a->s.scale : 0.0f;
+                if (a->kh) { /* in int8 already: packed where they lie */
+                    const uint16_t *kr = a->kh + ((size_t)bi * N + n0) * ld;
+                    for (j = 0; j < VIT__NR; j++)
+                        sk[n0 + j] = j < nv ? a->q8s[((size_t)bi * N + n0 + j) * 2 * NH + NH + h] * a->s.scale : 0.0f;
+                    for (j = VIT__NR; j < 2 * VIT__NR && n0 + j < N; j++) /* the next panel's */
+                        VIT__PREFETCH(kr + (size_t)j * ld + h * HS / 2);
+                    vit__pack_panel_u32(kp + (size_t)n0 * hq4, (const unsigned char *)kr + (size_t)h * HS,
+                                        (size_t)ld * 2, nv, hq4 * 4);
+                } else {
+                    for (j = 0; j < VIT__NR; j++) {
+                        if (n0 + j + VIT__ATT_PF < N) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
+                        sk[n0 + j] = j < nv ? vit__q8s_row((unsigned char *)(kt + (size_t)j * hq4),
+                                                           kb + (size_t)(n0 + j) * ld, HS, 0) * a->s.scale : 0.0f;
+                    }
+                    vit__pack_panel_u32(kp + (size_t)n0 * hq4, (const unsigned char *)kt, (size_t)hq4 * 4, nv,
+                                        hq4 * 4);
                 }
-                vit__pack_panel_u32(kp + (size_t)n0 * hq4, (const unsigned char *)kt, (size_t)hq4 * 4, nv, hq4 * 4);
                 vit__panel_wsum(ws, kp + (size_t)n0 * hq4, hq4);
                 for (j = 0; j < VIT__NR; j++) zt[n0 + j] = -(128 - VIT__I8_XOFF) * ws[j];
                 continue;
@@ -6470,7 +6537,13 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
        scores go to S as they are, without a pass that scales them. I8: each row of q in int8 on its scale. */
     qs = a->qs;
 #if VIT__DOT_I8
-    if (a->lowp == 2)
+    qin = qx;
+    if (a->lowp == 2 && a->qh) { /* q's rows in int8 already: read where they lie */
+        qin = (const uint32_t *)(const void *)((const unsigned char *)(a->qh + ((size_t)bi * N + i0) * ld) +
+                                               (size_t)h * HS);
+        qxl = ld / 2;
+        for (i = 0; i < rows; i++) sq[i] = a->q8s[((size_t)bi * N + i0 + i) * 2 * NH + h];
+    } else if (a->lowp == 2)
         for (i = 0; i < rows; i++) {
             const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
             if (i + VIT__ATT_PF < rows) vit__prefetch_row(qi + (size_t)VIT__ATT_PF * ld, HS);
@@ -6514,7 +6587,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
 #if VIT__DOT_I8
-    if (a->lowp == 2) vit__att_exp_i8(&ax, qx, hq4, kp, hq4, sk, zt, sq, rows, N);
+    if (a->lowp == 2) vit__att_exp_i8(&ax, qin, qxl, kp, hq4, sk, zt, sq, rows, N);
     else
 #endif
 #if VIT__AMX
@@ -6608,6 +6681,7 @@ static vit__att vit__att_of(float *out, float *att, const float *q, const float 
     a.ob = NULL;
     a.ldob = 0;
     a.qh = a.kh = a.vh = NULL;
+    a.q8s = NULL;
     a.held = NULL; /* heldv: set by vit__attention */
     return a;
 }
@@ -8156,6 +8230,23 @@ static int vit__mha_qb(const vit_mha_params *p, const vit_mha_weights *w, int32_
 #endif
 }
 
+/* 1 when an I8 attention's q and k come in int8 and v as bf16 from the qkv product's tiles (vit__mm_q8,
+   vit__q8_att_out: the bits of its own conversions of them), read by it in place of floats: heads of 2 NR (64 on
+   AVX-512), each one wide tile's two panels, and not where qk-norm or rotary work on q and k first as floats. */
+static int vit__mha_q8(const vit_mha_params *p, const vit_mha_weights *w, int32_t rows) {
+#if VIT__DOT_BF16 && VIT__DOT_I8
+    int32_t C = p->dim, HS = C / p->heads;
+    vit__mm qp;
+    if (w->qkv_w.dtype != VIT_DTYPE_I8 || vit__att_mode(2) != 2 || HS != 2 * VIT__NR || p->qk_norm || w->rope)
+        return 0;
+    qp = vit__mm_w(NULL, NULL, &w->qkv_w, NULL, rows, C, 3 * C, NULL);
+    return vit__mm_q8(&qp);
+#else
+    (void)p; (void)w; (void)rows;
+    return 0;
+#endif
+}
+
 /* y (B*N, C) from x (B*N, C); e: the output projection's epilogue (the
    encoder block's layer scale and residual), or NULL. att: where to keep
    the probabilities, or NULL for scratch released on return. */
@@ -8165,7 +8256,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     /* ldo: floats between rows of the heads' output, the projection's x (vit__ld_x) */
     int32_t C = p->dim, NH = p->heads, HS = C / NH, ldo = vit__ld_x(C);
     size_t mark = vit_arena_mark(a);
-    vit_tensor qkv, ao;
+    vit_tensor qkv, ao, q8s;
     vit_result r;
     void *xs;
     float scale = p->scale_after_softmax ? 1.0f : 1.0f / sqrtf((float)HS), *scratch = NULL;
@@ -8182,7 +8273,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
 #else
     int fuse = 0;
 #endif
-    int qfuse = vit__mha_qb(p, w, B * N);
+    int qfuse = vit__mha_qb(p, w, B * N), q8 = vit__mha_q8(p, w, B * N);
     if ((r = vit__fits((double)B * N * 3 * C, B, "mha")) != VIT_OK ||
         (att && (r = vit__fits((double)B * NH * N * N, B, "mha attention")) != VIT_OK))
         return r;
@@ -8193,7 +8284,8 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
         return vit__fail(VIT_ERR_SHAPE, "mha: %d tokens, but the rotary embedding is for %d after %d", (int)N,
                          (int)w->rope_n, (int)w->rope_first);
     vit__att_tiles(N, lowp, &tiles, &per);
-    if ((r = vit__tensor4(a, &qkv, 3, B, N, qfuse ? (3 * C + 1) / 2 : 3 * C, 1)) != VIT_OK) return r;
+    if ((r = vit__tensor4(a, &qkv, 3, B, N, qfuse || q8 ? (3 * C + 1) / 2 : 3 * C, 1)) != VIT_OK) return r;
+    if (q8 && (r = vit__tensor4(a, &q8s, 3, B, N, 2 * NH, 1)) != VIT_OK) return r;
     if (!fuse && (r = vit__tensor4(a, &ao, 3, B, N, ldo, 1)) != VIT_OK) return r;
     if ((r = vit__att_scratch(a, N, HS, att != NULL, lowp, B * NH * tiles, &scratch, &slots)) != VIT_OK) return r;
     if ((r = vit__scratch(a, vit__dense_scratch(vit__dense_scratch(0, &w->qkv_w, B * N, C), &w->out_w, B * N, C),
@@ -8202,7 +8294,7 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
     if (!vit_arena_counting(a)) {
         float *aod = fuse ? NULL : ao.data;
         vit__mm out = vit__mm_w(y, aod, &w->out_w, w->out_b.data, B * N, C, C, xs),
-               qp = vit__mm_w(qfuse ? NULL : qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
+               qp = vit__mm_w(qfuse || q8 ? NULL : qkv.data, x, &w->qkv_w, w->qkv_b.data, B * N, C, 3 * C, xs);
         vit_attn_shape sh = vit__attn_shape(B, N, NH, HS, 3 * C, scale, post);
         vit__att at = vit__att_of(aod, att, qkv.data, qkv.data + C, qkv.data + 2 * C, &sh);
         at.ldo = ldo;
@@ -8212,13 +8304,14 @@ static vit_result vit__mha_core(vit_arena *a, const vit_mha_params *p, const vit
             at.ldob = (int)(vit__mm_scratch(VIT_DTYPE_BF16, 1, C) / 2);
             out.xs_ld = at.ldob / 2;
         }
-        if (qfuse) {
+        if (qfuse || q8) {
             qp.yb = (uint16_t *)(void *)qkv.data;
             qp.ldyb = 3 * C;
             at.qh = qp.yb;
             at.kh = qp.yb + C;
             at.vh = qp.yb + 2 * C;
         }
+        if (q8) at.q8s = qp.yqs = q8s.data;
         at.lowp = lowp;
         at.bias = w->rel_bias.data; /* BEiT's relative position bias, added to the scores before the softmax */
         at.bidx = w->rel_index;

@@ -831,7 +831,8 @@ static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor 
    whose BF16 fc1 writes fc2's x as bf16 from its tiles where the build has the wide tiles (vit__mlp_yb; loaded
    from memory, row-major, it runs through floats): the same bits; and a second MHA, 128 wide in two heads of 64
    (a scale of 1/8, folded into q), whose BF16 qkv product writes the attention's q, k and v as bf16 from its tiles
-   (vit__mha_qb; from memory through floats): the same bits. */
+   (vit__mha_qb; from memory through floats), or whose I8 qkv product writes q and k in int8 on their scales and
+   v as bf16 (vit__mha_q8, vit__q8_att_out; from memory, the attention converts them from floats): the same bits. */
 static void test_packed_load(const char *tmp_dir) {
     static unsigned char buf[1 << 19];
     static const char *metas[4] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
@@ -886,14 +887,19 @@ static void test_packed_load(const char *tmp_dir) {
                 if (kind >= 2) {
 #if VIT__WIDE && VIT__DOT_BF16 && !VIT__AMX_BUILD
                     int yb = wt == VIT_DTYPE_BF16; /* (macros a build without SIMD leaves undefined: 0 here) */
+                    /* I8: q and k in int8, v bf16, where heads of 64 are the wide tile's 2 NR and q kᵀ is int8 */
+                    int q8 = wt == VIT_DTYPE_I8 && VIT__DOT_I8 && 2 * VIT__NR == 64 && vit__att_mode(2) == 2;
 #else
-                    int yb = 0;
+                    int yb = 0, q8 = 0;
 #endif
-                    snprintf(label, sizeof label, "%s %s: %s as bf16 exactly where expected", names[kind],
+                    snprintf(label, sizeof label, "%s %s: %s exactly where expected", names[kind],
                              wt == VIT_DTYPE_F32 ? "f32" : wt == VIT_DTYPE_BF16 ? "bf16" : "i8",
-                             mha ? "qkv writes the attention's q, k, v" : "fc1 writes fc2's x");
+                             mha ? "qkv writes the attention's q, k, v as it reads them"
+                                 : "fc1 writes fc2's x as bf16");
                     expect(mha ? vit__mha_qb(&m[0].mha, &m[0].mha_w, 14) == yb &&
-                                     !vit__mha_qb(&m[1].mha, &m[1].mha_w, 14)
+                                     !vit__mha_qb(&m[1].mha, &m[1].mha_w, 14) &&
+                                     vit__mha_q8(&m[0].mha, &m[0].mha_w, 14) == q8 &&
+                                     !vit__mha_q8(&m[1].mha, &m[1].mha_w, 14)
                                : vit__mlp_yb(&m[0].mlp, &m[0].mlp_w, 14) == yb &&
                                      !vit__mlp_yb(&m[1].mlp, &m[1].mlp_w, 14),
                            label);
