@@ -22,6 +22,8 @@ int main(int argc, char **argv) { return test_internal_main(argc, argv); }
 #define VIT__MC_BYTES (64 * 1024)
 /* I8 products' outputs streamed past the caches from 4 MiB, not 64: test_quant's 4.5 MB product takes that path */
 #define VIT__Y_STREAM_BYTES 4194304.0
+/* I8 MLPs in chunks of rows from 64 KiB of hidden features, not 2.5 MiB: test_quant's 600-row MLP runs in ten */
+#define VIT__MLP_CHUNK_BYTES (64 * 1024.0)
 /* every MLP's hidden features at a padded row stride (vit__ld_x), not only those a multiple of 512 floats: the
    models of test_reverse and test_maps (SwiGLU, EVA-02's and BEiT's LayerNorm before fc2) run that path */
 #define VIT__LD_X_PAD 1

@@ -7,6 +7,9 @@
 #ifndef VIT__Y_STREAM_BYTES /* as tests/test_internal.c sets it */
 #define VIT__Y_STREAM_BYTES 4194304.0
 #endif
+#ifndef VIT__MLP_CHUNK_BYTES /* as tests/test_internal.c sets it */
+#define VIT__MLP_CHUNK_BYTES (64 * 1024.0)
+#endif
 #define VIT_IMPLEMENTATION
 #include "../vit.h"
 #include "check.h"
@@ -920,6 +923,96 @@ static void test_packed_load(const char *tmp_dir) {
         }
 }
 
+/* An I8 MLP over 600 rows (4 x 150 tokens), its 600 KB of hidden features in chunks of rows (vit__mlp_chunks, from
+   64 KiB here, VIT__MLP_CHUNK_BYTES set above), gives the bits of its two products over all the rows (fc1 with GELU
+   fused, then fc2), on one, two and three threads (chunks on threads of their own); an MLP of 14 rows is not
+   chunked. */
+static void test_mlp_chunks(const char *tmp_dir) {
+    static unsigned char buf[1 << 19];
+    static const char *meta = "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                              "\"hidden_dim\":\"256\",\"out_dim\":\"68\",\"act\":\"gelu\","
+                              "\"quantization\":\"int8-per-channel-symmetric\"";
+    enum { RB = 4, RN = 150, R = RB * RN, IN = 64, H = 256, OUT = 68 };
+    file_tensor t[6];
+    void *keep[6];
+    char path[1024];
+    int n = 0, i, k, th, ok = 1, okb = 1, chunked = 1, nt = vit_get_threads();
+    float gam[OUT], lnw[IN], lnb[IN], *res = malloc((size_t)R * OUT * sizeof(float));
+    vit__ln ln;
+    vit__epi e2;
+    int32_t shape[3] = {RB, RN, IN}, oshape[3] = {RB, RN, OUT};
+    FILE *f;
+    size_t size;
+    vit_model m;
+    vit_arena a;
+    vit_tensor x, y;
+    float *h = malloc((size_t)R * H * sizeof(float)), *ref = malloc((size_t)2 * R * OUT * sizeof(float));
+    void *xs;
+    n = add_dense(t, n, "layers.0", VIT_DTYPE_I8, H, IN, keep);
+    n = add_dense(t, n, "layers.2", VIT_DTYPE_I8, OUT, H, keep + 3);
+    size = write_file(buf, sizeof buf, meta, t, n);
+    snprintf(path, sizeof path, "%s/mlp_chunks.safetensors", tmp_dir);
+    f = fopen(path, "wb");
+    if (!f || fwrite(buf, 1, size, f) != size || fclose(f) || vit_model_load_file(&m, path) != VIT_OK) {
+        printf("FAIL i8 mlp in chunks: %s\n", vit_last_error());
+        failed++;
+        for (i = 0; i < 6; i++) free(keep[i]);
+        free(h);
+        free(ref);
+        free(res);
+        return;
+    }
+    vit_arena_init_alloc(&a, (size_t)64 << 20);
+    vit_tensor_init(&a, &x, 3, shape);
+    for (i = 0; i < R * IN; i++) x.data[i] = (float)sin(0.37 * i) * 2.0f + (i % 7 == 0 ? 3.0f : 0.0f);
+    for (i = 0; i < OUT; i++) gam[i] = 0.5f + 0.01f * (float)i;
+    for (i = 0; i < IN; i++) {
+        lnw[i] = 1.0f + 0.02f * (float)(i % 5);
+        lnb[i] = 0.1f * (float)(i % 3);
+    }
+    for (i = 0; i < R * OUT; i++) res[i] = (float)cos(0.11 * i);
+    ln.w = lnw; ln.b = lnb; ln.eps = 1e-6f;
+    e2.act = VIT__EPI_NONE; e2.g = gam; e2.r = res; e2.ldr = OUT;
+    xs = malloc(vit__mm_scratch(VIT_DTYPE_I8, R, H));
+    for (k = 0; k < 2; k++) { /* the references: the two products over all the rows, as vit__mlp_core runs them
+                                 unchunked; then with a LayerNorm on x and an encoder block's epilogue (layer
+                                 scale, residual) in fc2 */
+        vit__epi e1;
+        vit__mm f1 = vit__mm_w(h, x.data, &m.mlp_w.fc1_w, m.mlp_w.fc1_b.data, R, IN, H, xs),
+                f2 = vit__mm_w(ref + (size_t)k * R * OUT, h, &m.mlp_w.fc2_w, m.mlp_w.fc2_b.data, R, H, OUT, xs);
+        e1.act = VIT_ACT_GELU; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
+        f1.e = &e1;
+        f1.ln = k ? &ln : NULL;
+        f2.e = k ? &e2 : NULL;
+        vit__matmul(&f1);
+        vit__matmul(&f2);
+    }
+    free(xs);
+    for (th = 1; th <= 3; th++) {
+        size_t mark = vit_arena_mark(&a);
+        vit_set_threads(th);
+        chunked &= vit__mlp_chunks(&m.mlp, &m.mlp_w, R, th) >= th && vit__mlp_chunks(&m.mlp, &m.mlp_w, 14, th) == 0;
+        ok &= vit_model_forward(&m, &a, &x, NULL, &y) == VIT_OK && vit_tensor_numel(&y) == (size_t)R * OUT &&
+              memcmp(y.data, ref, (size_t)R * OUT * sizeof(float)) == 0;
+        vit_arena_rewind(&a, mark);
+        okb &= vit_tensor_init(&a, &y, 3, oshape) == VIT_OK &&
+               vit__mlp_core(&a, &m.mlp, &m.mlp_w, x.data, IN, &ln, y.data, &e2, R) == VIT_OK &&
+               memcmp(y.data, ref + R * OUT, (size_t)R * OUT * sizeof(float)) == 0;
+        vit_arena_rewind(&a, mark);
+    }
+    vit_set_threads(nt);
+    expect(chunked, "i8 mlp: 600 rows in chunks, a multiple of the threads; 14 rows not");
+    expect(ok, "i8 mlp in chunks: the bits of its products over all rows, on 1, 2 and 3 threads");
+    expect(okb, "i8 mlp in chunks, x normalised, layer scale and residual: the bits of its products over all rows");
+    vit_arena_free(&a);
+    vit_model_free(&m);
+    for (i = 0; i < 6; i++) free(keep[i]);
+    free(h);
+    free(ref);
+    free(res);
+    remove(path);
+}
+
 /* A patch embedding in a BF16 and an I8 file: its conv kernel kept as the (dim, in_channels P P) matrix of a dense
    weight, each patch's pixels (im2col, here by hand) one row of x through the definition of the product
    (product_def), with the same bits from the file (packed), from memory (row-major) and with keep_layout. */
@@ -1006,6 +1099,7 @@ int main(int argc, char **argv) {
     test_i8_file_extremes();
     test_packed_load(argc > 1 ? argv[1] : "build");
     test_patch_lowp(argc > 1 ? argv[1] : "build");
+    test_mlp_chunks(argc > 1 ? argv[1] : "build");
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
