@@ -3911,25 +3911,23 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         }
 #endif
 #if VIT__DOT_BF16
-        if (p->yb && p->wt == VIT_DTYPE_BF16) { /* the sums to a buffer in L1, from there with the epilogue to yb */
+        if (p->yb) { /* the outputs to a buffer in L1, from there with the epilogue to yb (BF16) or as the I8
+                        attention's operands */
             t.y = yt;
             u.y = yt + VIT__NR;
             t.ldy = u.ldy = 2 * VIT__NR;
+#if VIT__DOT_I8
+            if (p->wt == VIT_DTYPE_I8) {
+                vit__tiles2_i8[mr](&t, &u);
+                vit__q8_att_out(p, yt, m, n0, mr);
+                continue;
+            }
+#endif
             vit__tiles2_bf16[mr](&t, &u);
             vit__epi_bf16(p, yt, m, n0, mr);
             continue;
         }
         if (p->wt == VIT_DTYPE_BF16) vit__tiles2_bf16[mr](&t, &u);
-#endif
-#if VIT__DOT_BF16 && VIT__DOT_I8
-        if (p->yb) { /* as BF16's: the outputs to the buffer in L1, from there as the attention's operands */
-            t.y = yt;
-            u.y = yt + VIT__NR;
-            t.ldy = u.ldy = 2 * VIT__NR;
-            vit__tiles2_i8[mr](&t, &u);
-            vit__q8_att_out(p, yt, m, n0, mr);
-            continue;
-        }
 #endif
 #if VIT__DOT_I8
         if (p->wt == VIT_DTYPE_I8) vit__tiles2_i8[mr](&t, &u);
