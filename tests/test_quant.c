@@ -932,24 +932,24 @@ static void test_mlp_chunks(const char *tmp_dir) {
     static const char *meta = "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
                               "\"hidden_dim\":\"256\",\"out_dim\":\"68\",\"act\":\"gelu\","
                               "\"quantization\":\"int8-per-channel-symmetric\"";
-    enum { RB = 4, RN = 150, R = RB * RN, IN = 64, H = 256, OUT = 68 };
+    enum { CB = 4, CN = 150, CR = CB * CN, CIN = 64, CH = 256, COUT = 68 }; /* (windef.h defines IN and OUT) */
     file_tensor t[6];
     void *keep[6];
     char path[1024];
     int n = 0, i, k, th, ok = 1, okb = 1, chunked = 1, nt = vit_get_threads();
-    float gam[OUT], lnw[IN], lnb[IN], *res = malloc((size_t)R * OUT * sizeof(float));
+    float gam[COUT], lnw[CIN], lnb[CIN], *res = malloc((size_t)CR * COUT * sizeof(float));
     vit__ln ln;
     vit__epi e2;
-    int32_t shape[3] = {RB, RN, IN}, oshape[3] = {RB, RN, OUT};
+    int32_t shape[3] = {CB, CN, CIN}, oshape[3] = {CB, CN, COUT};
     FILE *f;
     size_t size;
     vit_model m;
     vit_arena a;
     vit_tensor x, y;
-    float *h = malloc((size_t)R * H * sizeof(float)), *ref = malloc((size_t)2 * R * OUT * sizeof(float));
+    float *h = malloc((size_t)CR * CH * sizeof(float)), *ref = malloc((size_t)2 * CR * COUT * sizeof(float));
     void *xs;
-    n = add_dense(t, n, "layers.0", VIT_DTYPE_I8, H, IN, keep);
-    n = add_dense(t, n, "layers.2", VIT_DTYPE_I8, OUT, H, keep + 3);
+    n = add_dense(t, n, "layers.0", VIT_DTYPE_I8, CH, CIN, keep);
+    n = add_dense(t, n, "layers.2", VIT_DTYPE_I8, COUT, CH, keep + 3);
     size = write_file(buf, sizeof buf, meta, t, n);
     snprintf(path, sizeof path, "%s/mlp_chunks.safetensors", tmp_dir);
     f = fopen(path, "wb");
@@ -964,22 +964,22 @@ static void test_mlp_chunks(const char *tmp_dir) {
     }
     vit_arena_init_alloc(&a, (size_t)64 << 20);
     vit_tensor_init(&a, &x, 3, shape);
-    for (i = 0; i < R * IN; i++) x.data[i] = (float)sin(0.37 * i) * 2.0f + (i % 7 == 0 ? 3.0f : 0.0f);
-    for (i = 0; i < OUT; i++) gam[i] = 0.5f + 0.01f * (float)i;
-    for (i = 0; i < IN; i++) {
+    for (i = 0; i < CR * CIN; i++) x.data[i] = (float)sin(0.37 * i) * 2.0f + (i % 7 == 0 ? 3.0f : 0.0f);
+    for (i = 0; i < COUT; i++) gam[i] = 0.5f + 0.01f * (float)i;
+    for (i = 0; i < CIN; i++) {
         lnw[i] = 1.0f + 0.02f * (float)(i % 5);
         lnb[i] = 0.1f * (float)(i % 3);
     }
-    for (i = 0; i < R * OUT; i++) res[i] = (float)cos(0.11 * i);
+    for (i = 0; i < CR * COUT; i++) res[i] = (float)cos(0.11 * i);
     ln.w = lnw; ln.b = lnb; ln.eps = 1e-6f;
-    e2.act = VIT__EPI_NONE; e2.g = gam; e2.r = res; e2.ldr = OUT;
-    xs = malloc(vit__mm_scratch(VIT_DTYPE_I8, R, H));
+    e2.act = VIT__EPI_NONE; e2.g = gam; e2.r = res; e2.ldr = COUT;
+    xs = malloc(vit__mm_scratch(VIT_DTYPE_I8, CR, CH));
     for (k = 0; k < 2; k++) { /* the references: the two products over all the rows, as vit__mlp_core runs them
                                  unchunked; then with a LayerNorm on x and an encoder block's epilogue (layer
                                  scale, residual) in fc2 */
         vit__epi e1;
-        vit__mm f1 = vit__mm_w(h, x.data, &m.mlp_w.fc1_w, m.mlp_w.fc1_b.data, R, IN, H, xs),
-                f2 = vit__mm_w(ref + (size_t)k * R * OUT, h, &m.mlp_w.fc2_w, m.mlp_w.fc2_b.data, R, H, OUT, xs);
+        vit__mm f1 = vit__mm_w(h, x.data, &m.mlp_w.fc1_w, m.mlp_w.fc1_b.data, CR, CIN, CH, xs),
+                f2 = vit__mm_w(ref + (size_t)k * CR * COUT, h, &m.mlp_w.fc2_w, m.mlp_w.fc2_b.data, CR, CH, COUT, xs);
         e1.act = VIT_ACT_GELU; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
         f1.e = &e1;
         f1.ln = k ? &ln : NULL;
@@ -991,13 +991,13 @@ static void test_mlp_chunks(const char *tmp_dir) {
     for (th = 1; th <= 3; th++) {
         size_t mark = vit_arena_mark(&a);
         vit_set_threads(th);
-        chunked &= vit__mlp_chunks(&m.mlp, &m.mlp_w, R, th) >= th && vit__mlp_chunks(&m.mlp, &m.mlp_w, 14, th) == 0;
-        ok &= vit_model_forward(&m, &a, &x, NULL, &y) == VIT_OK && vit_tensor_numel(&y) == (size_t)R * OUT &&
-              memcmp(y.data, ref, (size_t)R * OUT * sizeof(float)) == 0;
+        chunked &= vit__mlp_chunks(&m.mlp, &m.mlp_w, CR, th) >= th && vit__mlp_chunks(&m.mlp, &m.mlp_w, 14, th) == 0;
+        ok &= vit_model_forward(&m, &a, &x, NULL, &y) == VIT_OK && vit_tensor_numel(&y) == (size_t)CR * COUT &&
+              memcmp(y.data, ref, (size_t)CR * COUT * sizeof(float)) == 0;
         vit_arena_rewind(&a, mark);
         okb &= vit_tensor_init(&a, &y, 3, oshape) == VIT_OK &&
-               vit__mlp_core(&a, &m.mlp, &m.mlp_w, x.data, IN, &ln, y.data, &e2, R) == VIT_OK &&
-               memcmp(y.data, ref + R * OUT, (size_t)R * OUT * sizeof(float)) == 0;
+               vit__mlp_core(&a, &m.mlp, &m.mlp_w, x.data, CIN, &ln, y.data, &e2, CR) == VIT_OK &&
+               memcmp(y.data, ref + CR * COUT, (size_t)CR * COUT * sizeof(float)) == 0;
         vit_arena_rewind(&a, mark);
     }
     vit_set_threads(nt);
