@@ -8568,8 +8568,9 @@ static int vit__mlp_yb(const vit_mlp_params *p, const vit_mlp_weights *w, int32_
    products and its quantisation are the row's alone. ViT-B/16 I8 at batch 8, ten alternating pairs: 0.990x on
    one thread (perf: fc2's conversion of x 3.9% -> 2.5% of the forward), 0.992x on two, and with another
    process spinning on one core two threads over one 0.98 -> 0.91 (threads claim chunks one at a time, none
-   waiting for the other between fc1 and fc2); chunks of 1.25 or 4 MiB no better. Not BF16 (fc1 writes fc2's x as bf16, half the bytes: 0.596 -> 0.610 s in chunks, one run) nor
-   F32 (1.218 -> 1.221 s). At least 12 rows a chunk. */
+   waiting for the other between fc1 and fc2); chunks of 1.25 or 4 MiB no better. Not BF16 (fc1 writes fc2's x
+   as bf16, half the bytes: 0.596 -> 0.610 s in chunks, one run) nor F32 (1.218 -> 1.221 s). At least 12 rows a
+   chunk. */
 #ifndef VIT__MLP_CHUNK_BYTES
 #define VIT__MLP_CHUNK_BYTES (2.5 * 1048576.0)
 #endif
