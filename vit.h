@@ -2865,6 +2865,28 @@ static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) {
 #endif
 #endif
 
+#if VIT__DOT_I8
+/* Four vectors of int32 to 4 VW bytes in order, each clamped to 0..255 and less VIT__I8_XOFF (as a byte): two
+   saturating packs clamp exactly (to int16, then to u8), where a vector at a time took a max, a min and a
+   narrowing store; the packs interleave 128-bit lanes, which one permutation of dwords puts back. I8's x
+   converted, 40 rows of 3072 in L2, 7.1 -> 5.4 us; ViT-B/16 I8, one thread, alternating pairs: B = 1 0.989x
+   (ten), B = 8 0.990x (six). */
+static VIT__INLINE void vit__vi_store_u8x4(unsigned char *p, vit__vi a, vit__vi b, vit__vi c, vit__vi d) {
+#if VIT__VW == 16
+    simde__m512i v = simde_mm512_permutexvar_epi32(
+        simde_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15),
+        simde_mm512_packus_epi16(simde_mm512_packs_epi32(a, b), simde_mm512_packs_epi32(c, d)));
+    if (VIT__I8_XOFF) v = simde_mm512_xor_si512(v, simde_mm512_set1_epi8((char)0x80));
+#else
+    simde__m256i v = simde_mm256_permutevar8x32_epi32(
+        simde_mm256_packus_epi16(simde_mm256_packs_epi32(a, b), simde_mm256_packs_epi32(c, d)),
+        simde_mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if (VIT__I8_XOFF) v = simde_mm256_xor_si256(v, simde_mm256_set1_epi8((char)0x80));
+#endif
+    vit__vi_store(p, v);
+}
+#endif
+
 /* x's bits rounded to bf16 as vit__bf16_round does (the high halves). */
 static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
     vit__vi u = vit__v_as_i(x);
@@ -3005,7 +3027,14 @@ static void vit__xs_fill(const vit__mm *p, int m) {
     vzp = vit__vi_set1(zp);
 
     /* the row quantised to u8: shifted for the dot product, else as floats less the zero point */
-    for (k = 0; k + VIT__VW <= K; k += VIT__VW) {
+    k = 0;
+#if VIT__DOT_I8
+#define VIT__Q8V(j) vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k + (j) * VIT__VW), vinv)), vzp)
+    for (; k + 4 * VIT__VW <= K; k += 4 * VIT__VW) /* four vectors a step, narrowed together */
+        vit__vi_store_u8x4(d + k, VIT__Q8V(0), VIT__Q8V(1), VIT__Q8V(2), VIT__Q8V(3));
+#undef VIT__Q8V
+#endif
+    for (; k + VIT__VW <= K; k += VIT__VW) {
         vit__vi r = vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k), vinv)), vzp);
         r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(255));
 #if VIT__DOT_I8
