@@ -2412,6 +2412,24 @@ static vit__mm vit__mm_dense(float *y, const float *x, const float *w, const flo
     return p;
 }
 
+/* A product's row blocks, their bounds at multiples of align spread evenly over M. (Blocks of a fixed count of
+   rows with the rest in the last left it short: ViT-B/16 at batch 8 had nine blocks of 168 rows and one of 64,
+   and of two threads one ran 840 rows, the other 736.) */
+typedef struct vit__mm_rows {
+    const vit__mm *p;
+    int blocks, align;
+} vit__mm_rows;
+static vit__mm_rows vit__mm_rows_of(const vit__mm *p, int blocks, int align) {
+    vit__mm_rows r;
+    r.p = p;
+    r.blocks = blocks;
+    r.align = align;
+    return r;
+}
+static int vit__row_bound(const vit__mm_rows *r, int b) {
+    return b >= r->blocks ? r->p->M : (int)((long long)r->p->M * b / r->blocks / r->align * r->align);
+}
+
 /* Bytes an element of a weight of type wt takes as stored: F32 4, BF16 2, I8 1. */
 static int vit__dtype_bytes(int wt) { return wt == VIT_DTYPE_F32 ? 4 : wt == VIT_DTYPE_BF16 ? 2 : 1; }
 
@@ -3028,14 +3046,13 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 
     /* the row quantised to u8: shifted for the dot product, else as floats less the zero point */
     k = 0;
-#if VIT__DOT_I8
 #define VIT__Q8V(j) vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k + (j) * VIT__VW), vinv)), vzp)
+#if VIT__DOT_I8
     for (; k + 4 * VIT__VW <= K; k += 4 * VIT__VW) /* four vectors a step, narrowed together */
         vit__vi_store_u8x4(d + k, VIT__Q8V(0), VIT__Q8V(1), VIT__Q8V(2), VIT__Q8V(3));
-#undef VIT__Q8V
 #endif
     for (; k + VIT__VW <= K; k += VIT__VW) {
-        vit__vi r = vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k), vinv)), vzp);
+        vit__vi r = VIT__Q8V(0);
         r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(255));
 #if VIT__DOT_I8
         vit__vi_store_u8(d + k, vit__vi_sub(r, vit__vi_set1(VIT__I8_XOFF)));
@@ -3043,6 +3060,7 @@ static void vit__xs_fill(const vit__mm *p, int m) {
         vit__v_store((float *)(void *)d + k, vit__vi_float(vit__vi_sub(r, vzp)));
 #endif
     }
+#undef VIT__Q8V
     for (; k < K; k++) {
 #if VIT__DOT_I8
         d[k] = (unsigned char)((int)(vit__q8(xm[k], inv, zp) + (float)zp) - VIT__I8_XOFF);
@@ -4132,24 +4150,6 @@ static int vit__gemm_row_blocks(const vit__mm *p, int threads) {
     blocks = vit__row_split(p->M, mc, threads);
     /* many threads: their blocks would be thin, and the panels theirs again */
     return ((p->M + blocks - 1) / blocks + VIT__MR - 1) / VIT__MR * VIT__MR >= VIT__MC / 3 ? blocks : 0;
-}
-
-/* A product's row blocks, their bounds at multiples of align spread evenly over M. (Blocks of a fixed count of
-   rows with the rest in the last left it short: ViT-B/16 at batch 8 had nine blocks of 168 rows and one of 64,
-   and of two threads one ran 840 rows, the other 736.) */
-typedef struct vit__mm_rows {
-    const vit__mm *p;
-    int blocks, align;
-} vit__mm_rows;
-static vit__mm_rows vit__mm_rows_of(const vit__mm *p, int blocks, int align) {
-    vit__mm_rows r;
-    r.p = p;
-    r.blocks = blocks;
-    r.align = align;
-    return r;
-}
-static int vit__row_bound(const vit__mm_rows *r, int b) {
-    return b >= r->blocks ? r->p->M : (int)((long long)r->p->M * b / r->blocks / r->align * r->align);
 }
 
 /* Row blocks [b0, b1), each against every panel. */
@@ -8621,21 +8621,16 @@ static int vit__mlp_chunks(const vit_mlp_params *p, const vit_mlp_weights *w, in
 
 typedef struct vit__mlp_rows {
     vit__mm fc1, fc2;         /* over all the rows; a chunk runs them on its own */
-    int chunks;
+    vit__mm_rows chunks;      /* fc1's rows in chunks (vit__row_bound), bounds at multiples of VIT__MLP_ALIGN */
     unsigned char *xs;        /* a thread's scratch for the products' x at xs + thread * xsb */
     size_t xsb;
 } vit__mlp_rows;
-
-/* Chunk c's rows: bounds at multiples of VIT__MLP_ALIGN, spread evenly. */
-static int vit__mlp_bound(const vit__mlp_rows *c, int b) {
-    return b >= c->chunks ? c->fc1.M : (int)((long long)c->fc1.M * b / c->chunks / VIT__MLP_ALIGN * VIT__MLP_ALIGN);
-}
 
 static void vit__mlp_chunk(const void *ctx, int c0, int c1, int thread) {
     const vit__mlp_rows *c = (const vit__mlp_rows *)ctx;
     int ci;
     for (ci = c0; ci < c1; ci++) {
-        int m0 = vit__mlp_bound(c, ci), m1 = vit__mlp_bound(c, ci + 1);
+        int m0 = vit__row_bound(&c->chunks, ci), m1 = vit__row_bound(&c->chunks, ci + 1);
         vit__mm f1 = c->fc1, f2 = c->fc2;
         vit__epi e2;
         f1.x += (size_t)m0 * f1.ldx;
@@ -8700,7 +8695,7 @@ static vit_result vit__mlp_core(vit_arena *a, const vit_mlp_params *p, const vit
             c.fc1 = fc1;
             c.fc2 = fc2;
             c.fc1.threaded = c.fc2.threaded = 0; /* one thread a chunk */
-            c.chunks = chunks;
+            c.chunks = vit__mm_rows_of(&c.fc1, chunks, VIT__MLP_ALIGN);
             c.xs = (unsigned char *)xs;
             c.xsb = xsb;
             vit__parallel(chunks, threads, vit__mlp_chunk, &c);

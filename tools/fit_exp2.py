@@ -67,7 +67,7 @@ def main():
         body = src[src.index("static VIT__INLINE vit__vf vit__v_exp2(vit__vf x) {") :]
         body = body[: body.index("\n}\n")]
         vals = [np.float32(v.rstrip("f")) for v in re.findall(r"vit__v_set1\(([-0-9.e+]+f)\)", body)]
-        # in vit.h's order: the clamp (twice written, one per branch), the rounding constant (twice), c6 .. c1, 1
+        # in vit.h's order: the clamp, the rounding constant (twice, the branch without AVX-512), c6 .. c1, 1
         poly = [v for v in vals if v not in (np.float32(-126.0), np.float32(12583039.0))]
         if len(poly) != DEG + 1 or poly[-1] != 1.0:
             print("vit.h's vit__v_exp2 is not the degree-%d polynomial its comment describes" % DEG)
