@@ -2581,7 +2581,8 @@ typedef struct vit__tl {
     const float *b;            /* bias from n0, or NULL */
     const float *sx, *ws;      /* I8: the rows' scales from m0, the columns' from n0 */
     const int32_t *zp, *wsum;  /* I8: the rows' zero points from m0, the panel's column sums over this block */
-    const vit__epi *e;         /* I8, whole panels: the epilogue, done in the finish (else NULL) */
+    const vit__epi *e;         /* whole panels: the epilogue, done as the tile stores (I8: its finish; F32 and
+                                  BF16, wide tiles: with no activation, vit__tile_out_row), else NULL */
     const float *g, *r;        /* and its layer scale from n0 and residual from (m0, n0), or NULL */
     int stream;                /* I8: the finished y goes to memory past the caches (see vit__gemm_block) */
 } vit__tl;
@@ -2613,11 +2614,13 @@ typedef void (*vit__tl_fn)(const vit__tl *);
 #define VIT__SUMS_FROM_Y (VIT__VW == 16)
 
 /* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y: what y holds added when
-   add (a later block, VIT__SUMS_FROM_Y 0), alpha and the bias b on the last block. Its callers' fields come as
-   values, read before any store: read through the tile's struct after one (a vector store may alias anything),
-   they were loaded again for each row. */
+   add (a later block, VIT__SUMS_FROM_Y 0), alpha and the bias b on the last block, then (the wide tiles) the
+   epilogue's layer scale g and residual r, each one rounding as vit__epi_tile's: the same bits without a pass of
+   the epilogue's own over y (ViT-B/16 BF16 at B = 8, one thread, eight alternating pairs: 0.989x). Its callers'
+   fields come as values, read before any store: read through the tile's struct after one (a vector store may
+   alias anything), they were loaded again for each row. */
 static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int add, int last, float alpha, vit__vf ca,
-                                          vit__vf cb) {
+                                          vit__vf cb, const float *g, const float *r) {
     if (add) {
         ca = vit__v_add(vit__v_load(yi), ca);
         cb = vit__v_add(vit__v_load(yi + VIT__VW), cb);
@@ -2626,6 +2629,14 @@ static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int add, in
         vit__vf va = vit__v_set1(alpha);
         ca = vit__v_add(vit__v_mul(va, ca), b ? vit__v_load(b) : vit__v_zero());
         cb = vit__v_add(vit__v_mul(va, cb), b ? vit__v_load(b + VIT__VW) : vit__v_zero());
+        if (g) {
+            ca = vit__v_mul(ca, vit__v_load(g));
+            cb = vit__v_mul(cb, vit__v_load(g + VIT__VW));
+        }
+        if (r) {
+            ca = vit__v_add(ca, vit__v_load(r));
+            cb = vit__v_add(cb, vit__v_load(r + VIT__VW));
+        }
     }
     vit__v_store(yi, ca);
     vit__v_store(yi + VIT__VW, cb);
@@ -2681,7 +2692,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
         if (nvec > 1 && nv == VIT__NR) {                                                \
-            vit__tile_out_row(yi, b, add, last, alpha, c##i##a, c##i##b);               \
+            vit__tile_out_row(yi, b, add, last, alpha, c##i##a, c##i##b, NULL, NULL);   \
         } else {                                                                        \
             float o[VIT__NR];                                                           \
             int j;                                                                      \
@@ -3421,14 +3432,17 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
     }
 #define VIT__OUT2(i)                                                                          \
     if (mr > i) {                                                                         \
-        vit__tile_out_row(yt + (size_t)i * ldy, bt, add, last, alpha, c##i##a, c##i##b);   \
-        vit__tile_out_row(yu + (size_t)i * ldy, bu, add, last, alpha, c##i##c, c##i##d);   \
+        vit__tile_out_row(yt + (size_t)i * ldy, bt, add, last, alpha, c##i##a, c##i##b, gt,   \
+                          rt ? rt + (size_t)i * ldr : NULL);                                \
+        vit__tile_out_row(yu + (size_t)i * ldy, bu, add, last, alpha, c##i##c, c##i##d, gu,   \
+                          ru ? ru + (size_t)i * ldr : NULL);                                \
     }
 /* The wide F32 and BF16 tiles' fields for VIT__OUT2 (t and u share all but y and b). */
 #define VIT__OUT2_FIELDS                                                      \
     float *yt = t->y, *yu = u->y, alpha = t->alpha;                           \
-    const float *bt = t->b, *bu = u->b;                                       \
-    int ldy = t->ldy, first = t->first, last = t->last, add = !first && !VIT__SUMS_FROM_Y;
+    const float *bt = t->b, *bu = u->b, *gt = t->g, *gu = u->g, *rt = t->r, *ru = u->r; \
+    int ldy = t->ldy, first = t->first, last = t->last, add = !first && !VIT__SUMS_FROM_Y; \
+    int ldr = t->e ? t->e->ldr : 0;
 
 #define VIT__DECL2F(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
 
@@ -3894,9 +3908,9 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     t.ldy = p->ldy; t.first = k0 == 0; t.last = last; t.nv = VIT__NR; t.alpha = p->alpha;
     t.kc = f32 ? kc : p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
     t.ldx = (int)xrow;
-    if (p->wt == VIT_DTYPE_I8 && last) {
+    if (e && last && (p->wt == VIT_DTYPE_I8 || (e->act == VIT__EPI_NONE && !p->yb))) {
         t.e = e;
-        fused = e != NULL;
+        fused = 1;
     }
     u = t;
     t.b = p->b ? p->b + n0 : NULL;
@@ -3923,13 +3937,15 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum[0]);
         u.wsum = vit__packed_wsum_at(p, n1, k0, kc, wsum[1]);
     }
-    if (t.e) {
-        t.g = e->g ? e->g + n0 : NULL;
-        u.g = e->g ? e->g + n1 : NULL;
+    if (t.e && p->wt == VIT_DTYPE_I8) {
         t.stream = vit__y_stream(p, n0);
         u.stream = vit__y_stream(p, n1);
     }
 #endif
+    if (t.e) {
+        t.g = e->g ? e->g + n0 : NULL;
+        u.g = e->g ? e->g + n1 : NULL;
+    }
 #if VIT__DOT_BF16
     float ybuf[VIT__MR / 2 * 2 * VIT__NR + 16], *yt = (float *)(((uintptr_t)ybuf + 63) & ~(uintptr_t)63);
     VIT_ASSERT(!p->yb || (k0 == 0 && last && (p->wt == VIT_DTYPE_BF16 || (p->yqs && !e)))); /* vit__mm_yb, _q8 */
@@ -3945,6 +3961,8 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
             t.y = p->y + (size_t)m * p->ldy + n0;
             u.y = t.y + VIT__NR;
             t.xf = u.xf = p->x + (size_t)m * xrow + k0;
+            t.r = t.e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
+            u.r = t.r ? t.r + VIT__NR : NULL;
             vit__pf_share(&t, next[0], done, stop, kc); /* each run's share of lines */
             done = vit__pf_share(&u, next[1], done, stop, kc);
             vit__tiles2_f32[mr](&t, &u);

@@ -226,8 +226,9 @@ static void test_sizes(void) {
    bits of the row-major ones on every path: the tiles (a last partial
    panel, k blocks, both blockings of rows), the few-rows product
    and the dot products (which read a packed row NR floats apart), with
-   alpha and bias; each element lies where vit__q_off says, and rows copy
-   out as they were. */
+   alpha and bias, and on some shapes an epilogue (the wide tiles add a
+   layer scale and residual as they store, others after the tile); each
+   element lies where vit__q_off says, and rows copy out as they were. */
 static void test_f32_packed(void) {
     /* 800 rows: past 2 VIT__MC; x's row blocks each run against every panel in turn, at K 33 two of 408 rows
        (from 64 KiB, VIT__MC_BYTES), at K 257 three of about VIT__MC rows (its rows too wide for 64 KiB); at 8
@@ -241,7 +242,9 @@ static void test_f32_packed(void) {
                 int M = Ms[im], K = Ks[ik], N = Ns[in], bad = 0;
                 float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f);
                 float *wp = (float *)malloc((size_t)N * K * sizeof(float)), *y1 = randv((size_t)M * N, 1.0f);
-                float *y2 = randv((size_t)M * N, 1.0f), row[600];
+                float *y2 = randv((size_t)M * N, 1.0f), row[600], *res = randv((size_t)M * N, 1.0f);
+                float *gam = randv((size_t)N, 1.0f);
+                vit__epi e;
                 unsigned char *tmp;
                 struct vit__pack rec;
                 vit_tensor t, tp, d;
@@ -250,7 +253,7 @@ static void test_f32_packed(void) {
                 /* the long rows on half the shapes; 800 rows at K 33 and 257 (past one k block) and N 33 and 100
                    (a partial panel after whole ones) only: under ASan at -O0 each such shape costs about a second */
                 if (((im + ik + in) % 2 && K > 256) || (M > 40 && ((K != 33 && K != 257) || (N != 33 && N != 100)))) {
-                    free(x); free(w); free(b); free(wp); free(y1); free(y2);
+                    free(x); free(w); free(b); free(wp); free(y1); free(y2); free(res); free(gam);
                     continue;
                 }
                 t = weight_of(VIT_DTYPE_F32, w, NULL, N, K);
@@ -270,11 +273,14 @@ static void test_f32_packed(void) {
                     vit__row_copy(&d, 0, &tp, (int32_t)r);
                     if (memcmp(row, w + r * K, (size_t)K * sizeof(float))) bad |= 4;
                 }
+                e.act = ik % 3 == 2 ? VIT_ACT_GELU : VIT__EPI_NONE; e.g = in % 2 ? gam : NULL; e.r = res; e.ldr = N;
                 p = vit__mm_w(y1, x, &t, (ik + in) % 2 ? b : NULL, M, K, N, NULL);
                 p.alpha = im % 3 ? 1.0f : 0.37f;
+                p.e = (im + in) % 2 ? &e : NULL;
                 vit__matmul(&p);
                 p = vit__mm_w(y2, x, &tp, (ik + in) % 2 ? b : NULL, M, K, N, NULL);
                 p.alpha = im % 3 ? 1.0f : 0.37f;
+                p.e = (im + in) % 2 ? &e : NULL;
                 vit__matmul(&p);
                 if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) bad |= 8;
                 if (M == 800) { /* threads take its blocks of rows or (8) its panels: the same bits for 1, 3, 8 */
@@ -294,7 +300,7 @@ static void test_f32_packed(void) {
                                 bad & 16 ? "threads" : "");
                 ok &= !bad;
                 runs++;
-                free(x); free(w); free(b); free(wp); free(y1); free(y2); free(tmp);
+                free(x); free(w); free(b); free(wp); free(y1); free(y2); free(tmp); free(res); free(gam);
             }
     printf("  %d f32 shapes packed (%d rows a panel in this build)\n", runs, vit__panel_rows(VIT_DTYPE_F32, 8));
     expect(ok, "f32 products on packed weights: the bits of row-major ones");
@@ -365,7 +371,7 @@ static void test_epilogue_threads(int M, int K, int N) {
             vit__epi e;
             vit__mm p = vit__mm_w(y1, x, act < 3 ? &t : &tp, b, M, K, N, xs);
             int i;
-            e.act = acts[act % 3]; e.g = act % 3 == 2 ? g : NULL; e.r = r; e.ldr = N;
+            e.act = acts[act % 3]; e.g = act % 3 == 2 || act == 3 ? g : NULL; e.r = r; e.ldr = N;
             p.e = &e;
             vit__matmul(&p);
             vit__dense(y2, x, &t, b, M, K, N, xs);
