@@ -480,6 +480,8 @@ pstep avx512-subsets avx512_subsets
 pstep maps-fixtures-drift $PY tools/maps_reference.py --check
 # vit__v_gelu's erf: its coefficients evaluated in float32 as vit.h does, within the 3.8e-7 its comment says
 pstep gelu-erf-fit $PY tools/fit_erf.py --check
+# and AVX-512's table of cubics (vit__gelu_tab): within 3e-7 max(1, |x|) of erff's GELU (its tool's bound)
+pstep gelu-table-fit $PY tools/fit_gelu.py --check
 # vit__v_exp2's polynomial (the f32 attention's exponentials) the same way: within 1.5 ulp
 pstep exp2-fit $PY tools/fit_exp2.py --check
 big() {

@@ -1,0 +1,115 @@
+"""The table vit__v_gelu evaluates on AVX-512: erf(a / sqrt2) / 2 as a cubic in each of 32 intervals of a = |x|.
+
+    fit_gelu.py            prints the table as vit.h writes it (vit__gelu_tab), and GELU's error in float32
+    fit_gelu.py --check    also evaluates vit.h's table the same way: exits 1 past the bound below
+
+GELU(x) = x/2 + |x| E(|x|), E(a) = erf(a / sqrt2) / 2. On AVX-512, E is a cubic in u, the position within
+one of 32 intervals of 3/16 from 0 to 6 (s = 16/3 min(a, 6 - ulp), i = floor(s), u = s - i), its four
+coefficients looked up by i with one two-register permutation each (vpermi2ps): 16 operations a vector
+where the rational erf of fit_erf.py takes 25, 11 of them multiply-adds on the two FMA pipes. The last
+interval is the constant 1/2 (erf(5.8125 / sqrt2) is 1 - 6e-9), so GELU is exactly 0 below -5.8125 (x is
+first raised to -6: -inf gives 0, NaN stays NaN) and exactly x above 5.8125.
+
+Each cubic: least squares over Chebyshev nodes, reweighted by the square root of the previous round's
+error (Lawson's reweighting, towards the minimax fit); coefficients rounded to float32.
+"""
+
+import argparse
+import math
+import re
+import sys
+
+import numpy as np
+
+WIDTH, N, DEG, ROUNDS = 0.1875, 32, 3, 30
+BOUND = 3e-7  # max |GELU error| / max(1, |x|) in float32 (x/2 + a E cancels where x < 0: a few ulps of 1)
+
+
+def half_erf(a):
+    return np.array([math.erf(v / math.sqrt(2.0)) / 2.0 for v in np.atleast_1d(a)])
+
+
+def fit():
+    tab = np.zeros((DEG + 1, N))
+    tab[0, N - 1] = 0.5
+    m = 400
+    s = (1.0 - np.cos(np.pi * (np.arange(m) + 0.5) / m)) / 2.0
+    powers = np.vander(s, DEG + 1, increasing=True)
+    for i in range(N - 1):
+        y = half_erf((i + s) * WIDTH)
+        w = np.ones(m)
+        for _ in range(ROUNDS):
+            c = np.linalg.lstsq(powers * w[:, None], y * w, rcond=None)[0]
+            r = np.abs(powers @ c - y)
+            w = w * np.sqrt(r / r.max() + 1e-3)
+            w /= w.max()
+        tab[:, i] = c
+    return tab.astype(np.float32)
+
+
+def fma32(a, b, c):
+    """a b + c rounded once to float32 (a float32 product is exact in float64)."""
+    return (a.astype(np.float64) * b + c).astype(np.float32)
+
+
+def gelu32(tab, x):
+    """GELU as vit__v_gelu computes it on AVX-512, in float32."""
+    f = np.float32
+    x = np.maximum(x.astype(np.float32), f(-6.0))
+    a = np.abs(x)
+    s = (np.minimum(a, np.nextafter(f(6.0), f(0.0))) * f(1.0 / WIDTH)).astype(np.float32)
+    i = np.floor(s)
+    u = (s - i).astype(np.float32)
+    i = i.astype(int)
+    e = tab[DEG, i]
+    for k in range(DEG - 1, -1, -1):
+        e = fma32(e, u, tab[k, i])
+    return fma32(a, e, (f(0.5) * x).astype(np.float32))
+
+
+def worst(tab):
+    xs = np.linspace(-8.0, 8.0, 320001).astype(np.float32)
+    x64 = xs.astype(np.float64)
+    ref = 0.5 * x64 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x64]))
+    err = np.abs(gelu32(tab, xs) - ref)
+    return (err / np.maximum(1.0, np.abs(x64))).max(), err[np.abs(xs) <= 3].max()
+
+
+def c_float(v):
+    t = "%.9g" % v
+    return t + (".0f" if "." not in t and "e" not in t else "f")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="evaluate the table in vit.h too")
+    ap.add_argument("--header", default="vit.h")
+    args = ap.parse_args()
+    tab = fit()
+    print("static const float vit__gelu_tab[%d][%d] = {" % (DEG + 1, N))
+    for k in range(DEG + 1):
+        print("    {" + ", ".join(c_float(v) for v in tab[k]) + "},")
+    print("};")
+    rel, abs3 = worst(tab)
+    print("max |GELU error| / max(1, |x|) %.2e; for |x| <= 3 %.2e" % (rel, abs3))
+    if rel > BOUND:
+        print("the fit is worse than vit.h's comment says")
+        return 1
+    if args.check:  # vit.h's own table (a refit may differ in its last bits with another LAPACK)
+        src = open(args.header).read()
+        body = src[src.index("static const float vit__gelu_tab[") :]
+        body = body[body.index("{") + 1 : body.index("};")]
+        vals = [np.float32(v.rstrip("f")) for v in re.findall(r"[-0-9.e+]+f", body)]
+        if len(vals) != (DEG + 1) * N:
+            print("vit.h's vit__gelu_tab has %d values, not %d" % (len(vals), (DEG + 1) * N))
+            return 1
+        rel, abs3 = worst(np.array(vals, dtype=np.float32).reshape(DEG + 1, N))
+        print("vit.h's table: max |GELU error| / max(1, |x|) %.2e; for |x| <= 3 %.2e" % (rel, abs3))
+        if rel > BOUND:
+            print("vit.h's vit__gelu_tab is not the fit its comment describes")
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
