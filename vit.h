@@ -2575,6 +2575,7 @@ typedef struct vit__tl {
     const float *xf, *bf;      /* F32: x's first row at k0, and the panel */
     const unsigned char *const *pf; /* F32: npf lines to ask for, one every 8 k (see vit__gemm_block) */
     const unsigned char *pf0;  /* F32, or else: the npf lines are those from pf0 on, one run of memory */
+    const unsigned char *pf1;  /* the wide dot-product tiles: the second panel's npf lines, from pf1 on */
     int npf;
     int kc, first, last, nv;
     float alpha;
@@ -3510,6 +3511,10 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
     for (g = 0; g < t->kc; g++) {                                                                                  \
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW), \
                 b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW); \
+        if (g % 4 == 0 && g / 4 < t->npf) {                                                                        \
+            VIT__PREFETCH(t->pf0 + (size_t)(g / 4) * 64);                                                          \
+            VIT__PREFETCH(t->pf1 + (size_t)(g / 4) * 64);                                                          \
+        }                                                                                                          \
         VIT__ROWS2(VIT__STEP2)                                                                                     \
     }
 
@@ -3712,6 +3717,23 @@ static int vit__pf_share(vit__tl *t, const unsigned char *next, int done, int st
     return stop;
 }
 
+#if VIT__WIDE && (VIT__DOT_BF16 || VIT__DOT_I8)
+/* The same for the two panels of the wide dot-product tiles (n0 and n1 from next0, next1, or none): the tile asks
+   for one line of each every 4 groups of k (VIT__LOOP2), here the rest. An I8 product at B = 1 reads its panels
+   from memory, each pair's first tile waiting on them: ViT-B/16 I8, one thread, ten alternating pairs, 0.98x. */
+static int vit__pf_share2(vit__tl *t, const unsigned char *next0, const unsigned char *next1, int done, int stop) {
+    int i;
+    t->pf0 = next0 ? next0 + (size_t)done * 64 : NULL;
+    t->pf1 = next1 ? next1 + (size_t)done * 64 : NULL;
+    t->npf = next0 ? (stop - done < (t->kc + 3) / 4 ? stop - done : (t->kc + 3) / 4) : 0;
+    for (i = done + t->npf; next0 && i < stop; i++) {
+        VIT__PREFETCH(next0 + (size_t)i * 64);
+        VIT__PREFETCH(next1 + (size_t)i * 64);
+    }
+    return stop;
+}
+#endif
+
 /* Every cache line of n floats from x asked for. */
 static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
     int k;
@@ -3913,7 +3935,7 @@ static void vit__q8_att_out(const vit__mm *p, const float *t, int m, int n0, int
 #endif
 
 /* vit__gemm_block for the two whole panels from n0 (vit__mm_wide) on the wide tiles, VIT__MR / 2 rows at a time. */
-static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1) {
+static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1, int more) {
     const vit__epi *e = p->e;
     int m, i, last = k0 + kc == p->K, fused = 0, n1 = n0 + VIT__NR, f32 = p->wt == VIT_DTYPE_F32, K = p->K;
     int lines = 0, per = 0, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + 2 * VIT__NR;
@@ -3941,7 +3963,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         t.bf = (const float *)p->wq + (size_t)n0 * K + (size_t)k0 * VIT__NR;
         u.bf = t.bf + (size_t)VIT__NR * K;
         /* the next block of each panel, or the next two panels' first, as vit__gemm_block asks for them */
-        for (i = 0; i < 2 && vit__mm_f32_inplace(p); i++)
+        for (i = 0; i < 2 && vit__mm_f32_inplace(p) && (nk0 || more); i++)
             if (nn0 + i * VIT__NR < p->N && vit__mm_packed(p, nn0 + i * VIT__NR))
                 next[i] = (const unsigned char *)p->wq +
                           ((size_t)(nn0 + i * VIT__NR) * K + (size_t)nk0 * VIT__NR) * sizeof(float);
@@ -3952,6 +3974,13 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     else {
         t.bp = vit__packed_panel(p, n0, k0);
         u.bp = vit__packed_panel(p, n1, k0);
+        /* the next block of both panels, or the next two panels' first where this caller runs them (more), as for
+           F32 (both packed: vit__mm_wide); those of another thread's claim would only crowd this core's caches (two
+           threads at B = 1: 1.01x) */
+        for (i = 0; i < 2 && nn0 + 2 * VIT__NR <= p->N && (nk0 || more); i++)
+            next[i] = (const unsigned char *)vit__packed_panel(p, nn0 + i * VIT__NR, nk0);
+        lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * (p->wt == VIT_DTYPE_BF16 ? 2 : 1) / 64;
+        per = (lines + tiles - 1) / tiles;
     }
     if (p->wt == VIT_DTYPE_I8) {
         t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum[0]);
@@ -3989,6 +4018,8 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
         else {
+            int stop = done + per < lines ? done + per : lines;
+            done = vit__pf_share2(&t, next[0], next[1], done, stop);
             vit__tl_rows(&t, p, m, n0);
             vit__tl_rows(&u, p, m, n1);
             t.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
@@ -4093,13 +4124,14 @@ static void vit__gemm_kblocks(const vit__mm *p, int n0, int m0, int m1) {
     for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, nv, m0, m1);
 }
 
-/* The panels from n0 over rows [m0, m1): two on the wide tiles where they can (vit__mm_wide), else one; how many
-   panels ran. */
+/* The panels from n0 over rows [m0, m1): two on the wide tiles where they can (two, and vit__mm_wide), else one;
+   how many panels ran. two > 1: the caller runs the next two panels after these as well. */
 static int vit__gemm_kblocks_at(const vit__mm *p, int n0, int two, int m0, int m1) {
 #if VIT__WIDE
     if (two && vit__mm_wide(p, n0)) {
         int k0, kcb = vit__kc_at(p, n0);
-        for (k0 = 0; k0 < p->K; k0 += kcb) vit__gemm_block2(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, m0, m1);
+        for (k0 = 0; k0 < p->K; k0 += kcb)
+            vit__gemm_block2(p, k0, p->K - k0 < kcb ? p->K - k0 : kcb, kcb, n0, m0, m1, two > 1);
         return 2;
     }
 #endif
@@ -4128,7 +4160,7 @@ static void vit__gemm_panels(const void *ctx, int i0, int i1, int thread) {
         int n0 = i * VIT__NR, m0, mc = p->M, np = 1;
         if (p->wt == VIT_DTYPE_F32 && vit__mm_packed(p, n0) && p->M > 2 * VIT__MC) mc = VIT__MC;
         for (m0 = 0; m0 < p->M; m0 += mc)
-            np = vit__gemm_kblocks_at(p, n0, i + 1 < i1, m0, p->M - m0 < mc ? p->M : m0 + mc);
+            np = vit__gemm_kblocks_at(p, n0, i + 1 < i1 ? 1 + (i + 3 < i1) : 0, m0, p->M - m0 < mc ? p->M : m0 + mc);
         i += np;
     }
     simde_mm_sfence(); /* streamed stores are seen before the pool's barrier says done */
@@ -4198,7 +4230,7 @@ static void vit__gemm_rows(const void *ctx, int b0, int b1, int thread) {
     (void)thread;
     for (b = b0; b < b1; b++) {
         int m0 = vit__row_bound(r, b), m1 = vit__row_bound(r, b + 1);
-        for (n0 = 0; m0 < m1 && n0 < p->N;) n0 += VIT__NR * vit__gemm_kblocks_at(p, n0, 1, m0, m1);
+        for (n0 = 0; m0 < m1 && n0 < p->N;) n0 += VIT__NR * vit__gemm_kblocks_at(p, n0, 2, m0, m1);
     }
     simde_mm_sfence(); /* as vit__gemm_panels: an I8 product's row blocks stream y too (batch 8) */
 }
