@@ -1487,6 +1487,10 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #define VIT__THREADS 1
 #include <pthread.h>
 #include <unistd.h>
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/resource.h> /* getrusage's count of involuntary context switches (vit__preempted) */
+#define VIT__RUSAGE 1
+#endif
 #endif
 #if !defined(VIT_NO_STDIO) && (defined(__unix__) || defined(__APPLE__))
 #include <sys/mman.h>
@@ -1876,9 +1880,13 @@ static struct vit__pool {
                          runs some (the claims of a loaded machine can leave one with none) */
     unsigned gen;     /* the caller's count of its loops, 30 bits */
     unsigned contended; /* loops left during which small ones run on one thread (vit__par_threads; atomic) */
+    unsigned preempted; /* products and attentions left that run on one thread when small (vit__busy_threads) */
+    unsigned loops;     /* the caller's loops posted to the workers, and the process's involuntary context */
+    long switches;      /* switches when it last looked (vit__preempted; the caller's, under taken) */
+    double cpu;         /* and the process's CPU seconds then */
     unsigned state[VIT_MAX_THREADS]; /* worker t's part in the loop: gen << 2 | VIT__POOL_* (atomic) */
 } vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
-               {0}};
+               0, 0, -1, 0.0, {0}};
 
 /* A worker's state for the loop of generation gen: posted to it (READY), which it takes (RUNNING) and ends (DONE)
    unless the caller, having run every block, withdraws it first (NONE). A compare-exchange decides between the two,
@@ -2035,9 +2043,58 @@ static int vit__threads(void) {
 #define VIT__CONTENDED 256u /* loops */
 static int vit__par_threads(double work) {
 #ifdef VIT__THREADS
-    if (work < VIT__PAR_BUSY && vit__aload(&vit__pool.contended)) return 1;
+    if (work < VIT__PAR_BUSY && (vit__aload(&vit__pool.contended) || vit__aload(&vit__pool.preempted))) return 1;
 #endif
     return work >= VIT__PAR_MIN ? vit__threads() : 1;
+}
+
+/* Every VIT__LOOKS loops posted to the workers, the process's involuntary context switches (getrusage): at least
+   VIT__SWITCHES since the last look, and VIT__SWITCH_RATE per second of the process's CPU time, mean the system
+   is taking a core from these threads (another process on one of them; here a quiet machine preempts ~20 times a
+   CPU second, one with a core taken ~650), and a worker that loses its core inside a block holds each loop's end
+   until its next turn. Then the next VIT__CONTENDED products and attentions under VIT__BUSY_MACS and
+   VIT__BUSY_ATT multiply-adds (ViT-B/16 at B = 1: all of them; at B = 8 none) run on the calling thread alone
+   (vit__busy_threads), which the system puts on the free core; then the threads try again. With another process
+   spinning on one of two cores, ViT-B/16 at B = 1, two threads over one (that one pinned to the free core),
+   alternating pairs: I8 1.13 -> 1.04 (one thread had just become 4% faster with the next panels' prefetch,
+   which two threads' claims of single pairs do not get), BF16 1.08 -> 1.01, F32 1.02 -> 1.01; at B = 8 I8 0.94
+   either way. On a quiet machine the same (two threads, I8 at B = 1 1.007x, DINOv2-S/14 I8 at 518 px 0.989x).
+   Results do not depend on it. */
+#define VIT__LOOKS 32u
+#define VIT__SWITCHES 2
+#define VIT__SWITCH_RATE 150.0 /* a CPU second of the process's: ~20 on a quiet machine here, ~650 with a core taken */
+#define VIT__BUSY_MACS 5e8
+#define VIT__BUSY_ATT 1e8 /* an attention's: its heads balance over the threads from B = 8 (ViT-B/16: 0.48e9) */
+#ifdef VIT__THREADS
+static void vit__preempted(void) {
+#ifdef VIT__RUSAGE
+    struct rusage u;
+    double cpu;
+    if (++vit__pool.loops % VIT__LOOKS || getrusage(RUSAGE_SELF, &u) != 0) return;
+    cpu = (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+          1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    if (vit__pool.switches >= 0 && u.ru_nivcsw - vit__pool.switches >= VIT__SWITCHES &&
+        (double)(u.ru_nivcsw - vit__pool.switches) >= VIT__SWITCH_RATE * (cpu - vit__pool.cpu))
+        vit__astore(&vit__pool.preempted, VIT__CONTENDED);
+    vit__pool.switches = u.ru_nivcsw;
+    vit__pool.cpu = cpu;
+#endif
+}
+#endif
+/* The threads for a product or attention of `macs` multiply-adds: one while vit__preempted's count runs down and it
+   is under `small`, else vit__threads(). */
+static int vit__busy_threads(double macs, double small) {
+#ifdef VIT__THREADS
+    unsigned left = vit__aload(&vit__pool.preempted);
+    if (left && macs < small) {
+        vit__astore(&vit__pool.preempted, left - 1);
+        return 1;
+    }
+#else
+    (void)macs;
+    (void)small;
+#endif
+    return vit__threads();
 }
 
 /* Never inlined: a loop's body then stays in its task function, which
@@ -2055,6 +2112,7 @@ static VIT__NOINLINE void vit__parallel(int n, int threads, vit__task fn, const 
             int t, s;
             unsigned left = vit__aload(&vit__pool.contended);
             if (left) vit__astore(&vit__pool.contended, left - 1);
+            vit__preempted();
             vit__pool.fn = fn;
             vit__pool.ctx = ctx;
             vit__pool.n = (unsigned)n;
@@ -2500,7 +2558,8 @@ static int vit__q8s(float x, float inv) {
 
 /* Threads for a product: one below 65536 multiply-adds or inside a caller's task. */
 static int vit__mm_threads(const vit__mm *p) {
-    return p->threaded && (double)p->M * p->K * p->N >= 65536.0 ? vit__threads() : 1;
+    double macs = (double)p->M * p->K * p->N;
+    return p->threaded && macs >= 65536.0 ? vit__busy_threads(macs, VIT__BUSY_MACS) : 1;
 }
 
 /* The specification: one left-to-right sum per output, then alpha and b
@@ -6802,7 +6861,7 @@ static void vit__att_heads(const void *ctx, int h0, int h1, int thread) {
 /* scratch: `slots` slots of vit__att_slot(N, HS, att != NULL, lowp)
    floats; at most `slots` threads run. */
 static void vit__attention(vit__att *a, float *scratch, int slots) {
-    int threads = vit__threads(), N = a->s.N, HS = a->s.HS, t;
+    int N = a->s.N, HS = a->s.HS, t, threads = vit__busy_threads(2.0 * a->s.B * a->s.NH * N * N * HS, VIT__BUSY_ATT);
     a->lowp = vit__att_mode(a->lowp);
     vit__att_tiles(N, a->lowp, &a->nt, &a->per);
     a->scratch = scratch;
@@ -17069,11 +17128,14 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          F32 and BF16 wide tiles add the epilogue's
                          layer scale and residual as they store; the
                          I8 attention's q and k quantised per head in
-                         one reduction and through the packs (the
-                         same bits). ViT-B/16 on one thread against
-                         0.5.20, alternating pairs: int8 at B = 1
-                         0.980x, bf16 at B = 8 0.990x, int8 at B = 8
-                         0.997x.
+                         one reduction and through the packs; the BF16
+                         and I8 wide tiles ask for the next panels as
+                         they run, as F32's did (the same bits). ViT-B/16
+                         on one thread, alternating pairs, before the
+                         prefetch against 0.5.20: int8 at B = 1 0.980x,
+                         bf16 at B = 8 0.990x, int8 at B = 8 0.997x; the
+                         prefetch then: int8 0.959x and 0.982x, bf16
+                         0.973x and 0.977x at B = 1 and 8.
      0.5.20 (2026-11-28) An I8 qkv product writes the I8 attention's q
                          and k in int8 on each head's scale and v as bf16
                          from its tiles (heads of 64 on AVX-512, not with

@@ -140,6 +140,8 @@ static void slow_block(const void *ctx, int i0, int i1, int thread) {
 static int contended(void) {
     int i, bad = 0, n = vit__threads();
     vit__astore(&vit__pool.contended, 0u);
+    vit__astore(&vit__pool.preempted, 0u); /* the forwards above may have set it (four threads on fewer cores), */
+    vit__pool.switches = -1;               /* and the next look (vit__preempted) only counts: none sets it again here */
     vit__pool.fixed = 1;
     vit__parallel(2, 2, slow_block, NULL);
     vit__pool.fixed = 0;
@@ -153,6 +155,35 @@ static int contended(void) {
     }
     bad += vit__aload(&vit__pool.contended) != 0;
     bad += vit__par_threads(VIT__PAR_BUSY / 2) != (VIT__PAR_BUSY / 2 >= VIT__PAR_MIN ? n : 1);
+    return bad;
+}
+
+/* The process preempted at a high rate since the last look (vit__preempted, every VIT__LOOKS loops posted to the
+   workers; here the last look's count set 1000 switches back) marks the pool preempted, where the count is known
+   (getrusage); then products and attentions under their bounds run on one thread for the next VIT__CONTENDED of
+   them, larger ones as before, the count falling by one for each (vit__busy_threads); 0 if so. */
+static int preempted(void) {
+    int bad = 0, n = vit__threads();
+#ifdef VIT__RUSAGE
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0) return 1;
+    vit__astore(&vit__pool.preempted, 0u);
+    vit__pool.switches = u.ru_nivcsw - 1000;
+    vit__pool.cpu = (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+                    1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    vit__pool.loops = VIT__LOOKS - 1;
+    memset(hits, 0, sizeof hits);
+    vit__parallel(64, 2, count_hits, NULL);
+    bad += vit__aload(&vit__pool.preempted) != VIT__CONTENDED;
+    vit__pool.switches = -1; /* the next look only counts */
+#endif
+    vit__astore(&vit__pool.preempted, 2u);
+    bad += vit__busy_threads(VIT__BUSY_MACS * 2, VIT__BUSY_MACS) != n;
+    bad += vit__busy_threads(VIT__BUSY_MACS / 2, VIT__BUSY_MACS) != 1;
+    bad += vit__par_threads(VIT__PAR_BUSY / 2) != 1;
+    bad += vit__busy_threads(VIT__BUSY_ATT / 2, VIT__BUSY_ATT) != 1;
+    bad += vit__aload(&vit__pool.preempted) != 0;
+    bad += vit__busy_threads(VIT__BUSY_MACS / 2, VIT__BUSY_MACS) != n;
     return bad;
 }
 
@@ -266,6 +297,11 @@ int main(int argc, char **argv) {
     vit_set_threads(2);
     if ((t = contended()) != 0) {
         printf("FAIL contended: %d checks of small loops on one thread after a caller's sleep\n", t);
+        failed++;
+    } else
+        passed++;
+    if ((t = preempted()) != 0) {
+        printf("FAIL preempted: %d checks of small products on one thread after the system took a core\n", t);
         failed++;
     } else
         passed++;
