@@ -17135,7 +17135,12 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          prefetch against 0.5.20: int8 at B = 1 0.980x,
                          bf16 at B = 8 0.990x, int8 at B = 8 0.997x; the
                          prefetch then: int8 0.959x and 0.982x, bf16
-                         0.973x and 0.977x at B = 1 and 8.
+                         0.973x and 0.977x at B = 1 and 8. Where the
+                         system keeps taking a core (getrusage's
+                         involuntary switches), small products and
+                         attentions run on the calling thread for a
+                         while: two threads over one with a core busy,
+                         int8 at B = 1 1.13 -> 1.04.
      0.5.20 (2026-11-28) An I8 qkv product writes the I8 attention's q
                          and k in int8 on each head's scale and v as bf16
                          from its tiles (heads of 64 on AVX-512, not with
