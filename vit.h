@@ -2633,8 +2633,7 @@ typedef struct vit__tl {
     const uint32_t *bp;        /* the panel: kc steps of NR columns */
     const float *xf, *bf;      /* F32: x's first row at k0, and the panel */
     const unsigned char *const *pf; /* F32: npf lines to ask for, one every 8 k (see vit__gemm_block) */
-    const unsigned char *pf0;  /* F32, or else: the npf lines are those from pf0 on, one run of memory */
-    const unsigned char *pf1;  /* the wide dot-product tiles: the second panel's npf lines, from pf1 on */
+    const unsigned char *pf0;  /* F32 and the wide tiles, or else: the npf lines are those from pf0 on, one run */
     int npf;
     int kc, first, last, nv;
     float alpha;
@@ -2955,8 +2954,9 @@ static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) {
 #endif
 
 #if VIT__DOT_I8
-/* Four vectors of int32 to 4 VW bytes in order, each clamped to 0..255 and less VIT__I8_XOFF (as a byte): two
-   saturating packs clamp exactly (to int16, then to u8), where a vector at a time took a max, a min and a
+/* Four vectors of int32 to 4 VW bytes in order, each clamped to 0..255 (u8, 1: I8's x) or to -128..127 (0: q's and
+   k's for the I8 attention, whose values lie within it), plus off (as a byte: I8's x adds -VIT__I8_XOFF). Two
+   saturating packs clamp exactly (to int16, then to u8 or s8), where a vector at a time took a max, a min and a
    narrowing store; the packs interleave 128-bit lanes, which one permutation of dwords puts back. I8's x
    converted, 40 rows of 3072 in L2, 7.1 -> 5.4 us; ViT-B/16 I8, one thread, alternating pairs: B = 1 0.989x
    (ten), B = 8 0.990x (six). */
@@ -2965,32 +2965,18 @@ static const int32_t vit__pack_order[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 
 #else
 static const int32_t vit__pack_order[8] = {0, 4, 1, 5, 2, 6, 3, 7};
 #endif
-static VIT__INLINE void vit__vi_store_u8x4(unsigned char *p, vit__vi a, vit__vi b, vit__vi c, vit__vi d) {
+static VIT__INLINE void vit__vi_store_8x4(unsigned char *p, vit__vi a, vit__vi b, vit__vi c, vit__vi d, const int u8,
+                                          int off) {
 #if VIT__VW == 16
+    simde__m512i h0 = simde_mm512_packs_epi32(a, b), h1 = simde_mm512_packs_epi32(c, d);
     simde__m512i v = simde_mm512_permutexvar_epi32(
-        vit__vi_load(vit__pack_order),
-        simde_mm512_packus_epi16(simde_mm512_packs_epi32(a, b), simde_mm512_packs_epi32(c, d)));
-    if (VIT__I8_XOFF) v = simde_mm512_xor_si512(v, simde_mm512_set1_epi8((char)0x80));
+        vit__vi_load(vit__pack_order), u8 ? simde_mm512_packus_epi16(h0, h1) : simde_mm512_packs_epi16(h0, h1));
+    if (off) v = simde_mm512_add_epi8(v, simde_mm512_set1_epi8((char)off));
 #else
+    simde__m256i h0 = simde_mm256_packs_epi32(a, b), h1 = simde_mm256_packs_epi32(c, d);
     simde__m256i v = simde_mm256_permutevar8x32_epi32(
-        simde_mm256_packus_epi16(simde_mm256_packs_epi32(a, b), simde_mm256_packs_epi32(c, d)),
-        vit__vi_load(vit__pack_order));
-    if (VIT__I8_XOFF) v = simde_mm256_xor_si256(v, simde_mm256_set1_epi8((char)0x80));
-#endif
-    vit__vi_store(p, v);
-}
-/* The same for values within -128..127, as signed bytes (saturating packs to int16 then int8), plus off. */
-static VIT__INLINE void vit__vi_store_s8x4(unsigned char *p, vit__vi a, vit__vi b, vit__vi c, vit__vi d, int off) {
-#if VIT__VW == 16
-    simde__m512i v = simde_mm512_permutexvar_epi32(
-        vit__vi_load(vit__pack_order),
-        simde_mm512_packs_epi16(simde_mm512_packs_epi32(a, b), simde_mm512_packs_epi32(c, d)));
-    v = simde_mm512_add_epi8(v, simde_mm512_set1_epi8((char)off));
-#else
-    simde__m256i v = simde_mm256_permutevar8x32_epi32(
-        simde_mm256_packs_epi16(simde_mm256_packs_epi32(a, b), simde_mm256_packs_epi32(c, d)),
-        vit__vi_load(vit__pack_order));
-    v = simde_mm256_add_epi8(v, simde_mm256_set1_epi8((char)off));
+        u8 ? simde_mm256_packus_epi16(h0, h1) : simde_mm256_packs_epi16(h0, h1), vit__vi_load(vit__pack_order));
+    if (off) v = simde_mm256_add_epi8(v, simde_mm256_set1_epi8((char)off));
 #endif
     vit__vi_store(p, v);
 }
@@ -3140,7 +3126,7 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 #define VIT__Q8V(j) vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k + (j) * VIT__VW), vinv)), vzp)
 #if VIT__DOT_I8
     for (; k + 4 * VIT__VW <= K; k += 4 * VIT__VW) /* four vectors a step, narrowed together */
-        vit__vi_store_u8x4(d + k, VIT__Q8V(0), VIT__Q8V(1), VIT__Q8V(2), VIT__Q8V(3));
+        vit__vi_store_8x4(d + k, VIT__Q8V(0), VIT__Q8V(1), VIT__Q8V(2), VIT__Q8V(3), 1, -VIT__I8_XOFF);
 #endif
     for (; k + VIT__VW <= K; k += VIT__VW) {
         vit__vi r = VIT__Q8V(0);
@@ -3526,6 +3512,14 @@ static void vit__pack_panel_i8(uint32_t *dst, int32_t *wsum, const vit__mm *p, i
 
 #define VIT__DECL2F(i) vit__vf c##i##a = vit__v_zero(), c##i##b = c##i##a, c##i##c = c##i##a, c##i##d = c##i##a;
 
+/* The wide tiles' share of the next panels' lines (vit__pf_share): t's and u's npf lines from their pf0, one each
+   every `every` steps of k (F32: 8 k; BF16 pairs and I8 quads: 4). */
+#define VIT__PF2(k, every)                                                                     \
+    if ((k) % (every) == 0) {                                                                  \
+        if ((k) / (every) < t->npf) VIT__PREFETCH(t->pf0 + (size_t)((k) / (every)) * 64);      \
+        if ((k) / (every) < u->npf) VIT__PREFETCH(u->pf0 + (size_t)((k) / (every)) * 64);      \
+    }
+
 /* F32: the panels' floats (bf), x's (xf); each panel's npf lines of the next block from its pf0, one every 8 k
    (vit__gemm_block2). */
 static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit__tl *u) {
@@ -3538,10 +3532,7 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
     for (k = 0; k < t->kc; k++) {
         vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW),
                 b2 = vit__v_load(bq + (size_t)k * VIT__NR), b3 = vit__v_load(bq + (size_t)k * VIT__NR + VIT__VW);
-        if (k % 8 == 0) {
-            if (k / 8 < t->npf) VIT__PREFETCH(t->pf0 + (size_t)(k / 8) * 64);
-            if (k / 8 < u->npf) VIT__PREFETCH(u->pf0 + (size_t)(k / 8) * 64);
-        }
+        VIT__PF2(k, 8)
 #define VIT__STEP(i)                                                   \
         if (mr > i) {                                                  \
             vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
@@ -3557,7 +3548,8 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
 }
 
 /* The dot-product wide tiles' k loop over groups of 4 bytes (BF16 pairs, I8 quads): DOT2, their instruction, and
-   the sums c##i##a..d declared by the tile (also BF16 attention's q kᵀ tile, vit__att_tile2_bf16). */
+   the sums c##i##a..d declared by the tile (also BF16 attention's q kᵀ tile, vit__att_tile2_bf16); PF, what else
+   a step does (the dense tiles: VIT__PF2; the attention's: nothing). */
 #define VIT__STEP2(i)                                                  \
         if (mr > i) {                                                  \
             vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
@@ -3566,14 +3558,11 @@ static VIT__INLINE void vit__tile2_f32(const int mr, const vit__tl *t, const vit
             c##i##c = VIT__DOT2(c##i##c, a, b2);                       \
             c##i##d = VIT__DOT2(c##i##d, a, b3);                       \
         }
-#define VIT__LOOP2                                                                                                 \
+#define VIT__LOOP2(PF)                                                                                             \
     for (g = 0; g < t->kc; g++) {                                                                                  \
         vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW), \
                 b2 = vit__vi_load(bq + (size_t)g * VIT__NR), b3 = vit__vi_load(bq + (size_t)g * VIT__NR + VIT__VW); \
-        if (g % 4 == 0 && g / 4 < t->npf) {                                                                        \
-            VIT__PREFETCH(t->pf0 + (size_t)(g / 4) * 64);                                                          \
-            VIT__PREFETCH(t->pf1 + (size_t)(g / 4) * 64);                                                          \
-        }                                                                                                          \
+        PF                                                                                                         \
         VIT__ROWS2(VIT__STEP2)                                                                                     \
     }
 
@@ -3586,7 +3575,7 @@ static VIT__INLINE void vit__tile2_bf16(const int mr, const vit__tl *t, const vi
     VIT__ROWS2(VIT__FROM_Y2)
     VIT__ROWS2(VIT__PREFETCH_YW)
 #define VIT__DOT2 vit__v_dpbf16
-    VIT__LOOP2
+    VIT__LOOP2(VIT__PF2(g, 4))
 #undef VIT__DOT2
     VIT__ROWS2(VIT__OUT2)
 }
@@ -3601,7 +3590,7 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
 #undef VIT__DECL2
     VIT__ROWS2(VIT__PREFETCH_YW)
 #define VIT__DOT2 vit__vi_dot4
-    VIT__LOOP2
+    VIT__LOOP2(VIT__PF2(g, 4))
 #undef VIT__DOT2
 #define VIT__SAVE2(i)                                  \
     if (mr > i) {                                      \
@@ -3618,6 +3607,7 @@ static VIT__INLINE void vit__tile2_i8(const int mr, const vit__tl *t, const vit_
 #endif
 #undef VIT__FROM_Y2
 #undef VIT__PREFETCH_YW
+#undef VIT__PF2
 #undef VIT__OUT2
 #undef VIT__OUT2_FIELDS
 typedef void (*vit__tl2_fn)(const vit__tl *, const vit__tl *);
@@ -3765,35 +3755,19 @@ static void vit__tl_rows(vit__tl *t, const vit__mm *p, int i0, int n0) {
 }
 #endif
 
-/* A tile's share, lines [done, stop), of the next F32 block packed at load, one run of lines from next (NULL:
-   none): the F32 tile asks for up to one every 8 k itself (t->pf0, t->npf), the rest are asked for here, now.
-   Returns stop. */
-static int vit__pf_share(vit__tl *t, const unsigned char *next, int done, int stop, int kc) {
-    int i;
+/* A tile's share, lines [done, stop), of the next block of a panel packed at load, one run of lines from next
+   (NULL: none): the tile asks for up to one every `every` of its kc steps itself (t->pf0, t->npf; the F32 tiles
+   every 8 k, the wide BF16 and I8 tiles every 4 groups, VIT__PF2), the rest are asked for here, now. Returns
+   stop. The BF16 and I8 wide tiles too: a product at B = 1 reads its panels from memory, and each pair's first
+   tile of 33 waited on them (ViT-B/16 on one thread, alternating pairs, I8 0.959x, BF16 0.973x; B = 8 0.982x,
+   0.977x); asked for all at once before each tile, BF16's 47 lines a tile made it 1.02-1.03x slower. */
+static int vit__pf_share(vit__tl *t, const unsigned char *next, int done, int stop, int kc, int every) {
+    int i, cap = (kc + every - 1) / every;
     t->pf0 = next ? next + (size_t)done * 64 : NULL;
-    t->npf = next ? (stop - done < (kc + 7) / 8 ? stop - done : (kc + 7) / 8) : 0;
+    t->npf = next ? (stop - done < cap ? stop - done : cap) : 0;
     for (i = done + t->npf; next && i < stop; i++) VIT__PREFETCH(next + (size_t)i * 64);
     return stop;
 }
-
-#if VIT__WIDE && (VIT__DOT_BF16 || VIT__DOT_I8)
-/* The same for the two panels of the wide dot-product tiles (n0 and n1 from next0, next1, or none): the tile asks
-   for one line of each every 4 groups of k (VIT__LOOP2), here the rest. A product at B = 1 reads its panels from
-   memory, and each pair's first tile of 33 waited on them: ViT-B/16 on one thread, alternating pairs, I8 0.959x,
-   BF16 0.973x (B = 8: 0.982x, 0.977x). Asked for all at once before each tile, BF16's 47 lines a tile made it
-   1.02-1.03x slower. */
-static int vit__pf_share2(vit__tl *t, const unsigned char *next0, const unsigned char *next1, int done, int stop) {
-    int i;
-    t->pf0 = next0 ? next0 + (size_t)done * 64 : NULL;
-    t->pf1 = next1 ? next1 + (size_t)done * 64 : NULL;
-    t->npf = next0 ? (stop - done < (t->kc + 3) / 4 ? stop - done : (t->kc + 3) / 4) : 0;
-    for (i = done + t->npf; next0 && i < stop; i++) {
-        VIT__PREFETCH(next0 + (size_t)i * 64);
-        VIT__PREFETCH(next1 + (size_t)i * 64);
-    }
-    return stop;
-}
-#endif
 
 /* Every cache line of n floats from x asked for. */
 static VIT__INLINE void vit__prefetch_row(const float *x, int n) {
@@ -3885,7 +3859,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         t.pf0 = NULL;
         if (next) /* an F32 block packed at load, one run of lines: the tile counts them itself (listing them
                      here, a line at a time, was 4% of a ViT-B/16 f32 forward) */
-            done = vit__pf_share(&t, next, done, stop, kc);
+            done = vit__pf_share(&t, next, done, stop, kc, 8);
         for (; done < stop; done++) { /* line `line` of row `row`, counted without a division */
             const unsigned char *at = wb + ((size_t)(nn0 + row) * ldw + nk0) * es + (size_t)line * 64;
             if (++line == row_lines) { line = 0; row++; }
@@ -4028,8 +4002,6 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
             if (nn0 + i * VIT__NR < p->N && vit__mm_packed(p, nn0 + i * VIT__NR))
                 next[i] = (const unsigned char *)p->wq +
                           ((size_t)(nn0 + i * VIT__NR) * K + (size_t)nk0 * VIT__NR) * sizeof(float);
-        lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * (int)sizeof(float) / 64;
-        per = (lines + tiles - 1) / tiles;
     }
 #if VIT__DOT_BF16 || VIT__DOT_I8
     else {
@@ -4040,9 +4012,9 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
            threads at B = 1: 1.01x) */
         for (i = 0; i < 2 && nn0 + 2 * VIT__NR <= p->N && (nk0 || more); i++)
             next[i] = (const unsigned char *)vit__packed_panel(p, nn0 + i * VIT__NR, nk0);
-        lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * (p->wt == VIT_DTYPE_BF16 ? 2 : 1) / 64;
-        per = (lines + tiles - 1) / tiles;
     }
+    lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * vit__dtype_bytes(p->wt) / 64; /* the next blocks' */
+    per = (lines + tiles - 1) / tiles;
     if (p->wt == VIT_DTYPE_I8) {
         t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum[0]);
         u.wsum = vit__packed_wsum_at(p, n1, k0, kc, wsum[1]);
@@ -4061,26 +4033,23 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
     VIT_ASSERT(!p->yb || (k0 == 0 && last && (p->wt == VIT_DTYPE_BF16 || (p->yqs && !e)))); /* vit__mm_yb, _q8 */
 #endif
     for (m = m0; m < m1; m += VIT__MR / 2) {
-        int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2;
+        int mr = m1 - m < VIT__MR / 2 ? m1 - m : VIT__MR / 2, stop = done + per < lines ? done + per : lines;
+        vit__pf_share(&t, next[0], done, stop, t.kc, f32 ? 8 : 4); /* each run's share of lines */
+        done = vit__pf_share(&u, next[1], done, stop, t.kc, f32 ? 8 : 4);
         if (e && e->r && last) /* as vit__gemm_block */
             for (i = 0; i < mr; i++) vit__prefetch_row(e->r + (size_t)(m + i) * e->ldr + n0, 2 * VIT__NR);
         for (i = m + VIT__MR / 2; k0 && VIT__SUMS_FROM_Y && i < m1 && i < m + VIT__MR; i++) /* as vit__gemm_block */
             vit__prefetch_row(p->y + (size_t)i * p->ldy + n0, 2 * VIT__NR);
         if (f32) {
-            int stop = done + per < lines ? done + per : lines;
             t.y = p->y + (size_t)m * p->ldy + n0;
             u.y = t.y + VIT__NR;
             t.xf = u.xf = p->x + (size_t)m * xrow + k0;
             t.r = t.e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
             u.r = t.r ? t.r + VIT__NR : NULL;
-            vit__pf_share(&t, next[0], done, stop, kc); /* each run's share of lines */
-            done = vit__pf_share(&u, next[1], done, stop, kc);
             vit__tiles2_f32[mr](&t, &u);
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
         else {
-            int stop = done + per < lines ? done + per : lines;
-            done = vit__pf_share2(&t, next[0], next[1], done, stop);
             vit__tl_rows(&t, p, m, n0);
             vit__tl_rows(&u, p, m, n1);
             t.x = (const uint32_t *)(const void *)p->xs + (size_t)m * xrow + k0 / (p->wt == VIT_DTYPE_BF16 ? 2 : 4);
@@ -6423,7 +6392,7 @@ static VIT__INLINE void vit__att_tile2_bf16(const int mr, const vit__tl *t, cons
     float acc[6][2 * VIT__NR];
     VIT__ROWS2(VIT__DECL2F)
 #define VIT__DOT2 vit__v_dpbf16
-    VIT__LOOP2
+    VIT__LOOP2(;)
 #undef VIT__DOT2
 #define VIT__SAVE2(i)                                       \
     if (mr > i) {                                           \
@@ -6538,10 +6507,10 @@ static float vit__q8s_row(unsigned char *d, const float *x, int n, int off) {
         vit__vf vinv = vit__v_set1(inv);
         /* |x inv| <= 127 (1 + 3 ulp) rounds within +-127: the packs' saturation never acts */
         for (k = 0; k + 4 * VIT__VW <= n; k += 4 * VIT__VW)
-            vit__vi_store_s8x4(d + k, vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)),
-                               vit__v_round(vit__v_mul(vit__v_load(x + k + VIT__VW), vinv)),
-                               vit__v_round(vit__v_mul(vit__v_load(x + k + 2 * VIT__VW), vinv)),
-                               vit__v_round(vit__v_mul(vit__v_load(x + k + 3 * VIT__VW), vinv)), off);
+            vit__vi_store_8x4(d + k, vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)),
+                              vit__v_round(vit__v_mul(vit__v_load(x + k + VIT__VW), vinv)),
+                              vit__v_round(vit__v_mul(vit__v_load(x + k + 2 * VIT__VW), vinv)),
+                              vit__v_round(vit__v_mul(vit__v_load(x + k + 3 * VIT__VW), vinv)), 0, off);
         for (; k + VIT__VW <= n; k += VIT__VW)
             vit__vi_store_u8(d + k, vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)), vit__vi_set1(off)));
     }
