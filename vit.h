@@ -2065,14 +2065,19 @@ static int vit__par_threads(double work) {
 #define VIT__SWITCH_RATE 150.0 /* a CPU second of the process's: ~20 on a quiet machine here, ~650 with a core taken */
 #define VIT__BUSY_MACS 5e8
 #define VIT__BUSY_ATT 1e8 /* an attention's: its heads balance over the threads from B = 8 (ViT-B/16: 0.48e9) */
+#ifdef VIT__RUSAGE
+static double vit__cpu_seconds(const struct rusage *u) { /* the process's, user and system */
+    return (double)u->ru_utime.tv_sec + (double)u->ru_stime.tv_sec +
+           1e-6 * (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec);
+}
+#endif
 #ifdef VIT__THREADS
 static void vit__preempted(void) {
 #ifdef VIT__RUSAGE
     struct rusage u;
     double cpu;
     if (++vit__pool.loops % VIT__LOOKS || getrusage(RUSAGE_SELF, &u) != 0) return;
-    cpu = (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
-          1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    cpu = vit__cpu_seconds(&u);
     if (vit__pool.switches >= 0 && u.ru_nivcsw - vit__pool.switches >= VIT__SWITCHES &&
         (double)(u.ru_nivcsw - vit__pool.switches) >= VIT__SWITCH_RATE * (cpu - vit__pool.cpu))
         vit__astore(&vit__pool.preempted, VIT__CONTENDED);

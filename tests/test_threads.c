@@ -169,8 +169,7 @@ static int preempted(void) {
     if (getrusage(RUSAGE_SELF, &u) != 0) return 1;
     vit__astore(&vit__pool.preempted, 0u);
     vit__pool.switches = u.ru_nivcsw - 1000;
-    vit__pool.cpu = (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
-                    1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+    vit__pool.cpu = vit__cpu_seconds(&u);
     vit__pool.loops = VIT__LOOKS - 1;
     memset(hits, 0, sizeof hits);
     vit__parallel(64, 2, count_hits, NULL);
