@@ -4018,8 +4018,6 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         for (i = 0; i < 2 && nn0 + 2 * VIT__NR <= p->N && (nk0 || more); i++)
             next[i] = (const unsigned char *)vit__packed_panel(p, nn0 + i * VIT__NR, nk0);
     }
-    lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * vit__dtype_bytes(p->wt) / 64; /* the next blocks' */
-    per = (lines + tiles - 1) / tiles;
     if (p->wt == VIT_DTYPE_I8) {
         t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum[0]);
         u.wsum = vit__packed_wsum_at(p, n1, k0, kc, wsum[1]);
@@ -4029,6 +4027,8 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
         u.stream = vit__y_stream(p, n1);
     }
 #endif
+    lines = (K - nk0 < kcb ? K - nk0 : kcb) * VIT__NR * vit__dtype_bytes(p->wt) / 64; /* the next blocks' */
+    per = (lines + tiles - 1) / tiles;
     if (t.e) {
         t.g = e->g ? e->g + n0 : NULL;
         u.g = e->g ? e->g + n1 : NULL;
