@@ -2761,7 +2761,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
             float o[VIT__NR];                                                           \
             int j;                                                                      \
             vit__v_store(o, c##i##a);                                                   \
-            if (nvec > 1) vit__v_store(o + VIT__VW, c##i##b);                           \
+            vit__v_store(o + VIT__VW, nvec > 1 ? c##i##b : vit__v_zero()); /* (-O3: all set) */ \
             for (j = 0; j < nv; j++) {                                                  \
                 float s = add ? yi[j] + o[j] : o[j];                                    \
                 yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
@@ -3643,15 +3643,15 @@ static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv,
     for (kb = 0; kb < kc; kb += 64) {
         int ke = kc - kb < 64 ? kc : kb + 64, k8 = kb + (ke - kb) / 8 * 8;
         for (j = 0; j + 8 <= nv; j += 8) {
-            const float *src = w + (size_t)(n0 + j) * ldw + k0;
+            const float *src = w + ((size_t)n0 + (size_t)j) * (size_t)ldw + k0;
             for (k = kb; k < k8; k += 8) vit__transpose8(dst + (size_t)k * VIT__NR + j, src + k, ldw);
             for (; k < ke; k++) {
                 int r;
                 for (r = 0; r < 8; r++) dst[(size_t)k * VIT__NR + j + r] = src[(size_t)r * ldw + k];
             }
         }
-        for (; j < nv; j++) {
-            const float *src = w + (size_t)(n0 + j) * ldw + k0;
+        for (; j < nv; j++) { /* (offsets in size_t: GCC -O3 saw an int overflow in n0 + j on a path never taken) */
+            const float *src = w + ((size_t)n0 + (size_t)j) * (size_t)ldw + k0;
             for (k = kb; k < ke; k++) dst[(size_t)k * VIT__NR + j] = src[k];
         }
         for (; j < VIT__NR; j++)
@@ -11218,13 +11218,22 @@ static vit_result vit__bind_conv(vit__ld *L, vit_tensor *dst, const char *name, 
     return r;
 }
 
+/* n = prefix name suffix, or VIT_ERR_ARG where it would not fit (a name cut short would look up another). */
+static vit_result vit__bind_name(char (*n)[256], const char *prefix, const char *name, const char *suffix) {
+    if (snprintf(*n, sizeof *n, "%s%s%s", prefix, name, suffix) >= (int)sizeof *n)
+        return vit__fail(VIT_ERR_ARG, "tensor name %s%s%s: longer than %d bytes", prefix, name, suffix,
+                         (int)sizeof *n - 1);
+    return VIT_OK;
+}
+
 static vit_result vit__bind_linear(vit__ld *L, vit_tensor *w, vit_tensor *b, const char *prefix, const char *name,
                                    int32_t out, int32_t in, const char *why) {
     char n[256];
     vit_result r;
-    snprintf(n, sizeof n, "%s%s.weight", prefix, name);
-    if ((r = vit__bind_dense(L, w, n, out, in, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s.bias", prefix, name);
+    if ((r = vit__bind_name(&n, prefix, name, ".weight")) != VIT_OK ||
+        (r = vit__bind_dense(L, w, n, out, in, why)) != VIT_OK ||
+        (r = vit__bind_name(&n, prefix, name, ".bias")) != VIT_OK)
+        return r;
     return vit__bind(L, b, n, 1, out, 0, 0, 0, why);
 }
 
@@ -11232,9 +11241,10 @@ static vit_result vit__bind_ln(vit__ld *L, vit_tensor *w, vit_tensor *b, const c
                                int32_t C, const char *why) {
     char n[256];
     vit_result r;
-    snprintf(n, sizeof n, "%s%s.weight", prefix, name);
-    if ((r = vit__bind(L, w, n, 1, C, 0, 0, 0, why)) != VIT_OK) return r;
-    snprintf(n, sizeof n, "%s%s.bias", prefix, name);
+    if ((r = vit__bind_name(&n, prefix, name, ".weight")) != VIT_OK ||
+        (r = vit__bind(L, w, n, 1, C, 0, 0, 0, why)) != VIT_OK ||
+        (r = vit__bind_name(&n, prefix, name, ".bias")) != VIT_OK)
+        return r;
     return vit__bind(L, b, n, 1, C, 0, 0, 0, why);
 }
 
@@ -14392,6 +14402,7 @@ static vit_result vit__rev_pool_back(const vit_model *m, vit_arena *a, const vit
     float scale = 1.0f / sqrtf((float)HS);
     vit_tensor dz, dg, dh, dkv, dp;
     vit_result r;
+    memset(&dp, 0, sizeof dp); /* (GCC -O3 saw dp.data read uninitialised through the chain below) */
     if ((r = vit__tensor4(a, &dz, 2, B, C, 1, 1)) != VIT_OK || (r = vit__tensor4(a, &dg, 2, B, H, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dh, 2, B, C, 1, 1)) != VIT_OK ||
         (r = vit__tensor4(a, &dkv, 2, B * Np, 2 * C, 1, 1)) != VIT_OK ||
