@@ -2761,7 +2761,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
             float o[VIT__NR];                                                           \
             int j;                                                                      \
             vit__v_store(o, c##i##a);                                                   \
-            vit__v_store(o + VIT__VW, nvec > 1 ? c##i##b : vit__v_zero()); /* (-O3: all set) */ \
+            vit__v_store(o + VIT__VW, nvec > 1 ? c##i##b : vit__v_zero()); /* (GCC -O3: read) */ \
             for (j = 0; j < nv; j++) {                                                  \
                 float s = add ? yi[j] + o[j] : o[j];                                    \
                 yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
@@ -8746,18 +8746,16 @@ static int vit__mlp_yb(const vit_mlp_params *p, const vit_mlp_weights *w, int32_
 #endif
 }
 
-/* An I8 MLP over many rows runs in chunks of rows, fc1 then fc2 on each, so that fc1's hidden features (floats:
-   fc2 quantises each row on its own range; a thread's chunks in the same rows of h) are still in the caches when
-   fc2 converts them, not 19 MB a block at
-   ViT-B/16's batch 8 written past them and read back from memory. Chunks of about VIT__MLP_CHUNK_BYTES of hidden
-   features, their count a multiple of the threads, each on one thread with its own scratch (no barrier between
-   its fc1 and fc2, its rows in that core's cache). Each output is the same bits whatever the chunks: a row's
-   products and its quantisation are the row's alone. ViT-B/16 I8 at batch 8, ten alternating pairs: 0.990x on
-   one thread (perf: fc2's conversion of x 3.9% -> 2.5% of the forward), 0.992x on two, and with another
-   process spinning on one core two threads over one 0.98 -> 0.91 (threads claim chunks one at a time, none
-   waiting for the other between fc1 and fc2); chunks of 1.25 or 4 MiB no better. Not BF16 (fc1 writes fc2's x
-   as bf16, half the bytes: 0.596 -> 0.610 s in chunks, one run) nor F32 (1.218 -> 1.221 s). At least 12 rows a
-   chunk. */
+/* An I8 MLP over many rows runs in chunks of rows, fc1 then fc2 on each, so that fc1's hidden features (floats: fc2
+   quantises each row on its own range; a thread's chunks reuse the same rows of h) are still in the caches when fc2
+   converts them, not 19 MB a block at ViT-B/16's batch 8 written past them and read back from memory. Chunks of about
+   VIT__MLP_CHUNK_BYTES of hidden features, their count a multiple of the threads, each on one thread with its own
+   scratch (no barrier between its fc1 and fc2, its rows in that core's cache). Each output is the same bits whatever
+   the chunks: a row's products and its quantisation are the row's alone. ViT-B/16 I8 at batch 8, ten alternating
+   pairs: 0.990x on one thread (perf: fc2's conversion of x 3.9% -> 2.5% of the forward), 0.992x on two, and with
+   another process spinning on one core two threads over one 0.98 -> 0.91 (threads claim chunks one at a time, none
+   waiting for the other between fc1 and fc2); chunks of 1.25 or 4 MiB no better. Not BF16 (fc1 writes fc2's x as bf16,
+   half the bytes: 0.596 -> 0.610 s in chunks, one run) nor F32 (1.218 -> 1.221 s). At least 12 rows a chunk. */
 #ifndef VIT__MLP_CHUNK_BYTES
 #define VIT__MLP_CHUNK_BYTES (2.5 * 1048576.0)
 #endif
