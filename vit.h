@@ -1884,10 +1884,9 @@ static struct vit__pool {
     unsigned loops;     /* the caller's loops posted to the workers (vit__preempted; the caller's, under taken), */
     long switches;      /* the process's involuntary context switches at the last look (-1: none yet) */
     double cpu;         /* and its CPU seconds then */
-    unsigned waits;     /* the caller's sleeps for a worker since then (the caller's, under taken) */
     unsigned state[VIT_MAX_THREADS]; /* worker t's part in the loop: gen << 2 | VIT__POOL_* (atomic) */
 } vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
-               0, 0, -1, 0.0, 0, {0}};
+               0, 0, -1, 0.0, {0}};
 
 /* A worker's state for the loop of generation gen: posted to it (READY), which it takes (RUNNING) and ends (DONE)
    unless the caller, having run every block, withdraws it first (NONE). A compare-exchange decides between the two,
@@ -2049,26 +2048,25 @@ static int vit__par_threads(double work) {
     return work >= VIT__PAR_MIN ? vit__threads() : 1;
 }
 
-/* Every VIT__LOOKS loops posted to the workers, once VIT__LOOK_CPU of the process's CPU time has passed since the
-   last look, the process's involuntary context switches (getrusage) over it: VIT__SWITCH_RATE a CPU second, with
-   the caller held up by a worker in it (it slept waiting for one), mean the system is taking a core from these
-   threads (another process on one of them; here a quiet machine preempts ~20 times a CPU second, one with a core
-   taken ~650), and a worker that loses its core inside a block holds each loop's end until its next turn. Then
-   the next VIT__CONTENDED products and attentions under VIT__BUSY_MACS and VIT__BUSY_ATT multiply-adds (ViT-B/16
-   at B = 1: all of them; at B = 8 none) run on the calling thread alone (vit__busy_threads), which the system
-   puts on the free core; then the threads try again. With another process spinning on one of two cores,
-   ViT-B/16 at B = 1, two threads over one (that one pinned to the free core), alternating pairs: I8 1.13 -> 1.04
-   (one thread had just become 4% faster with the next panels' prefetch, which two threads' claims of single pairs
-   do not get), BF16 1.08 -> 1.01, F32 1.02 -> 1.01; at B = 8 I8 0.94 either way. The first form looked every 32
-   loops (13 ms of CPU at B = 1) and wanted two switches at the rate: ViT-B/16 I8 at B = 1 run a pass at a time
-   with pauses, two threads (compare.py's stepped passes, OpenVINO's and ONNX Runtime's between them), fell to one
-   thread's 0.041 s from 0.023 after a few passes and stayed there, two or three switches of the machine's own
-   passing the rate and the windows while one thread ran having 10-17 from the other engines' spinning pools; now
-   0.024 throughout, and the busy core's two threads over one 1.04 (seven alternating pairs; 1.03 before).
-   Results do not depend on it. */
+/* Every VIT__LOOKS loops posted to the workers, the process's involuntary context switches (getrusage) since the
+   last look: at least VIT__SWITCHES, and VIT__SWITCH_RATE per second of the process's CPU time, mean the system is
+   taking a core from these threads (another process on one of them), and a worker that loses its core inside a
+   block holds each loop's end until its next turn. Then the next VIT__CONTENDED products and attentions under
+   VIT__BUSY_MACS and VIT__BUSY_ATT multiply-adds (ViT-B/16 at B = 1: all of them; at B = 8 none) run on the
+   calling thread alone (vit__busy_threads), which the system puts on the free core; then the threads try again.
+   With another process spinning on one of two cores, ViT-B/16 at B = 1, two threads over one (that one pinned to
+   the free core), alternating pairs: I8 1.13 -> 1.04 (one thread had just become 4% faster with the next panels'
+   prefetch, which two threads' claims of single pairs do not get), BF16 1.08 -> 1.01, F32 1.02 -> 1.01; at B = 8
+   I8 0.94 either way. The bounds, from each look's count on this Zen 5 (ViT-B/16 I8 on two threads): a core taken
+   gives 18-41 switches a look at B = 1 (13-15 ms of CPU), 1,500-2,800 a CPU second (at B = 8 ~300); a quiet
+   machine 0-4, now and then 16 (under 300 a second), where the first bounds (2 and 150) had let two or three
+   switches of its own start a stretch on one thread; and the looks that span such a stretch, run a pass at a
+   time with pauses among other engines (compare.py's stepped passes: their pools spin between them), 10-17 over
+   70-115 ms of CPU (87-244 a second), each starting another: ViT-B/16 I8 at B = 1 on two threads had fallen to
+   one thread's 0.041 s from 0.023 s after a few passes and stayed there. Results do not depend on it. */
 #define VIT__LOOKS 32u
-#define VIT__LOOK_CPU 0.05 /* s */
-#define VIT__SWITCH_RATE 150.0 /* a CPU second of the process's: ~20 on a quiet machine here, ~650 with a core taken */
+#define VIT__SWITCHES 10
+#define VIT__SWITCH_RATE 600.0 /* a CPU second of the process's */
 #define VIT__BUSY_MACS 5e8
 #define VIT__BUSY_ATT 1e8 /* an attention's: its heads balance over the threads from B = 8 (ViT-B/16: 0.48e9) */
 #ifdef VIT__RUSAGE
@@ -2084,13 +2082,11 @@ static void vit__preempted(void) {
     double cpu;
     if (++vit__pool.loops % VIT__LOOKS || getrusage(RUSAGE_SELF, &u) != 0) return;
     cpu = vit__cpu_seconds(&u);
-    if (vit__pool.switches >= 0 && cpu - vit__pool.cpu < VIT__LOOK_CPU) return; /* the count goes on */
-    if (vit__pool.switches >= 0 && vit__pool.waits &&
+    if (vit__pool.switches >= 0 && u.ru_nivcsw - vit__pool.switches >= VIT__SWITCHES &&
         (double)(u.ru_nivcsw - vit__pool.switches) >= VIT__SWITCH_RATE * (cpu - vit__pool.cpu))
         vit__astore(&vit__pool.preempted, VIT__CONTENDED);
     vit__pool.switches = u.ru_nivcsw;
     vit__pool.cpu = cpu;
-    vit__pool.waits = 0;
 #endif
 }
 #endif
@@ -2150,7 +2146,6 @@ static VIT__NOINLINE void vit__parallel(int n, int threads, vit__task fn, const 
                 for (s = 0; s < vit__pool.spin && vit__aload(&vit__pool.state[t]) != done; s++) VIT__PAUSE();
                 if (vit__aload(&vit__pool.state[t]) != done) {
                     vit__astore(&vit__pool.contended, VIT__CONTENDED);
-                    vit__pool.waits++;
                     vit__lock(&vit__pool.mu);
                     vit__pool.caller_sleeps = 1;
                     while (vit__aload(&vit__pool.state[t]) != done) vit__sleep(&vit__pool.done, &vit__pool.mu);
@@ -17129,6 +17124,10 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          (GCC 12, -Wall -Wextra -Wpedantic; make test
                          holds it): tensor names past 255 bytes are
                          refused (VIT_ERR_ARG) where they were cut short.
+                         The busy-core rule wants 10 switches and 600
+                         a CPU second (not 2 and 150): stepped passes
+                         among other engines had made it run two
+                         threads as one (I8 at B = 1 0.041 s, not 0.023).
      0.5.21 (2026-11-28) GELU on AVX-512 from a table of cubics (32
                          intervals, vpermi2ps; tools/fit_gelu.py):
                          16 operations, not 27, its error 2.7e-7

@@ -159,16 +159,15 @@ static int contended(void) {
 }
 
 /* One look of vit__preempted's (the next loop posted to the workers) with the last look's count `back` switches
-   and `cpu` CPU seconds back and `waits` sleeps of the caller since: whether it marked the pool preempted. */
+   and `cpu` CPU seconds back: whether it marked the pool preempted. */
 #ifdef VIT__RUSAGE
-static int look(long back, double cpu, unsigned waits) {
+static int look(long back, double cpu) {
     struct rusage u;
     int hit;
     if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
     vit__astore(&vit__pool.preempted, 0u);
     vit__pool.switches = u.ru_nivcsw - back;
     vit__pool.cpu = vit__cpu_seconds(&u) - cpu;
-    vit__pool.waits = waits;
     vit__pool.loops = VIT__LOOKS - 1;
     memset(hits, 0, sizeof hits);
     vit__parallel(64, 2, count_hits, NULL);
@@ -180,18 +179,16 @@ static int look(long back, double cpu, unsigned waits) {
 #endif
 
 /* The process preempted at a high rate since the last look (vit__preempted, every VIT__LOOKS loops posted to the
-   workers, over VIT__LOOK_CPU of CPU time at least), with the caller held up by a worker in that time, marks the
-   pool preempted, where the count is known (getrusage); not under the rate, over too little CPU time (the count
-   goes on), or with no sleep of the caller's. Then products and attentions under their bounds run on one
-   thread for the next VIT__CONTENDED of them, larger ones as before, the count falling by one for each
-   (vit__busy_threads); 0 if so. */
+   workers) marks the pool preempted, where the count is known (getrusage); not under the rate, nor with fewer than
+   VIT__SWITCHES however fast. Then products and attentions under their bounds run on one thread for the next
+   VIT__CONTENDED of them, larger ones as before, the count falling by one for each (vit__busy_threads); 0 if
+   so. */
 static int preempted(void) {
     int bad = 0, n = vit__threads();
 #ifdef VIT__RUSAGE
-    bad += look(1000, 1.0, 1) != 1;                /* 1000 a CPU second, the caller held up: preempted */
-    bad += look(1000, 1.0, 0) != 0;                /* no sleep of the caller's: not */
-    bad += look(1000, VIT__LOOK_CPU / 10, 1) != 0; /* over too little CPU time: not yet */
-    bad += look((long)(VIT__SWITCH_RATE / 2), 1.0, 1) != 0; /* under the rate: not */
+    bad += look(1000, 1.0) != 1;                                 /* 1000 a CPU second: preempted */
+    bad += look((long)(VIT__SWITCH_RATE / 2), 1.0) != 0;         /* under the rate: not */
+    bad += look(VIT__SWITCHES / 2, 1e-6) != 0;                   /* too few, however fast: not */
 #endif
     vit__astore(&vit__pool.preempted, 2u);
     bad += vit__busy_threads(VIT__BUSY_MACS * 2, VIT__BUSY_MACS) != n;
