@@ -17122,8 +17122,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          B = 8 31.6 MB of activations, not 37.7 (the
                          same bits). Compiles without a warning at -O3
                          (GCC 12, -Wall -Wextra -Wpedantic; make test
-                         holds it): tensor names past 255 bytes are
-                         refused (VIT_ERR_ARG) where they were cut short.
+                         holds it): the linear and LayerNorm binds
+                         refuse tensor names past 255 bytes (VIT_ERR_ARG)
+                         where they were cut short.
                          The busy-core rule wants 10 switches and 600
                          a CPU second (not 2 and 150): stepped passes
                          among other engines had made it run two
