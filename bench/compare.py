@@ -102,7 +102,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
 PEERS_PY = os.path.join("build", "bench-venv", "bin", "python")  # tools/install_deps.sh bench makes it
-PRECISION = {"F32": "f32", "BF16": "bf16", "I8": "int8"}  # --vit-dtypes (tools/export.py --dtype) -> the table's name
+# --vit-dtypes (tools/export.py --dtype; I8A7: I8 with --activation-bits 7) -> the table's name
+PRECISION = {"F32": "f32", "BF16": "bf16", "I8": "int8", "I8A7": "int8, x on 7 bits,"}
 MODELS = {
     "ViT-Ti/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=3,hidden_dim=192,mlp_dim=768,num_classes=1000",
     "ViT-S/16": "torchvision:VisionTransformer:image_size=224,patch_size=16,num_layers=12,num_heads=6,hidden_dim=384,mlp_dim=1536,num_classes=1000",
@@ -413,7 +414,8 @@ def peer_files(name, args):
     for dtype in args.vit_dtypes.split(","):
         path = vit_file(folder, dtype)
         if dtype != "F32" and (stale(path, model) or stale(path, "tools/export.py")):  # the tool's format too
-            subprocess.run([PY, "tools/export.py", "--from", model, "--dtype", dtype, path], check=True, cwd=ROOT,
+            how = ["--dtype", "I8", "--activation-bits", "7"] if dtype == "I8A7" else ["--dtype", dtype]
+            subprocess.run([PY, "tools/export.py", "--from", model] + how + [path], check=True, cwd=ROOT,
                            capture_output=True)
     return folder, model, onnx
 
@@ -446,7 +448,8 @@ def peer_engines(name, args):
                                         precision] + common(t, r, inp, out))
 
     cmds = {f"vit.h {PRECISION[dtype]} (bench_vit)": vit_cmd(vit_file(folder, dtype)) for dtype in args.vit_dtypes.split(",")}
-    ran = {n: f"{dtype.lower()} weights" for n, dtype in zip(cmds, args.vit_dtypes.split(","))}
+    ran = {n: "i8 weights, x on 7 bits" if dtype == "I8A7" else f"{dtype.lower()} weights"
+           for n, dtype in zip(cmds, args.vit_dtypes.split(","))}
     cmds.update({"ONNX Runtime f32": peer_cmd("ort", "f32"), "ONNX Runtime int8 (dynamic quantisation)": peer_cmd("ort", "int8"),
                  "OpenVINO f32": peer_cmd("ov", "f32"), "OpenVINO bf16": peer_cmd("ov", "bf16"),
                  "OpenVINO int8 (NNCF post-training quantisation)": peer_cmd("ov", "int8")})
@@ -576,6 +579,9 @@ def peer_tables(name, args, batches, quiet):
                 ("ONNX Runtime f32", "OpenVINO f32")),
                ("bf16", "vit.h BF16 / OV bf16", "vit.h bf16 (bench_vit)", ("OpenVINO bf16",)),
                ("int8", "vit.h I8 / faster of (ORT int8, OV int8)", "vit.h int8 (bench_vit)",
+                ("ONNX Runtime int8 (dynamic quantisation)", "OpenVINO int8 (NNCF post-training quantisation)")),
+               ("int8", "vit.h I8, x on 7 bits, / faster of (ORT int8, OV int8)",
+                "vit.h int8, x on 7 bits, (bench_vit)",
                 ("ONNX Runtime int8 (dynamic quantisation)", "OpenVINO int8 (NNCF post-training quantisation)"))]
 
     def step_group(group, b, t):
@@ -635,8 +641,9 @@ def peer_tables(name, args, batches, quiet):
         passes back to back, engine after engine, let it land on one engine's run and not the other's."""
         got = {}
         for b, t in keys:
-            for _, _, mine, theirs in targets:
-                group = [e for e in (mine,) + theirs if e in steppers]
+            for precision in dict.fromkeys(p for p, _, _, _ in targets):  # the int8 rows of vit.h in one group
+                group = list(dict.fromkeys(e for p, _, mine, theirs in targets if p == precision
+                                           for e in (mine,) + theirs if e in steppers))
                 if group:
                     got.update({(e, b, t): r for e, r in step_group(group, b, t).items()})
         return got
@@ -651,6 +658,7 @@ def peer_tables(name, args, batches, quiet):
     dtypes = [d for d in args.vit_dtypes.split(",") if d != "F32"]
     print(f"{name} ({size} px, random weights: tools/export.py {PEER_MODELS[name]} --seed 0"
           + (f"; vit.h's {' and '.join(dtypes)} files: tools/export.py --from it --dtype" if dtypes else "")
+          + (" (I8A7: --dtype I8 --activation-bits 7)" if "I8A7" in dtypes else "")
           + f"), {cpu_summary()}. vit.h, ONNX Runtime and OpenVINO: each precision's engines loaded side by side, "
           f"their passes alternating one by one, {args.reps} of each a round; the median over {args.rounds} rounds of "
           f"each round's median. PyTorch: the median over {args.rounds} rounds of a run's median of {args.reps} "
@@ -668,7 +676,8 @@ def peer_tables(name, args, batches, quiet):
     present = [n for n, _ in engines]
     short = {"vit.h f32 (bench_vit)": "vit.h f32", "vit.h bf16 (bench_vit)": "vit.h BF16", "ONNX Runtime f32": "ORT f32",
              "OpenVINO f32": "OV f32", "OpenVINO bf16": "OV bf16",
-             "vit.h int8 (bench_vit)": "vit.h I8", "ONNX Runtime int8 (dynamic quantisation)": "ORT int8",
+             "vit.h int8 (bench_vit)": "vit.h I8", "vit.h int8, x on 7 bits, (bench_vit)": "vit.h I8 x7",
+             "ONNX Runtime int8 (dynamic quantisation)": "ORT int8",
              "OpenVINO int8 (NNCF post-training quantisation)": "OV int8"}
     flops = model_flops(model)
     print(f"\nTargets, each cell (rel. L2: to PyTorch f32's output at that B); FLOPs {flops / 1e9:.1f} G per image "
@@ -740,14 +749,14 @@ def profiles(name, args, folder, inp, quiet):
         quiet.wait()
         with cpus_for(1):
             ours = vit_output(["build/profile_vit", vit_file(folder, dtype), "--reps", reps])
-            theirs = subprocess.run([PEERS_PY, "bench/bench_peers.py", os.path.join(folder, "model.onnx"), "--engine",
-                                     "ov", "--precision", precision, "--reps", reps, "--input", inp, "--profile"],
-                                    capture_output=True, text=True, cwd=ROOT)
-        if theirs.returncode != 0:
+            theirs = None if dtype == "I8A7" else subprocess.run(  # OpenVINO's int8 is I8's, printed there
+                [PEERS_PY, "bench/bench_peers.py", os.path.join(folder, "model.onnx"), "--engine", "ov", "--precision",
+                 precision, "--reps", reps, "--input", inp, "--profile"], capture_output=True, text=True, cwd=ROOT)
+        if theirs is not None and theirs.returncode != 0:
             sys.exit(f"compare.py: bench_peers.py --profile: {theirs.stderr.strip()}")
         head, table = ours.strip().split("\n", 1)
-        print(f"\n{precision}, vit.h's pieces ({head}):\n\n{table}\n\n{precision}, "
-              + theirs.stdout.strip().split("\n", 1)[1].strip())
+        print(f"\n{precision.rstrip(',')}, vit.h's pieces ({head}):\n\n{table}"
+              + ("" if theirs is None else f"\n\n{precision}, " + theirs.stdout.strip().split("\n", 1)[1].strip()))
 
 
 def main():
@@ -764,7 +773,8 @@ def main():
     ap.add_argument("--no-busy", action="store_true", help="--peers: leave out the busy-core table")
     ap.add_argument("--profiles", action="store_true", help="--peers: then vit.h's and OpenVINO's profiles of a pass at "
                                                               "B=1 on one thread, each --vit-dtypes precision")
-    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype, F32, BF16 or I8 (default F32)")
+    ap.add_argument("--vit-dtypes", default="F32", help="--peers: vit.h rows, one per stored dtype, F32, BF16, I8 or I8A7 (I8 with "
+                                                   "x on 7 bits: tools/export.py --activation-bits 7) (default F32)")
     ap.add_argument("--out", help="the Markdown file whose section of this run's kind gets the tables "
                                   "(default docs/BENCHMARKS.md; '-': print only; --quick and --only print only unless given)")
     args = ap.parse_args()

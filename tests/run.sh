@@ -233,11 +233,14 @@ for mdl in models/fashion_*.safetensors; do
 done
 # The same models as BF16 and I8 files (tools/export.py --from), in every
 # build that runs them: top-1 agreement with the F32 file's predictions >=
-# 99.5% (BF16) and >= 99% (I8), accuracy at most 0.3 points lower.
+# 99.5% (BF16) and >= 99% (I8, and I8A7: I8 with x on 7 bits), accuracy at
+# most 0.3 points lower.
 fashion_dtype() { # fashion_dtype MODEL DTYPE MIN_AGREE TAG 04_FASHION-COMMAND...
   fd_m=$1 fd_n=$(basename "$1" .safetensors) fd_d=$2 fd_min=$3 fd_tag=$4; shift 4
   fd_file="build/log/$fd_n.$fd_d.safetensors"
-  { [ "$fd_file" -nt tools/export.py ] && [ "$fd_file" -nt "$fd_m" ]; } || $PY tools/export.py --from "$fd_m" --dtype "$fd_d" "$fd_file" || return 1
+  if [ "$fd_d" = I8A7 ]; then fd_how="--dtype I8 --activation-bits 7"; else fd_how="--dtype $fd_d"; fi
+  # shellcheck disable=SC2086
+  { [ "$fd_file" -nt tools/export.py ] && [ "$fd_file" -nt "$fd_m" ]; } || $PY tools/export.py --from "$fd_m" $fd_how "$fd_file" || return 1
   # shellcheck disable=SC2086
   "$@" "$fd_file" build/data --eval --preds "build/log/$fd_n.$fd_d.$fd_tag.preds.npy" ${FD_COUNT:+--count $FD_COUNT} &&
     $PY tools/check_precision.py preds "build/log/$fd_n.preds.npy" "build/log/$fd_n.$fd_d.$fd_tag.preds.npy" --min-agree "$fd_min" --max-drop 0.3
@@ -246,6 +249,7 @@ for mdl in models/fashion_*.safetensors; do
   mname=$(basename "$mdl" .safetensors)
   pstep "$mname-bf16" fashion_dtype "$mdl" BF16 0.995 native build/examples/04_fashion
   pstep "$mname-i8" fashion_dtype "$mdl" I8 0.99 native build/examples/04_fashion
+  pstep "$mname-i8a7" fashion_dtype "$mdl" I8A7 0.99 native build/examples/04_fashion
 done
 psteps_done
 # ... and the ViT's from the same files in the other builds here (the
@@ -258,6 +262,7 @@ for cfg in avx2 simde-portable; do
   [ "$cfg" = simde-portable ] && FD_COUNT=2000 || FD_COUNT=
   pstep "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
   pstep "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
+  pstep "fashion_vit-i8a7-$cfg" fashion_dtype models/fashion_vit.safetensors I8A7 0.99 "$cfg" "build/$cfg/04_fashion"
 done
 FD_COUNT=
 psteps_done

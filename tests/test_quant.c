@@ -35,8 +35,11 @@ static int8_t *to_i8(const float *w, int N, int K, float *scale) {
     return q;
 }
 
+static int act_bits = 8; /* the I8 weights' act_bits that weight_of makes and product_def follows: 8 or 7 */
+
 /* The definition, independently: BF16 rounds x with the usual bit trick and
-   sums in double; I8 quantises each row as vit.h's manual says. */
+   sums in double; I8 quantises each row as vit.h's manual says (onto 0..255,
+   or 0..127 for act_bits 7). */
 static void product_def(float *y, const float *x, const void *wq, const float *ws, int wt, const float *b, float alpha,
                         int M, int K, int N) {
     int m, n, k;
@@ -44,6 +47,7 @@ static void product_def(float *y, const float *x, const void *wq, const float *w
         const float *xm = x + (size_t)m * K;
         float lo = 0.0f, hi = 0.0f, sx = 1.0f, inv = 1.0f;
         int zp = 0, finite = 1;
+        float q = act_bits == 7 ? 127.0f : 255.0f;
         for (k = 0; k < K; k++) {
             lo = fminf(lo, xm[k]);
             hi = fmaxf(hi, xm[k]);
@@ -54,7 +58,7 @@ static void product_def(float *y, const float *x, const void *wq, const float *w
             continue;
         }
         /* a range past FLT_MAX divided first, as the manual says */
-        sx = isfinite(hi - lo) ? (hi - lo) / 255.0f : hi / 255.0f - lo / 255.0f;
+        sx = isfinite(hi - lo) ? (hi - lo) / q : hi / q - lo / q;
         if (sx > 1e-30f) {
             inv = 1.0f / sx;
             zp = (int)nearbyintf(-lo * inv);
@@ -75,7 +79,7 @@ static void product_def(float *y, const float *x, const void *wq, const float *w
                     s += (double)xr * wf;
                 } else {
                     float r = nearbyintf(xm[k] * inv) + (float)zp;
-                    r = r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r;
+                    r = r < 0.0f ? 0.0f : r > q ? q : r;
                     s += (double)(r - (float)zp) * ((const int8_t *)wq)[(size_t)n * K + k];
                 }
             }
@@ -95,6 +99,7 @@ static vit_tensor weight_of(int wt, void *v, const float *scale, int N, int K) {
     if (wt == VIT_DTYPE_F32) t.data = (float *)v;
     else t.q = v;
     t.scale = scale;
+    t.act_bits = wt == VIT_DTYPE_I8 ? act_bits : 0;
     t.ndim = 2;
     t.shape[0] = N;
     t.shape[1] = K;
@@ -220,6 +225,23 @@ static void test_sizes(void) {
     printf("  %d shapes, %d of them packed too (AMX tiles in this build: %s)\n", runs, packed_runs,
            VIT__AMX ? "yes" : "no");
     expect(ok, "bf16 and i8 products: fast equals _ref, _ref equals the definition");
+
+    /* x rounded to 7 bits (a file's activation_bits 7): on AVX2 without VNNI its own tile (vit__x_narrow) */
+    act_bits = 7;
+    ok = 1;
+    runs = 0;
+    for (M = 1; M <= 17; M++)
+        for (ki = 0; ki < (int)(sizeof Ks / sizeof Ks[0]); ki++)
+            for (ni = 0; ni < (int)(sizeof Ns / sizeof Ns[0]); ni++)
+                if ((M + ki + ni) % 7 == 0 && (Ks[ki] < 600 || (M + ki) % 2)) { /* a seventh of them */
+                    ok &= one(VIT_DTYPE_I8, M, Ks[ki], Ns[ni], (M + ni) % 4 ? 1.0f : 0.37f, (M + ki) % 2);
+                    runs++;
+                }
+    ok &= one(VIT_DTYPE_I8, 197, 768, 200, 1.0f, 1) & one(VIT_DTYPE_I8, 23, 300, 96, 0.37f, 0) &
+          one_refs(VIT_DTYPE_I8, 1100, 2048, 33, 0.37f, 0, 0);
+    act_bits = 8;
+    printf("  %d shapes with x on 7 bits\n", runs + 3);
+    expect(ok, "i8 products with x on 7 bits: fast equals _ref, _ref equals the definition");
 }
 
 /* F32 weights packed as a file's are at load (vit__pack_weight) give the
@@ -1090,6 +1112,78 @@ static void test_patch_lowp(const char *tmp_dir) {
     }
 }
 
+/* A file's __metadata__ activation_bits: "7" makes its I8 products round x to 0..127 (the MLP's output equals the
+   two products with weights of act_bits 7, and differs from the file without it), "8" changes nothing, anything
+   else is refused. */
+static void test_activation_bits(void) {
+    static unsigned char buf[1 << 16];
+    static const char *base = "\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","
+                              "\"hidden_dim\":\"100\",\"out_dim\":\"68\",\"act\":\"relu\","
+                              "\"quantization\":\"int8-per-channel-symmetric\"";
+    static const char *bits[4] = {"", ",\"activation_bits\":\"8\"", ",\"activation_bits\":\"7\"",
+                                  ",\"activation_bits\":\"6\""};
+    char meta[512];
+    file_tensor t[8];
+    void *keep[6];
+    int n = 0, i, k, ok = 1, differ = 0;
+    int32_t shape[2] = {5, 64};
+    float *y[3], *h = (float *)malloc(5 * 100 * sizeof(float)), *yd = (float *)malloc(5 * 68 * sizeof(float));
+    unsigned char *xs = (unsigned char *)malloc(vit__mm_scratch(VIT_DTYPE_I8, 5, 100));
+    size_t bytes = 0;
+    vit_arena a, ax;
+    vit_tensor x, out, w0, w2;
+    n = add_dense(t, n, "layers.0", VIT_DTYPE_I8, 100, 64, keep);
+    n = add_dense(t, n, "layers.2", VIT_DTYPE_I8, 68, 100, keep + 3);
+    vit_arena_init_alloc(&a, 1 << 20);
+    vit_arena_init_alloc(&ax, 1 << 12);
+    vit_tensor_init(&ax, &x, 2, shape);
+    for (k = 0; k < 5 * 64; k++) x.data[k] = (float)sin(0.37 * (double)k) * (k % 7 ? 1.0f : 4.0f);
+    for (i = 0; i < 4; i++) {
+        vit_model m;
+        size_t size;
+        vit_result r;
+        snprintf(meta, sizeof meta, "%s%s", base, bits[i]);
+        size = write_file(buf, sizeof buf, meta, t, n);
+        r = vit_model_load_memory(&m, buf, size);
+        if (i == 3) {
+            expect(r == VIT_ERR_FORMAT && strstr(vit_last_error(), "activation_bits is '6'"),
+                   "i8 load: an activation_bits other than 8 or 7 is refused");
+            printf("  %s\n", vit_last_error());
+            if (r == VIT_OK) vit_model_free(&m);
+            continue;
+        }
+        y[i] = (float *)malloc(5 * 68 * sizeof(float));
+        if (r != VIT_OK || vit_model_memory(&m, &x, NULL, &bytes) != VIT_OK || bytes > (1 << 19) ||
+            vit_model_forward(&m, &a, &x, NULL, &out) != VIT_OK) {
+            printf("FAIL activation_bits %s: %s\n", bits[i], vit_last_error());
+            ok = 0;
+        } else {
+            memcpy(y[i], out.data, 5 * 68 * sizeof(float));
+        }
+        vit_arena_reset(&a);
+        if (r == VIT_OK) vit_model_free(&m);
+    }
+    /* the two products by hand, their weights' act_bits 8, then 7 */
+    for (i = 0; i < 2; i++) {
+        act_bits = i ? 7 : 8;
+        w0 = weight_of(VIT_DTYPE_I8, keep[0], (const float *)keep[1], 100, 64);
+        w2 = weight_of(VIT_DTYPE_I8, keep[3], (const float *)keep[4], 68, 100);
+        act_bits = 8;
+        vit__dense(h, x.data, &w0, (const float *)keep[2], 5, 64, 100, xs);
+        for (k = 0; k < 5 * 100; k++) h[k] = h[k] > 0.0f ? h[k] : 0.0f;
+        vit__dense(yd, h, &w2, (const float *)keep[5], 5, 100, 68, xs);
+        ok &= check_close(i ? "activation_bits 7 mlp" : "activation_bits 8 mlp", y[2 * i], yd, 5 * 68, 1e-6, 1e-6);
+    }
+    for (k = 0; k < 5 * 68; k++) differ |= fabsf(y[2][k] - y[0][k]) > 1e-4f;
+    expect(ok && !memcmp(y[0], y[1], 5 * 68 * sizeof(float)), "i8 load: activation_bits 8 is the default");
+    expect(ok && differ, "i8 load: activation_bits 7 rounds the products' x to 7 bits");
+    for (i = 0; i < 3; i++) free(y[i]);
+    for (i = 0; i < 6; i++) free(keep[i]);
+    free(h); free(yd); free(xs);
+    vit_arena_free(&a);
+    vit_arena_free(&ax);
+}
+
 int main(int argc, char **argv) {
     printf("dot-product kernels: bf16 %s, i8 %s\n", VIT__DOT_BF16 ? "yes" : "no (f32 tiles)",
            VIT__DOT_I8 ? "yes" : "no (f32 tiles)");
@@ -1103,6 +1197,7 @@ int main(int argc, char **argv) {
     test_epilogue_threads(50, 1088, 72); /* on AMX where the build has it, past I8's panel block */
     test_epilogue_threads(1100, 40, 1024); /* 4.5 MB of y: streamed where the I8 finish can */
     test_i8_file_extremes();
+    test_activation_bits();
     test_packed_load(argc > 1 ? argv[1] : "build");
     test_patch_lowp(argc > 1 ? argv[1] : "build");
     test_mlp_chunks(argc > 1 ? argv[1] : "build");
