@@ -14152,12 +14152,16 @@ VITDEF size_t vit_model_describe(const vit_model *m, char *buf, size_t size) {
     /* the kind, its naming and size, and how its dense layers are kept */
     d = &vit__kinds[m->kind];
     vit__bprintf(&b, "%s (naming %s), %lld weights\n", d->name, m->naming, (long long)m->n_params);
-    if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8])
-        vit__bprintf(
-            &b, "  dense layers kept in %s: %lld of the weights%s; the rest F32\n",
-            m->n_kept[VIT_DTYPE_I8] ? (m->n_kept[VIT_DTYPE_BF16] ? "BF16 and I8" : "I8") : "BF16",
-            (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
-            m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they run)" : "");
+    if (m->n_kept[VIT_DTYPE_BF16] || m->n_kept[VIT_DTYPE_I8]) {
+        const char *ab = vit_model_meta(m, "activation_bits");
+        vit__bprintf(&b, "  dense layers kept in %s: %lld of the weights%s%s; the rest F32\n",
+                     m->n_kept[VIT_DTYPE_I8] ? (m->n_kept[VIT_DTYPE_BF16] ? "BF16 and I8" : "I8") : "BF16",
+                     (long long)(m->n_kept[VIT_DTYPE_BF16] + m->n_kept[VIT_DTYPE_I8]),
+                     m->n_kept[VIT_DTYPE_I8] ? " (I8: a scale per output row, activations quantised per row as they "
+                                               "run, to "
+                                             : "",
+                     m->n_kept[VIT_DTYPE_I8] ? (ab && !strcmp(ab, "7") ? "7 bits)" : "8 bits)") : "");
+    }
     if (m->inferred) vit__bprintf(&b, "  %s\n", m->inferred);
 
     /* every hyperparameter under its metadata key */

@@ -1158,7 +1158,10 @@ static void test_activation_bits(void) {
             printf("FAIL activation_bits %s: %s\n", bits[i], vit_last_error());
             ok = 0;
         } else {
+            char d[1024];
             memcpy(y[i], out.data, 5 * 68 * sizeof(float));
+            vit_model_describe(&m, d, sizeof d);
+            ok &= strstr(d, i == 2 ? "per row as they run, to 7 bits" : "per row as they run, to 8 bits") != NULL;
         }
         vit_arena_reset(&a);
         if (r == VIT_OK) vit_model_free(&m);
