@@ -566,10 +566,11 @@ static void test_handmade_weights(void) {
     vit_arena a;
     vit_tensor x, y;
     int c;
-    static const char *cases[7] = {"complete", "scale NULL", "a packing without sums", "q NULL",
-                                   "a packing of panel 7", "F32 data NULL", "unknown dtype"};
-    static const char *want[7] = {"", "is I8 with scale NULL", "is not this weight's", "is BF16 with q NULL",
-                                  "is not this weight's", "is F32 with data NULL", "has an unknown dtype"};
+    static const char *cases[8] = {"complete", "scale NULL", "a packing without sums", "q NULL",
+                                   "a packing of panel 7", "F32 data NULL", "unknown dtype", "act_bits 6"};
+    static const char *want[8] = {"", "is I8 with scale NULL", "is not this weight's", "is BF16 with q NULL",
+                                  "is not this weight's", "is F32 with data NULL", "has an unknown dtype",
+                                  "act_bits neither 8 nor 7"};
     /* a loaded weight's record copied onto others: only vit.h makes them, but a program can copy one */
     struct vit__pack nosums, p7;
     vit_arena_init_alloc(&a, 1 << 20);
@@ -578,7 +579,7 @@ static void test_handmade_weights(void) {
     memset(sums, 0, sizeof sums);
     memset(&mp, 0, sizeof mp);
     mp.in_dim = HM_IN; mp.hidden_dim = HM_HID; mp.out_dim = HM_OUT; mp.act = VIT_ACT_GELU;
-    for (c = 0; c < 7; c++) {
+    for (c = 0; c < 8; c++) {
         vit_result r;
         char label[160];
         memset(&mw, 0, sizeof mw);
@@ -600,6 +601,7 @@ static void test_handmade_weights(void) {
         }
         if (c == 5) { mw.fc2_w.dtype = VIT_DTYPE_F32; mw.fc2_w.q = NULL; }
         if (c == 6) mw.fc1_w.dtype = (vit_dtype)9;
+        if (c == 7) mw.fc1_w.act_bits = 6;
         r = vit_mlp_forward(&a, &mp, &mw, &x, &y, NULL);
         snprintf(label, sizeof label, "mlp with hand-built I8 weights, %s: %s", cases[c],
                  c ? "VIT_ERR_ARG naming it" : "runs");
