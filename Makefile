@@ -106,7 +106,7 @@ web-serve: web
 # Ratios measured in one run; README.md shows the latest table and this command.
 # compare.py --peers: ViT-B/16 in ONNX Runtime and OpenVINO (f32, bf16, and int8
 # by NNCF; build/bench-venv, made by install_deps.sh bench) beside vit.h (f32,
-# bf16, int8) and PyTorch, and a busy-core table; then timm's DINOv2 ViT-S/14 and
+# bf16, int8, and int8 with x on 7 bits: I8A7) and PyTorch, and a busy-core table; then timm's DINOv2 ViT-S/14 and
 # CLIP ViT-B/16 the same way (PyTorch being timm), without the busy-core table, in
 # about 10 minutes; then EVA-02 ViT-B/14, and DINOv2 ViT-S/14 at 518 px (1,370
 # tokens: a pass at B = 8 takes seconds, PyTorch's most of a minute, hence two
@@ -123,11 +123,11 @@ bench: deps build/vit
 	build/bench_kernels 1
 	build/bench_kernels 2
 	$(PY) bench/compare.py
-	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8 --profiles
+	$(PY) bench/compare.py --peers --rounds 3 --vit-dtypes F32,BF16,I8,I8A7 --profiles
 	$(PY) bench/compare.py --peers --models DINOv2-S/14,CLIP-B/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models EVA-02-B/14 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
 	$(PY) bench/compare.py --peers --models DINOv3-S/16 --rounds 2 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy
-	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 3 --reps 2 --vit-dtypes F32,BF16,I8 --no-busy --profiles
+	$(PY) bench/compare.py --peers --models DINOv2-S/14@518 --rounds 3 --reps 2 --vit-dtypes F32,BF16,I8,I8A7 --no-busy --profiles
 	$(PY) bench/compare.py --modules
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 1
 	build/bench_explain build/bench/ViT-B_16.safetensors --threads 2
