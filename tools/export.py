@@ -242,8 +242,11 @@ def convert(src, out, dtype, activation_bits=8):
     row of x to 0..127, which AVX2 without VNNI multiplies 1.4x faster). Returns the number of weights."""
     if dtype not in ("BF16", "I8"):
         raise ExportError(f"--from converts to BF16 or I8, not {dtype}")
-    if activation_bits not in (7, 8) or (activation_bits != 8 and dtype != "I8"):
+    if activation_bits not in (7, 8):
         raise ExportError(f"--activation-bits {activation_bits}: I8 takes 8 (the default) or 7")
+    if activation_bits != 8 and dtype != "I8":
+        raise ExportError(f"--activation-bits {activation_bits} goes with --dtype I8 ({dtype} products round x to "
+                          f"{dtype.lower()})")
     tensors, meta = load_safetensors(src)
     meta.pop("quantization", None)
     meta.pop("activation_bits", None)
