@@ -17206,6 +17206,8 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          one pass, ViT-B/16 at B = 1 on a Zen 3 core
                          0.32-0.37 -> 0.22-0.25 s, relative L2 to F32
                          2.4e-2 -> 3.5e-2. Other values are refused.
+                         The F32 tile asks for the next block's lines
+                         outside its inner k loop (the same bits).
      0.5.22 (2026-11-28) An I8 MLP's chunks reuse their thread's own
                          rows of the hidden features: ViT-B/16 I8 at
                          B = 8 31.6 MB of activations, not 37.7 (the
