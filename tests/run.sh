@@ -61,41 +61,64 @@ psteps_done() {
   p_names=""
 }
 
-# bg CMD...: CMD in the background, at most JOBS (the cores) at once;
-# bg_wait waits for the rest and fails when any failed.
+# bg CMD...: CMD in the background, at most JOBS (the cores) at once, the
+# next started as soon as any of them ends (each job leaves a mark in
+# build/log/bg when done: sh has no `wait -n`, and a finished child not yet
+# waited for still answers kill -0); bg_wait waits for the rest and fails
+# when any failed.
 JOBS=$(nproc 2>/dev/null || echo 2)
-bg_pids="" bg_rc=0
+bg_pids="" bg_rc=0 bg_n=0
+rm -rf build/log/bg && mkdir -p build/log/bg
 bg() {
-  "$@" & bg_pids="$bg_pids $!"
+  bg_n=$((bg_n + 1))
+  { "$@"; bgj_rc=$?; : > "build/log/bg/$bg_n"; exit $bgj_rc; } &
+  bg_pids="$bg_pids $!:$bg_n"
   # shellcheck disable=SC2086
   set -- $bg_pids
-  if [ $# -ge "$JOBS" ]; then
-    wait "$1" || bg_rc=1
-    shift; bg_pids="$*"
-  fi
+  while [ $# -ge "$JOBS" ]; do
+    bg_reap || sleep 0.05
+    # shellcheck disable=SC2086
+    set -- $bg_pids
+  done
+}
+bg_reap() { # waits for one job that has left its mark, if any
+  br_left=""
+  br_done=1
+  for br_j in $bg_pids; do
+    if [ "$br_done" = 1 ] && [ -f "build/log/bg/${br_j#*:}" ]; then
+      wait "${br_j%:*}" || bg_rc=1
+      rm -f "build/log/bg/${br_j#*:}"
+      br_done=0
+    else
+      br_left="$br_left $br_j"
+    fi
+  done
+  bg_pids=$br_left
+  return $br_done
 }
 bg_wait() {
-  for bw_p in $bg_pids; do wait "$bw_p" || bg_rc=1; done
+  for bw_p in $bg_pids; do wait "${bw_p%:*}" || bg_rc=1; rm -f "build/log/bg/${bw_p#*:}"; done
   bw_rc=$bg_rc bg_pids="" bg_rc=0
   return $bw_rc
 }
 
 # The test programs, one a line: the name (tests/test_NAME.c) and its
-# arguments, @ standing for the build's folder; the longest last (bg waits
-# for the oldest job first: a long one early would hold a core's queue).
+# arguments, @ standing for the build's folder; after a short first one
+# (under wine it runs alone), the longest first, so that no long one starts
+# last while the other core has nothing left (ASan's quant takes 35-40 s).
 # Those named in INTERNAL reach inside the implementation and are compiled
 # together with it, in tests/test_internal.c (run as test_internal NAME
 # ARGS...); the others link the build's vit.o.
 TESTS="kernels_seed
-modules tests/fixtures
-errors tests/fixtures
-maps tests/fixtures/maps @
-naming tests/fixtures/naming tests/fixtures
-registry tests/fixtures
+quant
+kernels
 families tests/fixtures/families
 reverse tests/fixtures
-kernels
-quant"
+errors tests/fixtures
+maps tests/fixtures/maps @
+modules tests/fixtures
+naming tests/fixtures/naming tests/fixtures
+registry tests/fixtures"
 INTERNAL="errors kernels quant maps reverse"
 LINKED=$(echo "$TESTS" | while read -r t_name _; do
   case " $INTERNAL " in *" $t_name "*) ;; *) echo "$t_name" ;; esac
@@ -267,10 +290,10 @@ done
 FD_COUNT=
 psteps_done
 
-# The sanitizers' own builds, each compiling vit.h whole on one core, two chains at once: the fuzzers' object with
-# libFuzzer + ASan + UBSan, then test_threads with ThreadSanitizer (one model, four threads with their own arenas);
-# tests/test_internal.c without its main with MemorySanitizer (its one compile of the implementation: the MSan
-# fuzzers link it, -fsanitize=fuzzer-no-link leaving the fuzzer runtime to their link), then test_internal's main.
+# The sanitizers' own builds, each compiling vit.h whole on one core, two at once: the fuzzers' object with
+# libFuzzer + ASan + UBSan; tests/test_internal.c without its main with MemorySanitizer (its one compile of the
+# implementation: the MSan fuzzers link it, -fsanitize=fuzzer-no-link leaving the fuzzer runtime to their link), then
+# test_internal's main; test_threads with ThreadSanitizer (one model, four threads with their own arenas).
 # The fuzzers link those objects after.
 # (ONLY=msan and ONLY=tsan run on what the last fuzz-build made.)
 # The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
@@ -282,13 +305,8 @@ MSAN_FUZZERS="safetensors npy image quant"
 FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
 FUZZ_ASAN="$FUZZ_WARN -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
 
-sanitizers_a() {
-  # shellcheck disable=SC2086
-  clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o &&
-    clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
-}
 MSAN="-O1 -g -fsanitize=memory -mavx2 -mfma"
-sanitizers_b() {
+msan_build() {
   # shellcheck disable=SC2086
   clang $WARN $MSAN -fsanitize=fuzzer-no-link -DTEST_INTERNAL_NO_MAIN -I. -c tests/test_internal.c -o build/msan/fuzz_vit.o &&
     clang $WARN $MSAN -DTEST_INTERNAL_MAIN_ONLY tests/test_internal.c build/msan/fuzz_vit.o -o build/msan/test_internal -lm
@@ -301,8 +319,11 @@ fuzzers_link() { # fuzzers_link DIR "NAMES" FLAGS...: each fuzzer linked to DIR/
 }
 sanitizer_builds() {
   mkdir -p build/msan
-  bg sanitizers_a
-  bg sanitizers_b
+  # the longest first (62 s, then 43 + 1 and 19 on a Zen 3)
+  # shellcheck disable=SC2086
+  bg clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o
+  bg msan_build
+  bg clang $WARN -O1 -g -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
   bg_wait || return 1
   # shellcheck disable=SC2086
   fuzzers_link build "$FUZZERS" $FUZZ_ASAN
@@ -454,10 +475,17 @@ columns() {
 }
 step columns columns
 
-# PyTorch is the ground truth: the committed fixtures must be what the
-# tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must
-# reproduce configurations no fixture covers. Two steps at a time from here.
-pstep fixtures-drift $PY tools/check_fixtures.py
+# Nothing printed by the implementation at -O3 either (AVX-512 with BF16 and VNNI, compiled only: GCC 12's inlining
+# there had found four warnings -O2 does not, and users' -Werror builds failed); the longest step of this group, so
+# started first; not in the manners step, whose other work is short.
+o3_silent() {
+  # shellcheck disable=SC2086
+  gcc $WARN -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mfma -DVIT_IMPLEMENTATION \
+    -I. -x c -c vit.h -o /dev/null > build/log/o3.out 2>&1
+  [ $? -eq 0 ] && [ ! -s build/log/o3.out ] || { cat build/log/o3.out; return 1; }
+  echo "the implementation at -O3 (gcc, AVX-512) prints nothing"
+}
+pstep o3-silent o3_silent
 # The BF16 and I8 products at -O1 (where this CPU has AMX, its tiles): GCC 12's _tile_loadconfig tells it 8 bytes
 # are read, and a tile configuration built on the stack lost stores there and faulted. Beside the Python steps.
 pstep quant-O1 sh -c "gcc $WARN -O1 -march=native -I. tests/test_internal.c -o build/test_internal_O1 -lm && build/test_internal_O1 quant"
@@ -482,17 +510,10 @@ avx512_subsets() {
   done
 }
 pstep avx512-subsets avx512_subsets
-# Nothing printed by the implementation at -O3 either (AVX-512 with BF16 and VNNI, compiled only: GCC 12's inlining
-# there had found four warnings -O2 does not, and users' -Werror builds failed); beside the steps here, not in the
-# manners step, whose other work is short.
-o3_silent() {
-  # shellcheck disable=SC2086
-  gcc $WARN -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mfma -DVIT_IMPLEMENTATION \
-    -I. -x c -c vit.h -o /dev/null > build/log/o3.out 2>&1
-  [ $? -eq 0 ] && [ ! -s build/log/o3.out ] || { cat build/log/o3.out; return 1; }
-  echo "the implementation at -O3 (gcc, AVX-512) prints nothing"
-}
-pstep o3-silent o3_silent
+# PyTorch is the ground truth: the committed fixtures must be what the
+# tools make today, ViT-B/16 must match at B=1 and B=3, and `vit run` must
+# reproduce configurations no fixture covers. Two steps at a time from here.
+pstep fixtures-drift $PY tools/check_fixtures.py
 pstep maps-fixtures-drift $PY tools/maps_reference.py --check
 # vit__v_gelu's erf: its coefficients evaluated in float32 as vit.h does, within the 3.8e-7 its comment says
 pstep gelu-erf-fit $PY tools/fit_erf.py --check
