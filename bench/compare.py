@@ -12,7 +12,9 @@ noise hits both alike), keeps each side's best median latency, and prints a
 Markdown table of latencies, their ratio, peak RSS and load time. It also
 times one whole `build/vit run` invocation on ViT-B/16 (load, forward,
 write) against PyTorch's forward pass alone. Ratios are what to read: this
-machine is shared and noisy, so absolute times move between runs.
+machine is shared and noisy, so absolute times move between runs. A
+build/bench_vit (or, with --profiles, build/profile_vit) older than vit.h
+or its source is refused: `make bench` builds them, this script does not.
 
 --modules does the same for every attention module from the seeds (and
 sdpa, the MHA layouts, MLPs, encoder blocks, patch embedding) on the
@@ -759,6 +761,17 @@ def profiles(name, args, folder, inp, quiet):
               + ("" if theirs is None else f"\n\n{precision}, " + theirs.stdout.strip().split("\n", 1)[1].strip()))
 
 
+def stale_builds(names):
+    """The programs in build/ older than vit.h or their own source: a run would time the code they were built from."""
+    stale = []
+    for name in names:
+        exe = os.path.join(ROOT, "build", name)
+        sources = [os.path.join(ROOT, p) for p in ("vit.h", f"bench/{name}.c", "bench/bench.h")]
+        if os.path.exists(exe) and os.path.getmtime(exe) < max(os.path.getmtime(p) for p in sources if os.path.exists(p)):
+            stale.append(f"build/{name}")
+    return stale
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="B=1 only (and without --peers, ViT-B/16 only)")
@@ -778,6 +791,10 @@ def main():
     ap.add_argument("--out", help="the Markdown file whose section of this run's kind gets the tables "
                                   "(default docs/BENCHMARKS.md; '-': print only; --quick and --only print only unless given)")
     args = ap.parse_args()
+    stale = stale_builds(["bench_vit"] + (["profile_vit"] if args.profiles else []))
+    if stale:
+        sys.exit(f"compare.py: {' and '.join(stale)} older than vit.h or its source, so this run would time the code "
+                 "it was built from: `make bench` rebuilds them")
     out = args.out if args.out is not None else None if args.quick or args.only else os.path.join(ROOT, "docs", "BENCHMARKS.md")
     if out in (None, "-"):
         return run(args)
