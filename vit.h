@@ -2846,9 +2846,9 @@ static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
 #endif
 /* Without it (AVX2, NEON, WebAssembly, AVX-512 before BF16) a BF16 weight is packed at load all the same, as the
    dot-product tiles' panels of pairs, and the f32 tile widens each pair as it reads it (vit__tile_bfw): a shift
-   and a mask a vector of columns and k, where widening each panel block into a buffer of floats for every
-   product had cost more than the F32 file's whole products (ViT-B/16 at B = 1, one thread, Zen 3: BF16 0.42 s
-   against F32's 0.40). The same sums in the same order: the same bits as widened row-major panels. */
+   or a mask a vector of columns and k. Each product had widened every panel block into a buffer of floats, and
+   the BF16 file ran slower than the F32 one (ViT-B/16 at B = 1, one thread, Zen 3: 0.42-0.45 s against 0.40);
+   packed, 0.91x that at B = 1, 0.90x at B = 8. The same sums in the same order: the same bits. */
 #define VIT__BF16_WIDE (!VIT__DOT_BF16)
 #if VIT__VW == 16 && defined(SIMDE_X86_AVX512VNNI_NATIVE)
 #define VIT__DOT_I8 1
@@ -3301,10 +3301,10 @@ static void vit__pack_panel_u32(uint32_t *dst, const unsigned char *src, size_t 
 #endif
 
 #if VIT__BF16_WIDE
-/* The F32 tile on a BF16 weight packed at load (pairs of k per uint32: vit__pack_panel_u32): per pair, each
-   vector of columns read twice (a load folds into the shift and the mask, where keeping both pairs' vectors took
-   two registers more than AVX2's 16), widened by a shift for its low half (k even) and a mask for its high half
-   (k odd), then the FMAs of vit__tile in its order. kc counts k, not pairs. */
+/* The F32 tile on a BF16 weight packed at load (pairs of k per uint32: vit__pack_panel_u32): each vector of
+   columns is read once for each k of its pair (holding it across both would take two registers more than AVX2's
+   16), widened by a shift for its low half (k even) and a mask for its high half (k odd), then the FMAs of
+   vit__tile in its order. kc counts k, not pairs. */
 static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__tl *t) {
     float *y = t->y, alpha = t->alpha;
     const float *x = t->xf, *b = t->b;
