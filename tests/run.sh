@@ -321,7 +321,7 @@ fuzzers_link() { # fuzzers_link DIR "NAMES" FLAGS...: each fuzzer linked to DIR/
 }
 sanitizer_builds() {
   mkdir -p build/msan
-  # the longest first (62 s, then 43 + 1 and 19 on a Zen 3)
+  # the longest first (on a Zen 3 about 55 s, then 40 + 1 and 19)
   # shellcheck disable=SC2086
   bg clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o
   bg msan_build
