@@ -183,7 +183,26 @@ ASAN="clang -O0 -g -march=native -fsanitize=address,undefined -fno-sanitize-reco
 # shellcheck disable=SC2086
 # -Wpsabi (WARN turns it off for the builds without AVX): the native and AVX2 builds must print no ABI note
 config native "" "" $NATIVE -Wpsabi
-config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
+# The AVX2 build where -march=native already is one: on a CPU with no AVX-512, AVX-VNNI or AMX (a Zen 3, say),
+# -march=native adds nothing that vit.h's kernels or SIMDe's use past AVX2 and FMA (BMI, F16C, LZCNT ...), and the
+# AVX2 build's tests would repeat the native build's (about 50 s of CPU): then only its vit.o is compiled (the
+# manners step links it, and wants it silent), its tests and Fashion-MNIST runs left to the native build.
+AVX2_SAME=""
+gcc -march=native -dM -E - < /dev/null | grep -qE '#define __(AVX512[A-Z0-9_]*|AVXVNNI|AMX_[A-Z0-9_]*)__ 1' ||
+  AVX2_SAME=1
+avx2_object() {
+  mkdir -p build/avx2
+  # shellcheck disable=SC2086
+  gcc $WARN -O2 -mavx2 -mfma -Wpsabi -x c -DVIT_IMPLEMENTATION -c vit.h -o build/avx2/vit.o 2> build/avx2/vit.o.txt
+  ao_rc=$?
+  cat build/avx2/vit.o.txt
+  [ $ao_rc -eq 0 ] && echo "vit.o only: -march=native here is an AVX2 build (no AVX-512, AVX-VNNI or AMX)"
+}
+if [ -n "$AVX2_SAME" ]; then
+  step avx2-build avx2_object
+else
+  config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
+fi
 config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
 config no-simd "" "" gcc -O2 -DVIT_NO_SIMD
 # clang without the AMX tiles: the vdpbf16ps and vpdpbusd tiles on every product, as on a CPU without AMX
@@ -281,7 +300,9 @@ psteps_done
 # run would take minutes). The SIMDe-portable build runs the AVX-512
 # build's kernels through SIMDe's C (test_quant holds them equal to their
 # _ref on every shape): the first 2000 images there.
-for cfg in avx2 simde-portable; do
+fd_cfgs="avx2 simde-portable"
+[ -n "$AVX2_SAME" ] && fd_cfgs=simde-portable
+for cfg in $fd_cfgs; do
   [ "$cfg" = simde-portable ] && FD_COUNT=2000 || FD_COUNT=
   pstep "fashion_vit-bf16-$cfg" fashion_dtype models/fashion_vit.safetensors BF16 0.995 "$cfg" "build/$cfg/04_fashion"
   pstep "fashion_vit-i8-$cfg" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$cfg" "build/$cfg/04_fashion"
