@@ -2745,6 +2745,13 @@ static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int add, in
             if (nvec > 1) c##i##b = vit__v_load(o + VIT__VW);                                         \
         }                                                                                             \
     }
+/* Row i's step of the F32 tiles at k: its x broadcast, times the step's vectors of w b0 (and b1 where nvec > 1) */
+#define VIT__FMA_ROW(i)                                                \
+    if (mr > i) {                                                      \
+        vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);               \
+        c##i##a = vit__v_fma(a, b0, c##i##a);                          \
+        if (nvec > 1) c##i##b = vit__v_fma(a, b1, c##i##b);            \
+    }
 static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t) {
     float *y = t->y, alpha = t->alpha;
     const float *x = t->xf, *bp = t->bf, *b = t->b;
@@ -2766,13 +2773,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
         for (; k < k8; k++) {
             vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR),
                     b1 = nvec > 1 ? vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW) : b0;
-#define VIT__STEP(i)                                                   \
-            if (mr > i) {                                              \
-                vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);       \
-                c##i##a = vit__v_fma(a, b0, c##i##a);                  \
-                if (nvec > 1) c##i##b = vit__v_fma(a, b1, c##i##b);    \
-            }
-            VIT__ROWS(VIT__STEP)
+            VIT__ROWS(VIT__FMA_ROW)
         }
     }
 
@@ -2794,7 +2795,6 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
         }                                                                               \
     }
     VIT__ROWS(VIT__OUT)
-#undef VIT__STEP
 }
 VIT__MRS(VIT__TL_DEF, vit__tile)
 static const vit__tl_fn vit__tiles[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile)},
@@ -3314,17 +3314,11 @@ static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__t
     vit__vi hi = vit__vi_set1((int32_t)0xffff0000u);
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__FROM_Y)
-#define VIT__STEP(i)                                                   \
-        if (mr > i) {                                                  \
-            vit__vf a = vit__v_set1(x[(size_t)i * ldx + k]);           \
-            c##i##a = vit__v_fma(a, b0, c##i##a);                      \
-            if (nvec > 1) c##i##b = vit__v_fma(a, b1, c##i##b);        \
-        }
 #define VIT__BFW(f)                                                                  \
     {                                                                                \
         vit__vf b0 = vit__v_as_f(f(vit__vi_load(at))), b1 = b0;                      \
         if (nvec > 1) b1 = vit__v_as_f(f(vit__vi_load(at + VIT__VW)));               \
-        VIT__ROWS(VIT__STEP)                                                         \
+        VIT__ROWS(VIT__FMA_ROW)                                                      \
     }
 #define VIT__BFW_HI(v) vit__vi_and(v, hi)
     for (k = 0; k + 1 < kc; k++, at += VIT__NR) {
@@ -3335,7 +3329,6 @@ static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__t
     if (k < kc) VIT__BFW(vit__vi_sll16)
 #undef VIT__BFW_HI
 #undef VIT__BFW
-#undef VIT__STEP
     VIT__ROWS(VIT__OUT)
 }
 VIT__MRS(VIT__TL_DEF, vit__tile_bfw)
@@ -3913,6 +3906,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     int m, fused = 0, lines = 0, per, done = 0, nk0 = k0 + kc < K ? k0 + kc : 0, nn0 = k0 + kc < K ? n0 : n0 + VIT__NR;
     int row_lines = ((K - nk0 < kcb ? K - nk0 : kcb) * es + 63) / 64, row = 0, line = 0;
     const unsigned char *pf[VIT__KC / 8], *next = NULL; /* the tile's lines to ask for; the next block packed */
+    const vit__tl_fn(*f32_tiles)[VIT__MR + 1] = vit__tiles; /* the FMA tiles: on floats, or widening BF16 pairs */
     vit__tl t;
 #if VIT__DOT_BF16 || VIT__DOT_I8
     int32_t wsum[VIT__NR];
@@ -3948,6 +3942,9 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 #if VIT__DOT_BF16 || VIT__DOT_I8 || VIT__BF16_WIDE
     else if (vit__mm_packed(p, n0)) {
         t.bp = vit__packed_panel(p, n0, k0);
+#if VIT__BF16_WIDE
+        if (p->wt == VIT_DTYPE_BF16) f32_tiles = vit__tiles_bfw;
+#endif
 #if VIT__DOT_I8
         if (p->wt == VIT_DTYPE_I8) t.wsum = vit__packed_wsum_at(p, n0, k0, kc, wsum);
 #endif
@@ -4014,11 +4011,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
             t.xf = x + (size_t)m * ldx + k0;
             t.ldx = ldx; t.bf = panel; t.kc = kc;
             if (q8) { t.alpha = 1.0f; t.b = NULL; }
-#if VIT__BF16_WIDE
-            if (p->wt == VIT_DTYPE_BF16 && vit__mm_packed(p, n0)) vit__tiles_bfw[nv > VIT__VW][mr](&t);
-            else
-#endif
-                vit__tiles[nv > VIT__VW][mr](&t);
+            f32_tiles[nv > VIT__VW][mr](&t);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8

@@ -139,16 +139,22 @@ link() { # link NAME EXT CC FLAGS... -- SOURCE OUT: SOURCE compiled and linked w
   # shellcheck disable=SC2086
   $l_cc $WARN $l_flags -DVIT_IMPLEMENTATION_INCLUDED -I. "$2" "build/$l_name/vit.o" -o "$3$l_ext" $LINK_FLAGS -lm
 }
+vit_object() { # vit_object NAME CC FLAGS...: the implementation alone into build/NAME/vit.o
+  vo_name=$1 vo_cc=$2; shift 2
+  mkdir -p "build/$vo_name"
+  # shellcheck disable=SC2086
+  # what the compiler printed kept apart too: header-manners wants nothing from the native and AVX2 ones
+  $vo_cc $WARN "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "build/$vo_name/vit.o" 2> "build/$vo_name/vit.o.txt"
+  vo_rc=$?
+  cat "build/$vo_name/vit.o.txt"
+  return $vo_rc
+}
 build() { # build NAME EXT CC FLAGS...
   b_name=$1 b_ext=$2 b_cc=$3; shift 3
   mkdir -p "build/$b_name"
   # shellcheck disable=SC2086
   bg $b_cc $WARN "$@" -I. tests/test_internal.c -o "build/$b_name/test_internal$b_ext" $LINK_FLAGS -lm
-  # what the compiler printed for vit.o kept apart too: header-manners wants nothing from the native and AVX2 ones
-  $b_cc $WARN "$@" -x c -DVIT_IMPLEMENTATION -c vit.h -o "build/$b_name/vit.o" 2> "build/$b_name/vit.o.txt"
-  b_rc=$?
-  cat "build/$b_name/vit.o.txt"
-  [ $b_rc -eq 0 ] || { bg_wait; return 1; }
+  vit_object "$b_name" "$b_cc" "$@" || { bg_wait; return 1; }
   for b_t in $LINKED; do
     bg link "$b_name" "$b_ext" "$b_cc" "$@" -- "tests/test_$b_t.c" "build/$b_name/test_$b_t"
   done
@@ -191,12 +197,8 @@ AVX2_SAME=""
 gcc -march=native -dM -E - < /dev/null | grep -qE '#define __(AVX512[A-Z0-9_]*|AVXVNNI|AMX_[A-Z0-9_]*)__ 1' ||
   AVX2_SAME=1
 avx2_object() {
-  mkdir -p build/avx2
-  # shellcheck disable=SC2086
-  gcc $WARN -O2 -mavx2 -mfma -Wpsabi -x c -DVIT_IMPLEMENTATION -c vit.h -o build/avx2/vit.o 2> build/avx2/vit.o.txt
-  ao_rc=$?
-  cat build/avx2/vit.o.txt
-  [ $ao_rc -eq 0 ] && echo "vit.o only: -march=native here is an AVX2 build (no AVX-512, AVX-VNNI or AMX)"
+  vit_object avx2 gcc -O2 -mavx2 -mfma -Wpsabi &&
+    echo "vit.o only: -march=native here is an AVX2 build (no AVX-512, AVX-VNNI or AMX)"
 }
 if [ -n "$AVX2_SAME" ]; then
   step avx2-build avx2_object
@@ -326,9 +328,10 @@ MSAN_FUZZERS="safetensors npy image quant"
 FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
 # -gline-tables-only: the reports' stacks keep their files and lines, without the rest of -g's debug information
 # (the fuzzers' compile of vit.h on a Zen 3: 64-66 s of CPU with -g, 53-56 s with line tables, 43-49 s with none)
-FUZZ_ASAN="$FUZZ_WARN -O1 -gline-tables-only -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
+SAN_G=-gline-tables-only
+FUZZ_ASAN="$FUZZ_WARN -O1 $SAN_G -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
 
-MSAN="-O1 -gline-tables-only -fsanitize=memory -mavx2 -mfma"
+MSAN="-O1 $SAN_G -fsanitize=memory -mavx2 -mfma"
 msan_build() {
   # shellcheck disable=SC2086
   clang $WARN $MSAN -fsanitize=fuzzer-no-link -DTEST_INTERNAL_NO_MAIN -I. -c tests/test_internal.c -o build/msan/fuzz_vit.o &&
@@ -346,7 +349,7 @@ sanitizer_builds() {
   # shellcheck disable=SC2086
   bg clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o
   bg msan_build
-  bg clang $WARN -O1 -gline-tables-only -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
+  bg clang $WARN -O1 $SAN_G -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
   bg_wait || return 1
   # shellcheck disable=SC2086
   fuzzers_link build "$FUZZERS" $FUZZ_ASAN
