@@ -2725,6 +2725,22 @@ static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int add, in
     vit__v_store(yi + VIT__VW, cb);
 }
 
+/* A partial panel's row (nv < NR columns) into and out of a tile's registers, through o. Called, not inlined: in
+   each of the ~100 tiles GCC -O3 vectorised and unswitched these loops (on add, last, b), the tiles grew 4-6x and
+   vit.h's -O3 compile took twice as long; they run once a row of a last panel, never in the k loop. */
+static VIT__NOINLINE void vit__tile_in_part(float *o, const float *yi, int nv) {
+    int j;
+    for (j = 0; j < VIT__NR; j++) o[j] = j < nv ? yi[j] : 0.0f;
+}
+static VIT__NOINLINE void vit__tile_out_part(float *yi, const float *o, int nv, int add, int last, float alpha,
+                                             const float *b) {
+    int j;
+    for (j = 0; j < nv; j++) {
+        float s = add ? yi[j] + o[j] : o[j];
+        yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;
+    }
+}
+
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 /* A later block's tile: its rows' sums so far from y (VIT__SUMS_FROM_Y), or asked for now, to be added at the
    end, when y is large (a batch) and they come back from far away */
@@ -2739,8 +2755,7 @@ static VIT__INLINE void vit__tile_out_row(float *yi, const float *b, int add, in
             c##i##b = vit__v_load(yi + VIT__VW);                                                      \
         } else {                                                                                      \
             float o[VIT__NR];                                                                         \
-            int j;                                                                                    \
-            for (j = 0; j < VIT__NR; j++) o[j] = j < nv ? yi[j] : 0.0f;                               \
+            vit__tile_in_part(o, yi, nv);                                                             \
             c##i##a = vit__v_load(o);                                                                 \
             if (nvec > 1) c##i##b = vit__v_load(o + VIT__VW);                                         \
         }                                                                                             \
@@ -2785,13 +2800,9 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
             vit__tile_out_row(yi, b, add, last, alpha, c##i##a, c##i##b, NULL, NULL);   \
         } else {                                                                        \
             float o[VIT__NR];                                                           \
-            int j;                                                                      \
             vit__v_store(o, c##i##a);                                                   \
             vit__v_store(o + VIT__VW, nvec > 1 ? c##i##b : vit__v_zero()); /* (GCC -O3: read) */ \
-            for (j = 0; j < nv; j++) {                                                  \
-                float s = add ? yi[j] + o[j] : o[j];                                    \
-                yi[j] = last ? alpha * s + (b ? b[j] : 0.0f) : s;                       \
-            }                                                                           \
+            vit__tile_out_part(yi, o, nv, add, last, alpha, b);                         \
         }                                                                               \
     }
     VIT__ROWS(VIT__OUT)
