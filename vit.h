@@ -2760,6 +2760,11 @@ static VIT__NOINLINE void vit__tile_out_part(float *yi, const float *o, int nv, 
             if (nvec > 1) c##i##b = vit__v_load(o + VIT__VW);                                         \
         }                                                                                             \
     }
+/* A whole panel's last block (gemm_block set t->e: an epilogue without an activation) ends in the tile's store:
+   its layer scale eg and residual rows er (eld floats apart) go to vit__tile_out_row, as in the wide tiles. */
+#define VIT__OUT_EPI                                                 \
+    const float *eg = t->e ? t->g : NULL, *er = t->e ? t->r : NULL; \
+    int eld = t->e ? t->e->ldr : 0;
 /* Row i's step of the F32 tiles at k: its x broadcast, times the step's vectors of w b0 (and b1 where nvec > 1) */
 #define VIT__FMA_ROW(i)                                                \
     if (mr > i) {                                                      \
@@ -2774,6 +2779,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv, npf = t->npf;
     int add = !first && !VIT__SUMS_FROM_Y;
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
+    VIT__OUT_EPI
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__FROM_Y)
 
@@ -2797,7 +2803,7 @@ static VIT__INLINE void vit__tile(const int mr, const int nvec, const vit__tl *t
     if (mr > i) {                                                                       \
         float *yi = y + (size_t)i * ldy;                                                \
         if (nvec > 1 && nv == VIT__NR) {                                                \
-            vit__tile_out_row(yi, b, add, last, alpha, c##i##a, c##i##b, NULL, NULL);   \
+            vit__tile_out_row(yi, b, add, last, alpha, c##i##a, c##i##b, eg, er ? er + (size_t)i * eld : NULL); \
         } else {                                                                        \
             float o[VIT__NR];                                                           \
             vit__v_store(o, c##i##a);                                                   \
@@ -3323,6 +3329,7 @@ static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__t
     int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv;
     int add = !first && !VIT__SUMS_FROM_Y;
     vit__vi hi = vit__vi_set1((int32_t)0xffff0000u);
+    VIT__OUT_EPI
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__FROM_Y)
 #define VIT__BFW(f)                                                                  \
@@ -3357,6 +3364,7 @@ static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__
     int g, ldy = t->ldy, ldx = t->ldx, first = t->first, last = t->last, nv = t->nv;
     int add = !first && !VIT__SUMS_FROM_Y;
     float alpha = t->alpha;
+    VIT__OUT_EPI
     VIT__ROWS(VIT__DECL)
     VIT__ROWS(VIT__FROM_Y)
     for (g = 0; g < t->kc; g++) {
@@ -3751,6 +3759,7 @@ static const vit__tl2_fn vit__tiles2_i8[7] = {NULL, VIT__MRS2(VIT__TL2_ENTRY, vi
 #undef VIT__DECL
 #undef VIT__FROM_Y
 #undef VIT__OUT
+#undef VIT__OUT_EPI
 
 static void vit__pack_panel(float *dst, const float *w, int ldw, int n0, int nv, int k0, int kc) {
     int k, j, kb;
@@ -3942,6 +3951,13 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         t.stream = vit__y_stream(p, n0);
     }
 #endif
+    /* F32 and BF16: an epilogue without an activation done as the tile stores (VIT__OUT_EPI), not as a pass of
+       vit__epi_tile's over the tile's outputs after it */
+    if (e && last && nv == VIT__NR && e->act == VIT__EPI_NONE && (p->wt == VIT_DTYPE_F32 || p->wt == VIT_DTYPE_BF16)) {
+        t.e = e;
+        t.g = e->g ? e->g + n0 : NULL;
+        fused = 1;
+    }
 
     /* this block's panel of weights, packed in the order the tiles read it:
        read in place where the loader packed w (vit__pack_weight) */
@@ -4021,6 +4037,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
             t.y = y + (size_t)m * ldy + n0;
             t.xf = x + (size_t)m * ldx + k0;
             t.ldx = ldx; t.bf = panel; t.kc = kc;
+            t.r = t.e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
             if (q8) { t.alpha = 1.0f; t.b = NULL; }
             f32_tiles[nv > VIT__VW][mr](&t);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
