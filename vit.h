@@ -2408,6 +2408,10 @@ typedef struct vit__epi {
     const float *r; /* residual added last (never y itself), or NULL */
     int ldr;
 } vit__epi;
+/* Row m of e's residual from column n0, or NULL (no epilogue, or none added). */
+static VIT__INLINE const float *vit__epi_r(const vit__epi *e, int m, int n0) {
+    return e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
+}
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
 
 /* A LayerNorm (weight, bias, eps) that a BF16 or I8 product applies to each
@@ -3884,7 +3888,7 @@ static void vit__tl_rows(vit__tl *t, const vit__mm *p, int i0, int n0) {
     t->y = p->y ? p->y + (size_t)i0 * p->ldy + n0 : NULL; /* NULL: outputs to yb (vit__gemm_block2) */
     t->sx = sxs + i0;
     t->zp = (const int32_t *)(const void *)(sxs + p->M) + i0;
-    t->r = t->e && t->e->r ? t->e->r + (size_t)i0 * t->e->ldr + n0 : NULL;
+    t->r = vit__epi_r(t->e, i0, n0);
 }
 #endif
 
@@ -4037,7 +4041,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
             t.y = y + (size_t)m * ldy + n0;
             t.xf = x + (size_t)m * ldx + k0;
             t.ldx = ldx; t.bf = panel; t.kc = kc;
-            t.r = t.e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
+            t.r = vit__epi_r(t.e, m, n0);
             if (q8) { t.alpha = 1.0f; t.b = NULL; }
             f32_tiles[nv > VIT__VW][mr](&t);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
@@ -4077,7 +4081,7 @@ static VIT__INLINE void vit__epi_bf16_c(const vit__mm *p, const float *t, int m,
     const float *g = e && e->g ? e->g + n0 : NULL;
     int i, j;
     for (i = 0; i < mr; i++) {
-        const float *ti = t + (size_t)i * 2 * VIT__NR, *ri = e && e->r ? e->r + (size_t)(m + i) * e->ldr + n0 : NULL;
+        const float *ti = t + (size_t)i * 2 * VIT__NR, *ri = vit__epi_r(e, m + i, n0);
         uint16_t *yi = p->yb + (size_t)(m + i) * p->ldyb + n0;
         for (j = 0; j < 2 * VIT__NR; j += VIT__VW)
             vit__v_store_bf16(yi + j, vit__epi_v(vit__v_load(ti + j), act, g ? g + j : NULL, ri ? ri + j : NULL));
@@ -4192,7 +4196,7 @@ static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, 
             t.y = p->y + (size_t)m * p->ldy + n0;
             u.y = t.y + VIT__NR;
             t.xf = u.xf = p->x + (size_t)m * xrow + k0;
-            t.r = t.e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
+            t.r = vit__epi_r(t.e, m, n0);
             u.r = t.r ? t.r + VIT__NR : NULL;
             vit__tiles2_f32[mr](&t, &u);
         }
@@ -4559,7 +4563,7 @@ static void vit__amx_dot(const vit__mm *p, const uint32_t *bp, int k0, int kc, i
    its order, so the same bits as its pass over y after the store: that pass took 6% of a BF16 forward). */
 static void vit__amx_row_out(const vit__mm *p, int m, const float *cr, int n0) {
     const vit__epi *e = p->e;
-    const float *g = e && e->g ? e->g + n0 : NULL, *r = e && e->r ? e->r + (size_t)m * e->ldr + n0 : NULL;
+    const float *g = e && e->g ? e->g + n0 : NULL, *r = vit__epi_r(e, m, n0);
     float *yr = p->y + (size_t)m * p->ldy + n0;
     int j;
     for (j = 0; j < VIT__NR; j += VIT__VW) {
@@ -5638,7 +5642,7 @@ static VIT__INLINE void vit__epi_tile_c(float *y, int ldy, const vit__epi *e, in
     int i, j, u;
     for (i = 0; i < rows; i++) {
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
-        const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
+        const float *ri = vit__epi_r(e, m0 + i, n0);
         const float *gi = e->g ? e->g + n0 : NULL;
         if (act == VIT__EPI_NONE && !gi && !ri) continue;
         for (j = 0; j + VIT__VW <= n; j += VIT__VW)
@@ -5681,7 +5685,7 @@ static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, 
     int i, j;
     for (i = 0; i < rows; i++) {
         float *yi = y + (size_t)(m0 + i) * ldy + n0;
-        const float *ri = e->r ? e->r + (size_t)(m0 + i) * e->ldr + n0 : NULL;
+        const float *ri = vit__epi_r(e, m0 + i, n0);
         for (j = 0; j < n; j++) {
             float v = vit__act1(yi[j], e->act);
             if (e->g) v *= e->g[n0 + j];
