@@ -1,4 +1,4 @@
-/* vit.h - v0.5.25 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.26 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -290,8 +290,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 25
-#define VIT_VERSION_STRING "0.5.25"
+#define VIT_VERSION_PATCH 26
+#define VIT_VERSION_STRING "0.5.26"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -2560,14 +2560,15 @@ static float vit__q8(float x, float inv, int32_t zp, int xmax) {
     return (r < 0.0f ? 0.0f : r > (float)xmax ? (float)xmax : r) - (float)zp;
 }
 
-/* The I8 attention's q kᵀ (vit__att_mode 2): each row of a head's q and k
-   (HS values) rounded to int8 on its own symmetric scale, s = max|x| / 127
-   (vit__q8s_row; vit__attention_ref holds it to these): returns s and sets
-   inv = 1 / s. A row of zeros or of values below 1e-30 gets s = 1 (its q
-   zeros), one holding a NaN or an Inf s = NaN and inv = 0 (its q zeros,
-   its scores NaN), as vit__q8_scale. */
-static float vit__q8s_scale(float amax, int finite, float *inv) {
-    float s = amax / 127.0f;
+/* The I8 attention's q kᵀ (vit__att_mode 2 and 3): each row of a head's q
+   and k (HS values) rounded to int8 on its own symmetric scale, s = max|x|
+   / qmax (127; mode 3's q 63: vit__att_mode says why) (vit__q8s_row;
+   vit__attention_ref holds it to these): returns s and sets inv = 1 / s. A
+   row of zeros or of values below 1e-30 gets s = 1 (its q zeros), one
+   holding a NaN or an Inf s = NaN and inv = 0 (its q zeros, its scores
+   NaN), as vit__q8_scale. */
+static float vit__q8s_scale(float amax, int finite, int qmax, float *inv) {
+    float s = amax / (float)qmax;
     if (!finite) {
         *inv = 0.0f;
         return NAN;
@@ -2577,10 +2578,10 @@ static float vit__q8s_scale(float amax, int finite, float *inv) {
     return s;
 }
 
-/* x's int8 on that scale: round(x inv) to nearest, ties to even, within +-127 (0 where inv is 0). */
-static int vit__q8s(float x, float inv) {
-    float r = inv == 0.0f ? 0.0f : nearbyintf(x * inv);
-    return (int)(r < -127.0f ? -127.0f : r > 127.0f ? 127.0f : r);
+/* x's int8 on that scale: round(x inv) to nearest, ties to even, within +-qmax (0 where inv is 0). */
+static int vit__q8s(float x, float inv, int qmax) {
+    float r = inv == 0.0f ? 0.0f : nearbyintf(x * inv), b = (float)qmax;
+    return (int)(r < -b ? -b : r > b ? b : r);
 }
 
 /* Threads for a product: one below 65536 multiply-adds or inside a caller's task. */
@@ -2892,6 +2893,12 @@ static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
 #endif
 #ifndef VIT__I8_XOFF
 #define VIT__I8_XOFF 0
+#endif
+/* The I8 attention's q kᵀ in int8 with q on 7 bits and P V in f32 (vit__att_mode 3) */
+#if VIT__DOT_I8 && !VIT__DOT_BF16
+#define VIT__ATT_Q7 1
+#else
+#define VIT__ATT_Q7 0
 #endif
 /* The wide tiles (vit__tile2_f32, vit__tile2_bf16, vit__tile2_i8): their 24 sums, four vectors of w and a
    broadcast take AVX-512's 32 registers; with 16, the MR x NR tiles only. */
@@ -4105,7 +4112,7 @@ static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int m
    The attention's bits, with a third of the bytes to memory and back (ViT-B/16 at B = 8: 14.5 MB a layer of f32)
    and no pass of its own over q and k: ViT-B/16 I8 at B = 8, one thread, five alternating runs, 0.345 -> 0.337 s
    (B = 1 and DINOv2-S/14 at 518 px ~1%). */
-static float vit__q8s_row(unsigned char *d, const float *x, int n, int off);
+static float vit__q8s_row(unsigned char *d, const float *x, int n, int off, int qmax);
 static void vit__q8_att_out(const vit__mm *p, const float *t, int m, int n0, int mr) {
     int i, j, C = p->N / 3;
     for (i = 0; i < mr; i++) {
@@ -4116,7 +4123,7 @@ static void vit__q8_att_out(const vit__mm *p, const float *t, int m, int n0, int
         else
             p->yqs[(size_t)(m + i) * (2 * C / (2 * VIT__NR)) + n0 / (2 * VIT__NR)] =
                 vit__q8s_row((unsigned char *)(void *)(row + (n0 < C ? 0 : C)) + (n0 < C ? n0 : n0 - C), ti,
-                             2 * VIT__NR, n0 < C ? 128 - VIT__I8_XOFF : 0);
+                             2 * VIT__NR, n0 < C ? 128 - VIT__I8_XOFF : 0, 127);
     }
 }
 #endif
@@ -4969,6 +4976,7 @@ VITDEF void vit_k_matmul(float *y, const float *x, const float *w, const float *
 #ifdef VIT_NO_SIMD
 #define VIT__DOT_BF16 0
 #define VIT__DOT_I8 0
+#define VIT__ATT_Q7 0
 #define VIT__BF16_WIDE 0
 #endif
 
@@ -5788,20 +5796,22 @@ VITDEF void vit_k_patch_conv(float *y, float *cols, const float *x, const float 
 static float vit__lowp(float x, int lowp) { return lowp ? vit__bf16_float(vit__bf16_round(x)) : x; }
 
 /* A row's scale for vit__q8s: its max |x|, and whether it is finite. */
-static float vit__q8s_row_ref(const float *x, int n, float *inv) {
+static float vit__q8s_row_ref(const float *x, int n, int qmax, float *inv) {
     float amax = 0.0f;
     int k, finite = 1;
     for (k = 0; k < n; k++) {
         finite &= isfinite(x[k]) != 0;
         amax = fabsf(x[k]) > amax ? fabsf(x[k]) : amax;
     }
-    return vit__q8s_scale(amax, finite, inv);
+    return vit__q8s_scale(amax, finite, qmax, inv);
 }
 
 /* lowp: the products take q, k, the probabilities and v rounded to bf16
    (the scores and the softmax stay f32), as the BF16 attention does; lowp
    2 (vit__att_mode): q kᵀ on q and k in int8 instead, each row of a head on
-   its own scale (vit__q8s), the sums exact, a score (S (s_k scale)) s_q. */
+   its own scale (vit__q8s), the sums exact, a score (S (s_k scale)) s_q;
+   lowp 3: those scores with q's rows on 7 bits (+-63), then the softmax
+   and P V in f32, as lowp 0. */
 static void vit__attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
                                const vit_attn_shape *s, int lowp) {
     int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
@@ -5813,14 +5823,15 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
             const float *vb = v + (size_t)bi * N * ld + h * HS;
             for (i = 0; i < N; i++) {
                 const float *qi = qb + (size_t)i * ld;
-                float iq = 0.0f, sq = lowp == 2 ? vit__q8s_row_ref(qi, HS, &iq) : 0.0f;
+                int qmax = lowp == 3 ? 63 : 127;
+                float iq = 0.0f, sq = lowp >= 2 ? vit__q8s_row_ref(qi, HS, qmax, &iq) : 0.0f;
                 for (j = 0; j < N; j++) {
                     const float *kj = kb + (size_t)j * ld;
                     float s = 0.0f, ik, sk;
-                    if (lowp == 2) {
+                    if (lowp >= 2) {
                         int32_t S8 = 0;
-                        sk = vit__q8s_row_ref(kj, HS, &ik);
-                        for (d = 0; d < HS; d++) S8 += vit__q8s(qi[d], iq) * vit__q8s(kj[d], ik);
+                        sk = vit__q8s_row_ref(kj, HS, 127, &ik);
+                        for (d = 0; d < HS; d++) S8 += vit__q8s(qi[d], iq, qmax) * vit__q8s(kj[d], ik, 127);
                         S[(size_t)i * N + j] = (float)S8 * (sk * scale) * sq;
                         continue;
                     }
@@ -5828,7 +5839,7 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
                     S[(size_t)i * N + j] = scale * s;
                 }
             }
-            if (lowp) {
+            if (lowp == 1 || lowp == 2) {
                 /* BF16, as the fast path: each row's exponentials e = exp(s - max), unnormalised, in bf16 into
                    the product, whose row is then scaled by post / sum e; the maps softmax * post */
                 for (i = 0; i < N; i++) {
@@ -5852,7 +5863,7 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
                 for (d = 0; d < HS; d++) {
                     float s = 0.0f;
                     for (j = 0; j < N; j++)
-                        s += vit__lowp(S[(size_t)i * N + j], lowp) * vit__lowp(vb[(size_t)j * ld + d], lowp);
+                        s += S[(size_t)i * N + j] * vb[(size_t)j * ld + d];
                     out[((size_t)bi * N + i) * C + h * HS + d] = s;
                 }
         }
@@ -6005,10 +6016,16 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
 /* The attention's products for a model's dense layers' dtype (lowp: 0 F32, 1 BF16, 2 I8) on this build: 0, f32,
    without the BF16 dot product; 2, I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k, not the
    probabilities) and P V in BF16, where vpdpbusd runs and no AMX tiles are built (their BF16 q kᵀ is the faster
-   there); else 1, both in BF16. */
+   there); 3, where the int8 dot product runs but not the BF16 one (AVX2, AVX-512 VNNI before BF16, NEON with
+   sdot): I8's q kᵀ in int8 with q's rows on 7 bits, so that AVX2's vpmaddubsw takes q + 64 (1..127) by k as they
+   are (2 x 127 x 127 within int16: exact; three operations for 32 multiply-adds, as the dense layers' x on 7
+   bits), and P V in f32; else 1, both in BF16. Modes 2 and 3 are lowp 2 to the callers that choose them. */
 static int vit__att_mode(int lowp) {
 #if !defined(VIT_NO_SIMD) && VIT__DOT_BF16 && VIT__DOT_I8 && !VIT__AMX_BUILD
-    if (lowp == 2) return 2;
+    if (lowp >= 2) return 2;
+#endif
+#if VIT__ATT_Q7
+    if (lowp >= 2) return 3;
 #endif
     return lowp && VIT__DOT_BF16 ? 1 : 0;
 }
@@ -6106,9 +6123,28 @@ static size_t vit__att_kv(int N, int HS, int vpack, size_t *kpart) {
 #endif
 }
 
+#if VIT__ATT_Q7
+/* Mode 3's pieces of a slot after V's f32 panels (vit__att_kv's, not K's), in floats rounded up to 64 bytes:
+   part[0] K's quads in panels of NR keys, part[1] one panel's rows while they are rounded, part[2] the keys'
+   scales and part[3] their zero-point terms, part[4] a block's rows of q as quads and part[5] their scales,
+   part[6] the rows' softmax references and part[7] their vector sums of e (vit__attx); returns their sum. */
+static size_t vit__att_q7_parts(int N, int HS, int rows, size_t *part) {
+    size_t hq4 = ((size_t)HS + 3) / 4, nr = VIT__NR, keys = ((size_t)N + nr - 1) / nr * nr, sum = 0;
+    int i;
+    part[0] = keys * hq4;
+    part[1] = nr * hq4;
+    part[2] = part[3] = keys;
+    part[4] = (size_t)rows * hq4;
+    part[5] = part[6] = (size_t)rows;
+    part[7] = (size_t)rows * VIT__VW;
+    for (i = 0; i < 8; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
+    return sum;
+}
+#endif
+
 /* Floats of scratch one thread needs: lowp, the pieces above; f32, K and
    (vpack) V of a head packed, and one block's exponentials unless they go
-   to att. */
+   to att; mode 3, V (vpack), its pieces and the exponentials. */
 static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
     int nt, per;
     size_t tile, kpart;
@@ -6120,8 +6156,14 @@ static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
         return vit__att_lowp_parts(N, HS, per + 3, part); /* no scores: vit__att_exp_row */
     }
 #endif
-    (void)lowp;
     tile += vit__att_kv(N, HS, vpack, &kpart);
+#if VIT__ATT_Q7
+    if (lowp == 3) {
+        size_t part[8];
+        return tile - kpart + vit__att_q7_parts(N, HS, per + 3, part);
+    }
+#endif
+    (void)lowp;
     return tile ? tile : 16; /* never 0: callers divide by it */
 }
 
@@ -6136,7 +6178,8 @@ static size_t vit__att_slot(int N, int HS, int keep, int lowp) { return vit__att
 #ifndef VIT_NO_SIMD
 static void vit__head_pack(float *kp, float *vp, const float *k, const float *v, int n, int HS, int ld) {
     int n0;
-    for (n0 = 0; n0 + VIT__NR <= n; n0 += VIT__NR) vit__pack_panel(kp + (size_t)n0 * HS, k, ld, n0, VIT__NR, 0, HS);
+    if (kp) /* mode 3 packs K as int8 (vit__att_k8_panel) */
+        for (n0 = 0; n0 + VIT__NR <= n; n0 += VIT__NR) vit__pack_panel(kp + (size_t)n0 * HS, k, ld, n0, VIT__NR, 0, HS);
     if (vp)
         for (n0 = 0; n0 + VIT__NR <= HS; n0 += VIT__NR)
             vit__pack_panel_nn(vp + (size_t)n0 * n, v, ld, n0, VIT__NR, 0, n);
@@ -6392,6 +6435,190 @@ static void vit__att_row_end(float *o, int HS, float *S, int N, float sum, float
 }
 #endif
 
+#if VIT__DOT_BF16 || VIT__DOT_I8
+/* The rows of q, k and v are 3C floats apart in the qkv product's output, which an I8 product streamed past the caches
+   when large (vit__y_stream, from 4 MiB then): converted a row at a time, each waited on memory (vit__q8s_row takes a
+   row's range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (q and k:
+   DINOv2-S/14 I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
+   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). The BF16 attention's q and K
+   rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px: the task and
+   the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). 16 rows ahead, not 8, on Zen 5: one layer
+   of ViT-B/16's attention at B = 8, one thread, three alternating runs, BF16 3.46-3.52 -> 3.34-3.40 ms, I8 3.16-3.21 ->
+   3.05-3.09 ms, f32 the same or faster (518 px too). */
+#define VIT__ATT_PF 16
+typedef void (*vit__att_fn)(const vit__tl *t, const vit__attx *ax, int m, int n0);
+#define VIT__ATT_DEF(f, mr) \
+    static void f##_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, t, ax, m, n0); }
+#define VIT__ATT_FN(f, mr) f##_##mr,
+#endif
+
+#if VIT__DOT_I8
+/* Row x (n floats) to int8 on its symmetric scale (vit__q8s_scale, vit__q8s: the same roundings, within +-qmax),
+   each as the byte q + off (q kᵀ's q: mode 2 off 128 - VIT__I8_XOFF, u8 for vpdpbusd; mode 3 qmax 63, off 64,
+   u8 for vpmaddubsw; k: 0, s8), zeros up to a multiple of 4; returns the scale. A head of 64 took 37.7 cycles,
+   25.3 with one reduction and the packs (ViT-B/16 I8, B = 8: 1.5% of a pass, each of q's and k's heads of the qkv
+   product's outputs). */
+static float vit__q8s_row(unsigned char *d, const float *x, int n, int off, int qmax) {
+    vit__vi vmax = vit__vi_zero(), mag = vit__vi_set1(0x7fffffff);
+    float amax, inv, s;
+    int k;
+    /* max |x| as the bits' integer max (of non-negative floats, the same order), Inf and NaN above every finite
+       value's: with the bits held to +Inf's, one reduction says both the max and whether all are finite */
+    for (k = 0; k + VIT__VW <= n; k += VIT__VW)
+        vmax = vit__vi_max(vmax, vit__vi_and(vit__v_as_i(vit__v_load(x + k)), mag));
+    amax = vit__v_hmax(vit__v_as_f(vit__vi_min(vmax, vit__vi_set1(0x7f800000))));
+    for (; k < n; k++) amax = !(fabsf(x[k]) < INFINITY) ? INFINITY : fabsf(x[k]) > amax ? fabsf(x[k]) : amax;
+    s = vit__q8s_scale(amax, amax < INFINITY, qmax, &inv);
+    if (inv == 0.0f) { /* not finite: no NaN reaches the conversion's result */
+        memset(d, off, (size_t)n);
+        for (k = n; k % 4; k++) d[k] = 0;
+        return s;
+    }
+    {
+        vit__vf vinv = vit__v_set1(inv);
+        /* |x inv| <= qmax (1 + 3 ulp) rounds within +-qmax: the packs' saturation never acts */
+        for (k = 0; k + 4 * VIT__VW <= n; k += 4 * VIT__VW)
+            vit__vi_store_8x4(d + k, vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)),
+                              vit__v_round(vit__v_mul(vit__v_load(x + k + VIT__VW), vinv)),
+                              vit__v_round(vit__v_mul(vit__v_load(x + k + 2 * VIT__VW), vinv)),
+                              vit__v_round(vit__v_mul(vit__v_load(x + k + 3 * VIT__VW), vinv)), 0, 127, off);
+        for (; k + VIT__VW <= n; k += VIT__VW)
+            vit__vi_store_u8(d + k, vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)), vit__vi_set1(off)));
+    }
+    for (; k < n; k++) d[k] = (unsigned char)(vit__q8s(x[k], inv, qmax) + off);
+    for (; k % 4; k++) d[k] = 0;
+    return s;
+}
+
+/* I8 q kᵀ's tile: scores (S (s_k scale)) s_q for mr rows of q's quads (x, ldx) against one panel of K's (bp, kc
+   quads of NR keys, n0 the first), all NR keys (a partial panel's are zero past its keys), straight into rows
+   [m, m + mr) of the softmax state (vit__att_exp_v: through a buffer the scores went to memory and back, and
+   the call through the table kept the loop's vectors in memory around it; DINOv2-S/14 I8 at 518 px, one
+   thread, alternating: attention 170-171 -> 167-168 ms, the forward 0.333-0.338 -> 0.329-0.334 s).
+   t->wsum holds the panel's zero-point terms, -off times each key's sum of k (q's bytes are q + off, read as
+   u8 by vpdpbusd or, narrow, vpmaddubsw: vit__vi_dot4u), added to the sums; t->ws the keys' s_k scale, t->sx the
+   rows' s_q. The integer sums are exact, so the scores are vit__attention_ref's bits (mode 3: its f32 scores in
+   units of log2 e, which s_k carries, as vit__att_exp_v's lowp 0 takes them). */
+static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0,
+                                         const int lowp, const int narrow) {
+    const uint32_t *x = t->x, *bp = t->bp;
+    const float *sx = t->sx;
+    int g, i, ldx = t->ldx, kc = t->kc, nv = t->nv;
+    int32_t acc[12][VIT__NR]; /* the sums leave the registers before the finish, as vit__tile_i8_rows's: with it
+                                 inlined on them, GCC 12 spilled sums inside the loop (the tile at half speed) */
+    /* the sums start at the keys' zero-point terms (exact in int32, and two adds a row fewer in the finish) */
+    vit__vi z0 = vit__vi_load(t->wsum), z1 = vit__vi_load(t->wsum + VIT__VW);
+    vit__vf s0, s1;
+#define VIT__DECL_I(i) vit__vi c##i##a = z0, c##i##b = z1;
+    VIT__ROWS(VIT__DECL_I)
+#undef VIT__DECL_I
+    for (g = 0; g < kc; g++) {
+        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW);
+#define VIT__STEP(i)                                                   \
+        if (mr > i) {                                                  \
+            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
+            if (narrow) {                                              \
+                c##i##a = vit__vi_dot4u(c##i##a, a, b0);               \
+                c##i##b = vit__vi_dot4u(c##i##b, a, b1);               \
+            } else {                                                   \
+                c##i##a = vit__vi_dot4(c##i##a, a, b0);                \
+                c##i##b = vit__vi_dot4(c##i##b, a, b1);                \
+            }                                                          \
+        }
+        VIT__ROWS(VIT__STEP)
+#undef VIT__STEP
+    }
+#define VIT__SAVE_I(i)                              \
+    if (mr > i) {                                   \
+        vit__vi_store(acc[i], c##i##a);             \
+        vit__vi_store(acc[i] + VIT__VW, c##i##b);   \
+    }
+    VIT__ROWS(VIT__SAVE_I)
+#undef VIT__SAVE_I
+    /* the panel's scales loaded once, every field of t read before the stores to y (through t, each
+       store could have changed them, and GCC read them again a row and vector: perf, DINOv2-S/14 I8 at 518 px,
+       this tile 14.9% -> 12-13.5% of the forward) */
+    s0 = vit__v_load(t->ws);
+    s1 = vit__v_load(t->ws + VIT__VW);
+    for (i = 0; i < mr; i++) {
+        vit__vf r = vit__v_set1(sx[i]);
+        vit__att_exp_v(ax, vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i])), s0), r),
+                       vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i] + VIT__VW)), s1), r), m + i, n0, nv,
+                       lowp);
+    }
+}
+#if VIT__DOT_BF16 /* mode 2: the exponentials to bf16 pairs for P V */
+static VIT__INLINE void vit__att_tile_i8b(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
+    vit__att_tile_i8(mr, t, ax, m, n0, 1, 0);
+}
+VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8b)
+static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8b)};
+#else /* mode 3: q on 7 bits, the exponentials in f32 */
+static VIT__INLINE void vit__att_tile_i8f(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
+    vit__att_tile_i8(mr, t, ax, m, n0, 0, 1);
+}
+VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8f)
+static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8f)};
+#endif
+
+/* Keys [n0, n0 + nv) of a head's K (rows of HS floats, ld apart from kb, n in all) as one panel of int8 quads at
+   kp (kt: the panel's rows while rounded, hq4 quads each), each key's scale times `scale` to sk (NR of them, 0
+   past nv), the row VIT__ATT_PF ahead asked for first (vit__att_k8_terms then). */
+static void vit__att_k8_panel(uint32_t *kp, uint32_t *kt, float *sk, const float *kb, int ld, int n0, int nv, int n,
+                              int HS, float scale) {
+    int j, hq4 = (HS + 3) / 4;
+    for (j = 0; j < VIT__NR; j++) {
+        unsigned char *d = (unsigned char *)(kt + (size_t)j * hq4);
+        if (n0 + j + VIT__ATT_PF < n) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
+        sk[j] = j < nv ? vit__q8s_row(d, kb + (size_t)(n0 + j) * ld, HS, 0, 127) * scale : 0.0f;
+    }
+    vit__pack_panel_u32(kp, (const unsigned char *)kt, (size_t)hq4 * 4, nv, hq4 * 4);
+}
+
+/* A panel of K's quads' zero-point terms, -off times each key's sum of k, to zt (NR). */
+static void vit__att_k8_terms(int32_t *zt, const uint32_t *kp, int hq4, int off) {
+    int32_t ws[VIT__NR];
+    int j;
+    vit__panel_wsum(ws, kp, hq4);
+    for (j = 0; j < VIT__NR; j++) zt[j] = -off * ws[j];
+}
+
+/* Rows [0, rows) of a block of q (HS floats each, ld apart) as int8 quads (hq4 a row of qx) as vit__q8s_row's off
+   and qmax give them, their scales to sq, the row VIT__ATT_PF ahead asked for first. */
+static void vit__att_q8_rows(uint32_t *qx, float *sq, const float *q, int ld, int rows, int HS, int off, int qmax) {
+    int i, hq4 = (HS + 3) / 4;
+    for (i = 0; i < rows; i++) {
+        const float *qi = q + (size_t)i * ld;
+        if (i + VIT__ATT_PF < rows) vit__prefetch_row(qi + (size_t)VIT__ATT_PF * ld, HS);
+        sq[i] = vit__q8s_row((unsigned char *)(qx + (size_t)i * hq4), qi, HS, off, qmax);
+    }
+}
+
+/* q kᵀ in int8 for rows [0, rows) of q's quads (x, ldx uint32 a row, sq their scales) against K's panels (bp, kc
+   quads a key; sk and zt a key's scale and zero-point term, as vit__att_tile_i8 takes them), n keys, into the
+   softmax state as vit__att_exp_tiles. */
+static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc,
+                            const float *sk, const int32_t *zt, const float *sq, int rows, int n) {
+    vit__tl t;
+    int n0, m;
+    memset(&t, 0, sizeof t);
+    t.ldx = ldx;
+    t.kc = kc;
+    for (n0 = 0; n0 < n; n0 += VIT__NR) {
+        t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+        t.bp = bp + (size_t)n0 * kc;
+        t.ws = sk + n0;
+        t.wsum = zt + n0;
+        for (m = 0; m < rows; m += VIT__MR) {
+            int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
+            t.x = x + (size_t)m * ldx;
+            t.sx = sq + m;
+            vit__att_tiles_i8[mr](&t, ax, m, n0);
+        }
+    }
+}
+#endif
+
 /* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
    (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
    q.k, probabilities softmax(scores) * post; split into tasks of `per`
@@ -6404,7 +6631,8 @@ typedef struct vit__att {
     const float *q, *k, *v;
     vit_attn_shape s;
     int nt, per;        /* blocks a head, query rows a block */
-    int lowp;           /* 1: both products in BF16 (where VIT__DOT_BF16) */
+    int lowp;           /* vit__att_mode's: 1, both products in BF16; 2, q kᵀ in int8, P V in BF16; 3, q kᵀ in
+                           int8 (q on 7 bits), P V in f32 */
     int vpack;          /* f32: 1, V packed once a head too (slots of vit__att_slot); 0, not (vit_k_attention's
                            scratch for one head holds K alone: vit__att_slot_v) */
     const float *bias;  /* (NH, R): a relative position bias table per head added to the scores, or NULL */
@@ -6421,6 +6649,41 @@ typedef struct vit__att {
     int *held;          /* heldv, set by vit__attention (vit__att_of returns the struct by value) */
     int heldv[VIT__ATT_HELD]; /* slot t's head for t < VIT__ATT_HELD (vit__att_tasks) */
 } vit__att;
+
+#if VIT__ATT_Q7
+/* Mode 3's q kᵀ and exponentials for rows [i0, i0 + rows) of head bh: K's int8 panels (packed, with V's f32 ones,
+   when another head comes), the block's rows of q on 7 bits, the tiles' scores straight to e in ax's att
+   (vit__att_tile_i8), each row's sum of e to rs. The slot: V's panels (vsz floats), then vit__att_q7_parts. */
+static void vit__att_exp_q7(const vit__att *a, float *slot, size_t vsz, int *held, vit__attx *ax, int bh, int i0,
+                            int rows, float *rs) {
+    int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, bi = bh / NH, h = bh % NH, hq4 = (HS + 3) / 4, n0, i;
+    size_t part[8];
+    uint32_t *kp = (uint32_t *)(void *)(slot + vsz), *kt, *qx;
+    float *sk, *sq;
+    int32_t *zt;
+    vit__att_q7_parts(N, HS, a->per + 3, part);
+    kt = kp + part[0];
+    sk = (float *)(void *)(kt + part[1]);
+    zt = (int32_t *)(void *)(sk + part[2]);
+    qx = (uint32_t *)(void *)(zt + part[3]);
+    sq = (float *)(void *)(qx + part[4]);
+    ax->ref = sq + part[5];
+    ax->acc = ax->ref + part[6];
+    if (*held != bh) {
+        const float *kb = a->k + (size_t)bi * N * ld + h * HS;
+        for (n0 = 0; n0 < N; n0 += VIT__NR) { /* a key's scale times the scores' in units of log2 e */
+            vit__att_k8_panel(kp + (size_t)n0 * hq4, kt, sk + n0, kb, ld, n0, N - n0 < VIT__NR ? N - n0 : VIT__NR, N,
+                              HS, a->s.scale * 1.44269504088896341f);
+            vit__att_k8_terms(zt + n0, kp + (size_t)n0 * hq4, hq4, 64);
+        }
+        if (vsz) vit__head_pack(NULL, slot, NULL, a->v + (size_t)bi * N * ld + h * HS, N, HS, ld);
+        *held = bh;
+    }
+    vit__att_q8_rows(qx, sq, a->q + ((size_t)bi * N + i0) * ld + h * HS, ld, rows, HS, 64, 63);
+    vit__att_exp_i8(ax, qx, hq4, kp, hq4, sk, zt, sq, rows, N);
+    for (i = 0; i < rows; i++) rs[i] = vit__v_hsum(vit__v_load(ax->acc + (size_t)i * VIT__VW));
+}
+#endif
 
 /* Task t: block t % nt of head t / nt in a thread's slot: K's (and V's) panels of head *held (packed again when
    another head comes), then one block of rows: e = exp(scale q kᵀ - ref) straight from the tiles (vit__att_exp_row)
@@ -6443,10 +6706,6 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     vit__attx ax;
     int i;
     VIT_ASSERT(rows <= VIT__ATT_ROWS);
-    if (*held != bh) {
-        vit__head_pack(kp, vp, kh, vh, N, HS, ld);
-        *held = bh;
-    }
     ax.p = NULL;
     ax.ldp = 0;
     ax.lda = N;
@@ -6454,9 +6713,24 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
     ax.acc = acc;
     ax.alpha = 1.0f; /* the tiles scale */
     ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
-    ax.att = S;
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
-    vit__att_exp_f32(&ax, qh, ld, kp, kh, ld, HS, rows, N, a->s.scale * 1.44269504088896341f, rs);
+#if VIT__ATT_Q7
+    if (a->lowp == 3) {
+        size_t part[8];
+        vp = a->vpack ? slot : NULL;
+        if (!a->att) S = slot + (kv - kpart) + vit__att_q7_parts(N, HS, a->per + 3, part);
+        ax.att = S;
+        vit__att_exp_q7(a, slot, kv - kpart, held, &ax, bh, i0, rows, rs);
+    } else
+#endif
+    {
+        if (*held != bh) {
+            vit__head_pack(kp, vp, kh, vh, N, HS, ld);
+            *held = bh;
+        }
+        ax.att = S;
+        vit__att_exp_f32(&ax, qh, ld, kp, kh, ld, HS, rows, N, a->s.scale * 1.44269504088896341f, rs);
+    }
 #else
     int j;
     (void)kp; (void)vp; (void)held;
@@ -6485,16 +6759,6 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
 }
 
 #if VIT__DOT_BF16
-/* The rows of q, k and v are 3C floats apart in the qkv product's output, which an I8 product streamed past the caches
-   when large (vit__y_stream, from 4 MiB then): converted a row at a time, each waited on memory (vit__q8s_row takes a
-   row's range, then rounds it: few rows in flight), so the row VIT__ATT_PF ahead is asked for first (q and k:
-   DINOv2-S/14 I8 at 518 px, one thread, 0.39 -> 0.365 s; v's, read in pairs as V is packed: ViT-B/16 I8 at B = 8 on two
-   threads, the best of 3 passes in five alternating runs, 0.427-0.456 -> 0.421-0.441 s). The BF16 attention's q and K
-   rows too: each row's rounding to bf16 had waited on memory as well (perf, DINOv2-S/14 BF16 at 518 px: the task and
-   the rows' conversion 12.5% -> 10.2% of the forward; the forward 0.3-0.5%). 16 rows ahead, not 8, on Zen 5: one layer
-   of ViT-B/16's attention at B = 8, one thread, three alternating runs, BF16 3.46-3.52 -> 3.34-3.40 ms, I8 3.16-3.21 ->
-   3.05-3.09 ms, f32 the same or faster (518 px too). */
-#define VIT__ATT_PF 16
 
 /* BF16 q kᵀ's tile: mr rows of q's pairs (x, ldx) against one panel of K's (bp, kc pairs of NR keys, n0 the
    first; a partial panel's are zero past its keys), all of kc in the registers, the scores straight into rows
@@ -6526,10 +6790,6 @@ static VIT__INLINE void vit__att_tile_bf16(const int mr, const vit__tl *t, const
 #undef VIT__SAVE
     for (i = 0; i < mr; i++) vit__att_exp_v(ax, vit__v_load(acc[i]), vit__v_load(acc[i] + VIT__VW), m + i, n0, nv, 1);
 }
-typedef void (*vit__att_fn)(const vit__tl *t, const vit__attx *ax, int m, int n0);
-#define VIT__ATT_DEF(f, mr) \
-    static void f##_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, t, ax, m, n0); }
-#define VIT__ATT_FN(f, mr) f##_##mr,
 VIT__MRS(VIT__ATT_DEF, vit__att_tile_bf16)
 static const vit__att_fn vit__att_tiles_bf16[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_bf16)};
 
@@ -6637,121 +6897,6 @@ static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, co
 }
 #endif
 
-#if VIT__DOT_I8
-/* Row x (n floats) to int8 on its symmetric scale (vit__q8s_scale, vit__q8s: the same roundings), each as the
-   byte q + off (q kᵀ's q: off 128 - VIT__I8_XOFF, u8 for vpdpbusd; k: 0, s8), zeros up to a multiple of 4;
-   returns the scale. A head of 64 took 37.7 cycles, 25.3 with one reduction and the packs (ViT-B/16 I8, B = 8:
-   1.5% of a pass, each of q's and k's heads of the qkv product's outputs). */
-static float vit__q8s_row(unsigned char *d, const float *x, int n, int off) {
-    vit__vi vmax = vit__vi_zero(), mag = vit__vi_set1(0x7fffffff);
-    float amax, inv, s;
-    int k;
-    /* max |x| as the bits' integer max (of non-negative floats, the same order), Inf and NaN above every finite
-       value's: with the bits held to +Inf's, one reduction says both the max and whether all are finite */
-    for (k = 0; k + VIT__VW <= n; k += VIT__VW)
-        vmax = vit__vi_max(vmax, vit__vi_and(vit__v_as_i(vit__v_load(x + k)), mag));
-    amax = vit__v_hmax(vit__v_as_f(vit__vi_min(vmax, vit__vi_set1(0x7f800000))));
-    for (; k < n; k++) amax = !(fabsf(x[k]) < INFINITY) ? INFINITY : fabsf(x[k]) > amax ? fabsf(x[k]) : amax;
-    s = vit__q8s_scale(amax, amax < INFINITY, &inv);
-    if (inv == 0.0f) { /* not finite: no NaN reaches the conversion's result */
-        memset(d, off, (size_t)n);
-        for (k = n; k % 4; k++) d[k] = 0;
-        return s;
-    }
-    {
-        vit__vf vinv = vit__v_set1(inv);
-        /* |x inv| <= 127 (1 + 3 ulp) rounds within +-127: the packs' saturation never acts */
-        for (k = 0; k + 4 * VIT__VW <= n; k += 4 * VIT__VW)
-            vit__vi_store_8x4(d + k, vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)),
-                              vit__v_round(vit__v_mul(vit__v_load(x + k + VIT__VW), vinv)),
-                              vit__v_round(vit__v_mul(vit__v_load(x + k + 2 * VIT__VW), vinv)),
-                              vit__v_round(vit__v_mul(vit__v_load(x + k + 3 * VIT__VW), vinv)), 0, 127, off);
-        for (; k + VIT__VW <= n; k += VIT__VW)
-            vit__vi_store_u8(d + k, vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(x + k), vinv)), vit__vi_set1(off)));
-    }
-    for (; k < n; k++) d[k] = (unsigned char)(vit__q8s(x[k], inv) + off);
-    for (; k % 4; k++) d[k] = 0;
-    return s;
-}
-
-/* I8 q kᵀ's tile: scores (S (s_k scale)) s_q for mr rows of q's quads (x, ldx) against one panel of K's (bp, kc
-   quads of NR keys, n0 the first), all NR keys (a partial panel's are zero past its keys), straight into rows
-   [m, m + mr) of the softmax state (vit__att_exp_v: through a buffer the scores went to memory and back, and
-   the call through the table kept the loop's vectors in memory around it; DINOv2-S/14 I8 at 518 px, one
-   thread, alternating: attention 170-171 -> 167-168 ms, the forward 0.333-0.338 -> 0.329-0.334 s).
-   t->wsum holds the panel's zero-point terms, -(128 - XOFF) times each key's sum of k (q's bytes are
-   q + 128, read as u8 by vpdpbusd), added to the sums; t->ws the keys' s_k scale, t->sx the rows' s_q.
-   The integer sums are exact, so the scores are vit__attention_ref's bits. */
-static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
-    const uint32_t *x = t->x, *bp = t->bp;
-    const float *sx = t->sx;
-    int g, i, ldx = t->ldx, kc = t->kc, nv = t->nv;
-    int32_t acc[12][VIT__NR]; /* the sums leave the registers before the finish, as vit__tile_i8_rows's: with it
-                                 inlined on them, GCC 12 spilled sums inside the loop (the tile at half speed) */
-    /* the sums start at the keys' zero-point terms (exact in int32, and two adds a row fewer in the finish) */
-    vit__vi z0 = vit__vi_load(t->wsum), z1 = vit__vi_load(t->wsum + VIT__VW);
-    vit__vf s0, s1;
-#define VIT__DECL_I(i) vit__vi c##i##a = z0, c##i##b = z1;
-    VIT__ROWS(VIT__DECL_I)
-#undef VIT__DECL_I
-    for (g = 0; g < kc; g++) {
-        vit__vi b0 = vit__vi_load(bp + (size_t)g * VIT__NR), b1 = vit__vi_load(bp + (size_t)g * VIT__NR + VIT__VW);
-#define VIT__STEP(i)                                                   \
-        if (mr > i) {                                                  \
-            vit__vi a = vit__vi_set1((int32_t)x[(size_t)i * ldx + g]); \
-            c##i##a = vit__vi_dot4(c##i##a, a, b0);                    \
-            c##i##b = vit__vi_dot4(c##i##b, a, b1);                    \
-        }
-        VIT__ROWS(VIT__STEP)
-#undef VIT__STEP
-    }
-#define VIT__SAVE_I(i)                              \
-    if (mr > i) {                                   \
-        vit__vi_store(acc[i], c##i##a);             \
-        vit__vi_store(acc[i] + VIT__VW, c##i##b);   \
-    }
-    VIT__ROWS(VIT__SAVE_I)
-#undef VIT__SAVE_I
-    /* the panel's scales loaded once, every field of t read before the stores to y (through t, each
-       store could have changed them, and GCC read them again a row and vector: perf, DINOv2-S/14 I8 at 518 px,
-       this tile 14.9% -> 12-13.5% of the forward) */
-    s0 = vit__v_load(t->ws);
-    s1 = vit__v_load(t->ws + VIT__VW);
-    for (i = 0; i < mr; i++) {
-        vit__vf r = vit__v_set1(sx[i]);
-        vit__att_exp_v(ax, vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i])), s0), r),
-                       vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i] + VIT__VW)), s1), r), m + i, n0, nv, 1);
-    }
-}
-VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8)
-static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8)};
-
-/* q kᵀ in int8 for rows [0, rows) of q's quads (x, ldx uint32 a row, sq their scales) against K's panels (bp, kc
-   quads a key; sk and zt a key's scale and zero-point term, as vit__att_tile_i8 takes them), n keys, into the
-   softmax state as vit__att_exp_tiles. */
-static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc,
-                            const float *sk, const int32_t *zt, const float *sq, int rows, int n) {
-    vit__tl t;
-    int n0, m;
-    memset(&t, 0, sizeof t);
-    t.ldx = ldx;
-    t.kc = kc;
-    for (n0 = 0; n0 < n; n0 += VIT__NR) {
-        t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
-        t.bp = bp + (size_t)n0 * kc;
-        t.ws = sk + n0;
-        t.wsum = zt + n0;
-        for (m = 0; m < rows; m += VIT__MR) {
-            int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
-            t.x = x + (size_t)m * ldx;
-            t.sx = sq + m;
-            vit__att_tiles_i8[mr](&t, ax, m, n0);
-        }
-    }
-}
-#endif
-#undef VIT__ATT_DEF
-#undef VIT__ATT_FN
 
 /* Task t as vit__att_task, with both products in BF16 pairs on vdpbf16ps:
    the same roundings as the BF16 dense layers (q, k, the probabilities and
@@ -6783,6 +6928,9 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     sk = rs + part[5]; zt = (int32_t *)(void *)(sk + keys); sq = (float *)(void *)(zt + keys);
     o = a->ob ? sk + part[6] : a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
     S = a->att ? a->att + ((size_t)bh * N + i0) * N : NULL;
+#if !VIT__DOT_I8 /* AVX-512 with BF16 but not VNNI */
+    (void)hq4; (void)sq;
+#endif
     if (*held != bh) {
         const float *kb = a->kh ? NULL : a->k + (size_t)bi * N * ld + h * HS,
                     *vb = a->vh ? NULL : a->v + (size_t)bi * N * ld + h * HS;
@@ -6790,7 +6938,6 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             int nv = N - n0 < VIT__NR ? N - n0 : VIT__NR;
 #if VIT__DOT_I8
             if (a->lowp == 2) { /* K's rows in int8, quads a key; a key's scale (times q kᵀ's) and zero-point term */
-                int32_t ws[VIT__NR];
                 if (a->kh) { /* in int8 already: packed where they lie */
                     const uint16_t *kr = a->kh + ((size_t)bi * N + n0) * ld;
                     for (j = 0; j < VIT__NR; j++)
@@ -6799,17 +6946,9 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
                         VIT__PREFETCH(kr + (size_t)j * ld + h * HS / 2);
                     vit__pack_panel_u32(kp + (size_t)n0 * hq4, (const unsigned char *)kr + (size_t)h * HS,
                                         (size_t)ld * 2, nv, hq4 * 4);
-                } else {
-                    for (j = 0; j < VIT__NR; j++) {
-                        if (n0 + j + VIT__ATT_PF < N) vit__prefetch_row(kb + (size_t)(n0 + j + VIT__ATT_PF) * ld, HS);
-                        sk[n0 + j] = j < nv ? vit__q8s_row((unsigned char *)(kt + (size_t)j * hq4),
-                                                           kb + (size_t)(n0 + j) * ld, HS, 0) * a->s.scale : 0.0f;
-                    }
-                    vit__pack_panel_u32(kp + (size_t)n0 * hq4, (const unsigned char *)kt, (size_t)hq4 * 4, nv,
-                                        hq4 * 4);
-                }
-                vit__panel_wsum(ws, kp + (size_t)n0 * hq4, hq4);
-                for (j = 0; j < VIT__NR; j++) zt[n0 + j] = -(128 - VIT__I8_XOFF) * ws[j];
+                } else
+                    vit__att_k8_panel(kp + (size_t)n0 * hq4, kt, sk + n0, kb, ld, n0, nv, N, HS, a->s.scale);
+                vit__att_k8_terms(zt + n0, kp + (size_t)n0 * hq4, hq4, 128 - VIT__I8_XOFF);
                 continue;
             }
 #endif
@@ -6882,11 +7021,7 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
         qxl = ld / 2;
         for (i = 0; i < rows; i++) sq[i] = a->q8s[((size_t)bi * N + i0 + i) * 2 * NH + h];
     } else if (a->lowp == 2)
-        for (i = 0; i < rows; i++) {
-            const float *qi = a->q + ((size_t)bi * N + i0 + i) * ld + h * HS;
-            if (i + VIT__ATT_PF < rows) vit__prefetch_row(qi + (size_t)VIT__ATT_PF * ld, HS);
-            sq[i] = vit__q8s_row((unsigned char *)(qx + (size_t)i * hq4), qi, HS, 128 - VIT__I8_XOFF);
-        }
+        vit__att_q8_rows(qx, sq, a->q + ((size_t)bi * N + i0) * ld + h * HS, ld, rows, HS, 128 - VIT__I8_XOFF, 127);
     else
 #endif
     {
@@ -6955,6 +7090,8 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     }
 }
 #endif
+#undef VIT__ATT_DEF
+#undef VIT__ATT_FN
 #if VIT__WIDE /* the wide tiles' sums and k loop: the dense ones' and vit__att_tile2_bf16's */
 #undef VIT__DECL2F
 #undef VIT__STEP2
@@ -17281,6 +17418,13 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.26 (2026-11-29) An I8 file's attention takes q kᵀ in int8
+                         where the int8 dot product runs but not the
+                         BF16 one (AVX2, AVX-512 VNNI before BF16, NEON
+                         with sdot): q's rows on 7 bits, so that AVX2's
+                         vpmaddubsw is exact; the softmax and P V stay
+                         f32 (vit__att_mode 3). DINOv2-S/14 I8 at 518
+                         px on a Zen 3 core about 10% faster.
      0.5.25 (2026-11-29) The F32 and BF16 MR x NR tiles (AVX2's and
                          NEON's only F32 tile) finish a whole panel's
                          last block with the epilogue's layer scale and

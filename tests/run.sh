@@ -412,13 +412,16 @@ cross() {
   pstep "$x_name-fashion_vit-i8" fashion_dtype models/fashion_vit.safetensors I8 0.99 "$x_name" $x_run "build/$x_name/04_fashion$x_ext"
 }
 cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static -isystem $XINC
-# ARMv8.2's sdot: the I8 products' NEON dot-product kernel (test_quant built
-# with it, then run).
-dotprod_quant() {
-  aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_quant.c -o build/aarch64/test_quant_dotprod -lm &&
-    qemu-aarch64 build/aarch64/test_quant_dotprod
+# ARMv8.2's sdot: the I8 products' NEON dot-product kernel, and the I8
+# attention's q kᵀ on it (vit__att_mode 3): test_quant and test_kernels
+# built with it, then run.
+dotprod() {
+  for dq_t in quant kernels; do
+    aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_$dq_t.c -o build/aarch64/test_${dq_t}_dotprod -lm &&
+      qemu-aarch64 build/aarch64/test_${dq_t}_dotprod || return 1
+  done
 }
-pstep aarch64-dotprod-quant dotprod_quant
+pstep aarch64-dotprod dotprod
 psteps_done
 export WINEDEBUG=-all WINEPREFIX="$PWD/build/wineprefix" NODE_PATH=/usr/share/nodejs
 # One wineserver for every wine step, stopped when they are done. Left to
