@@ -1474,6 +1474,9 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image);
 #if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
 #include <simde/arm/neon/dot.h> /* sdot for I8 products */
 #endif
+#if !defined(VIT__MC_BYTES) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h> /* the L2's size (vit__mc_bytes) */
+#endif
 #endif
 /* Threads: a pool of vit.h's own (private helpers: threads) on POSIX
    threads, or on Win32's with GCC or clang (MinGW, clang-cl). Under
@@ -2645,7 +2648,8 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 #define VIT__MC (32 * VIT__MR) /* rows of x a packed F32 panel runs its k blocks over (vit__gemm_panels) */
 #endif
 #ifndef VIT__MC_BYTES
-#define VIT__MC_BYTES (512 * 1024) /* x in a row block packed F32 panels take in turn (vit__gemm_row_blocks) */
+#define VIT__MC_BYTES vit__mc_bytes() /* x in a row block packed F32 panels take in turn (vit__gemm_row_blocks) */
+#define VIT__MC_AUTO
 #endif
 
 /* What a tile reads and writes: rows [0, mr) of x against the packed
@@ -4384,9 +4388,37 @@ static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
     return vit__row_split(p->M, mc < align ? align : mc, threads);
 }
 
+#ifdef VIT__MC_AUTO
+/* VIT__MC_BYTES: a quarter of one core's L2, within 128-512 KiB, as x86's CPUID reports the L2 (leaf 0x80000006,
+   which AMD and Intel both fill; asked once); 512 KiB, a quarter of the Xeon's 2 MiB where the blocks were first
+   measured, where the build cannot ask (other CPUs, other compilers). A Zen 3 core has 512 KiB: at K = 384 its 128
+   KiB blocks are 81 rows where 512 KiB's were 276 (x's block had filled the L2 the panels and y need too), and
+   DINOv2-S/14 f32 at 518 px, one thread, ran faster in 8 of 8 alternating pairs (median 0.92x; its products at
+   K = 384 alone 5-8%); two threads and ViT-B/16 at B = 8 (K = 768: 192 rows, not 170) the same (medians 1.00x,
+   1.01x). The rows' sums are the same whatever the blocks: the same bits. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+static size_t vit__mc_bytes(void) {
+    static unsigned kib; /* the L2's KiB, once asked; 1: not known */
+    unsigned k = __atomic_load_n(&kib, __ATOMIC_ACQUIRE), a, b, c, d;
+    size_t q;
+    if (!k) {
+        k = __get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000006u &&
+                    __get_cpuid(0x80000006u, &a, &b, &c, &d) && c >> 16
+                ? c >> 16
+                : 1;
+        __atomic_store_n(&kib, k, __ATOMIC_RELEASE);
+    }
+    q = k == 1 ? 512 * 1024 : (size_t)k * 1024 / 4;
+    return q < 128 * 1024 ? 128 * 1024 : q > 512 * 1024 ? 512 * 1024 : q;
+}
+#else
+static size_t vit__mc_bytes(void) { return 512 * 1024; }
+#endif
+#endif
+
 /* A product's row blocks (their bounds at multiples of MR), or 0 for none: BF16
    and I8 as vit__xs_row_blocks says; an F32 weight packed at load, blocks of at least VIT__MC / 3 rows of x
-   within VIT__MC_BYTES (a quarter of this Xeon's L2) that leave none
+   within VIT__MC_BYTES (a quarter of the core's L2, vit__mc_bytes) that leave none
    nearly empty. Each block then runs against every panel in turn, so each
    panel reads x from L2 and the weights (a few MB) come again once a
    block; threads take blocks of rows, not panels, their count a multiple
@@ -17424,7 +17456,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          with sdot): q's rows on 7 bits, so that AVX2's
                          vpmaddubsw is exact; the softmax and P V stay
                          f32 (vit__att_mode 3). DINOv2-S/14 I8 at 518
-                         px on a Zen 3 core about 10% faster.
+                         px on a Zen 3 core about 10% faster. F32 row
+                         blocks of x take a quarter of the core's L2
+                         (x86's CPUID; 128-512 KiB), not 512 KiB
+                         everywhere: the same bits, DINOv2-S/14 f32 at
+                         518 px about 3% faster on a Zen 3 core.
      0.5.25 (2026-11-29) The F32 and BF16 MR x NR tiles (AVX2's and
                          NEON's only F32 tile) finish a whole panel's
                          last block with the epilogue's layer scale and
