@@ -224,9 +224,10 @@ static void test_patch_conv(void) {
    row's max there, the max of its first keys here: vit__att_exp_row), so
    a weight can be exact in one and 2^-9 off in the other; where one key
    carries a row that is 2^-9 of the output from each side, hence 2^-8 of
-   the largest output. Mode 3 (AVX2: I8's q kᵀ with q on 7 bits, the
-   softmax and P V in f32) takes the same scores and is held as the f32
-   attention is. With and without kept maps, the same bits. f32: the f32
+   the largest output. Mode 3 (I8's q kᵀ with q on 7 bits, the softmax
+   and P V in f32, where the int8 dot product runs but not the BF16 one:
+   AVX2, AVX-512 VNNI before BF16, NEON with sdot) takes the same scores
+   and is held as the f32 attention is. With and without kept maps, the same bits. f32: the f32
    reference's outputs, to show how far the low precision moves them (bf16
    within 1e-2 of the largest output, int8 q and k within 3e-2), or NULL. */
 static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, const float *f32, int lowp) {
