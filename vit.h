@@ -4393,9 +4393,9 @@ static int vit__xs_row_blocks(const vit__mm *p, int threads, int align) {
    which AMD and Intel both fill; asked once); 512 KiB, a quarter of the Xeon's 2 MiB where the blocks were first
    measured, where the build cannot ask (other CPUs, other compilers). A Zen 3 core has 512 KiB: at K = 384 its 128
    KiB blocks are 81 rows where 512 KiB's were 276 (x's block had filled the L2 the panels and y need too), and
-   DINOv2-S/14 f32 at 518 px, one thread, ran faster in 8 of 8 alternating pairs (median 0.92x; its products at
-   K = 384 alone 5-8%); two threads and ViT-B/16 at B = 8 (K = 768: 192 rows, not 170) the same (medians 1.00x,
-   1.01x). The rows' sums are the same whatever the blocks: the same bits. */
+   DINOv2-S/14 f32 at 518 px, one thread, ran faster in 19 of 24 alternating pairs (medians 0.92x, 0.97x, 0.97x
+   over three runs of 8; its products at K = 384 alone 5-8%); two threads and ViT-B/16 at B = 8 (K = 768: 192
+   rows, not 170) the same (medians 1.00x, 1.01x). The rows' sums are the same whatever the blocks: the same bits. */
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 static size_t vit__mc_bytes(void) {
     static unsigned kib; /* the L2's KiB, once asked; 1: not known */
@@ -6791,7 +6791,6 @@ static void vit__att_task(const vit__att *a, float *slot, int *held, int t) {
 }
 
 #if VIT__DOT_BF16
-
 /* BF16 q kᵀ's tile: mr rows of q's pairs (x, ldx) against one panel of K's (bp, kc pairs of NR keys, n0 the
    first; a partial panel's are zero past its keys), all of kc in the registers, the scores straight into rows
    [m, m + mr) of the softmax state (vit__att_exp_v; as vit__att_tile_i8, which says why). */
