@@ -182,13 +182,50 @@ EOF
   psteps_done
 }
 
-NATIVE="gcc -O2 -march=native"
-# -march=native: the BF16 and I8 dot-product kernels this CPU runs (vdpbf16ps, vpdpbusd) under the sanitizers
-# too, and where it has none, the ones it does run
-ASAN="clang -O0 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all"
-# shellcheck disable=SC2086
-# -Wpsabi (WARN turns it off for the builds without AVX): the native and AVX2 builds must print no ABI note
-config native "" "" $NATIVE -Wpsabi
+# The lane: the compiles whose programs no step runs before the fuzzers (on a Zen 3 about 200 s of CPU, each on one
+# core: the fuzzers', MSan's and TSan's objects, the AVX2 object where -march=native is one, -O3's and the -O1 and
+# AVX-512 subsets' test_internal), one after another in the background from the start, a third process beside the
+# JOBS-wide steps: the cores then have work in every step that leaves one idle (a build's last link, the AVX2
+# object alone, ASan's longest test). The lane runs no bg: its pool belongs to this shell. Each compile's output
+# and status wait in build/log/lane/NAME for the step that uses it (lane_wait NAME), which reports it; a step
+# that ONLY= leaves out starts no compile.
+LANE=build/log/lane
+rm -rf "$LANE" && mkdir -p "$LANE"
+lane_item() { # lane_item STEP NAME CMD...: CMD run for STEP (skipped when ONLY= leaves STEP out)
+  li_step=$1 li_name=$2; shift 2
+  case "$li_step" in "${ONLY:-}"*) ;; *) return 0 ;; esac
+  "$@" > "$LANE/$li_name.txt" 2>&1
+  echo $? > "$LANE/$li_name.tmp" && mv "$LANE/$li_name.tmp" "$LANE/$li_name.rc"
+}
+lane_wait() { # lane_wait NAME: waits for the lane's NAME, prints what it printed, returns its status
+  while [ ! -f "$LANE/$1.rc" ]; do sleep 0.2; done
+  cat "$LANE/$1.txt"
+  return "$(cat "$LANE/$1.rc")"
+}
+
+# The sanitizers' own builds: the fuzzers' object with libFuzzer + ASan + UBSan; tests/test_internal.c without its
+# main with MemorySanitizer (its one compile of the implementation: the MSan fuzzers link it,
+# -fsanitize=fuzzer-no-link leaving the fuzzer runtime to their link), then test_internal's main; test_threads with
+# ThreadSanitizer (one model, four threads with their own arenas). The fuzz-build step links the fuzzers to them.
+# (ONLY=msan and ONLY=tsan run on what the last fuzz-build made.)
+# The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test` (below); those MemorySanitizer runs too.
+# quant: a BF16/I8 file loaded packed from a file against the same bytes from memory, with huge inputs
+# (fuzz/make_quant_corpus.sh remakes its corpus).
+FUZZERS="safetensors:100000 npy:40000 image:20000 cli:50000 quant:1500"
+MSAN_FUZZERS="safetensors npy image quant"
+FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
+# -gline-tables-only: the reports' stacks keep their files and lines, without the rest of -g's debug information
+# (the fuzzers' compile of vit.h on a Zen 3: 64-66 s of CPU with -g, 53-56 s with line tables, 43-49 s with none)
+SAN_G=-gline-tables-only
+FUZZ_ASAN="$FUZZ_WARN -O1 $SAN_G -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
+
+MSAN="-O1 $SAN_G -fsanitize=memory -mavx2 -mfma"
+msan_build() {
+  # shellcheck disable=SC2086
+  clang $WARN $MSAN -fsanitize=fuzzer-no-link -DTEST_INTERNAL_NO_MAIN -I. -c tests/test_internal.c -o build/msan/fuzz_vit.o &&
+    clang $WARN $MSAN -DTEST_INTERNAL_MAIN_ONLY tests/test_internal.c build/msan/fuzz_vit.o -o build/msan/test_internal -lm
+}
+
 # The AVX2 build where -march=native already is one: on a CPU with no AVX-512, AVX-VNNI or AMX (a Zen 3, say),
 # -march=native adds nothing that vit.h's kernels or SIMDe's use past AVX2 and FMA (BMI, F16C, LZCNT ...), and the
 # AVX2 build's tests would repeat the native build's (about 50 s of CPU): then only its vit.o is compiled (the
@@ -196,13 +233,38 @@ config native "" "" $NATIVE -Wpsabi
 AVX2_SAME=""
 gcc -march=native -dM -E - < /dev/null | grep -qE '#define __(AVX512[A-Z0-9_]*|AVXVNNI|AMX_[A-Z0-9_]*)__ 1' ||
   AVX2_SAME=1
-avx2_object() {
-  vit_object avx2 gcc -O2 -mavx2 -mfma -Wpsabi &&
-    echo "vit.o only: -march=native here is an AVX2 build (no AVX-512, AVX-VNNI or AMX)"
+# Nothing printed by the implementation at -O3 either (AVX-512 with BF16 and VNNI, compiled only: GCC 12's inlining
+# there had found four warnings -O2 does not, and users' -Werror builds failed).
+o3_compile() {
+  # shellcheck disable=SC2086
+  gcc $WARN -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mfma -DVIT_IMPLEMENTATION \
+    -I. -x c -c vit.h -o /dev/null
 }
-if [ -n "$AVX2_SAME" ]; then
-  step avx2-build avx2_object
-else
+# shellcheck disable=SC2086
+lane() {
+  mkdir -p build/msan
+  # the longest first (on a Zen 3 about 55 s, then 40 + 1 and 19)
+  lane_item fuzz-build fuzz-asan clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o
+  lane_item fuzz-build msan msan_build
+  lane_item fuzz-build tsan clang $WARN -O1 $SAN_G -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
+  [ -z "$AVX2_SAME" ] || lane_item avx2-build avx2 vit_object avx2 gcc -O2 -mavx2 -mfma -Wpsabi
+  lane_item o3-silent o3 o3_compile
+  lane_item quant-O1 quant-O1 gcc $WARN -O1 -march=native -I. tests/test_internal.c -o build/test_internal_O1 -lm
+  for ln_m in skylake-avx512 cascadelake; do
+    lane_item avx512-subsets "$ln_m" gcc $WARN -O1 -march=$ln_m -I. tests/test_internal.c -o "build/test_internal_$ln_m" -lm
+  done
+}
+lane &
+lane_pid=$!
+
+NATIVE="gcc -O2 -march=native"
+# -march=native: the BF16 and I8 dot-product kernels this CPU runs (vdpbf16ps, vpdpbusd) under the sanitizers
+# too, and where it has none, the ones it does run
+ASAN="clang -O0 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all"
+# shellcheck disable=SC2086
+# -Wpsabi (WARN turns it off for the builds without AVX): the native and AVX2 builds must print no ABI note
+config native "" "" $NATIVE -Wpsabi
+if [ -z "$AVX2_SAME" ]; then
   config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
 fi
 config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
@@ -313,44 +375,14 @@ done
 FD_COUNT=
 psteps_done
 
-# The sanitizers' own builds, each compiling vit.h whole on one core, two at once: the fuzzers' object with
-# libFuzzer + ASan + UBSan; tests/test_internal.c without its main with MemorySanitizer (its one compile of the
-# implementation: the MSan fuzzers link it, -fsanitize=fuzzer-no-link leaving the fuzzer runtime to their link), then
-# test_internal's main; test_threads with ThreadSanitizer (one model, four threads with their own arenas).
-# The fuzzers link those objects after.
-# (ONLY=msan and ONLY=tsan run on what the last fuzz-build made.)
-# The fuzzers (fuzz/fuzz_NAME.c) and the mutations each tries in `make test`;
-# those MemorySanitizer runs too.
-# quant: a BF16/I8 file loaded packed from a file against the same bytes from memory, with huge inputs
-# (fuzz/make_quant_corpus.sh remakes its corpus).
-FUZZERS="safetensors:100000 npy:40000 image:20000 cli:50000 quant:1500"
-MSAN_FUZZERS="safetensors npy image quant"
-FUZZ_WARN="-std=c99 -Wall -Wextra -Werror"
-# -gline-tables-only: the reports' stacks keep their files and lines, without the rest of -g's debug information
-# (the fuzzers' compile of vit.h on a Zen 3: 64-66 s of CPU with -g, 53-56 s with line tables, 43-49 s with none)
-SAN_G=-gline-tables-only
-FUZZ_ASAN="$FUZZ_WARN -O1 $SAN_G -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -mavx2 -mfma"
-
-MSAN="-O1 $SAN_G -fsanitize=memory -mavx2 -mfma"
-msan_build() {
-  # shellcheck disable=SC2086
-  clang $WARN $MSAN -fsanitize=fuzzer-no-link -DTEST_INTERNAL_NO_MAIN -I. -c tests/test_internal.c -o build/msan/fuzz_vit.o &&
-    clang $WARN $MSAN -DTEST_INTERNAL_MAIN_ONLY tests/test_internal.c build/msan/fuzz_vit.o -o build/msan/test_internal -lm
-}
 fuzzers_link() { # fuzzers_link DIR "NAMES" FLAGS...: each fuzzer linked to DIR/fuzz_vit.o
   fl_dir=$1 fl_names=$2; shift 2
   for fl in $fl_names; do
     bg clang "$@" -DVIT_IMPLEMENTATION_INCLUDED -I. "fuzz/fuzz_${fl%%:*}.c" "$fl_dir/fuzz_vit.o" -o "$fl_dir/fuzz_${fl%%:*}" -lm
   done
 }
-sanitizer_builds() {
-  mkdir -p build/msan
-  # the longest first (on a Zen 3 about 55 s, then 40 + 1 and 19)
-  # shellcheck disable=SC2086
-  bg clang $FUZZ_ASAN -x c -DVIT_IMPLEMENTATION -c vit.h -o build/fuzz_vit.o
-  bg msan_build
-  bg clang $WARN -O1 $SAN_G -fsanitize=thread -mavx2 -mfma -I. tests/test_threads.c -o build/test_threads -lm -lpthread
-  bg_wait || return 1
+sanitizer_builds() { # the objects the lane compiled, then the fuzzers linked to them
+  lane_wait fuzz-asan && lane_wait msan && lane_wait tsan || return 1
   # shellcheck disable=SC2086
   fuzzers_link build "$FUZZERS" $FUZZ_ASAN
   # shellcheck disable=SC2086
@@ -471,10 +503,13 @@ step options-run build/test_compile_options
 # -Wpsabi; GCC 12's one psabi note without AVX is documented); -O3's below.
 manners() {
   link avx2 "" gcc -O2 -mavx2 -mfma -- tests/test_manners.c build/test_manners || return 1
-  bg gcc $WARN -O0 -mavx2 -mfma -DVIT_NO_THREADS -I. tests/test_manners.c -o build/test_manners_one -lm
-  # -Wunused-function after the implementation: clang reports it without code generation, gcc and g++ do not
-  mn_k=0
-  for mn_cc in gcc clang "g++ -x c++"; do
+  # -Wunused-function after the implementation: clang reports it without code generation, gcc and g++ do not; gcc's
+  # is the one-thread program's own compile (every other warning still an error there)
+  # shellcheck disable=SC2086
+  bg sh -c '"$@" > build/log/manners-unused1.txt 2>&1 || { cat build/log/manners-unused1.txt; exit 1; }' sh gcc $WARN \
+    -Wno-error=unused-function -O0 -mavx2 -mfma -DVIT_NO_THREADS -DMANNERS_UNUSED -I. tests/test_manners.c -o build/test_manners_one -lm
+  mn_k=1
+  for mn_cc in clang "g++ -x c++"; do
     mn_k=$((mn_k + 1))
     [ "$mn_cc" = clang ] && mn_o=-fsyntax-only || mn_o="-O0 -c -o build/log/manners-unused$mn_k.o"
     # shellcheck disable=SC2086
@@ -495,6 +530,10 @@ manners() {
   done
   echo "threads API with and without threads; the file's warnings kept; AVX builds silent"
 }
+avx2_object() {
+  lane_wait avx2 && echo "vit.o only: -march=native here is an AVX2 build (no AVX-512, AVX-VNNI or AMX)"
+}
+[ -z "$AVX2_SAME" ] || step avx2-build avx2_object
 step header-manners manners
 # The layout's one hard rule (.clang-format): no line over 120 columns in C.
 columns() {
@@ -504,27 +543,23 @@ columns() {
 }
 step columns columns
 
-# Nothing printed by the implementation at -O3 either (AVX-512 with BF16 and VNNI, compiled only: GCC 12's inlining
-# there had found four warnings -O2 does not, and users' -Werror builds failed); the longest step of this group, so
-# started first; not in the manners step, whose other work is short.
+# -O3's compile (the lane's o3, o3_compile above) printed nothing.
 o3_silent() {
-  # shellcheck disable=SC2086
-  gcc $WARN -O3 -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni -mavx512bf16 -mfma -DVIT_IMPLEMENTATION \
-    -I. -x c -c vit.h -o /dev/null > build/log/o3.out 2>&1
-  [ $? -eq 0 ] && [ ! -s build/log/o3.out ] || { cat build/log/o3.out; return 1; }
+  lane_wait o3 > build/log/o3.out || { cat build/log/o3.out; return 1; }
+  [ ! -s build/log/o3.out ] || { cat build/log/o3.out; return 1; }
   echo "the implementation at -O3 (gcc, AVX-512) prints nothing"
 }
 pstep o3-silent o3_silent
 # The BF16 and I8 products at -O1 (where this CPU has AMX, its tiles): GCC 12's _tile_loadconfig tells it 8 bytes
 # are read, and a tile configuration built on the stack lost stores there and faulted. Beside the Python steps.
-pstep quant-O1 sh -c "gcc $WARN -O1 -march=native -I. tests/test_internal.c -o build/test_internal_O1 -lm && build/test_internal_O1 quant"
+quant_O1() { lane_wait quant-O1 && build/test_internal_O1 quant; }
+pstep quant-O1 quant_O1
 # AVX-512 without BF16 (Skylake-X: the wide F32 tile, BF16 and I8 on widened panels) and with VNNI but without
 # BF16 (Cascade Lake: the wide I8 tile too), which -march=native here does not build: compiled always, their
 # products' and kernels' tests run where this CPU has the instructions.
 avx512_subsets() {
   for as_m in skylake-avx512 cascadelake; do
-    # shellcheck disable=SC2086
-    gcc $WARN -O1 -march=$as_m -I. tests/test_internal.c -o build/test_internal_$as_m -lm || return 1
+    lane_wait $as_m || return 1
     as_need="avx512f avx512bw avx512dq avx512vl"
     [ $as_m = cascadelake ] && as_need="$as_need avx512_vnni"
     as_run=1
@@ -678,6 +713,7 @@ done
 pstep export-classes $PY tools/test_export_classes.py --vit build/native/vit
 psteps_done
 
+wait "$lane_pid"
 echo
 [ -z "$failed_steps" ] || echo "failed steps:$failed_steps (logs in build/log/)"
 times > build/log/times.txt # the second line: the steps' CPU time, user and system
