@@ -183,12 +183,12 @@ done:
     return ok;
 }
 
-static int one(int wt, int M, int K, int N, float alpha, int bias) { return one_refs(wt, M, K, N, alpha, bias, 1); }
-
 /* Under AddressSanitizer (make test's clang -O0 build) the scalar references of test_sizes' grid took most of the
    step's 36-49 s (perf: the definition in double, vit__matmul_ref and their per-element widening and copies, 65%;
    the fast products 15%). Every other build holds each shape's fast product to them; this one runs each shape's
-   fast product, packed and row-major, under the sanitizer, and the references on a quarter of the grid. */
+   fast product, packed and row-major, under the sanitizer, and the references on a quarter of the grid; and one()
+   the references of its shapes under 2^18 multiply-adds there (the larger ones' had taken the step 27 s of CPU, 17 s
+   without them). */
 #if defined(__SANITIZE_ADDRESS__)
 #define QUANT_ASAN 1
 #elif defined(__has_feature)
@@ -199,6 +199,11 @@ static int one(int wt, int M, int K, int N, float alpha, int bias) { return one_
 #ifndef QUANT_ASAN
 #define QUANT_ASAN 0
 #endif
+
+static int one(int wt, int M, int K, int N, float alpha, int bias) {
+    return one_refs(wt, M, K, N, alpha, bias, !QUANT_ASAN || (double)M * K * N < 262144.0);
+}
+
 
 static void test_sizes(void) {
     static const int Ks[] = {
