@@ -105,7 +105,7 @@ bg_wait() {
 # The test programs, one a line: the name (tests/test_NAME.c) and its
 # arguments, @ standing for the build's folder; after a short first one
 # (under wine it runs alone), the longest first, so that no long one starts
-# last while the other core has nothing left (ASan's quant takes 35-40 s).
+# last while the other core has nothing left (ASan's quant takes 15-20 s).
 # Those named in INTERNAL reach inside the implementation and are compiled
 # together with it, in tests/test_internal.c (run as test_internal NAME
 # ARGS...); the others link the build's vit.o.
