@@ -204,7 +204,6 @@ static int one(int wt, int M, int K, int N, float alpha, int bias) {
     return one_refs(wt, M, K, N, alpha, bias, !QUANT_ASAN || (double)M * K * N < 262144.0);
 }
 
-
 static void test_sizes(void) {
     static const int Ks[] = {
         1,  2,  3,   4,   5,   7,    8,   17,
