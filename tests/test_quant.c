@@ -276,11 +276,11 @@ static void test_f32_packed(void) {
        (from 64 KiB, VIT__MC_BYTES), at K 257 three of about VIT__MC rows (its rows too wide for 64 KiB); at 8
        threads those blocks would be thin, and each panel runs its k blocks over VIT__MC rows at a time */
     static const int Ms[] = {1, 2, 3, 4, 5, 12, 13, 16, 17, 40, 800}, Ks[] = {1, 3, 16, 33, 256, 257, 600};
-    static const int Ns[] = {1, 31, 32, 33, 64, 100};
+    static const int Ns[] = {1, 31, 32, 33, 64, 100, 1210}; /* 1210: x packed at K 600 (two k blocks) */
     int im, ik, in, ok = 1, runs = 0;
     for (im = 0; im < 11; im++)
         for (ik = 0; ik < 7; ik++)
-            for (in = 0; in < 6; in++) {
+            for (in = 0; in < 7; in++) {
                 int M = Ms[im], K = Ks[ik], N = Ns[in], bad = 0;
                 float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 0.1f), *b = randv((size_t)N, 0.5f);
                 float *wp = (float *)malloc((size_t)N * K * sizeof(float)), *y1 = randv((size_t)M * N, 1.0f);
@@ -292,12 +292,18 @@ static void test_f32_packed(void) {
                 vit_tensor t, tp, d;
                 vit__mm p;
                 size_t r, k;
+                void *xs;
+                float *xl, *lnw, *lnb;
+                vit__ln ln;
                 /* the long rows on half the shapes; 800 rows at K 33 and 257 (past one k block) and N 33 and 100
                    (a partial panel after whole ones) only: under ASan at -O0 each such shape costs about a second */
-                if (((im + ik + in) % 2 && K > 256) || (M > 40 && ((K != 33 && K != 257) || (N != 33 && N != 100)))) {
+                if (((im + ik + in) % 2 && K > 256) || (M > 40 && ((K != 33 && K != 257) || (N != 33 && N != 100))) ||
+                    (N > 100 && (K != 600 || M != 17))) {
                     free(x); free(w); free(b); free(wp); free(y1); free(y2); free(res); free(gam);
                     continue;
                 }
+                xs = vit__mm_scratch(VIT_DTYPE_F32, M, K) ? malloc(vit__mm_scratch(VIT_DTYPE_F32, M, K)) : NULL;
+                xl = randv((size_t)M * K, 0.0f); lnw = randv((size_t)K, 1.0f); lnb = randv((size_t)K, 0.5f);
                 t = weight_of(VIT_DTYPE_F32, w, NULL, N, K);
                 tp = t;
                 memcpy(wp, w, (size_t)N * K * sizeof(float));
@@ -325,6 +331,32 @@ static void test_f32_packed(void) {
                 p.e = (im + in) % 2 ? &e : NULL;
                 vit__matmul(&p);
                 if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) bad |= 8;
+                if (xs) { /* x packed into the scratch for the tiles (vit__xp_use: AVX2), w packed or not */
+                    int pk;
+                    for (pk = 0; pk < 2; pk++) {
+                        vit__mm q = vit__mm_w(y1, x, pk ? &tp : &t, (ik + in) % 2 ? b : NULL, M, K, N, xs);
+                        q.alpha = p.alpha;
+                        q.e = p.e;
+                        memset(y1, 0, (size_t)M * N * sizeof(float));
+                        vit__matmul(&q);
+                        if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) bad |= 32;
+                    }
+                }
+                if (xs && vit__ln_fuses(&t, K)) { /* LN(x) as x is packed (or, on the few-rows and dot-product
+                                                     paths, into the scratch first): vit_k_layernorm's bits */
+                    vit__mm q = p;
+                    ln.w = lnw; ln.b = lnb; ln.eps = 1e-5f;
+                    vit_k_layernorm(xl, x, lnw, lnb, M, K, ln.eps);
+                    q.x = xl;
+                    vit__matmul(&q);
+                    q = p;
+                    q.y = y1;
+                    q.xs = xs;
+                    q.ln = &ln;
+                    vit__matmul(&q);
+                    if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) bad |= 64;
+                    p = q; /* and below, LN(x) packed: every thread count */
+                }
                 if (M == 800) { /* threads take its blocks of rows or (8) its panels: the same bits for 1, 3, 8 */
                     static const int ths[] = {1, 3, 8};
                     int nt = vit_get_threads(), it;
@@ -337,12 +369,13 @@ static void test_f32_packed(void) {
                     }
                     vit_set_threads(nt);
                 }
-                if (bad) printf("FAIL f32 packed M=%d K=%d N=%d: %s%s%s%s%s\n", M, K, N, bad & 1 ? "panel " : "",
+                if (bad) printf("FAIL f32 packed M=%d K=%d N=%d: %s%s%s%s%s%s%s\n", M, K, N, bad & 1 ? "panel " : "",
                                 bad & 2 ? "element " : "", bad & 4 ? "row " : "", bad & 8 ? "bits " : "",
-                                bad & 16 ? "threads" : "");
+                                bad & 16 ? "threads " : "", bad & 32 ? "x packed " : "", bad & 64 ? "layernorm" : "");
                 ok &= !bad;
                 runs++;
                 free(x); free(w); free(b); free(wp); free(y1); free(y2); free(tmp); free(res); free(gam);
+                free(xs); free(xl); free(lnw); free(lnb);
             }
     printf("  %d f32 shapes packed (%d rows a panel in this build)\n", runs, vit__panel_rows(VIT_DTYPE_F32, 8));
     expect(ok, "f32 products on packed weights: the bits of row-major ones");
