@@ -114,7 +114,10 @@ int main(int argc, char **argv) {
         vit_mlp_params lp;
         vit__mm fc;
         piece mha, mlp;
-        if (!t || !h || !q || !xs) {
+        vit__ln *ln1 = (vit__ln *)vit_arena_alloc(&scr, (size_t)L * sizeof(vit__ln)),
+                *ln2 = (vit__ln *)vit_arena_alloc(&scr, (size_t)L * sizeof(vit__ln));
+        int f1 = vit__ln_fuses(&m.blocks[0].attn.qkv_w, C), f2 = vit__ln_fuses(&m.blocks[0].mlp.fc1_w, C);
+        if (!t || !h || !q || !xs || !ln1 || !ln2) {
             fprintf(stderr, "profile_vit: %s\n", vit_last_error());
             return 1;
         }
@@ -130,12 +133,21 @@ int main(int argc, char **argv) {
         const vit_block_weights *w = &m.blocks[l];                                                                     \
         CODE;                                                                                                          \
     }
-        p[np] = (piece){"LayerNorm (2 a block)", 0, 0, 2};
-        TIME(&p[np], reps, EACH(vit_k_layernorm(q, t, w->ln1_w.data, w->ln1_b.data, rows, C, c->ln_eps)));
-        np++;
-        p[np] = (piece){"qkv product", 0, 2.0 * rows * C * 3 * C * L, 1};
+        /* a LayerNorm the qkv or fc1 product takes as it converts or packs x (vit__ln_fuses), as the forward
+           does, is timed in that product; the others as a pass of their own */
+        for (l = 0; l < L; l++) {
+            const vit_block_weights *w = &m.blocks[l];
+            ln1[l].w = w->ln1_w.data; ln1[l].b = w->ln1_b.data; ln1[l].eps = c->ln_eps;
+            ln2[l].w = w->ln2_w.data; ln2[l].b = w->ln2_b.data; ln2[l].eps = c->ln_eps;
+        }
+        if (!f1 || !f2) {
+            p[np] = (piece){f1 || f2 ? "LayerNorm (1 a block)" : "LayerNorm (2 a block)", 0, 0, 2 - f1 - f2};
+            TIME(&p[np], reps, EACH(vit_k_layernorm(q, t, w->ln1_w.data, w->ln1_b.data, rows, C, c->ln_eps)));
+            np++;
+        }
+        p[np] = (piece){f1 ? "qkv product (+ LN1)" : "qkv product", 0, 2.0 * rows * C * 3 * C * L, 1};
         TIME(&p[np], reps, EACH((fc = vit__mm_w(q, h, &w->attn.qkv_w, w->attn.qkv_b.data, rows, C, 3 * C, xs),
-                                 fc.ldx = ldh, vit__matmul(&fc))));
+                                 fc.ldx = ldh, fc.ln = f1 ? &ln1[l] : NULL, vit__matmul(&fc))));
         np++;
         p[np] = (piece){"output projection", 0, 2.0 * rows * C * C * L, 1};
         /* x: the heads' output, rows as far apart as h's (vit__ld_x) */
@@ -143,7 +155,7 @@ int main(int argc, char **argv) {
                                  fc.ldx = ldh, vit__matmul(&fc))));
         np++;
         TIME(&mha, reps,
-             EACH((vit__mha_core(&scr, &mp, &w->attn, h, ldh, NULL, t, NULL, NULL, B, T),
+             EACH((vit__mha_core(&scr, &mp, &w->attn, h, ldh, f1 ? &ln1[l] : NULL, t, NULL, NULL, B, T),
                    vit_arena_rewind(&scr, mark))));
         p[np] = (piece){"attention core (QK^T, softmax, PV)", mha.s - p[np - 2].s - p[np - 1].s,
                         4.0 * B * (double)T * T * C * L, 1};
@@ -154,8 +166,11 @@ int main(int argc, char **argv) {
                                  fc.ldx = vit__ld_x(H), vit__matmul(&fc))));
         np++;
         TIME(&mlp, reps,
-             EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, ldh, NULL, t, NULL, rows), vit_arena_rewind(&scr, mark))));
-        p[np] = (piece){c->glu ? "fc1 + gate (fused)" : "fc1 + act (fused)", mlp.s - p[np - 1].s,
+             EACH((vit__mlp_core(&scr, &lp, &w->mlp, h, ldh, f2 ? &ln2[l] : NULL, t, NULL, rows),
+                   vit_arena_rewind(&scr, mark))));
+        p[np] = (piece){c->glu ? (f2 ? "fc1 + gate (fused, + LN2)" : "fc1 + gate (fused)")
+                               : (f2 ? "fc1 + act (fused, + LN2)" : "fc1 + act (fused)"),
+                        mlp.s - p[np - 1].s,
                         2.0 * rows * C * H1 * L, 1};
         np++;
 #undef EACH
