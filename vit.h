@@ -2886,19 +2886,19 @@ static void vit__layernorm_row(float *y, const float *x, const float *w, const f
    as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8
    transpose (two rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past
    its six, so the last eight k of a tile go one at a time (nothing stored past the tile: the next may be another
-   thread's). The same values: the same bits as rows ldx apart. */
-static void vit__xp_fill(const vit__mm *p, int m0, int m1) {
-    float lnrows[VIT__MR * VIT__XP_KMAX]; /* p->ln: a tile's rows normalised (24 KiB) */
-    int K = p->K, m, k, i;
-    VIT_ASSERT(m0 % VIT__MR == 0 && K <= VIT__XP_KMAX);
-    for (m = m0; m < m1; m += VIT__MR) {
-        int mr = m1 - m < VIT__MR ? m1 - m : VIT__MR, ld = p->ldx;
-        const float *xm = p->x + (size_t)m * p->ldx;
-        float *d = (float *)p->xs + (size_t)m * K;
+   thread's). The same values: the same bits as rows ldx apart. Rows [0, rows) of x (K <= VIT__XP_KMAX floats,
+   ldx apart), through ln unless NULL, into d. */
+static void vit__xp_pack(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln) {
+    float lnrows[VIT__MR * VIT__XP_KMAX]; /* ln: a tile's rows normalised (24 KiB) */
+    int m, k, i;
+    VIT_ASSERT(K <= VIT__XP_KMAX);
+    for (m = 0; m < rows; m += VIT__MR, d += (size_t)VIT__MR * K) {
+        int mr = rows - m < VIT__MR ? rows - m : VIT__MR, ld = ldx;
+        const float *xm = x + (size_t)m * ldx;
         simde__m256 r[8];
-        if (p->ln) { /* vit__layernorm_row's, as vit_k_layernorm's rows: its bits */
+        if (ln) { /* vit__layernorm_row's, as vit_k_layernorm's rows: its bits */
             for (i = 0; i < mr; i++)
-                vit__layernorm_row(lnrows + (size_t)i * K, xm + (size_t)i * ld, p->ln->w, p->ln->b, K, p->ln->eps);
+                vit__layernorm_row(lnrows + (size_t)i * K, xm + (size_t)i * ld, ln->w, ln->b, K, ln->eps);
             xm = lnrows;
             ld = K;
         }
@@ -2911,6 +2911,11 @@ static void vit__xp_fill(const vit__mm *p, int m0, int m1) {
         for (; k < K; k++)
             for (i = 0; i < VIT__MR; i++) d[(size_t)k * VIT__MR + i] = i < mr ? xm[(size_t)i * ld + k] : 0.0f;
     }
+}
+/* Rows [m0, m1) of a product's x (m0 a multiple of MR) into its scratch, where the tiles read them */
+static void vit__xp_fill(const vit__mm *p, int m0, int m1) {
+    VIT_ASSERT(m0 % VIT__MR == 0);
+    vit__xp_pack((float *)p->xs + (size_t)m0 * p->K, p->x + (size_t)m0 * p->ldx, p->ldx, p->K, m1 - m0, p->ln);
 }
 static void vit__xp_fill_tiles(const void *ctx, int t0, int t1, int thread) {
     const vit__mm *p = (const vit__mm *)ctx;
@@ -6517,6 +6522,14 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
     vit__attx x = *ax;
     vit__tl t;
     int n0, g0, m, r, c0, have = -1;
+#if VIT__XP
+    /* the rows' q packed for the tiles once a group (vit__xp_pack), read against every panel of keys: one layer of
+       DINOv2-S/14's attention at 518 px (1,370 keys), one thread, Zen 3, 0.95-0.98x (faster in 31 of 40 alternating
+       pairs, three runs); 577 keys 0.99x (39 of 60), 401 0.99x (59 of 100), 257 1.00x (76 of 150), 197 1.01x
+       (80 and 91 of 200 faster): from 256 keys. The same bits. */
+    float qbuf[VIT__ATT_SUB * 128];
+    int qp = HS <= 128 && n >= 256;
+#endif
     memset(&t, 0, sizeof t);
     memset(pbuf, 0, sizeof pbuf); /* as vit__att_exp_tiles */
     t.y = pad;
@@ -6527,6 +6540,9 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
         int cr = rows - c0 < VIT__ATT_SUB ? rows - c0 : VIT__ATT_SUB;
         x.att = ax->att + (size_t)c0 * ax->lda;
         x.bidx = ax->bidx ? ax->bidx + (size_t)c0 * ax->lda : NULL;
+#if VIT__XP
+        if (qp) vit__xp_pack(qbuf, q + (size_t)c0 * ldq, ldq, HS, cr, NULL);
+#endif
         for (n0 = 0; n0 < n; n0 += VIT__NR) {
             t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
 #if VIT__WIDE
@@ -6569,7 +6585,13 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
                         t.bf = tail;
                     }
                     t.xf = q + (size_t)(c0 + m) * ldq + g0;
-                    vit__tiles[t.nv > VIT__VW][mr](&t);
+#if VIT__XP
+                    if (qp) { /* HS <= 128 < VIT__KC: one k block */
+                        t.xf = qbuf + (size_t)m * HS;
+                        vit__tiles_xp[t.nv > VIT__VW][mr](&t);
+                    } else
+#endif
+                        vit__tiles[t.nv > VIT__VW][mr](&t);
                 }
                 for (r = 0; r < mr; r++) vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
             }
@@ -17594,9 +17616,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          1024 wide and N >= 2 K (qkv, fc1) pack x for
                          the tiles, a tile's rows of one k together,
                          and take the LayerNorm before them as they
-                         pack it (LN(x) no longer written out). The
-                         same bits; those products 1.5-4% faster on a
-                         Zen 3, one thread.
+                         pack it (LN(x) no longer written out); the
+                         f32 attention packs q so for 256 keys and
+                         more. The same bits; those products 1.5-4%
+                         faster on a Zen 3, one thread, attention at
+                         1,370 keys 2-5%.
      0.5.27 (2026-11-29) Attention in blocks of rows on several
                          threads: whole heads but for the last, one a
                          thread, whose blocks the threads share (a
