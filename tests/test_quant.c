@@ -275,10 +275,11 @@ static void test_f32_packed(void) {
     /* 800 rows: past 2 VIT__MC; x's row blocks each run against every panel in turn, at K 33 two of 408 rows
        (from 64 KiB, VIT__MC_BYTES), at K 257 three of about VIT__MC rows (its rows too wide for 64 KiB); at 8
        threads those blocks would be thin, and each panel runs its k blocks over VIT__MC rows at a time */
-    static const int Ms[] = {1, 2, 3, 4, 5, 12, 13, 16, 17, 40, 800}, Ks[] = {1, 3, 16, 33, 256, 257, 600};
-    static const int Ns[] = {1, 31, 32, 33, 64, 100, 1210}; /* 1210: x packed at K 600 (two k blocks) */
+    static const int Ms[] = {1, 2, 3, 4, 5, 12, 13, 16, 17, 40, 800, 7}, Ks[] = {1, 3, 16, 33, 256, 257, 600};
+    /* 1210: x packed at K 600 (two k blocks, 17 rows), and at K 256 on the few-rows product (7 rows) */
+    static const int Ns[] = {1, 31, 32, 33, 64, 100, 1210};
     int im, ik, in, ok = 1, runs = 0;
-    for (im = 0; im < 11; im++)
+    for (im = 0; im < 12; im++)
         for (ik = 0; ik < 7; ik++)
             for (in = 0; in < 7; in++) {
                 int M = Ms[im], K = Ks[ik], N = Ns[in], bad = 0;
@@ -298,7 +299,7 @@ static void test_f32_packed(void) {
                 /* the long rows on half the shapes; 800 rows at K 33 and 257 (past one k block) and N 33 and 100
                    (a partial panel after whole ones) only: under ASan at -O0 each such shape costs about a second */
                 if (((im + ik + in) % 2 && K > 256) || (M > 40 && ((K != 33 && K != 257) || (N != 33 && N != 100))) ||
-                    (N > 100 && (K != 600 || M != 17))) {
+                    (N > 100 && !(K == 600 && M == 17) && !(K == 256 && M == 7))) {
                     free(x); free(w); free(b); free(wp); free(y1); free(y2); free(res); free(gam);
                     continue;
                 }
@@ -331,7 +332,8 @@ static void test_f32_packed(void) {
                 p.e = (im + in) % 2 ? &e : NULL;
                 vit__matmul(&p);
                 if (memcmp(y1, y2, (size_t)M * N * sizeof(float))) bad |= 8;
-                if (xs) { /* x packed into the scratch for the tiles (vit__xp_use: AVX2), w packed or not */
+                if (xs) { /* x packed into the scratch for the tiles where N >= 2 K (vit__xp_use: AVX2), w packed
+                             or not */
                     int pk;
                     for (pk = 0; pk < 2; pk++) {
                         vit__mm q = vit__mm_w(y1, x, pk ? &tp : &t, (ik + in) % 2 ? b : NULL, M, K, N, xs);
