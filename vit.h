@@ -2656,8 +2656,8 @@ VITDEF void vit_k_matmul_ref(float *y, const float *x, const float *w, const flo
 #define VIT__MC_BYTES vit__mc_bytes() /* x in a row block packed F32 panels take in turn (vit__gemm_row_blocks) */
 #define VIT__MC_AUTO
 #endif
-/* F32 products with scratch (a dense layer's, vit__mm.xs) pack x for the tiles on AVX2, rows K <= VIT__XP_KMAX
-   (vit__xp_use): where measured, and where it paid (see vit__xp_fill) */
+/* F32 products with scratch (a dense layer's, vit__mm.xs) pack x for the tiles on AVX2 where it pays
+   (vit__xp_use, vit__xp_pays), and the f32 attention its q (vit__att_exp_f32): where measured (see vit__xp_pack) */
 #if VIT__VW == 8 && defined(SIMDE_X86_AVX2_NATIVE)
 #define VIT__XP 1
 #else
@@ -2876,8 +2876,9 @@ static VIT__INLINE void vit__transpose8_v(simde__m256 *r) {
 
 #if VIT__XP
 static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps);
-/* Rows [m0, m1) of an F32 product's x (m0 a multiple of MR) into its scratch xs in the order the tiles read them
-   (vit__tile_xp): tile by tile, K MR floats a tile, the MR rows of one k together, rows past m1 zero. A tile then
+/* Rows [0, rows) of x (K <= VIT__XP_KMAX floats, ldx apart), through the LayerNorm ln unless NULL, into d in the
+   order the tiles read them (vit__tile_xp): tile by tile, K MR floats a tile, the MR rows of one k together, rows
+   past `rows` zero (an F32 product's x into its scratch, vit__xp_fill; the f32 attention's q). A tile then
    broadcasts from one stream at offsets the compiler knows, where it read six rows ldx apart (six streams to keep
    in L1, six address registers). Twelve layers' products in turn on a Zen 3, one thread, 30 alternating pairs,
    the pack (and LayerNorm) included: qkv with LN1 0.98-0.99x (DINOv2-S/14 at 518 px, ViT-B/16), fc1 with LN2 and
@@ -2886,8 +2887,7 @@ static void vit__layernorm_row(float *y, const float *x, const float *w, const f
    as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8
    transpose (two rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past
    its six, so the last eight k of a tile go one at a time (nothing stored past the tile: the next may be another
-   thread's). The same values: the same bits as rows ldx apart. Rows [0, rows) of x (K <= VIT__XP_KMAX floats,
-   ldx apart), through ln unless NULL, into d. */
+   thread's). The same values: the same bits as rows ldx apart. */
 static void vit__xp_pack(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln) {
     float lnrows[VIT__MR * VIT__XP_KMAX]; /* ln: a tile's rows normalised (24 KiB) */
     int m, k, i;
