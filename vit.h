@@ -5238,6 +5238,11 @@ static void vit__pack_weight(vit_tensor *w, unsigned char *tmp, int32_t *sums, s
    and N >= 2 K, where the pack's pass over x is a small part of the product (the output projections, N = K, ran
    0-3% slower on one thread, 7-11% on two, twelve layers' products in turn: DINOv2-S/14 at 518 px and ViT-B/16) */
 static int vit__xp_pays(int K, int N) { return VIT__XP && K <= VIT__XP_KMAX && N >= 2 * K; }
+/* The same for a dense layer's F32 weight w (N, K) on rows of K: its scratch is taken (vit__dense_scratch) exactly
+   where its LayerNorm can ride in the pack (vit__ln_fuses) */
+static int vit__xp_pays_w(const vit_tensor *w, int K) {
+    return w->dtype == VIT_DTYPE_F32 && w->ndim == 2 && vit__xp_pays(K, w->shape[0]);
+}
 
 /* Scratch bytes a product with weights of type wt needs for x (M, K) (F32: to pack x, which vit__dense_scratch
    asks for where vit__xp_pays). */
@@ -5297,7 +5302,7 @@ static void vit__dense(float *y, const float *x, const vit_tensor *w, const floa
    SIMD kernels) or packs it (F32, vit__xp_pays), and a row fits VIT__LN_ROW_MAX. */
 static int vit__ln_fuses(const vit_tensor *w, int K) {
 #ifndef VIT_NO_SIMD
-    return K <= VIT__LN_ROW_MAX && (w->dtype != VIT_DTYPE_F32 || (w->ndim == 2 && vit__xp_pays(K, w->shape[0])));
+    return K <= VIT__LN_ROW_MAX && (w->dtype != VIT_DTYPE_F32 || vit__xp_pays_w(w, K));
 #else
     (void)w; (void)K;
     return 0;
@@ -5307,9 +5312,7 @@ static int vit__ln_fuses(const vit_tensor *w, int K) {
 /* The larger of `have` and the scratch a product of w on M rows of K
    takes; then vit__scratch gets it from the arena (counted while counting). */
 static size_t vit__dense_scratch(size_t have, const vit_tensor *w, int M, int K) {
-    size_t n = w->dtype != VIT_DTYPE_F32 || (w->ndim == 2 && vit__xp_pays(K, w->shape[0]))
-                   ? vit__mm_scratch(w->dtype, M, K)
-                   : 0;
+    size_t n = w->dtype != VIT_DTYPE_F32 || vit__xp_pays_w(w, K) ? vit__mm_scratch(w->dtype, M, K) : 0;
     return n > have ? n : have;
 }
 
