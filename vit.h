@@ -6513,11 +6513,93 @@ static VIT__INLINE void vit__att_exp_row(const vit__attx *x, const float *c, int
 #define VIT__ATT_ROWS 512
 #define VIT__ATT_SUB 48
 
+/* F32 q kᵀ's tile: mr rows of q (t->xf: rows t->ldx apart, or packed as vit__xp_pack lays them, xp) against one
+   panel of K's (t->bf, zeros past its t->nv keys) over all t->kc = HS, times t->alpha, straight into rows [m, m + mr)
+   of the softmax state (vit__att_exp_v), as the BF16 and I8 attentions' tiles. Through the products' tile
+   (vit__tile_x) the scores went to a buffer and back, and that tile's prologue, prefetch test every 8 k and
+   finish on bias and epilogue fields ran once per 64 k at HS = 64: perf had 18% of its samples outside the k loop.
+   One layer's attention, one thread, Zen 3 (AVX2), alternating pairs: DINOv2-S/14 at 518 px (1,370 keys) 0.972x
+   fastest over fastest (faster in 51 of 60), 785 keys 0.947x (53 of 60), ViT-B/16's 197 keys 0.973x (140 of
+   200); with the rows' exponentials together (below) a further 0.976x, 0.967x and 0.979x (32 of 40, 30 of 40,
+   140 of 200). Each score is the same FMAs in k order times alpha, each exponential and sum vit__att_exp_v's:
+   the same bits. (AVX-512 runs pairs of panels on its wide tile, vit__att_exp_f32, and this one on a last odd
+   panel.) */
+#define VIT__DECL_AF(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
+#define VIT__SAVE_AF(i)                                     \
+    if (mr > i) {                                           \
+        vit__v_store(acc[i], vit__v_mul(va, c##i##a));      \
+        vit__v_store(acc[i] + VIT__VW, vit__v_mul(va, c##i##b)); \
+    }
+static VIT__INLINE void vit__att_tile_f32(const int mr, const int xp, const vit__tl *t, const vit__attx *ax, int m,
+                                          int n0) {
+    const float *x = t->xf, *bp = t->bf;
+    const int nvec = 2, xk = xp ? VIT__MR : 1;
+    int k, i, ldx = xp ? 1 : t->ldx, kc = t->kc, nv = t->nv;
+    float acc[12][VIT__NR]; /* the sums leave the registers before the exponentials, as vit__att_tile_i8 says */
+    vit__vf va = vit__v_set1(t->alpha);
+    VIT__ROWS(VIT__DECL_AF)
+    for (k = 0; k < kc; k++) {
+        vit__vf b0 = vit__v_load(bp + (size_t)k * VIT__NR), b1 = vit__v_load(bp + (size_t)k * VIT__NR + VIT__VW);
+        VIT__ROWS(VIT__FMA_ROW)
+    }
+    VIT__ROWS(VIT__SAVE_AF)
+    if (n0 && nv == VIT__NR && !ax->bt && ax->att && ax->alpha == 1.0f) {
+        /* The common case, a whole panel where no row's reference moves, all rows at once: vit__att_exp_v's
+           operations for each, the rows' exponentials side by side (one after another, each row's chain of
+           dependent operations had waited on the last). A NaN score is passed over in the test as
+           vit__att_exp_v's compare passes it over (max(d, over) keeps over where d is NaN). */
+        vit__vf over = vit__v_set1(-FLT_MAX);
+#define VIT__OVER_AF(i)                                                                                       \
+    if (mr > i)                                                                                               \
+        over = vit__v_max(vit__v_sub(vit__v_max(vit__v_load(acc[i]), vit__v_load(acc[i] + VIT__VW)),         \
+                                     vit__v_set1(ax->ref[m + i] + VIT__ATT_SLACK)),                           \
+                          over);
+        VIT__ROWS(VIT__OVER_AF)
+        if (!vit__v_any_gt(over, vit__v_zero())) {
+#define VIT__EXP_AF(i)                                                                                        \
+    if (mr > i) {                                                                                             \
+        vit__vf r_ = vit__v_set1(ax->ref[m + i]), e0_ = vit__v_exp2(vit__v_sub(vit__v_load(acc[i]), r_)),      \
+                e1_ = vit__v_exp2(vit__v_sub(vit__v_load(acc[i] + VIT__VW), r_));                             \
+        float *ai_ = ax->acc + (size_t)(m + i) * VIT__VW, *si_ = ax->att + (size_t)(m + i) * ax->lda + n0;   \
+        vit__v_store(ai_, vit__v_add(vit__v_add(vit__v_load(ai_), e0_), e1_));                                \
+        vit__v_store(si_, e0_);                                                                               \
+        vit__v_store(si_ + VIT__VW, e1_);                                                                     \
+    }
+            VIT__ROWS(VIT__EXP_AF)
+            return;
+        }
+    }
+    for (i = 0; i < mr; i++) vit__att_exp_v(ax, vit__v_load(acc[i]), vit__v_load(acc[i] + VIT__VW), m + i, n0, nv, 0);
+}
+#undef VIT__DECL_AF
+#undef VIT__SAVE_AF
+#undef VIT__OVER_AF
+#undef VIT__EXP_AF
+typedef void (*vit__att_f32_fn)(const vit__tl *t, const vit__attx *ax, int m, int n0);
+#define VIT__ATT_F32_DEF(f, mr)                                                                                     \
+    static void f##0_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, 0, t, ax, m, n0); }         \
+    VIT__ATT_F32_XP(f, mr)
+#define VIT__ATT_F32_FN0(f, mr) f##0_##mr,
+#if VIT__XP
+#define VIT__ATT_F32_XP(f, mr) \
+    static void f##1_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, 1, t, ax, m, n0); }
+#define VIT__ATT_F32_FN1(f, mr) f##1_##mr,
+#else
+#define VIT__ATT_F32_XP(f, mr)
+#endif
+VIT__MRS(VIT__ATT_F32_DEF, vit__att_tile_f32)
+static const vit__att_f32_fn vit__att_tiles_f32[1 + VIT__XP][VIT__MR + 1] = {
+    {NULL, VIT__MRS(VIT__ATT_F32_FN0, vit__att_tile_f32)},
+#if VIT__XP
+    {NULL, VIT__MRS(VIT__ATT_F32_FN1, vit__att_tile_f32)},
+#endif
+};
+
 /* f32 q kᵀ, times alpha, for rows [0, rows) of q (stride ldq) against the n keys of k (stride ldk, HS each): their
    whole panels as vit__head_pack lays them in kp, the last partial one packed here; MR x NR blocks of scores on
-   the F32 tiles, in VIT__KC blocks of HS, into the softmax state, VIT__ATT_SUB rows at a time (K's panels read
-   again for each; ax gives the first row's att and bidx, and ref and acc for VIT__ATT_SUB rows); each row's sum
-   of e to rs. */
+   vit__att_tile_f32 (HS within one k block), else the F32 tiles in VIT__KC blocks of HS, into the softmax state,
+   VIT__ATT_SUB rows at a time (K's panels read again for each; ax gives the first row's att and bidx, and ref and
+   acc for VIT__ATT_SUB rows); each row's sum of e to rs. */
 static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const float *kp, const float *k, int ldk,
                              int HS, int rows, int n, float alpha, float *rs) {
     float pbuf[VIT__MR * VIT__NR + 16], *pad = (float *)(((uintptr_t)pbuf + 63) & ~(uintptr_t)63);
@@ -6577,6 +6659,24 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
 #endif
             for (m = 0; m < cr; m += VIT__MR) {
                 int mr = cr - m < VIT__MR ? cr - m : VIT__MR;
+                if (HS <= VIT__KC) { /* one k block: the attention's own tile */
+                    t.kc = HS;
+                    if (t.nv == VIT__NR) t.bf = kp + (size_t)n0 * HS;
+                    else {
+                        if (have != 0) vit__pack_panel(tail, k, ldk, n0, t.nv, 0, HS);
+                        have = 0;
+                        t.bf = tail;
+                    }
+                    t.xf = q + (size_t)(c0 + m) * ldq;
+#if VIT__XP
+                    if (qp) {
+                        t.xf = qbuf + (size_t)m * HS;
+                        vit__att_tiles_f32[1][mr](&t, &x, m, n0);
+                    } else
+#endif
+                        vit__att_tiles_f32[0][mr](&t, &x, m, n0);
+                    continue;
+                }
                 for (g0 = 0; g0 < HS; g0 += VIT__KC) {
                     t.kc = HS - g0 < VIT__KC ? HS - g0 : VIT__KC;
                     t.first = g0 == 0;
