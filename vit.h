@@ -6513,6 +6513,42 @@ static VIT__INLINE void vit__att_exp_row(const vit__attx *x, const float *c, int
 #define VIT__ATT_ROWS 512
 #define VIT__ATT_SUB 48
 
+/* Rows [m, m + mr) of one panel's f32 scores (sc, NR floats a row, times alpha already; keys [n0, n0 + nv)) into
+   their softmax state, lowp 0 (the f32 attention's, and I8's mode 3). Where the panel is whole and no row's
+   reference moves (the common case), all rows at once: vit__att_exp_v's operations for each, the rows'
+   exponentials side by side (one row after another, each row's chain of dependent operations had waited on the
+   last). A NaN score is passed over in the test as vit__att_exp_v's compare passes it over (max(d, over) keeps
+   over where d is NaN). Else vit__att_exp_v a row at a time. The same bits either way. */
+static VIT__INLINE void vit__att_exp_rows(const int mr, const vit__attx *ax, float (*sc)[VIT__NR], int m, int n0,
+                                          int nv) {
+    int i;
+    if (n0 && nv == VIT__NR && !ax->bt && ax->att && ax->alpha == 1.0f) {
+        vit__vf over = vit__v_set1(-FLT_MAX);
+#define VIT__OVER_AF(i)                                                                                       \
+    if (mr > i)                                                                                               \
+        over = vit__v_max(vit__v_sub(vit__v_max(vit__v_load(sc[i]), vit__v_load(sc[i] + VIT__VW)),           \
+                                     vit__v_set1(ax->ref[m + i] + VIT__ATT_SLACK)),                           \
+                          over);
+        VIT__ROWS(VIT__OVER_AF)
+        if (!vit__v_any_gt(over, vit__v_zero())) {
+#define VIT__EXP_AF(i)                                                                                        \
+    if (mr > i) {                                                                                             \
+        vit__vf r_ = vit__v_set1(ax->ref[m + i]), e0_ = vit__v_exp2(vit__v_sub(vit__v_load(sc[i]), r_)),       \
+                e1_ = vit__v_exp2(vit__v_sub(vit__v_load(sc[i] + VIT__VW), r_));                              \
+        float *ai_ = ax->acc + (size_t)(m + i) * VIT__VW, *si_ = ax->att + (size_t)(m + i) * ax->lda + n0;   \
+        vit__v_store(ai_, vit__v_add(vit__v_add(vit__v_load(ai_), e0_), e1_));                                \
+        vit__v_store(si_, e0_);                                                                               \
+        vit__v_store(si_ + VIT__VW, e1_);                                                                     \
+    }
+            VIT__ROWS(VIT__EXP_AF)
+            return;
+        }
+#undef VIT__OVER_AF
+#undef VIT__EXP_AF
+    }
+    for (i = 0; i < mr; i++) vit__att_exp_v(ax, vit__v_load(sc[i]), vit__v_load(sc[i] + VIT__VW), m + i, n0, nv, 0);
+}
+
 /* F32 q kᵀ's tile: mr rows of q (t->xf: rows t->ldx apart, or packed as vit__xp_pack lays them, xp) against one
    panel of K's (t->bf, zeros past its t->nv keys) over all t->kc = HS, times t->alpha, straight into rows [m, m + mr)
    of the softmax state (vit__att_exp_v), as the BF16 and I8 attentions' tiles. Through the products' tile
@@ -6520,7 +6556,7 @@ static VIT__INLINE void vit__att_exp_row(const vit__attx *x, const float *c, int
    finish on bias and epilogue fields ran once per 64 k at HS = 64: perf had 18% of its samples outside the k loop.
    One layer's attention, one thread, Zen 3 (AVX2), alternating pairs: DINOv2-S/14 at 518 px (1,370 keys) 0.972x
    fastest over fastest (faster in 51 of 60), 785 keys 0.947x (53 of 60), ViT-B/16's 197 keys 0.973x (140 of
-   200); with the rows' exponentials together (below) a further 0.976x, 0.967x and 0.979x (32 of 40, 30 of 40,
+   200); with the rows' exponentials together (vit__att_exp_rows) a further 0.976x, 0.967x and 0.979x (32 of 40, 30 of 40,
    140 of 200). Each score is the same FMAs in k order times alpha, each exponential and sum vit__att_exp_v's:
    the same bits. (AVX-512 runs pairs of panels on its wide tile, vit__att_exp_f32, and this one on a last odd
    panel.) */
@@ -6534,7 +6570,7 @@ static VIT__INLINE void vit__att_tile_f32(const int mr, const int xp, const vit_
                                           int n0) {
     const float *x = t->xf, *bp = t->bf;
     const int nvec = 2, xk = xp ? VIT__MR : 1;
-    int k, i, ldx = xp ? 1 : t->ldx, kc = t->kc, nv = t->nv;
+    int k, ldx = xp ? 1 : t->ldx, kc = t->kc, nv = t->nv;
     float acc[12][VIT__NR]; /* the sums leave the registers before the exponentials, as vit__att_tile_i8 says */
     vit__vf va = vit__v_set1(t->alpha);
     VIT__ROWS(VIT__DECL_AF)
@@ -6543,38 +6579,10 @@ static VIT__INLINE void vit__att_tile_f32(const int mr, const int xp, const vit_
         VIT__ROWS(VIT__FMA_ROW)
     }
     VIT__ROWS(VIT__SAVE_AF)
-    if (n0 && nv == VIT__NR && !ax->bt && ax->att && ax->alpha == 1.0f) {
-        /* The common case, a whole panel where no row's reference moves, all rows at once: vit__att_exp_v's
-           operations for each, the rows' exponentials side by side (one after another, each row's chain of
-           dependent operations had waited on the last). A NaN score is passed over in the test as
-           vit__att_exp_v's compare passes it over (max(d, over) keeps over where d is NaN). */
-        vit__vf over = vit__v_set1(-FLT_MAX);
-#define VIT__OVER_AF(i)                                                                                       \
-    if (mr > i)                                                                                               \
-        over = vit__v_max(vit__v_sub(vit__v_max(vit__v_load(acc[i]), vit__v_load(acc[i] + VIT__VW)),         \
-                                     vit__v_set1(ax->ref[m + i] + VIT__ATT_SLACK)),                           \
-                          over);
-        VIT__ROWS(VIT__OVER_AF)
-        if (!vit__v_any_gt(over, vit__v_zero())) {
-#define VIT__EXP_AF(i)                                                                                        \
-    if (mr > i) {                                                                                             \
-        vit__vf r_ = vit__v_set1(ax->ref[m + i]), e0_ = vit__v_exp2(vit__v_sub(vit__v_load(acc[i]), r_)),      \
-                e1_ = vit__v_exp2(vit__v_sub(vit__v_load(acc[i] + VIT__VW), r_));                             \
-        float *ai_ = ax->acc + (size_t)(m + i) * VIT__VW, *si_ = ax->att + (size_t)(m + i) * ax->lda + n0;   \
-        vit__v_store(ai_, vit__v_add(vit__v_add(vit__v_load(ai_), e0_), e1_));                                \
-        vit__v_store(si_, e0_);                                                                               \
-        vit__v_store(si_ + VIT__VW, e1_);                                                                     \
-    }
-            VIT__ROWS(VIT__EXP_AF)
-            return;
-        }
-    }
-    for (i = 0; i < mr; i++) vit__att_exp_v(ax, vit__v_load(acc[i]), vit__v_load(acc[i] + VIT__VW), m + i, n0, nv, 0);
+    vit__att_exp_rows(mr, ax, acc, m, n0, nv);
 }
 #undef VIT__DECL_AF
 #undef VIT__SAVE_AF
-#undef VIT__OVER_AF
-#undef VIT__EXP_AF
 typedef void (*vit__att_f32_fn)(const vit__tl *t, const vit__attx *ax, int m, int n0);
 #define VIT__ATT_F32_DEF(f, mr)                                                                                     \
     static void f##0_##mr(const vit__tl *t, const vit__attx *ax, int m, int n0) { f(mr, 0, t, ax, m, n0); }         \
@@ -6823,6 +6831,16 @@ static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const v
        this tile 14.9% -> 12-13.5% of the forward) */
     s0 = vit__v_load(t->ws);
     s1 = vit__v_load(t->ws + VIT__VW);
+    if (!lowp) { /* mode 3: the rows' f32 exponentials together (vit__att_exp_rows) */
+        float sc[12][VIT__NR];
+        for (i = 0; i < mr; i++) {
+            vit__vf r = vit__v_set1(sx[i]);
+            vit__v_store(sc[i], vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i])), s0), r));
+            vit__v_store(sc[i] + VIT__VW, vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i] + VIT__VW)), s1), r));
+        }
+        vit__att_exp_rows(mr, ax, sc, m, n0, nv);
+        return;
+    }
     for (i = 0; i < mr; i++) {
         vit__vf r = vit__v_set1(sx[i]);
         vit__att_exp_v(ax, vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i])), s0), r),

@@ -315,14 +315,15 @@ static void test_attention_lowp_moves(void) {
                "f32 attention with moved references equals the reference");
         expect(memcmp(o1, o2, (size_t)B * N * C * sizeof(float)) == 0, "f32 attention, moved: same bits without maps");
         /* key 100 about 100 over the first panel's scores, 144 in the f32 path's units of log2 e: 2^x past 127
-           is not a float, so only a move keeps it right (its tile takes whole panels' rows together where none
-           moves, vit__att_tile_f32: a test that missed one row's move would give Inf or garbage here) */
+           is not a float, so only a move keeps it right (whole panels' rows go together where none moves,
+           vit__att_exp_rows: a test that missed one row's move would give Inf or garbage here) */
         for (h = 0; h < NH; h++) qkv[(size_t)100 * ld + C + h * HS] = 400.0f;
         vit_k_attention_ref(o, a, qkv, qkv + C, qkv + 2 * C, &sh);
         at = vit__att_of(o2, NULL, qkv, qkv + C, qkv + 2 * C, &sh);
         vit__attention(&at, scr, 2);
         expect(check_close("f32 attention, a key 100 over", o2, o, (size_t)B * N * C, 1e-6, 1e-5),
                "f32 attention with a key 100 over the first panel's equals the reference");
+        test_attention_lowp1(&sh, qkv, NULL, 2); /* I8's mode 3 takes its exponentials as f32's (vit__att_exp_rows) */
         free(o1); free(o2); free(a1); free(vt); free(scr);
     }
     free(qkv); free(o); free(a);
