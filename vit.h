@@ -6556,10 +6556,10 @@ static VIT__INLINE void vit__att_exp_rows(const int mr, const vit__attx *ax, flo
    finish on bias and epilogue fields ran once per 64 k at HS = 64: perf had 18% of its samples outside the k loop.
    One layer's attention, one thread, Zen 3 (AVX2), alternating pairs: DINOv2-S/14 at 518 px (1,370 keys) 0.972x
    fastest over fastest (faster in 51 of 60), 785 keys 0.947x (53 of 60), ViT-B/16's 197 keys 0.973x (140 of
-   200); with the rows' exponentials together (vit__att_exp_rows) a further 0.976x, 0.967x and 0.979x (32 of 40, 30 of 40,
-   140 of 200). Each score is the same FMAs in k order times alpha, each exponential and sum vit__att_exp_v's:
-   the same bits. (AVX-512 runs pairs of panels on its wide tile, vit__att_exp_f32, and this one on a last odd
-   panel.) */
+   200); with the rows' exponentials together (vit__att_exp_rows) a further 0.976x, 0.967x and 0.979x (32 of 40,
+   30 of 40, 140 of 200). Each score is the same FMAs in k order times alpha, each exponential and sum
+   vit__att_exp_v's: the same bits. (AVX-512 runs pairs of panels on its wide tile, vit__att_exp_f32, and this one
+   on a last odd panel.) */
 #define VIT__DECL_AF(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
 #define VIT__SAVE_AF(i)                                     \
     if (mr > i) {                                           \
