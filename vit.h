@@ -6697,14 +6697,8 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
                         have = g0;
                         t.bf = tail;
                     }
-                    t.xf = q + (size_t)(c0 + m) * ldq + g0;
-#if VIT__XP
-                    if (qp) { /* HS <= 128 < VIT__KC: one k block */
-                        t.xf = qbuf + (size_t)m * HS;
-                        vit__tiles_xp[t.nv > VIT__VW][mr](&t);
-                    } else
-#endif
-                        vit__tiles[t.nv > VIT__VW][mr](&t);
+                    t.xf = q + (size_t)(c0 + m) * ldq + g0; /* (HS > VIT__KC: q never packed, qp's HS <= 128) */
+                    vit__tiles[t.nv > VIT__VW][mr](&t);
                 }
                 for (r = 0; r < mr; r++) vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
             }
