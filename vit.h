@@ -2418,8 +2418,8 @@ static VIT__INLINE const float *vit__epi_r(const vit__epi *e, int m, int n0) {
 static void vit__epi_tile(float *y, int ldy, const vit__epi *e, int m0, int n0, int rows, int n);
 
 /* A LayerNorm (weight, bias, eps) that a BF16 or I8 product applies to each
-   row of its x as it converts it (vit__xs_fill), an F32 one as it packs it
-   (vit__xp_fill): LN(x) is never written
+   row of its x as it converts it (vit__xs_fill), an F32 one (or a BF16 one on
+   the widening tiles) as it packs it (vit__xp_fill): LN(x) is never written
    out and read back (at 518 px 2 MB twice a block). The row goes through
    vit__layernorm_row, as vit_k_layernorm's rows do: the same bits. */
 #define VIT__LN_ROW_MAX 2048 /* the longest row so normalised, on the stack */
@@ -2456,8 +2456,8 @@ typedef struct vit__mm {
     int tail;               /* BF16 with panel: the last partial panel packed too, its columns past N zero
                                (attention's V: vit__att_task_bf16) */
     const int32_t *wsums;   /* I8 with panel: the packed panels' column sums, NR per k block */
-    void *xs;               /* vit__mm_scratch(wt, M, K) bytes for x as converted (BF16, I8) or packed (F32,
-                               vit__xp_use), or NULL */
+    void *xs;               /* vit__mm_scratch(wt, M, K) bytes for x as converted (BF16, I8) or packed (F32, BF16
+                               on the widening tiles: vit__xp_use), or NULL */
     int xs_ld;              /* BF16: 0, vit__matmul converts x into xs; else xs holds x converted already
                                (attention's probabilities), rows xs_ld groups of 4 bytes apart, zero padded as
                                vit__xs_row and vit__xs_rows pad them; x unread */
@@ -2472,7 +2472,7 @@ typedef struct vit__mm {
                                attention's operands (vit__q8_att_out); y unwritten. NULL: y */
     int ldyb;
     float *yqs;             /* I8 with yb: each row's q and k scales, a head's each (2 N / 3 / (2 NR) a row) */
-    int xp;                 /* F32: 1 where vit__gemm_tiles packed x into xs for the tiles (vit__xp_use) */
+    int xp;                 /* 1 where vit__gemm_tiles packed x into xs for the tiles (vit__xp_use) */
 } vit__mm;
 
 /* A dense layer: contiguous rows, alpha 1, threads allowed, no epilogue;
@@ -2874,56 +2874,6 @@ static VIT__INLINE void vit__transpose8_v(simde__m256 *r) {
     r[7] = simde_mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
-#if VIT__XP
-static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps);
-/* Rows [0, rows) of x (K <= VIT__XP_KMAX floats, ldx apart), through the LayerNorm ln unless NULL, into d in the
-   order the tiles read them (vit__tile_xp): tile by tile, K MR floats a tile, the MR rows of one k together, rows
-   past `rows` zero (an F32 product's x into its scratch, vit__xp_fill; the f32 attention's q). A tile then
-   broadcasts from one stream at offsets the compiler knows, where it read six rows ldx apart (six streams to keep
-   in L1, six address registers). Twelve layers' products in turn on a Zen 3, one thread, 30 alternating pairs,
-   the pack (and LayerNorm) included: qkv with LN1 0.98-0.99x (DINOv2-S/14 at 518 px, ViT-B/16), fc1 with LN2 and
-   GELU 0.96-0.985x, each faster in 19-21 of 30; one product repeated, 60 pairs: 1370 x 384 x 1152 0.98x (faster in
-   50), 197 x 768 x 2304 0.96x (55); rows of 1536 and 3072 (fc2) 1.02-1.04x slower, so rows past VIT__XP_KMAX stay
-   as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8
-   transpose (two rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past
-   its six, so the last eight k of a tile go one at a time (nothing stored past the tile: the next may be another
-   thread's). The same values: the same bits as rows ldx apart. */
-static void vit__xp_pack(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln) {
-    float lnrows[VIT__MR * VIT__XP_KMAX]; /* ln: a tile's rows normalised (24 KiB) */
-    int m, k, i;
-    VIT_ASSERT(K <= VIT__XP_KMAX);
-    for (m = 0; m < rows; m += VIT__MR, d += (size_t)VIT__MR * K) {
-        int mr = rows - m < VIT__MR ? rows - m : VIT__MR, ld = ldx;
-        const float *xm = x + (size_t)m * ldx;
-        simde__m256 r[8];
-        if (ln) { /* vit__layernorm_row's, as vit_k_layernorm's rows: its bits */
-            for (i = 0; i < mr; i++)
-                vit__layernorm_row(lnrows + (size_t)i * K, xm + (size_t)i * ld, ln->w, ln->b, K, ln->eps);
-            xm = lnrows;
-            ld = K;
-        }
-        for (k = 0; k + 8 < K; k += 8) {
-            for (i = 0; i < 8; i++)
-                r[i] = i < mr ? simde_mm256_loadu_ps(xm + (size_t)i * ld + k) : simde_mm256_setzero_ps();
-            vit__transpose8_v(r);
-            for (i = 0; i < 8; i++) simde_mm256_storeu_ps(d + (size_t)(k + i) * VIT__MR, r[i]);
-        }
-        for (; k < K; k++)
-            for (i = 0; i < VIT__MR; i++) d[(size_t)k * VIT__MR + i] = i < mr ? xm[(size_t)i * ld + k] : 0.0f;
-    }
-}
-/* Rows [m0, m1) of a product's x (m0 a multiple of MR) into its scratch, where the tiles read them */
-static void vit__xp_fill(const vit__mm *p, int m0, int m1) {
-    VIT_ASSERT(m0 % VIT__MR == 0);
-    vit__xp_pack((float *)p->xs + (size_t)m0 * p->K, p->x + (size_t)m0 * p->ldx, p->ldx, p->K, m1 - m0, p->ln);
-}
-static void vit__xp_fill_tiles(const void *ctx, int t0, int t1, int thread) {
-    const vit__mm *p = (const vit__mm *)ctx;
-    (void)thread;
-    vit__xp_fill(p, t0 * VIT__MR, t1 * VIT__MR < p->M ? t1 * VIT__MR : p->M);
-}
-#endif
-
 /* dst[k NR + j] = src[j ldw + k] for an 8 x 8 block of floats. */
 static VIT__INLINE void vit__transpose8(float *dst, const float *src, int ldw) {
     simde__m256 r[8];
@@ -3143,6 +3093,62 @@ static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
     vit__vi u = vit__v_as_i(x);
     return vit__vi_add(u, vit__vi_add(vit__vi_set1(0x7fff), vit__vi_and(vit__vi_srl16(u), vit__vi_set1(1))));
 }
+
+#if VIT__XP
+static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps);
+/* Rows [0, rows) of x (K <= VIT__XP_KMAX floats, ldx apart), through the LayerNorm ln unless NULL, into d in the
+   order the tiles read them (vit__tile_xp): tile by tile, K MR floats a tile, the MR rows of one k together, rows
+   past `rows` zero (an F32 product's x into its scratch, vit__xp_fill; the f32 attention's q). A tile then
+   broadcasts from one stream at offsets the compiler knows, where it read six rows ldx apart (six streams to keep
+   in L1, six address registers). Twelve layers' products in turn on a Zen 3, one thread, 30 alternating pairs,
+   the pack (and LayerNorm) included: qkv with LN1 0.98-0.99x (DINOv2-S/14 at 518 px, ViT-B/16), fc1 with LN2 and
+   GELU 0.96-0.985x, each faster in 19-21 of 30; one product repeated, 60 pairs: 1370 x 384 x 1152 0.98x (faster in
+   50), 197 x 768 x 2304 0.96x (55); rows of 1536 and 3072 (fc2) 1.02-1.04x slower, so rows past VIT__XP_KMAX stay
+   as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8
+   transpose (two rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past
+   its six, so the last eight k of a tile go one at a time (nothing stored past the tile: the next may be another
+   thread's). The same values: the same bits as rows ldx apart. */
+static void vit__xp_pack(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln, int bf) {
+    float lnrows[VIT__MR * VIT__XP_KMAX]; /* ln: a tile's rows normalised (24 KiB) */
+    int m, k, i;
+    VIT_ASSERT(!ln || K <= VIT__XP_KMAX);
+    for (m = 0; m < rows; m += VIT__MR, d += (size_t)VIT__MR * K) {
+        int mr = rows - m < VIT__MR ? rows - m : VIT__MR, ld = ldx;
+        const float *xm = x + (size_t)m * ldx;
+        simde__m256 r[8];
+        if (ln) { /* vit__layernorm_row's, as vit_k_layernorm's rows: its bits */
+            for (i = 0; i < mr; i++)
+                vit__layernorm_row(lnrows + (size_t)i * K, xm + (size_t)i * ld, ln->w, ln->b, K, ln->eps);
+            xm = lnrows;
+            ld = K;
+        }
+        for (k = 0; k + 8 < K; k += 8) {
+            for (i = 0; i < 8; i++)
+                r[i] = i < mr ? simde_mm256_loadu_ps(xm + (size_t)i * ld + k) : simde_mm256_setzero_ps();
+            for (i = 0; bf && i < mr; i++)
+                r[i] = vit__v_as_f(vit__vi_and(vit__v_bf16_bits(r[i]), vit__vi_set1((int32_t)0xffff0000u)));
+            vit__transpose8_v(r);
+            for (i = 0; i < 8; i++) simde_mm256_storeu_ps(d + (size_t)(k + i) * VIT__MR, r[i]);
+        }
+        for (; k < K; k++)
+            for (i = 0; i < VIT__MR; i++) {
+                float v = i < mr ? xm[(size_t)i * ld + k] : 0.0f;
+                d[(size_t)k * VIT__MR + i] = bf ? vit__bf16_float(vit__bf16_round(v)) : v;
+            }
+    }
+}
+/* Rows [m0, m1) of a product's x (m0 a multiple of MR) into its scratch, where the tiles read them */
+static void vit__xp_fill(const vit__mm *p, int m0, int m1) {
+    VIT_ASSERT(m0 % VIT__MR == 0);
+    vit__xp_pack((float *)p->xs + (size_t)m0 * p->K, p->x + (size_t)m0 * p->ldx, p->ldx, p->K, m1 - m0, p->ln,
+                 p->wt == VIT_DTYPE_BF16);
+}
+static void vit__xp_fill_tiles(const void *ctx, int t0, int t1, int thread) {
+    const vit__mm *p = (const vit__mm *)ctx;
+    (void)thread;
+    vit__xp_fill(p, t0 * VIT__MR, t1 * VIT__MR < p->M ? t1 * VIT__MR : p->M);
+}
+#endif
 
 #if VIT__DOT_BF16
 /* A vector's bf16 bits to h. Native vcvtneps2bf16 rounds as vit__bf16_round does, in one instruction for the
@@ -3411,13 +3417,13 @@ static void vit__pack_panel_u32(uint32_t *dst, const unsigned char *src, size_t 
 /* The F32 tile on a BF16 weight packed at load (pairs of k per uint32: vit__pack_panel_u32): each vector of
    columns is read once for each k of its pair (holding it across both would take two registers more than AVX2's
    16), widened by a shift for its low half (k even) and a mask for its high half (k odd), then the FMAs of
-   vit__tile in its order. kc counts k, not pairs. */
-static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__tl *t) {
-    const int xk = 1;
+   vit__tile in its order. kc counts k, not pairs. x: rows t->ldx apart, or packed (xp) as vit__tile_x reads it. */
+static VIT__INLINE void vit__tile_bfw_x(const int mr, const int nvec, const int xp, const vit__tl *t) {
+    const int xk = xp ? VIT__MR : 1;
     float *y = t->y, alpha = t->alpha;
     const float *x = t->xf, *b = t->b;
     const uint32_t *at = t->bp; /* the pair of k and k + 1 */
-    int k, ldy = t->ldy, ldx = t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv;
+    int k, ldy = t->ldy, ldx = xp ? 1 : t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv;
     int add = !first && !VIT__SUMS_FROM_Y;
     vit__vi hi = vit__vi_set1((int32_t)0xffff0000u);
     VIT__OUT_EPI
@@ -3440,9 +3446,20 @@ static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__t
 #undef VIT__BFW
     VIT__ROWS(VIT__OUT)
 }
+static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__tl *t) {
+    vit__tile_bfw_x(mr, nvec, 0, t);
+}
 VIT__MRS(VIT__TL_DEF, vit__tile_bfw)
 static const vit__tl_fn vit__tiles_bfw[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_bfw)},
                                                           {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_bfw)}};
+#if VIT__XP
+static VIT__INLINE void vit__tile_bfwp(const int mr, const int nvec, const vit__tl *t) {
+    vit__tile_bfw_x(mr, nvec, 1, t);
+}
+VIT__MRS(VIT__TL_DEF, vit__tile_bfwp)
+static const vit__tl_fn vit__tiles_bfwp[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_bfwp)},
+                                                           {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_bfwp)}};
+#endif
 #endif
 
 #if VIT__DOT_BF16
@@ -4133,7 +4150,11 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
 #if VIT__XP
             if (p->xp) {
                 t.xf = (const float *)p->xs + (size_t)m * K + (size_t)k0 * VIT__MR;
-                vit__tiles_xp[nv > VIT__VW][mr](&t);
+#if VIT__BF16_WIDE
+                if (f32_tiles == vit__tiles_bfw) vit__tiles_bfwp[nv > VIT__VW][mr](&t);
+                else
+#endif
+                    vit__tiles_xp[nv > VIT__VW][mr](&t);
             } else
 #endif
                 f32_tiles[nv > VIT__VW][mr](&t);
@@ -4551,8 +4572,16 @@ static void vit__gemm_pairs(const void *ctx, int u0, int u1, int thread) {
 }
 
 static int vit__xp_pays(int K, int N);
-/* 1 when an F32 product packs x into its scratch for the tiles (vit__xp_fill, vit__xp_pays) */
+/* 1 when a product packs x into its scratch for the tiles (vit__xp_fill): F32 where it pays (vit__xp_pays); BF16
+   on the widening tiles always (vit__tile_bfw_x), since it rounds x into its scratch anyway: packed in that same
+   pass rather than as rows (vit__xs_fill), unless its caller converted x (xs_ld) or a LayerNorm's rows pass
+   VIT__XP_KMAX. Whole BF16 forwards on a Zen 3, two processes alternating pass by pass, median ratio: DINOv2-S/14
+   at 518 px 0.976x one thread (20 of 30 faster), 0.975x two; ViT-B/16 at B = 1 0.986x, two threads 0.967x; B = 8
+   0.958x (14 of 16). The same values in the same order: the same bits. */
 static int vit__xp_use(const vit__mm *p) {
+#if VIT__XP && VIT__BF16_WIDE
+    if (p->wt == VIT_DTYPE_BF16) return p->xs && !p->xs_ld && !p->nn && (!p->ln || p->K <= VIT__XP_KMAX);
+#endif
     return p->wt == VIT_DTYPE_F32 && p->xs && !p->nn && vit__xp_pays(p->K, p->N);
 }
 
@@ -5071,9 +5100,9 @@ static void vit__matmul(const vit__mm *p) {
         return;
     }
 #ifndef VIT_NO_SIMD
-    if (p->wt != VIT_DTYPE_F32) { /* x converted once (unless its caller did), then always the tiles */
+    if (p->wt != VIT_DTYPE_F32) { /* x converted once (unless its caller did, or the tiles pack it), then the tiles */
         size_t row = vit__xs_row(p->wt, p->K);
-        if (!p->xs_ld) {
+        if (!p->xs_ld && !vit__xp_use(p)) {
             vit__parallel(p->M, p->threaded ? vit__par_threads((double)p->M * p->K) : 1, vit__xs_fill_rows, p);
             memset((unsigned char *)p->xs + (size_t)p->M * row, 0, (vit__xs_rows(p->M) - (size_t)p->M) * row);
         }
@@ -5254,6 +5283,10 @@ static size_t vit__mm_scratch(int wt, int M, int K) {
     if (M < 1 || K < 1) return 0;
     if (wt == VIT_DTYPE_F32) /* x packed (vit__xp_use): whole tiles */
         return VIT__XP && K <= VIT__XP_KMAX ? (size_t)(M + VIT__MR - 1) / VIT__MR * VIT__MR * K * sizeof(float) : 0;
+#if VIT__XP && VIT__BF16_WIDE
+    if (wt == VIT_DTYPE_BF16) /* packed too (vit__xp_use), or rows of floats where a LayerNorm's pass the pack's */
+        return (size_t)(M + VIT__MR - 1) / VIT__MR * VIT__MR * K * sizeof(float);
+#endif
     return vit__xs_rows(M) * vit__xs_row(wt, K) + (wt == VIT_DTYPE_I8 ? (size_t)M * 8 : 0);
 #endif
 }
@@ -6636,7 +6669,7 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
         x.att = ax->att + (size_t)c0 * ax->lda;
         x.bidx = ax->bidx ? ax->bidx + (size_t)c0 * ax->lda : NULL;
 #if VIT__XP
-        if (qp) vit__xp_pack(qbuf, q + (size_t)c0 * ldq, ldq, HS, cr, NULL);
+        if (qp) vit__xp_pack(qbuf, q + (size_t)c0 * ldq, ldq, HS, cr, NULL, 0);
 #endif
         for (n0 = 0; n0 < n; n0 += VIT__NR) {
             t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
