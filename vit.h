@@ -3095,47 +3095,68 @@ static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
 }
 
 #if VIT__XP
-static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps);
-/* Rows [0, rows) of x (K <= VIT__XP_KMAX floats, ldx apart), through the LayerNorm ln unless NULL, into d in the
-   order the tiles read them (vit__tile_xp): tile by tile, K MR floats a tile, the MR rows of one k together, rows
-   past `rows` zero (an F32 product's x into its scratch, vit__xp_fill; the f32 attention's q). A tile then
-   broadcasts from one stream at offsets the compiler knows, where it read six rows ldx apart (six streams to keep
-   in L1, six address registers). Twelve layers' products in turn on a Zen 3, one thread, 30 alternating pairs,
-   the pack (and LayerNorm) included: qkv with LN1 0.98-0.99x (DINOv2-S/14 at 518 px, ViT-B/16), fc1 with LN2 and
-   GELU 0.96-0.985x, each faster in 19-21 of 30; one product repeated, 60 pairs: 1370 x 384 x 1152 0.98x (faster in
-   50), 197 x 768 x 2304 0.96x (55); rows of 1536 and 3072 (fc2) 1.02-1.04x slower, so rows past VIT__XP_KMAX stay
-   as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8
-   transpose (two rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past
-   its six, so the last eight k of a tile go one at a time (nothing stored past the tile: the next may be another
-   thread's). The same values: the same bits as rows ldx apart. */
-static void vit__xp_pack(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln, int bf) {
-    float lnrows[VIT__MR * VIT__XP_KMAX]; /* ln: a tile's rows normalised (24 KiB) */
-    int m, k, i;
-    VIT_ASSERT(!ln || K <= VIT__XP_KMAX);
+static float vit__row_rstd(const float *x, int C, float eps, float *mean);
+/* Rows [0, rows) of x (K floats, ldx apart), through the LayerNorm ln unless NULL and rounded to bf16 if bf, into d
+   in the order the tiles read them (vit__tile_xp, vit__tile_bfw_x): tile by tile, K MR floats a tile, the MR rows
+   of one k together, rows past `rows` zero (a product's x into its scratch, vit__xp_fill; the f32 attention's q). A
+   tile then broadcasts from one stream at offsets the compiler knows, where it read six rows ldx apart (six streams
+   to keep in L1, six address registers). Twelve layers' F32 products in turn on a Zen 3, one thread, 30
+   alternating pairs, the pack (and LayerNorm) included: qkv with LN1 0.98-0.99x (DINOv2-S/14 at 518 px, ViT-B/16),
+   fc1 with LN2 and GELU 0.96-0.985x, each faster in 19-21 of 30; one product repeated, 60 pairs: 1370 x 384 x 1152
+   0.98x (faster in 50), 197 x 768 x 2304 0.96x (55); F32 rows of 1536 and 3072 (fc2) 1.02-1.04x slower, so rows
+   past VIT__XP_KMAX stay as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8 transpose (two
+   rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past its six, so the
+   last eight k of a tile go one at a time (nothing stored past the tile: the next may be another thread's). The
+   LayerNorm is vit__layernorm_row's, element by element as it computes each (its vectors of VIT__VW, then its
+   scalar tail), on the rows' means and scales first: the bits of vit_k_layernorm, with no rows written out for it
+   (it had normalised a tile's rows into 24 KiB on the stack, and only rows to VIT__XP_KMAX). The same values: the
+   same bits as rows ldx apart. */
+static VIT__INLINE void vit__xp_pack_as(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln,
+                                        const int bf) {
+    float mean[VIT__MR], rstd[VIT__MR];
+    simde__m256 vm[VIT__MR], vr[VIT__MR];
+    int m, k, i, kv = K / VIT__VW * VIT__VW; /* vit__layernorm_row's vectors end at kv */
     for (m = 0; m < rows; m += VIT__MR, d += (size_t)VIT__MR * K) {
-        int mr = rows - m < VIT__MR ? rows - m : VIT__MR, ld = ldx;
+        int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
         const float *xm = x + (size_t)m * ldx;
         simde__m256 r[8];
-        if (ln) { /* vit__layernorm_row's, as vit_k_layernorm's rows: its bits */
-            for (i = 0; i < mr; i++)
-                vit__layernorm_row(lnrows + (size_t)i * K, xm + (size_t)i * ld, ln->w, ln->b, K, ln->eps);
-            xm = lnrows;
-            ld = K;
+        for (i = 0; ln && i < mr; i++) {
+            rstd[i] = vit__row_rstd(xm + (size_t)i * ldx, K, ln->eps, &mean[i]);
+            vm[i] = vit__v_set1(mean[i]);
+            vr[i] = vit__v_set1(rstd[i]);
         }
         for (k = 0; k + 8 < K; k += 8) {
-            for (i = 0; i < 8; i++)
-                r[i] = i < mr ? simde_mm256_loadu_ps(xm + (size_t)i * ld + k) : simde_mm256_setzero_ps();
-            for (i = 0; bf && i < mr; i++)
-                r[i] = vit__v_as_f(vit__vi_and(vit__v_bf16_bits(r[i]), vit__vi_set1((int32_t)0xffff0000u)));
+            /* eight rows, a constant count, so that r stays in registers (loops to mr had kept it in memory) */
+            simde__m256 w = ln ? vit__v_load(ln->w + k) : simde_mm256_setzero_ps(),
+                        b = ln ? vit__v_load(ln->b + k) : simde_mm256_setzero_ps();
+            for (i = 0; i < 8; i++) {
+                simde__m256 v = i < mr ? simde_mm256_loadu_ps(xm + (size_t)i * ldx + k) : simde_mm256_setzero_ps();
+                if (ln && i < mr) v = vit__v_fma(vit__v_mul(vit__v_sub(v, vm[i]), vr[i]), w, b);
+                if (bf) v = vit__v_as_f(vit__vi_and(vit__v_bf16_bits(v), vit__vi_set1((int32_t)0xffff0000u)));
+                r[i] = v;
+            }
             vit__transpose8_v(r);
             for (i = 0; i < 8; i++) simde_mm256_storeu_ps(d + (size_t)(k + i) * VIT__MR, r[i]);
         }
         for (; k < K; k++)
             for (i = 0; i < VIT__MR; i++) {
-                float v = i < mr ? xm[(size_t)i * ld + k] : 0.0f;
+                float v = i < mr ? xm[(size_t)i * ldx + k] : 0.0f;
+                if (ln && i < mr && k < kv) /* its vector steps, on one lane */
+                    v = simde_mm256_cvtss_f32(vit__v_fma(vit__v_mul(vit__v_sub(vit__v_set1(v), vit__v_set1(mean[i])),
+                                                                    vit__v_set1(rstd[i])),
+                                                         vit__v_set1(ln->w[k]), vit__v_set1(ln->b[k])));
+                else if (ln && i < mr)
+                    v = (v - mean[i]) * rstd[i] * ln->w[k] + ln->b[k];
                 d[(size_t)k * VIT__MR + i] = bf ? vit__bf16_float(vit__bf16_round(v)) : v;
             }
     }
+}
+/* with ln and bf constants inside (tested in the loop, they had made a pass without them 1.4x slower) */
+static void vit__xp_pack(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln, int bf) {
+    if (ln && bf) vit__xp_pack_as(d, x, ldx, K, rows, ln, 1);
+    else if (ln) vit__xp_pack_as(d, x, ldx, K, rows, ln, 0);
+    else if (bf) vit__xp_pack_as(d, x, ldx, K, rows, NULL, 1);
+    else vit__xp_pack_as(d, x, ldx, K, rows, NULL, 0);
 }
 /* Rows [m0, m1) of a product's x (m0 a multiple of MR) into its scratch, where the tiles read them */
 static void vit__xp_fill(const vit__mm *p, int m0, int m1) {
@@ -3446,20 +3467,13 @@ static VIT__INLINE void vit__tile_bfw_x(const int mr, const int nvec, const int 
 #undef VIT__BFW
     VIT__ROWS(VIT__OUT)
 }
+/* x packed where the F32 tiles can read it so (VIT__XP: vit__xp_use packs every BF16 product's), else as rows */
 static VIT__INLINE void vit__tile_bfw(const int mr, const int nvec, const vit__tl *t) {
-    vit__tile_bfw_x(mr, nvec, 0, t);
+    vit__tile_bfw_x(mr, nvec, VIT__XP, t);
 }
 VIT__MRS(VIT__TL_DEF, vit__tile_bfw)
 static const vit__tl_fn vit__tiles_bfw[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_bfw)},
                                                           {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_bfw)}};
-#if VIT__XP
-static VIT__INLINE void vit__tile_bfwp(const int mr, const int nvec, const vit__tl *t) {
-    vit__tile_bfw_x(mr, nvec, 1, t);
-}
-VIT__MRS(VIT__TL_DEF, vit__tile_bfwp)
-static const vit__tl_fn vit__tiles_bfwp[2][VIT__MR + 1] = {{NULL, VIT__MRS(VIT__TL_NARROW, vit__tile_bfwp)},
-                                                           {NULL, VIT__MRS(VIT__TL_WIDE, vit__tile_bfwp)}};
-#endif
 #endif
 
 #if VIT__DOT_BF16
@@ -4092,6 +4106,10 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     else if (p->wt == VIT_DTYPE_I8) vit__pack_panel_i8((uint32_t *)(void *)bp, wsum, p, n0, nv, k0, kc);
 #endif
     else vit__pack_panel_wide(bp, p, n0, nv, k0, kc);
+#if VIT__XP
+    if (p->xp && f32_tiles == vit__tiles) f32_tiles = vit__tiles_xp; /* x packed (vit__xp_fill) */
+    VIT_ASSERT(p->xp || f32_tiles != vit__tiles_bfw);                /* which reads it packed only */
+#endif
 
     /* While this block is multiplied, pull the next one (the next k block,
        else the next panel's first) towards the cache a few lines during
@@ -4148,16 +4166,9 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
             t.r = vit__epi_r(t.e, m, n0);
             if (q8) { t.alpha = 1.0f; t.b = NULL; }
 #if VIT__XP
-            if (p->xp) {
-                t.xf = (const float *)p->xs + (size_t)m * K + (size_t)k0 * VIT__MR;
-#if VIT__BF16_WIDE
-                if (f32_tiles == vit__tiles_bfw) vit__tiles_bfwp[nv > VIT__VW][mr](&t);
-                else
+            if (p->xp) t.xf = (const float *)p->xs + (size_t)m * K + (size_t)k0 * VIT__MR;
 #endif
-                    vit__tiles_xp[nv > VIT__VW][mr](&t);
-            } else
-#endif
-                f32_tiles[nv > VIT__VW][mr](&t);
+            f32_tiles[nv > VIT__VW][mr](&t);
             if (q8 && last) vit__q8_finish(p, m, n0, mr, nv);
         }
 #if VIT__DOT_BF16 || VIT__DOT_I8
@@ -4574,13 +4585,13 @@ static void vit__gemm_pairs(const void *ctx, int u0, int u1, int thread) {
 static int vit__xp_pays(int K, int N);
 /* 1 when a product packs x into its scratch for the tiles (vit__xp_fill): F32 where it pays (vit__xp_pays); BF16
    on the widening tiles always (vit__tile_bfw_x), since it rounds x into its scratch anyway: packed in that same
-   pass rather than as rows (vit__xs_fill), unless its caller converted x (xs_ld) or a LayerNorm's rows pass
-   VIT__XP_KMAX. Whole BF16 forwards on a Zen 3, two processes alternating pass by pass, median ratio: DINOv2-S/14
-   at 518 px 0.976x one thread (20 of 30 faster), 0.975x two; ViT-B/16 at B = 1 0.986x, two threads 0.967x; B = 8
-   0.958x (14 of 16). The same values in the same order: the same bits. */
+   pass rather than as rows (vit__xs_fill), with its LayerNorm (no caller converts x there: xs_ld is the bf16 dot
+   product's; vit__tile_bfw reads x packed only). Whole BF16 forwards on a Zen 3, two processes alternating pass by
+   pass, median ratio: DINOv2-S/14 at 518 px 0.976x one thread (20 of 30 faster), 0.975x two; ViT-B/16 at B = 1
+   0.986x, two threads 0.967x; B = 8 0.958x (14 of 16). The same values in the same order: the same bits. */
 static int vit__xp_use(const vit__mm *p) {
 #if VIT__XP && VIT__BF16_WIDE
-    if (p->wt == VIT_DTYPE_BF16) return p->xs && !p->xs_ld && !p->nn && (!p->ln || p->K <= VIT__XP_KMAX);
+    if (p->wt == VIT_DTYPE_BF16) return p->xs && !p->xs_ld && !p->nn;
 #endif
     return p->wt == VIT_DTYPE_F32 && p->xs && !p->nn && vit__xp_pays(p->K, p->N);
 }
@@ -5284,7 +5295,7 @@ static size_t vit__mm_scratch(int wt, int M, int K) {
     if (wt == VIT_DTYPE_F32) /* x packed (vit__xp_use): whole tiles */
         return VIT__XP && K <= VIT__XP_KMAX ? (size_t)(M + VIT__MR - 1) / VIT__MR * VIT__MR * K * sizeof(float) : 0;
 #if VIT__XP && VIT__BF16_WIDE
-    if (wt == VIT_DTYPE_BF16) /* packed too (vit__xp_use), or rows of floats where a LayerNorm's pass the pack's */
+    if (wt == VIT_DTYPE_BF16) /* packed too (vit__xp_use): whole tiles */
         return (size_t)(M + VIT__MR - 1) / VIT__MR * VIT__MR * K * sizeof(float);
 #endif
     return vit__xs_rows(M) * vit__xs_row(wt, K) + (wt == VIT_DTYPE_I8 ? (size_t)M * 8 : 0);
