@@ -124,12 +124,19 @@ LINKED=$(echo "$TESTS" | while read -r t_name _; do
   case " $INTERNAL " in *" $t_name "*) ;; *) echo "$t_name" ;; esac
 done)
 
-# Each build compiles vit.h's implementation twice, on two cores at once:
-# once alone into build/NAME/vit.o, once in tests/test_internal.c. The other
-# test programs, the CLI (build/NAME/vit) and examples/04_fashion link vit.o:
-# compiled with -DVIT_IMPLEMENTATION_INCLUDED, their own "#define
-# VIT_IMPLEMENTATION" finds the implementation's guard set and includes the
-# declarations only (each file still builds as a program of its own).
+# The native build (and the cross ones) compiles vit.h's implementation
+# twice, on two cores at once: once alone into build/NAME/vit.o, as a user's
+# build has it (its defaults; the manners step wants it silent), once in
+# tests/test_internal.c. The other test programs, the CLI (build/NAME/vit)
+# and examples/04_fashion link vit.o: compiled with
+# -DVIT_IMPLEMENTATION_INCLUDED, their own "#define VIT_IMPLEMENTATION" finds
+# the implementation's guard set and includes the declarations only (each
+# file still builds as a program of its own). The other builds here (ONE_OBJ)
+# compile it once: build/NAME/vit.o is tests/test_internal.c without its main
+# (the implementation with test_internal's smaller blocking thresholds, every
+# path the same bits), which test_internal's main and the rest link. Their
+# second compile had been about 70 s of make test's CPU (a Zen 3: 25 s ASan's,
+# 25 s SIMDe portable's), on two cores that the lane and the steps keep busy.
 # LINK_FLAGS: flags for linking only (emcc's -s settings).
 LINK_FLAGS=""
 link() { # link NAME EXT CC FLAGS... -- SOURCE OUT: SOURCE compiled and linked with build/NAME/vit.o
@@ -152,15 +159,23 @@ vit_object() { # vit_object NAME CC FLAGS...: the implementation alone into buil
 build() { # build NAME EXT CC FLAGS...
   b_name=$1 b_ext=$2 b_cc=$3; shift 3
   mkdir -p "build/$b_name"
-  # shellcheck disable=SC2086
-  bg $b_cc $WARN "$@" -I. tests/test_internal.c -o "build/$b_name/test_internal$b_ext" $LINK_FLAGS -lm
-  vit_object "$b_name" "$b_cc" "$@" || { bg_wait; return 1; }
+  if [ -n "$ONE_OBJ" ]; then
+    # shellcheck disable=SC2086
+    $b_cc $WARN "$@" -DTEST_INTERNAL_NO_MAIN -I. -c tests/test_internal.c -o "build/$b_name/vit.o" || return 1
+    # shellcheck disable=SC2086
+    bg $b_cc $WARN "$@" -DTEST_INTERNAL_MAIN_ONLY tests/test_internal.c "build/$b_name/vit.o" \
+      -o "build/$b_name/test_internal$b_ext" $LINK_FLAGS -lm
+  else
+    # shellcheck disable=SC2086
+    bg $b_cc $WARN "$@" -I. tests/test_internal.c -o "build/$b_name/test_internal$b_ext" $LINK_FLAGS -lm
+    vit_object "$b_name" "$b_cc" "$@" || { bg_wait; return 1; }
+  fi
   for b_t in $LINKED; do
     bg link "$b_name" "$b_ext" "$b_cc" "$@" -- "tests/test_$b_t.c" "build/$b_name/test_$b_t"
   done
   bg link "$b_name" "$b_ext" "$b_cc" "$@" -- cli/vit.c "build/$b_name/vit"
   bg link "$b_name" "$b_ext" "$b_cc" "$@" -- examples/04_fashion.c "build/$b_name/04_fashion"
-  bg_wait && echo "vit.o, test_internal and $(echo $LINKED | wc -w) test programs, the CLI and 04_fashion"
+  bg_wait && echo "${ONE_OBJ:+one compile: }vit.o, test_internal and $(echo $LINKED | wc -w) test programs, the CLI and 04_fashion"
 }
 # config NAME RUNNER EXT CC FLAGS...: build NAME, then run its test programs
 # (under RUNNER: qemu, wine, node, or "" for this machine), two at a time;
@@ -261,18 +276,21 @@ NATIVE="gcc -O2 -march=native"
 # -march=native: the BF16 and I8 dot-product kernels this CPU runs (vdpbf16ps, vpdpbusd) under the sanitizers
 # too, and where it has none, the ones it does run
 ASAN="clang -O0 -g -march=native -fsanitize=address,undefined -fno-sanitize-recover=all"
+ONE_OBJ=
 # shellcheck disable=SC2086
 # -Wpsabi (WARN turns it off for the builds without AVX): the native and AVX2 builds must print no ABI note
 config native "" "" $NATIVE -Wpsabi
 if [ -z "$AVX2_SAME" ]; then
   config avx2 "" "" gcc -O2 -mavx2 -mfma -Wpsabi
 fi
+ONE_OBJ=1
 config simde-portable "" "" gcc -O2 -DSIMDE_NO_NATIVE
 config no-simd "" "" gcc -O2 -DVIT_NO_SIMD
 # clang without the AMX tiles: the vdpbf16ps and vpdpbusd tiles on every product, as on a CPU without AMX
 config clang "" "" clang -O1 -march=native -DVIT_NO_AMX
 # shellcheck disable=SC2086
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 config asan-ubsan "" "" $ASAN
+ONE_OBJ=
 # Saving on a real full disk: a 256 KB tmpfs in a private mount namespace,
 # filled to its last byte; the previous .npy and PNG must survive. Where no
 # mount namespace can be made, the step says so (test_errors' file-size

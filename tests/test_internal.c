@@ -2,10 +2,12 @@
    unit with it: test_errors hooks vit.h's name comparison (VIT__NAME_CMP, so
    it comes first), test_kernels, test_quant, test_maps and test_reverse
    call private vit__ functions. tests/run.sh compiles this once per build and the other
-   programs against that build's vit.o; each file still builds on its own.
+   programs against that build's vit.o (in most builds this file without its main, below: the
+   build's one compile of the implementation); each file still builds on its own.
    Usage: test_internal errors|kernels|quant|maps|reverse [that program's arguments]
    Compiled with -DTEST_INTERNAL_NO_MAIN it is an object without main (the MemorySanitizer build's one compile of
-   the implementation, which its fuzzers link too); with -DTEST_INTERNAL_MAIN_ONLY, the main that runs it. */
+   the implementation, which its fuzzers link too, and tests/run.sh's ONE_OBJ builds' vit.o); with
+   -DTEST_INTERNAL_MAIN_ONLY, the main that runs it. */
 #ifdef TEST_INTERNAL_MAIN_ONLY
 int test_internal_main(int argc, char **argv);
 int main(int argc, char **argv) { return test_internal_main(argc, argv); }
