@@ -2692,6 +2692,8 @@ typedef struct vit__tl {
     const float *g, *r;        /* and its layer scale from n0 and residual from (m0, n0), or NULL */
     int stream;                /* I8: the finished y goes to memory past the caches (see vit__gemm_block) */
     int narrow;                /* I8: x is held as xq, not xq - VIT__I8_XOFF (vit__x_narrow) */
+    int fy;                    /* a later block starts from y's sums where VIT__SUMS_FROM_Y does not say so (BF16 on
+                                  the widening tiles: vit__kc_at) */
 } vit__tl;
 
 /* The tiles' lists of MR functions, for their tables. */
@@ -2717,7 +2719,7 @@ typedef void (*vit__tl_fn)(const vit__tl *);
    output is then one sum over k in order, whatever the blocks, so a panel packed at load takes longer blocks than
    one packed into a buffer here (vit__kc_at) and gives the same bits. Elsewhere a block's sums are added to y's at
    its end (another order a block size; the blocks are the same for every panel there): AVX2's f32 ViT-B/16 ran
-   2% slower starting from y, even with the next tile's y asked for ahead. */
+   2% slower starting from y, even with the next tile's y asked for ahead. (AVX2's BF16 starts from y: vit__tl.fy.) */
 #define VIT__SUMS_FROM_Y (VIT__VW == 16)
 
 /* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y: what y holds added when
@@ -2766,10 +2768,10 @@ static VIT__NOINLINE void vit__tile_out_part(float *yi, const float *o, int nv, 
 }
 
 #define VIT__ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-/* A later block's tile: its rows' sums so far from y (VIT__SUMS_FROM_Y), or asked for now, to be added at the
-   end, when y is large (a batch) and they come back from far away */
+/* A later block's tile: its rows' sums so far from y (fy: VIT__SUMS_FROM_Y or vit__tl.fy), or asked for now, to be
+   added at the end, when y is large (a batch) and they come back from far away */
 #define VIT__FROM_Y(i)                                                                                \
-    if (mr > i && !first && !VIT__SUMS_FROM_Y) {                                                      \
+    if (mr > i && !first && !fy) {                                                                    \
         VIT__PREFETCH(y + (size_t)i * ldy);                                                           \
         VIT__PREFETCH(y + (size_t)i * ldy + VIT__NR - 1);                                             \
     } else if (mr > i && !first) {                                                                    \
@@ -2804,7 +2806,7 @@ static VIT__INLINE void vit__tile_x(const int mr, const int nvec, const int xp, 
     const int xk = xp ? VIT__MR : 1; /* packed: x[i + k MR], offsets the compiler knows (vit__xp_fill) */
     int k, ldy = t->ldy, ldx = xp ? 1 : t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv,
            npf = t->npf;
-    int add = !first && !VIT__SUMS_FROM_Y;
+    int fy = VIT__SUMS_FROM_Y || t->fy, add = !first && !fy;
 #define VIT__DECL(i) vit__vf c##i##a = vit__v_zero(), c##i##b = vit__v_zero();
     VIT__OUT_EPI
     VIT__ROWS(VIT__DECL)
@@ -3445,7 +3447,7 @@ static VIT__INLINE void vit__tile_bfw_x(const int mr, const int nvec, const int 
     const float *x = t->xf, *b = t->b;
     const uint32_t *at = t->bp; /* the pair of k and k + 1 */
     int k, ldy = t->ldy, ldx = xp ? 1 : t->ldx, kc = t->kc, first = t->first, last = t->last, nv = t->nv;
-    int add = !first && !VIT__SUMS_FROM_Y;
+    int fy = VIT__SUMS_FROM_Y || t->fy, add = !first && !fy;
     vit__vi hi = vit__vi_set1((int32_t)0xffff0000u);
     VIT__OUT_EPI
     VIT__ROWS(VIT__DECL)
@@ -3484,7 +3486,7 @@ static VIT__INLINE void vit__tile_bf16(const int mr, const int nvec, const vit__
     const float *b = t->b;
     const uint32_t *x = t->x, *bp = t->bp;
     int g, ldy = t->ldy, ldx = t->ldx, first = t->first, last = t->last, nv = t->nv;
-    int add = !first && !VIT__SUMS_FROM_Y;
+    int fy = VIT__SUMS_FROM_Y, add = !first && !fy;
     float alpha = t->alpha;
     VIT__OUT_EPI
     VIT__ROWS(VIT__DECL)
@@ -4059,6 +4061,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     t.b = p->b ? p->b + n0 : NULL;
     t.pf = pf;
     t.narrow = vit__x_narrow(p);
+    t.fy = VIT__BF16_WIDE && p->wt == VIT_DTYPE_BF16; /* (vit__kc_at) */
 #if VIT__DOT_BF16 || VIT__DOT_I8
     t.bp = (const uint32_t *)(const void *)bp;
     t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
@@ -4152,7 +4155,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
         }
         /* A later block's tile starts from the sums y holds (VIT__SUMS_FROM_Y) and waits for them: the next
            tile's rows asked for now, while this one runs */
-        if (k0 && VIT__SUMS_FROM_Y) {
+        if (k0 && (VIT__SUMS_FROM_Y || t.fy)) {
             int i;
             for (i = m + VIT__MR; i < m1 && i < m + 2 * VIT__MR; i++) vit__prefetch_row(y + (size_t)i * ldy + n0, nv);
         }
@@ -4393,10 +4396,16 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
    (VIT__SUMS_FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at).
    AVX-512 only: AVX2's tiles, three rows against two panels of 16, read twice the panel bytes a multiply-add and
-   want their block in L1 (ViT-B/16 f32 there 0.338-0.342 -> 0.347-0.358 s with the long blocks). */
+   want their block in L1 (ViT-B/16 f32 there 0.338-0.342 -> 0.347-0.358 s with the long blocks). But AVX2's BF16
+   panel packed at load, pairs the widening tile reads (vit__tile_bfw), is half an F32 panel's bytes: blocks of
+   1,024 k are the F32 tile's 32 KiB, and ViT-B/16's K = 768 one call, not two. Its later blocks start from y's sums
+   as AVX-512's do (vit__tl.fy: the F32 tile on a BF16 panel widened here, in blocks of 512, then gives the same
+   bits). Whole BF16 passes on a Zen 3, two processes alternating pass by pass, median ratio: ViT-B/16 at B = 1
+   0.976x (20 of 30 faster), two threads 0.954x; B = 8 0.964x; DINOv2-S/14 at 518 px (fc2's K = 1536) 0.968x. */
 static int vit__kc_at(const vit__mm *p, int n0) {
     int kcb = vit__kc(p->wt);
     int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
+    if (VIT__BF16_WIDE && !VIT__SUMS_FROM_Y && p->wt == VIT_DTYPE_BF16 && vit__mm_packed(p, n0)) return 2 * kcb;
     return VIT__SUMS_FROM_Y && (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
 }
 
@@ -17777,8 +17786,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          it rounds it (one stream to broadcast from;
                          every product, the LayerNorms inside), and
                          the pack normalises as it goes (no rows
-                         written out, no width limit). The same bits;
-                         whole BF16 passes 1.5-4% faster on a Zen 3.
+                         written out, no width limit); its panels
+                         packed at load run in blocks of 1,024 k,
+                         later blocks starting from y's sums (BF16's
+                         bits on AVX2 change, within its bounds).
+                         Whole BF16 passes 5-9% faster on a Zen 3.
      0.5.29 (2026-11-29) The f32 attention's q kᵀ on a tile of its own,
                          the scores straight into the softmax state,
                          and a whole panel's rows' exponentials
