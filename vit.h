@@ -3096,6 +3096,16 @@ static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
     return vit__vi_add(u, vit__vi_add(vit__vi_set1(0x7fff), vit__vi_and(vit__vi_srl16(u), vit__vi_set1(1))));
 }
 
+/* One element of a LayerNorm, (x - mean) rstd w + b: on a vector (a row's vectors of VIT__VW) and on one float
+   (the row's tail past them), as vit__layernorm_row computes them and vit__xp_pack too: one definition each, so
+   that both give vit_k_layernorm's bits */
+static VIT__INLINE vit__vf vit__ln_v(vit__vf x, vit__vf mean, vit__vf rstd, vit__vf w, vit__vf b) {
+    return vit__v_fma(vit__v_mul(vit__v_sub(x, mean), rstd), w, b);
+}
+static VIT__INLINE float vit__ln_s(float x, float mean, float rstd, float w, float b) {
+    return (x - mean) * rstd * w + b;
+}
+
 #if VIT__XP
 static float vit__row_rstd(const float *x, int C, float eps, float *mean);
 /* Rows [0, rows) of x (K floats, ldx apart), through the LayerNorm ln unless NULL and rounded to bf16 if bf, into d
@@ -3109,10 +3119,10 @@ static float vit__row_rstd(const float *x, int C, float eps, float *mean);
    past VIT__XP_KMAX stay as they are (and proj's, vit__xp_pays). Eight k of the MR rows are an 8 x 8 transpose (two
    rows of zeros); each k's eight floats are stored MR apart, the next k overwriting the two past its six, so the
    last eight k of a tile go one at a time (nothing stored past the tile: the next may be another thread's). The
-   LayerNorm is vit__layernorm_row's, element by element as it computes each (its vectors of VIT__VW, then its
-   scalar tail), on the rows' means and scales first: the bits of vit_k_layernorm, with no rows written out for it
-   (it had normalised a tile's rows into 24 KiB on the stack, and only rows to VIT__XP_KMAX). The same values: the
-   same bits as rows ldx apart. */
+   LayerNorm is vit__layernorm_row's, element by element as it computes each (vit__ln_v on its vectors of VIT__VW,
+   vit__ln_s on its tail), on the rows' means and scales first: the bits of vit_k_layernorm, with no rows written
+   out for it (it had normalised a tile's rows into 24 KiB on the stack, and only rows to VIT__XP_KMAX). The same
+   values: the same bits as rows ldx apart. */
 static VIT__INLINE void vit__xp_pack_as(float *d, const float *x, int ldx, int K, int rows, const vit__ln *ln,
                                         const int bf) {
     float mean[VIT__MR], rstd[VIT__MR];
@@ -3133,7 +3143,7 @@ static VIT__INLINE void vit__xp_pack_as(float *d, const float *x, int ldx, int K
                         b = ln ? vit__v_load(ln->b + k) : simde_mm256_setzero_ps();
             for (i = 0; i < 8; i++) {
                 simde__m256 v = i < mr ? simde_mm256_loadu_ps(xm + (size_t)i * ldx + k) : simde_mm256_setzero_ps();
-                if (ln && i < mr) v = vit__v_fma(vit__v_mul(vit__v_sub(v, vm[i]), vr[i]), w, b);
+                if (ln && i < mr) v = vit__ln_v(v, vm[i], vr[i], w, b);
                 if (bf) v = vit__v_as_f(vit__vi_and(vit__v_bf16_bits(v), vit__vi_set1((int32_t)0xffff0000u)));
                 r[i] = v;
             }
@@ -3144,11 +3154,10 @@ static VIT__INLINE void vit__xp_pack_as(float *d, const float *x, int ldx, int K
             for (i = 0; i < VIT__MR; i++) {
                 float v = i < mr ? xm[(size_t)i * ldx + k] : 0.0f;
                 if (ln && i < mr && k < kv) /* its vector steps, on one lane */
-                    v = simde_mm256_cvtss_f32(vit__v_fma(vit__v_mul(vit__v_sub(vit__v_set1(v), vit__v_set1(mean[i])),
-                                                                    vit__v_set1(rstd[i])),
-                                                         vit__v_set1(ln->w[k]), vit__v_set1(ln->b[k])));
+                    v = simde_mm256_cvtss_f32(vit__ln_v(vit__v_set1(v), vit__v_set1(mean[i]), vit__v_set1(rstd[i]),
+                                                        vit__v_set1(ln->w[k]), vit__v_set1(ln->b[k])));
                 else if (ln && i < mr)
-                    v = (v - mean[i]) * rstd[i] * ln->w[k] + ln->b[k];
+                    v = vit__ln_s(v, mean[i], rstd[i], ln->w[k], ln->b[k]);
                 d[(size_t)k * VIT__MR + i] = bf ? vit__bf16_float(vit__bf16_round(v)) : v;
             }
     }
@@ -5601,11 +5610,9 @@ static void vit__layernorm_row(float *y, const float *x, const float *w, const f
     int i;
     float mean, rstd = vit__row_rstd(x, C, eps, &mean);
     vit__vf vm = vit__v_set1(mean), vr = vit__v_set1(rstd);
-    for (i = 0; i + VIT__VW <= C; i += VIT__VW) {
-        vit__vf d = vit__v_mul(vit__v_sub(vit__v_load(x + i), vm), vr);
-        vit__v_store(y + i, vit__v_fma(d, vit__v_load(w + i), vit__v_load(b + i)));
-    }
-    for (; i < C; i++) y[i] = (x[i] - mean) * rstd * w[i] + b[i];
+    for (i = 0; i + VIT__VW <= C; i += VIT__VW)
+        vit__v_store(y + i, vit__ln_v(vit__v_load(x + i), vm, vr, vit__v_load(w + i), vit__v_load(b + i)));
+    for (; i < C; i++) y[i] = vit__ln_s(x[i], mean, rstd, w[i], b[i]);
 }
 
 static void vit__layernorm_task(const void *ctx, int r0, int r1, int thread) {
