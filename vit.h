@@ -6729,24 +6729,6 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
 #endif
             for (m = 0; m < cr; m += VIT__MR) {
                 int mr = cr - m < VIT__MR ? cr - m : VIT__MR;
-                if (HS <= VIT__KC) { /* one k block: the attention's own tile */
-                    t.kc = HS;
-                    if (t.nv == VIT__NR) t.bf = kp + (size_t)n0 * HS;
-                    else {
-                        if (have != 0) vit__pack_panel(tail, k, ldk, n0, t.nv, 0, HS);
-                        have = 0;
-                        t.bf = tail;
-                    }
-                    t.xf = q + (size_t)(c0 + m) * ldq;
-#if VIT__XP
-                    if (qp) {
-                        t.xf = qbuf + (size_t)m * HS;
-                        vit__att_tiles_f32[1][mr](&t, &x, m, n0);
-                    } else
-#endif
-                        vit__att_tiles_f32[0][mr](&t, &x, m, n0);
-                    continue;
-                }
                 for (g0 = 0; g0 < HS; g0 += VIT__KC) {
                     t.kc = HS - g0 < VIT__KC ? HS - g0 : VIT__KC;
                     t.first = g0 == 0;
@@ -6757,10 +6739,20 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
                         have = g0;
                         t.bf = tail;
                     }
-                    t.xf = q + (size_t)(c0 + m) * ldq + g0; /* (HS > VIT__KC: q never packed, qp's HS <= 128) */
-                    vit__tiles[t.nv > VIT__VW][mr](&t);
+                    t.xf = q + (size_t)(c0 + m) * ldq + g0;
+                    if (HS > VIT__KC) { /* the F32 tiles' k blocks into pad (q never packed: qp's HS <= 128) */
+                        vit__tiles[t.nv > VIT__VW][mr](&t);
+                        continue;
+                    }
+#if VIT__XP
+                    if (qp) t.xf = qbuf + (size_t)m * HS;
+                    vit__att_tiles_f32[qp][mr](&t, &x, m, n0); /* one k block: the attention's own tile */
+#else
+                    vit__att_tiles_f32[0][mr](&t, &x, m, n0);
+#endif
                 }
-                for (r = 0; r < mr; r++) vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
+                for (r = 0; HS > VIT__KC && r < mr; r++)
+                    vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
             }
         }
         for (r = 0; r < cr; r++) rs[c0 + r] = vit__v_hsum(vit__v_load(x.acc + (size_t)r * VIT__VW));
