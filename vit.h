@@ -2692,8 +2692,8 @@ typedef struct vit__tl {
     const float *g, *r;        /* and its layer scale from n0 and residual from (m0, n0), or NULL */
     int stream;                /* I8: the finished y goes to memory past the caches (see vit__gemm_block) */
     int narrow;                /* I8: x is held as xq, not xq - VIT__I8_XOFF (vit__x_narrow) */
-    int fy;                    /* a later block starts from y's sums where VIT__SUMS_FROM_Y does not say so (BF16 on
-                                  the widening tiles: vit__kc_at) */
+    int fy;                    /* a later block starts from y's sums where VIT__SUMS_FROM_Y does not say so (AVX2's
+                                  F32 and widened BF16: VIT__LONG_FROM_Y) */
 } vit__tl;
 
 /* The tiles' lists of MR functions, for their tables. */
@@ -2717,10 +2717,14 @@ typedef void (*vit__tl_fn)(const vit__tl *);
    for its columns as the wide one, so the bits match. */
 /* A later k block's F32 or BF16 tile starts from the sums so far, which y keeps between blocks, on AVX-512: each
    output is then one sum over k in order, whatever the blocks, so a panel packed at load takes longer blocks than
-   one packed into a buffer here (vit__kc_at) and gives the same bits. Elsewhere a block's sums are added to y's at
-   its end (another order a block size; the blocks are the same for every panel there): AVX2's f32 ViT-B/16 ran
-   2% slower starting from y, even with the next tile's y asked for ahead. (AVX2's BF16 starts from y: vit__tl.fy.) */
+   one packed into a buffer here (vit__kc_at) and gives the same bits. AVX2's F32 and BF16 tiles start from y too
+   (vit__tl.fy, VIT__LONG_FROM_Y), for the same longer blocks. Elsewhere a block's sums are added to y's at its end
+   (another order a block size; the blocks are the same for every panel there). */
 #define VIT__SUMS_FROM_Y (VIT__VW == 16)
+/* Products of weight type wt whose panels packed at load run blocks of 2 vit__kc (vit__kc_at) on the F32 tile,
+   every block after the first starting from y's sums (vit__tl.fy): AVX2's F32 and, without vdpbf16ps, BF16. */
+#define VIT__LONG_FROM_Y(wt)                                                                                   \
+    (!VIT__SUMS_FROM_Y && (((wt) == VIT_DTYPE_F32 && VIT__XP) || ((wt) == VIT_DTYPE_BF16 && VIT__BF16_WIDE)))
 
 /* A tile's row yi of sums over a whole panel (ca, cb: its two vectors of columns) to y: what y holds added when
    add (a later block, VIT__SUMS_FROM_Y 0), alpha and the bias b on the last block, then (the wide tiles) the
@@ -4070,7 +4074,7 @@ static void vit__gemm_block(const vit__mm *p, int k0, int kc, int kcb, int n0, i
     t.b = p->b ? p->b + n0 : NULL;
     t.pf = pf;
     t.narrow = vit__x_narrow(p);
-    t.fy = VIT__BF16_WIDE && p->wt == VIT_DTYPE_BF16; /* (vit__kc_at) */
+    t.fy = VIT__LONG_FROM_Y(p->wt); /* (vit__kc_at) */
 #if VIT__DOT_BF16 || VIT__DOT_I8
     t.bp = (const uint32_t *)(const void *)bp;
     t.kc = p->wt == VIT_DTYPE_BF16 ? (kc + 1) / 2 : (kc + 3) / 4;
@@ -4404,17 +4408,22 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    on one thread, alternating: f32 0.327-0.328 -> 0.321-0.324 s, bf16 0.170-0.171 -> 0.167-0.168 s (blocks of eight
    and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
    (VIT__SUMS_FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at).
-   AVX-512 only: AVX2's tiles, three rows against two panels of 16, read twice the panel bytes a multiply-add and
-   want their block in L1 (ViT-B/16 f32 there 0.338-0.342 -> 0.347-0.358 s with the long blocks). But AVX2's BF16
-   panel packed at load, pairs the widening tile reads (vit__tile_bfw), is half an F32 panel's bytes: blocks of
-   1,024 k are the F32 tile's 32 KiB, and ViT-B/16's K = 768 one call, not two. Its later blocks start from y's sums
-   as AVX-512's do (vit__tl.fy: the F32 tile on a BF16 panel widened here, in blocks of 512, then gives the same
-   bits). Whole BF16 passes on a Zen 3, two processes alternating pass by pass, median ratio: ViT-B/16 at B = 1
-   0.976x (20 of 30 faster), two threads 0.954x; B = 8 0.964x; DINOv2-S/14 at 518 px (fc2's K = 1536) 0.968x. */
+   AVX2's tiles, six rows against a panel of 16, read twice the panel bytes a multiply-add: blocks of four times
+   ran ViT-B/16 f32 slower there (an AVX2 build on a Zen 4: 0.338-0.342 -> 0.347-0.358 s), and blocks of two
+   (VIT__LONG_FROM_Y) faster. AVX2's BF16 panel packed at load, pairs the widening tile reads (vit__tile_bfw), is
+   half an F32 panel's bytes: 1,024 k are the F32 tile's 32 KiB, and ViT-B/16's K = 768 one call, not two. Whole
+   BF16 passes on a Zen 3, two processes alternating pass by pass, median ratio: ViT-B/16 at B = 1 0.976x (20 of
+   30 faster), two threads 0.954x; B = 8 0.964x; DINOv2-S/14 at 518 px (fc2's K = 1536) 0.968x. The F32 panel's
+   1,024 k are 64 KiB, past the Zen 3's L1 (where a row block's later tiles read it again from L2), and faster
+   there all the same: K = 768 one call, fc2's 3,072 three, not six. Whole F32 passes as above: ViT-B/16 at B = 1
+   0.972x (30 of 50) and 0.976x (20 of 30), two threads 0.984x (17 of 30), B = 8 0.960x (7 of 10); DINOv2-S/14 at
+   518 px, whose K = 384 ran in one block already but for fc2's, 1.010x (12 of 24). The later blocks start from
+   y's sums as AVX-512's do (vit__tl.fy), and so do the F32 tile's on a panel packed here in blocks of 512 (an F32
+   weight kept row-major, a BF16 one widened): the same bits packed or not. */
 static int vit__kc_at(const vit__mm *p, int n0) {
     int kcb = vit__kc(p->wt);
     int dot = (p->wt == VIT_DTYPE_BF16 && VIT__DOT_BF16) || (p->wt == VIT_DTYPE_I8 && VIT__DOT_I8);
-    if (VIT__BF16_WIDE && !VIT__SUMS_FROM_Y && p->wt == VIT_DTYPE_BF16 && vit__mm_packed(p, n0)) return 2 * kcb;
+    if (VIT__LONG_FROM_Y(p->wt) && vit__mm_packed(p, n0)) return 2 * kcb;
     return VIT__SUMS_FROM_Y && (p->wt == VIT_DTYPE_F32 || dot) && vit__mm_packed(p, n0) ? 4 * kcb : kcb;
 }
 
