@@ -1,4 +1,4 @@
-/* vit.h - v0.5.30 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.31 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -290,8 +290,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 30
-#define VIT_VERSION_STRING "0.5.30"
+#define VIT_VERSION_PATCH 31
+#define VIT_VERSION_STRING "0.5.31"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -17790,6 +17790,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.31 (2026-11-30) AVX2's F32 panels packed at load run blocks
+                         of 1,024 k from y's sums, as BF16's do
+                         (ViT-B/16's K = 768 in one tile call): F32
+                         passes 2-4% faster on a Zen 3 (F32's bits
+                         on AVX2 change, packed == row-major still).
      0.5.30 (2026-11-30) BF16 on AVX2 packs x for the widening tile as
                          it rounds it (one stream to broadcast from;
                          every product, the LayerNorms inside), and
