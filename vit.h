@@ -4409,7 +4409,7 @@ static void vit__gemm_dot(const vit__mm *p, int n0, int n1) {
    and sixteen times ran the same); at B = 8 bf16 1.40 -> 1.36 s. The sums are the same whatever the blocks
    (VIT__SUMS_FROM_Y; I8's are exact, its column sums those of the packed blocks in it: vit__packed_wsum_at).
    AVX2's tiles, six rows against a panel of 16, read twice the panel bytes a multiply-add: blocks of four times
-   ran ViT-B/16 f32 slower there (an AVX2 build on a Zen 4: 0.338-0.342 -> 0.347-0.358 s), and blocks of two
+   ran ViT-B/16 f32 slower there (the AVX2 build first measured: 0.338-0.342 -> 0.347-0.358 s), and blocks of two
    (VIT__LONG_FROM_Y) faster. AVX2's BF16 panel packed at load, pairs the widening tile reads (vit__tile_bfw), is
    half an F32 panel's bytes: 1,024 k are the F32 tile's 32 KiB, and ViT-B/16's K = 768 one call, not two. Whole
    BF16 passes on a Zen 3, two processes alternating pass by pass, median ratio: ViT-B/16 at B = 1 0.976x (20 of
