@@ -3099,6 +3099,11 @@ static VIT__INLINE vit__vi vit__v_bf16_bits(vit__vf x) {
     vit__vi u = vit__v_as_i(x);
     return vit__vi_add(u, vit__vi_add(vit__vi_set1(0x7fff), vit__vi_and(vit__vi_srl16(u), vit__vi_set1(1))));
 }
+/* x rounded to bf16 and widened back to floats: vit__bf16_float(vit__bf16_round(x)) on a vector (the widening
+   tiles' x, rows or packed) */
+static VIT__INLINE vit__vf vit__v_bf16_float(vit__vf x) {
+    return vit__v_as_f(vit__vi_and(vit__v_bf16_bits(x), vit__vi_set1((int32_t)0xffff0000u)));
+}
 
 /* One element of a LayerNorm, (x - mean) rstd w + b: on a vector (a row's vectors of VIT__VW) and on one float
    (the row's tail past them), as vit__layernorm_row computes them and vit__xp_pack too: one definition each, so
@@ -3148,7 +3153,7 @@ static VIT__INLINE void vit__xp_pack_as(float *d, const float *x, int ldx, int K
             for (i = 0; i < 8; i++) {
                 simde__m256 v = i < mr ? simde_mm256_loadu_ps(xm + (size_t)i * ldx + k) : simde_mm256_setzero_ps();
                 if (ln && i < mr) v = vit__ln_v(v, vm[i], vr[i], w, b);
-                if (bf) v = vit__v_as_f(vit__vi_and(vit__v_bf16_bits(v), vit__vi_set1((int32_t)0xffff0000u)));
+                if (bf) v = vit__v_bf16_float(v);
                 r[i] = v;
             }
             vit__transpose8_v(r);
@@ -3274,8 +3279,7 @@ static void vit__xs_fill(const vit__mm *p, int m) {
 #else
         float *f = (float *)(void *)d;
         for (; k + VIT__VW <= K; k += VIT__VW)
-            vit__v_store(f + k, vit__v_as_f(vit__vi_and(vit__v_bf16_bits(vit__v_load(xm + k)),
-                                                        vit__vi_set1((int32_t)0xffff0000u))));
+            vit__v_store(f + k, vit__v_bf16_float(vit__v_load(xm + k)));
         for (; k < K; k++) f[k] = vit__bf16_float(vit__bf16_round(xm[k]));
 #endif
         return;
@@ -6760,8 +6764,8 @@ static void vit__att_exp_f32(const vit__attx *ax, const float *q, int ldq, const
                     vit__att_tiles_f32[0][mr](&t, &x, m, n0);
 #endif
                 }
-                for (r = 0; HS > VIT__KC && r < mr; r++)
-                    vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
+                if (HS > VIT__KC) /* the F32 tiles' scores, in pad */
+                    for (r = 0; r < mr; r++) vit__att_exp_row(&x, pad + (size_t)r * VIT__NR, m + r, n0, t.nv, 0);
             }
         }
         for (r = 0; r < cr; r++) rs[c0 + r] = vit__v_hsum(vit__v_load(x.acc + (size_t)r * VIT__VW));
