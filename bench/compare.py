@@ -634,7 +634,7 @@ def peer_tables(name, args, batches, quiet):
                 failed(e)
             errs[e].close()
             last = dict(json.loads(text.strip().splitlines()[-1]), **({"ran_precision": ran[e]} if e in ran else {}))
-            got[e] = [dict(last, median_s=statistics.median(r), min_s=min(r)) for r in times[e]]
+            got[e] = [dict(last, median_s=statistics.median(r), min_s=min(r), passes=r) for r in times[e]]
         return got
 
     def stepped(keys):
@@ -703,6 +703,13 @@ def peer_tables(name, args, batches, quiet):
             (m0, m1), (p0, p1) = spread(got[(mine, b, t)]), spread(got[(peer, b, t)])
             line += (f"; rounds {short.get(mine, mine)} {m0:.3f}-{m1:.3f} s, {short.get(peer, peer)} "
                      f"{p0:.3f}-{p1:.3f} s, fastest over fastest {m0 / p0:.2f}")
+            # And the median of the ratios of passes that ran side by side (the same rep of the same round): a
+            # pair's two passes ran within a second or so of each other, in the same spell of the machine.
+            pairs = [a / p for rm, rp in zip(got[(mine, b, t)], got[(peer, b, t)])
+                     for a, p in zip(rm.get("passes", ()), rp.get("passes", ()))]
+            if pairs:
+                line += (f", pass by pass {statistics.median(pairs):.2f} "
+                         f"(faster in {sum(r < 1.0 for r in pairs)} of {len(pairs)})")
             print(line)
         mine = "vit.h f32 (bench_vit)"
         if mine in present:
