@@ -1,6 +1,6 @@
 """Alternate the passes of two or more programs that step, one pass each in turn, and compare them.
 
-    bench/ab.py [--rounds N] [--gap S] [--json FILE] "CMD A" "CMD B" [...]
+    python3 bench/ab.py [--rounds N] [--gap S] [--json FILE] "CMD A" "CMD B" [...]
 
 Each command is started once and must print "ready", then run one pass for
 each line it reads on stdin and print that pass's seconds (bench_vit
@@ -15,7 +15,7 @@ same spell of a shared machine) and in how many rounds it was the faster.
 This is how docs/SPEED_LOG.md's "alternating pairs" compare two builds of
 vit.h, e.g. a change against the commit before it:
 
-    bench/ab.py --rounds 50 "/tmp/bench_vit_new M --threads 1 --stepped" "build/bench_vit M --threads 1 --stepped"
+    python3 bench/ab.py --rounds 50 "/tmp/bench_vit_new M --threads 1 --stepped" "build/bench_vit M --threads 1 --stepped"
 
 Prints ratios from one run; decides nothing. On a noisy machine a run of 50
 rounds moves by 2-3% on its own: repeat it before believing a change of that
