@@ -28,16 +28,30 @@ import shlex
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
 def start(cmd):
-    p = subprocess.Popen(shlex.split(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, text=True)
+    """The process of cmd once it printed "ready"; its stderr goes to a file (a pipe unread could fill and stall
+    it), whose text a failure prints, as bench/compare.py keeps each engine's."""
+    err = tempfile.TemporaryFile()
+    p = subprocess.Popen(shlex.split(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+    p.err = err
     for line in p.stdout:
         if line.strip() == "ready":
             return p
-    sys.exit(f"ab.py: {cmd!r} ended before it printed 'ready'")
+    failed(p, cmd, "ended before it printed 'ready'")
+
+
+def failed(p, cmd, what):
+    try:
+        p.stdin.close()  # a process still reading its passes ends at the end of its input
+    except OSError:
+        pass
+    p.wait()
+    p.err.seek(0)
+    sys.exit(f"ab.py: {cmd!r} {what}: {p.err.read().decode(errors='replace').strip()}")
 
 
 def step(p, cmd):
@@ -47,7 +61,7 @@ def step(p, cmd):
     try:
         return float(line)
     except ValueError:
-        sys.exit(f"ab.py: {cmd!r} printed {line.strip()!r}, not a pass's seconds")
+        failed(p, cmd, f"printed {line.strip()!r}, not a pass's seconds")
 
 
 def main():
