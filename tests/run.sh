@@ -584,7 +584,7 @@ avx512_subsets() {
     for as_f in $as_need; do grep -qw "$as_f" /proc/cpuinfo 2>/dev/null || as_run=0; done
     if [ $as_run = 1 ]; then
       build/test_internal_$as_m quant > build/log/quant_$as_m.txt && build/test_internal_$as_m kernels > build/log/kernels_$as_m.txt ||
-        { tail -20 build/log/quant_$as_m.txt build/log/kernels_$as_m.txt; return 1; }
+        { tail -n 20 build/log/quant_$as_m.txt build/log/kernels_$as_m.txt; return 1; }
       echo "$as_m: quant and kernels pass"
     else
       echo "$as_m: built; this CPU lacks its instructions, not run"

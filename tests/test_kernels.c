@@ -229,7 +229,13 @@ static void test_patch_conv(void) {
    AVX2, AVX-512 VNNI before BF16, NEON with sdot) takes the same scores
    and is held as the f32 attention is. With and without kept maps, the same bits. f32: the f32
    reference's outputs, to show how far the low precision moves them (bf16
-   within 1e-2 of the largest output, int8 q and k within 3e-2), or NULL. */
+   within 1e-2 of the largest output, int8 q and k within 3e-2, q on 7 bits
+   within 8e-2), or NULL. Mode 3's q steps are twice mode 2's, and in the
+   unscaled case (scale 1, post 1/sqrt(C): scores of std ~sqrt(HS)) a
+   score's error is ~0.07, enough to move weight between two leading keys:
+   over 200 draws of the one-head HS = 33, N = 40 case, mode 3's largest
+   difference had a median of 0.020, a 99th percentile of 0.045 and a
+   worst of 0.073 (mode 2: 0.013, 0.028, 0.029). */
 static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, const float *f32, int lowp) {
     int B = sh->B, N = sh->N, NH = sh->NH, HS = sh->HS, C = NH * HS, mode = vit__att_mode(lowp);
     size_t no = (size_t)B * N * C, na = (size_t)B * NH * N * N;
@@ -253,7 +259,8 @@ static void test_attention_lowp1(const vit_attn_shape *sh, const float *qkv, con
     expect(check_close(label, o1, o3, no, 0.0, mode == 3 ? 1e-5 : 1.0 / 256), label);
     expect(check_close(label, a1, a3, na, 1e-6, 1e-5), label);
     expect(memcmp(o1, o2, no * sizeof(float)) == 0, "lowp attention without maps: same bits as with");
-    if (f32) expect(check_close(label, o1, f32, no, 0.0, mode >= 2 ? 3e-2 : 1e-2), "lowp attention near f32's");
+    if (f32) expect(check_close(label, o1, f32, no, 0.0, mode == 3 ? 8e-2 : mode == 2 ? 3e-2 : 1e-2),
+                          "lowp attention near f32's");
 #if VIT__DOT_BF16
     if (mode == 1 && HS % 2 == 0) { /* rows straight to bf16 (vit__att.ob, the BF16 MHA's output projection's x) */
         uint16_t *b1 = (uint16_t *)malloc(no * 2), *b2 = (uint16_t *)malloc(no * 2);
