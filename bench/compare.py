@@ -71,7 +71,8 @@ that B), and vit.h f32's GFLOP/s (model_flops) and share of the FMA peak
 vit.h's pieces (build/profile_vit) and OpenVINO's operations with their
 kernels (bench_peers.py --profile, its performance counters), on the
 same core one after the other, so that a missed cell comes with the
-pieces it loses in. Then, unless --no-busy, the busy-core rows: another process spins on one core (pinned
+pieces it loses in; and the same pair at the B and threads of each cell
+this run missed past B = 1 on one thread. Then, unless --no-busy, the busy-core rows: another process spins on one core (pinned
 to the last CPU) while each engine's 1- and 2-thread runs alternate, B =
 1 and 8; a thread pool that spins at its barriers loses there, one that
 sleeps does not. The models run one after the other, each with its
@@ -685,6 +686,7 @@ def peer_tables(name, args, batches, quiet):
     print(f"\nTargets, each cell (rel. L2: to PyTorch f32's output at that B); FLOPs {flops / 1e9:.1f} G per image "
           f"(linear layers, attention's q.k and p.v, patch embedding)"
           + (f"; FMA peak {peak:.1f} GFLOP/s per core (build/bench_kernels --peak):\n" if peak else ":\n"))
+    missed = []  # (vit.h's engine, B, T) of each cell that misses its target past B = 1 on one thread
     for b, t in quiet_keys:
         cell = f"{name} B={b} T={t}"
         for precision, what, mine, theirs in targets:
@@ -694,6 +696,8 @@ def peer_tables(name, args, batches, quiet):
             ratio = med(got[(mine, b, t)]) / med(got[(peer, b, t)])
             goal = TARGETS[precision]
             met = ", met" if ratio <= goal else ""
+            if not met and (b, t) != (1, 1):
+                missed.append((mine, b, t))
             # Two decimals, but a third where two would print the target itself and hide the verdict.
             shown = f"{ratio:.3f}" if f"{ratio:.2f}" == f"{goal:.2f}" else f"{ratio:.2f}"
             line = f"- {cell} {precision}: {what} = {shown} (target <= {goal:.2f}{met})"
@@ -722,7 +726,7 @@ def peer_tables(name, args, batches, quiet):
     print(f"{flagged} measurement cell(s) marked (busy): other processes kept the cores busy then "
           f"(waited {quiet.waited:.0f} s so far of a {quiet.budget:.0f} s budget for a quiet machine).")
     if args.profiles:
-        profiles(name, args, folder, inputs[1], quiet)
+        profiles(name, args, folder, inputs, quiet, missed)
     if args.no_busy:
         return
 
@@ -745,27 +749,39 @@ def peer_tables(name, args, batches, quiet):
         print(f"| {engine} | " + " | ".join(cells) + " |")
 
 
-def profiles(name, args, folder, inp, quiet):
+def profiles(name, args, folder, inputs, quiet, missed):
     """--profiles: where one pass at B = 1 on one thread goes, for each --vit-dtypes precision, vit.h's pieces
     (build/profile_vit) and then OpenVINO's operations (bench_peers.py --profile) on the same CPU: a cell missed
-    in this run's table is explained by the pieces it loses in, each at its rate."""
+    in this run's table is explained by the pieces it loses in, each at its rate. Then the same pair at the B
+    and threads of each other cell this run missed (missed: (vit.h's engine, B, T)), as the issue asks of a
+    missed cell: the profile that says why, from the same run."""
     reps = str(max(3, args.reps))
+    dtype_of = {f"vit.h {PRECISION[d]} (bench_vit)": d for d in PRECISION}
     print(f"\n{name}, where one pass goes (B=1, one thread, each precision's vit.h pieces and then OpenVINO's "
           f"operations, one after the other; the pieces' rates against one core's F32 FMA peak, so bf16's and "
           f"int8's exceed 100%: their instructions' peaks are 2x and 4x it):")
-    for dtype in args.vit_dtypes.split(","):
+    cells = [(d, 1, 1) for d in args.vit_dtypes.split(",")]
+    extra = [(dtype_of[mine], b, t) for mine, b, t in missed]
+    for k, (dtype, b, t) in enumerate(cells + extra):
+        if k == len(cells):
+            print(f"\n{name}, the cells missed past B=1 on one thread, each at its own B and threads, the same "
+                  f"pair of profiles:")
         precision = PRECISION[dtype]
+        size = ["--batch", str(b), "--threads", str(t)]
         quiet.wait()
-        with cpus_for(1):
-            ours = vit_output(["build/profile_vit", vit_file(folder, dtype), "--reps", reps])
-            theirs = None if dtype == "I8A7" else subprocess.run(  # OpenVINO's int8 is I8's, printed there
+        with cpus_for(t):
+            ours = vit_output(["build/profile_vit", vit_file(folder, dtype), "--reps", reps] + size)
+            # OpenVINO's int8 is I8's, printed there where I8 is profiled at the same B and threads
+            theirs = None if dtype == "I8A7" and ("I8", b, t) in cells + extra else subprocess.run(
                 [PEERS_PY, "bench/bench_peers.py", os.path.join(folder, "model.onnx"), "--engine", "ov", "--precision",
-                 precision, "--reps", reps, "--input", inp, "--profile"], capture_output=True, text=True, cwd=ROOT)
+                 precision.split(",")[0], "--reps", reps, "--input", inputs[b], "--profile"] + size,
+                capture_output=True, text=True, cwd=ROOT)
         if theirs is not None and theirs.returncode != 0:
             sys.exit(f"compare.py: bench_peers.py --profile: {theirs.stderr.strip()}")
         head, table = ours.strip().split("\n", 1)
         print(f"\n{precision.rstrip(',')}, vit.h's pieces ({head}):\n\n{table}"
-              + ("" if theirs is None else f"\n\n{precision}, " + theirs.stdout.strip().split("\n", 1)[1].strip()))
+              + ("" if theirs is None else f"\n\n{precision.split(',')[0]}, "
+                 + theirs.stdout.strip().split("\n", 1)[1].strip()))
 
 
 def stale_builds(names):
