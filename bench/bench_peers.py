@@ -51,7 +51,10 @@ as the last line; --output saves the last pass's output (.npy). Without
 --stepped runs one pass for each line read from stdin after the warm-up
 (printing "ready" first, then each pass's seconds), until end of input,
 then prints as usual over those passes: bench/compare.py alternates the
-engines pass by pass, each loaded once (bench_vit --stepped).
+engines pass by pass, each loaded once (bench_vit --stepped). Stepped,
+ONNX Runtime's threads stop spinning at the end of each pass
+(session.force_spinning_stop): otherwise they spin on into the next
+engine's pass.
 
 --profile (OpenVINO only) compiles with PERF_COUNT and prints where the
 fastest pass spent its time, by OpenVINO's own operations (layer type and
@@ -174,6 +177,11 @@ def ort_runner(args, batch):
     so.intra_op_num_threads = args.threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if args.stepped:
+        # Stepped, its threads stop spinning when a pass ends (they spin within one as ever): left to spin after it,
+        # they kept both cores busy into the next engine's pass (vit.h's then ran as if a core were taken, on one
+        # thread; OpenVINO's ran 10-15% slower), where a user's one engine has the cores to itself.
+        so.add_session_config_entry("session.force_spinning_stop", "1")
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
     shape = [batch] + list(sess.get_inputs()[0].shape[1:])
