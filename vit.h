@@ -1896,9 +1896,11 @@ static struct vit__pool {
     unsigned loops;     /* the caller's loops posted to the workers (vit__preempted; the caller's, under taken), */
     long switches;      /* the process's involuntary context switches at the last look (-1: none yet) */
     double cpu;         /* and its CPU seconds then */
+    unsigned stretch;   /* the next stretch's products and attentions on one thread (0: VIT__PREEMPT_FIRST) */
+    unsigned was;       /* preempted as the last look left it */
     unsigned state[VIT_MAX_THREADS]; /* worker t's part in the loop: gen << 2 | VIT__POOL_* (atomic) */
 } vit__pool = {VIT__MUTEX_INIT, VIT__COND_INIT, VIT__COND_INIT, 0, 0, 0, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0,
-               0, 0, -1, 0.0, {0}};
+               0, 0, -1, 0.0, 0, 0, {0}};
 
 /* A worker's state for the loop of generation gen: posted to it (READY), which it takes (RUNNING) and ends (DONE)
    unless the caller, having run every block, withdraws it first (NONE). A compare-exchange decides between the two,
@@ -2063,7 +2065,7 @@ static int vit__par_threads(double work) {
 /* Every VIT__LOOKS loops posted to the workers, the process's involuntary context switches (getrusage) since the
    last look: at least VIT__SWITCHES, and VIT__SWITCH_RATE per second of the process's CPU time, mean the system is
    taking a core from these threads (another process on one of them), and a worker that loses its core inside a
-   block holds each loop's end until its next turn. Then the next VIT__CONTENDED products and attentions under
+   block holds each loop's end until its next turn. Then the next stretch of products and attentions under
    VIT__BUSY_MACS and VIT__BUSY_ATT multiply-adds (ViT-B/16 at B = 1: all of them; at B = 8 none) run on the
    calling thread alone (vit__busy_threads), which the system puts on the free core; then the threads try again.
    With another process spinning on one of two cores, ViT-B/16 at B = 1, two threads over one (that one pinned to
@@ -2075,8 +2077,15 @@ static int vit__par_threads(double work) {
    switches of its own start a stretch on one thread; and the looks that span such a stretch, run a pass at a
    time with pauses among other engines (compare.py's stepped passes: their pools spin between them), 10-17 over
    70-115 ms of CPU (87-244 a second), each starting another: ViT-B/16 I8 at B = 1 on two threads had fallen to
-   one thread's 0.041 s from 0.023 s after a few passes and stayed there. Results do not depend on it. */
+   one thread's 0.041 s from 0.023 s after a few passes and stayed there. A stretch is VIT__PREEMPT_FIRST of them
+   at first, doubled up to VIT__CONTENDED at each look that finds the system still taking a core, and back to the
+   first length after a look whose whole span ran on the threads unhindered: a burst of a few milliseconds (another
+   program's threads spinning out their last pass) costs half a pass on one thread, not four. Stepped between ONNX
+   Runtime's and OpenVINO's passes on two threads each (ViT-B/16 I8, B = 1, this Zen 5), vit.h's passes had run on
+   one thread in rounds of four or five after such a burst (its median 0.041 s, 1.15x OpenVINO's) with stretches of
+   VIT__CONTENDED from the start. Results do not depend on it. */
 #define VIT__LOOKS 32u
+#define VIT__PREEMPT_FIRST 32u
 #define VIT__SWITCHES 10
 #define VIT__SWITCH_RATE 600.0 /* a CPU second of the process's */
 #define VIT__BUSY_MACS 5e8
@@ -2095,8 +2104,13 @@ static void vit__preempted(void) {
     if (++vit__pool.loops % VIT__LOOKS || getrusage(RUSAGE_SELF, &u) != 0) return;
     cpu = vit__cpu_seconds(&u);
     if (vit__pool.switches >= 0 && u.ru_nivcsw - vit__pool.switches >= VIT__SWITCHES &&
-        (double)(u.ru_nivcsw - vit__pool.switches) >= VIT__SWITCH_RATE * (cpu - vit__pool.cpu))
-        vit__astore(&vit__pool.preempted, VIT__CONTENDED);
+        (double)(u.ru_nivcsw - vit__pool.switches) >= VIT__SWITCH_RATE * (cpu - vit__pool.cpu)) {
+        unsigned n = vit__pool.stretch ? vit__pool.stretch : VIT__PREEMPT_FIRST;
+        vit__astore(&vit__pool.preempted, n);
+        vit__pool.stretch = n < VIT__CONTENDED / 2 ? 2 * n : VIT__CONTENDED;
+    } else if (!vit__pool.was && !vit__aload(&vit__pool.preempted))
+        vit__pool.stretch = 0; /* no stretch since the last look, and unhindered: a burst, not a busy core */
+    vit__pool.was = vit__aload(&vit__pool.preempted);
     vit__pool.switches = u.ru_nivcsw;
     vit__pool.cpu = cpu;
 #endif

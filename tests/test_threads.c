@@ -159,36 +159,50 @@ static int contended(void) {
 }
 
 /* One look of vit__preempted's (the next loop posted to the workers) with the last look's count `back` switches
-   and `cpu` CPU seconds back: whether it marked the pool preempted. */
+   and `cpu` CPU seconds back: the stretch it left the pool preempted for (0: none), or ~0u where getrusage fails.
+   The stretch's state (vit__pool.stretch, .was) carries over from look to look, as in a run. */
 #ifdef VIT__RUSAGE
-static int look(long back, double cpu) {
+static unsigned look(long back, double cpu) {
     struct rusage u;
-    int hit;
-    if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
-    vit__astore(&vit__pool.preempted, 0u);
+    unsigned n;
+    if (getrusage(RUSAGE_SELF, &u) != 0) return ~0u;
     vit__pool.switches = u.ru_nivcsw - back;
     vit__pool.cpu = vit__cpu_seconds(&u) - cpu;
     vit__pool.loops = VIT__LOOKS - 1;
     memset(hits, 0, sizeof hits);
     vit__parallel(64, 2, count_hits, NULL);
-    hit = vit__aload(&vit__pool.preempted) == VIT__CONTENDED;
-    vit__astore(&vit__pool.preempted, 0u);
+    n = vit__aload(&vit__pool.preempted);
     vit__pool.switches = -1; /* the next look only counts */
-    return hit;
+    return n;
 }
 #endif
 
 /* The process preempted at a high rate since the last look (vit__preempted, every VIT__LOOKS loops posted to the
    workers) marks the pool preempted, where the count is known (getrusage); not under the rate, nor with fewer than
-   VIT__SWITCHES however fast. Then products and attentions under their bounds run on one thread for the next
-   VIT__CONTENDED of them, larger ones as before, the count falling by one for each (vit__busy_threads); 0 if
-   so. */
+   VIT__SWITCHES however fast. The stretch is VIT__PREEMPT_FIRST products and attentions at first, twice the last
+   at each look that finds the process still preempted, up to VIT__CONTENDED; a look without, after a span with no
+   stretch, brings it back to the first (a burst of another program's, not a busy core). During a stretch, products
+   and attentions under their bounds run on one thread, larger ones as before, the count falling by one for each
+   (vit__busy_threads); 0 if so. */
 static int preempted(void) {
     int bad = 0, n = vit__threads();
 #ifdef VIT__RUSAGE
-    bad += look(1000, 1.0) != 1;                                 /* 1000 a CPU second: preempted */
-    bad += look((long)(VIT__SWITCH_RATE / 2), 1.0) != 0;         /* under the rate: not */
-    bad += look(VIT__SWITCHES / 2, 1e-6) != 0;                   /* too few, however fast: not */
+    int i;
+    unsigned got = 0;
+    vit__astore(&vit__pool.preempted, 0u);
+    vit__pool.stretch = vit__pool.was = 0;
+    bad += look(1000, 1.0) != VIT__PREEMPT_FIRST;     /* 1000 a CPU second: preempted, a first stretch */
+    bad += look(1000, 1.0) != 2 * VIT__PREEMPT_FIRST; /* still at the next look: twice as long */
+    for (i = 0; i < 8; i++) got = look(1000, 1.0);
+    bad += got != VIT__CONTENDED; /* and so on, up to VIT__CONTENDED */
+    vit__astore(&vit__pool.preempted, 0u); /* the stretch run out */
+    bad += look(0, 1.0) != 0 || vit__pool.stretch != VIT__CONTENDED; /* a look without, its span partly a stretch */
+    bad += look(0, 1.0) != 0 || vit__pool.stretch != 0;              /* a whole span without: back to the first */
+    bad += look(1000, 1.0) != VIT__PREEMPT_FIRST;
+    vit__astore(&vit__pool.preempted, 0u);
+    vit__pool.stretch = vit__pool.was = 0;
+    bad += look((long)(VIT__SWITCH_RATE / 2), 1.0) != 0; /* under the rate: not */
+    bad += look(VIT__SWITCHES / 2, 1e-6) != 0;           /* too few, however fast: not */
 #endif
     vit__astore(&vit__pool.preempted, 2u);
     bad += vit__busy_threads(VIT__BUSY_MACS * 2, VIT__BUSY_MACS) != n;
