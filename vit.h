@@ -1,4 +1,4 @@
-/* vit.h - v0.5.31 - ViT and attention in C - MIT or public domain
+/* vit.h - v0.5.32 - ViT and attention in C - MIT or public domain
 
    QUICK START
      #define VIT_IMPLEMENTATION      // in exactly one .c file
@@ -290,8 +290,8 @@
 
 #define VIT_VERSION_MAJOR 0
 #define VIT_VERSION_MINOR 5
-#define VIT_VERSION_PATCH 31
-#define VIT_VERSION_STRING "0.5.31"
+#define VIT_VERSION_PATCH 32
+#define VIT_VERSION_STRING "0.5.32"
 
 #ifdef VIT_STATIC
 #if defined(__GNUC__) || defined(__clang__)
@@ -17808,6 +17808,11 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
 
 /*
    REVISION HISTORY
+     0.5.32 (2026-11-30) A stretch on one thread after the system took
+                         a core starts short (32 products) and
+                         doubles while the core stays taken: a burst
+                         of another program's threads costs half a
+                         pass on one thread, not four (the same bits).
      0.5.31 (2026-11-30) AVX2's F32 panels packed at load run blocks
                          of 1,024 k from y's sums, as BF16's do
                          (ViT-B/16's K = 768 in one tile call): F32
