@@ -2080,10 +2080,11 @@ static int vit__par_threads(double work) {
    one thread's 0.041 s from 0.023 s after a few passes and stayed there. A stretch is VIT__PREEMPT_FIRST of them
    at first, doubled up to VIT__CONTENDED at each look that finds the system still taking a core, and back to the
    first length after a look whose whole span ran on the threads unhindered: a burst of a few milliseconds (another
-   program's threads spinning out their last pass) costs half a pass on one thread, not four. Stepped between ONNX
-   Runtime's and OpenVINO's passes on two threads each (ViT-B/16 I8, B = 1, this Zen 5), vit.h's passes had run on
-   one thread in rounds of four or five after such a burst (its median 0.041 s, 1.15x OpenVINO's) with stretches of
-   VIT__CONTENDED from the start. Results do not depend on it. */
+   program's threads spinning out their last pass) costs half a pass on one thread, not four. Stepped after ONNX
+   Runtime's passes, whose threads spun on into vit.h's (before bench_peers.py stopped them), ViT-B/16 I8 at B = 1
+   on two threads (this Zen 5) had run four or five passes at a time on one thread, 0.041 s against 0.023; with two
+   threads of another program spinning 30 ms every half second, 150 passes: a mean of 30.7 ms with stretches of
+   VIT__CONTENDED from the start, 27.7 ms so (49 and 18 passes past 30 ms). Results do not depend on it. */
 #define VIT__LOOKS 32u
 #define VIT__PREEMPT_FIRST 32u
 #define VIT__SWITCHES 10
