@@ -423,6 +423,11 @@ def peer_files(name, args):
     return folder, model, onnx
 
 
+def vit_engine(dtype):
+    """vit.h's row (engine name) for one --vit-dtypes dtype, as the tables and targets name it."""
+    return f"vit.h {PRECISION[dtype]} (bench_vit)"
+
+
 def vit_file(folder, dtype):
     """A --peers model's weights file for vit.h in one --vit-dtypes dtype."""
     return os.path.join(folder, "model.safetensors" if dtype == "F32" else f"model.{dtype.lower()}.safetensors")
@@ -450,7 +455,7 @@ def peer_engines(name, args):
         return lambda t, r, inp, out: ([PEERS_PY, "bench/bench_peers.py", onnx, "--engine", engine, "--precision",
                                         precision] + common(t, r, inp, out))
 
-    cmds = {f"vit.h {PRECISION[dtype]} (bench_vit)": vit_cmd(vit_file(folder, dtype)) for dtype in args.vit_dtypes.split(",")}
+    cmds = {vit_engine(dtype): vit_cmd(vit_file(folder, dtype)) for dtype in args.vit_dtypes.split(",")}
     ran = {n: "i8 weights, x on 7 bits" if dtype == "I8A7" else f"{dtype.lower()} weights"
            for n, dtype in zip(cmds, args.vit_dtypes.split(","))}
     cmds.update({"ONNX Runtime f32": peer_cmd("ort", "f32"), "ONNX Runtime int8 (dynamic quantisation)": peer_cmd("ort", "int8"),
@@ -756,7 +761,7 @@ def profiles(name, args, folder, inputs, quiet, missed):
     and threads of each other cell this run missed (missed: (vit.h's engine, B, T)), as the issue asks of a
     missed cell: the profile that says why, from the same run."""
     reps = str(max(3, args.reps))
-    dtype_of = {f"vit.h {PRECISION[d]} (bench_vit)": d for d in PRECISION}
+    dtype_of = {vit_engine(d): d for d in PRECISION}
     print(f"\n{name}, where one pass goes (B=1, one thread, each precision's vit.h pieces and then OpenVINO's "
           f"operations, one after the other; the pieces' rates against one core's F32 FMA peak, so bf16's and "
           f"int8's exceed 100%: their instructions' peaks are 2x and 4x it):")
@@ -767,6 +772,7 @@ def profiles(name, args, folder, inputs, quiet, missed):
             print(f"\n{name}, the cells missed past B=1 on one thread, each at its own B and threads, the same "
                   f"pair of profiles:")
         precision = PRECISION[dtype]
+        peer = precision.split(",")[0]  # OpenVINO's setting: int8 for both I8 files
         size = ["--batch", str(b), "--threads", str(t)]
         quiet.wait()
         with cpus_for(t):
@@ -774,14 +780,13 @@ def profiles(name, args, folder, inputs, quiet, missed):
             # OpenVINO's int8 is I8's, printed there where I8 is profiled at the same B and threads
             theirs = None if dtype == "I8A7" and ("I8", b, t) in cells + extra else subprocess.run(
                 [PEERS_PY, "bench/bench_peers.py", os.path.join(folder, "model.onnx"), "--engine", "ov", "--precision",
-                 precision.split(",")[0], "--reps", reps, "--input", inputs[b], "--profile"] + size,
+                 peer, "--reps", reps, "--input", inputs[b], "--profile"] + size,
                 capture_output=True, text=True, cwd=ROOT)
         if theirs is not None and theirs.returncode != 0:
             sys.exit(f"compare.py: bench_peers.py --profile: {theirs.stderr.strip()}")
         head, table = ours.strip().split("\n", 1)
         print(f"\n{precision.rstrip(',')}, vit.h's pieces ({head}):\n\n{table}"
-              + ("" if theirs is None else f"\n\n{precision.split(',')[0]}, "
-                 + theirs.stdout.strip().split("\n", 1)[1].strip()))
+              + ("" if theirs is None else f"\n\n{peer}, " + theirs.stdout.strip().split("\n", 1)[1].strip()))
 
 
 def stale_builds(names):
