@@ -3269,119 +3269,236 @@ static int vit__x_narrow(const vit__mm *p) {
     return 0;
 #endif
 }
+/* Rows [m, m + R) of x converted for the I8 tiles, or through their LayerNorm for the BF16 ones (R 1 or 2, a
+   constant once inlined). Each row: its LayerNorm if any (vit__row_rstd's sums, vit__layernorm_row's values), then
+   BF16 its values rounded to bf16 pairs as they are made (what vit__bf16_row gives on vit__layernorm_row's); I8 its
+   range as its values are made (no pass of its own over them), its scale and zero point, then its bytes. Two rows
+   go side by side, each in its own order: a row's steps are chains of dependent operations (its sums, its range,
+   the reductions), some 600 cycles a row of 768 with x in L2 where its loads and arithmetic need a third of that,
+   and the other row's chains fill the wait. The same bits as one row at a time (a row's sums in the same order; a
+   range is the same min and max whatever the order). A LayerNorm product's x, 1,576 rows of 768 (ViT-B/16 at
+   B = 8), one thread, Zen 5, three alternating runs: I8 0.222-0.232 -> 0.194-0.206 ms; rows without a LayerNorm
+   ran no faster in pairs (0.102 -> 0.119 ms), so they go one at a time. */
+static VIT__INLINE void vit__xs_fill_n(const vit__mm *p, int m, const int R) {
+    float lnrow[2][VIT__LN_ROW_MAX], *sxs, lo[2], hi[2], sx[2], inv[2], mean[2], var[2];
+    const float *xm[2];
+    unsigned char *d[2];
+    int32_t *zps, zp[2];
+    int K = p->K, kv = K / VIT__VW * VIT__VW, k, j, r, xmax = p->xmax, xoff = vit__x_narrow(p) ? 0 : VIT__I8_XOFF,
+        finite[2];
+    vit__vf vlo[2], vhi[2], ulo[2], uhi[2];
+    vit__vi bad[2], ubad[2], mag = vit__vi_set1(0x7fffffff);
+    (void)xoff; /* unread where the f32 tiles take x less zp */
+    for (r = 0; r < R; r++) {
+        xm[r] = p->x + (size_t)(m + r) * p->ldx;
+        d[r] = (unsigned char *)p->xs + (size_t)(m + r) * vit__xs_row(p->wt, K);
+        vlo[r] = vhi[r] = ulo[r] = uhi[r] = vit__v_zero();
+        bad[r] = ubad[r] = vit__vi_zero();
+    }
+    /* a lane's bits less the sign: above +Inf's when it is not finite (the integer order of non-negative floats) */
+/* the hot loops' steps for row 0 and (R > 1) row 1, their indices constants, so that the rows' vectors stay in
+   registers (loops over r, which -O2 did not unroll, kept them in memory: 1.6x slower) */
+#define VIT__EACH(S) { S(0) if (R > 1) { S(1) } }
+#define VIT__RANGE(v, l, h, b) \
+    (l = vit__v_min(l, v), h = vit__v_max(h, v), b = vit__vi_max(b, vit__vi_and(vit__v_as_i(v), mag)))
+    if (p->ln) {
+        const float *w = p->ln->w, *b = p->ln->b;
+        vit__vf a0[2], a1[2], vm[2], vr[2];
+        VIT_ASSERT(K <= VIT__LN_ROW_MAX);
+        for (r = 0; r < R; r++) a0[r] = a1[r] = vit__v_zero();
+#define VIT__SUM2(r)                                                  \
+    a0[r] = vit__v_add(a0[r], vit__v_load(xm[r] + k));                \
+    a1[r] = vit__v_add(a1[r], vit__v_load(xm[r] + k + VIT__VW));
+#define VIT__SUM1(r) a0[r] = vit__v_add(a0[r], vit__v_load(xm[r] + k));
+        for (k = 0; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) VIT__EACH(VIT__SUM2)
+        for (; k + VIT__VW <= K; k += VIT__VW) VIT__EACH(VIT__SUM1)
+        for (r = 0; r < R; r++) {
+            mean[r] = vit__v_hsum(vit__v_add(a0[r], a1[r]));
+            for (j = k; j < K; j++) mean[r] += xm[r][j];
+            mean[r] /= (float)K;
+            vm[r] = vit__v_set1(mean[r]);
+            a0[r] = a1[r] = vit__v_zero();
+        }
+#define VIT__SQ2(r)                                                                       \
+    {                                                                                     \
+        vit__vf e0 = vit__v_sub(vit__v_load(xm[r] + k), vm[r]),                           \
+                e1 = vit__v_sub(vit__v_load(xm[r] + k + VIT__VW), vm[r]);                 \
+        a0[r] = vit__v_fma(e0, e0, a0[r]);                                                \
+        a1[r] = vit__v_fma(e1, e1, a1[r]);                                                \
+    }
+#define VIT__SQ1(r)                                                                       \
+    {                                                                                     \
+        vit__vf e0 = vit__v_sub(vit__v_load(xm[r] + k), vm[r]);                           \
+        a0[r] = vit__v_fma(e0, e0, a0[r]);                                                \
+    }
+        for (k = 0; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) VIT__EACH(VIT__SQ2)
+        for (; k + VIT__VW <= K; k += VIT__VW) VIT__EACH(VIT__SQ1)
+        for (r = 0; r < R; r++) {
+            float rstd;
+            var[r] = vit__v_hsum(vit__v_add(a0[r], a1[r]));
+            for (j = k; j < K; j++) var[r] += (xm[r][j] - mean[r]) * (xm[r][j] - mean[r]);
+            var[r] /= (float)K;
+            rstd = 1.0f / sqrtf(var[r] + p->ln->eps);
+            vr[r] = vit__v_set1(rstd);
+            for (j = kv; j < K; j++) lnrow[r][j] = vit__ln_s(xm[r][j], mean[r], rstd, w[j], b[j]);
+        }
+#if VIT__DOT_BF16
+        if (p->wt == VIT_DTYPE_BF16) { /* the values to bf16 pairs, the tail's from lnrow's */
+#define VIT__LNB(r) \
+    vit__v_store_bf16((uint16_t *)(void *)d[r] + k, vit__ln_v(vit__v_load(xm[r] + k), vm[r], vr[r], wk, bk));
+            for (k = 0; k < kv; k += VIT__VW) {
+                vit__vf wk = vit__v_load(w + k), bk = vit__v_load(b + k);
+                VIT__EACH(VIT__LNB)
+            }
+#undef VIT__LNB
+            for (r = 0; r < R; r++) {
+                uint16_t *h = (uint16_t *)(void *)d[r];
+                for (j = kv; j < K; j++) h[j] = vit__bf16_round(lnrow[r][j]);
+                if (K & 1) h[K] = 0;
+            }
+            return;
+        }
+#endif
+        for (k = 0; k < kv; k += VIT__VW) {
+            vit__vf wk = vit__v_load(w + k), bk = vit__v_load(b + k);
+#define VIT__LNR(r)                                                                       \
+    {                                                                                     \
+        vit__vf v = vit__ln_v(vit__v_load(xm[r] + k), vm[r], vr[r], wk, bk);              \
+        vit__v_store(lnrow[r] + k, v);                                                    \
+        VIT__RANGE(v, vlo[r], vhi[r], bad[r]);                                            \
+    }
+            VIT__EACH(VIT__LNR)
+        }
+        for (r = 0; r < R; r++) xm[r] = lnrow[r];
+    } else {
+#define VIT__R2(r)                                                                        \
+    {                                                                                     \
+        vit__vf v = vit__v_load(xm[r] + k), u = vit__v_load(xm[r] + k + VIT__VW);         \
+        VIT__RANGE(v, vlo[r], vhi[r], bad[r]);                                            \
+        VIT__RANGE(u, ulo[r], uhi[r], ubad[r]);                                           \
+    }
+#define VIT__R1(r)                                                                        \
+    {                                                                                     \
+        vit__vf v = vit__v_load(xm[r] + k);                                               \
+        VIT__RANGE(v, vlo[r], vhi[r], bad[r]);                                            \
+    }
+        for (k = 0; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) VIT__EACH(VIT__R2)
+        for (; k + VIT__VW <= K; k += VIT__VW) VIT__EACH(VIT__R1)
+    }
+#undef VIT__RANGE
+#undef VIT__EACH
+#undef VIT__SUM2
+#undef VIT__SUM1
+#undef VIT__SQ2
+#undef VIT__SQ1
+#undef VIT__LNR
+#undef VIT__R2
+#undef VIT__R1
+
+    /* each row's range, which sets its scale and zero point, and whether it is finite */
+    sxs = vit__xs_scales(p);
+    zps = (int32_t *)(void *)(sxs + p->M);
+    for (r = 0; r < R; r++) {
+        lo[r] = -vit__v_hmax(vit__v_sub(vit__v_zero(), vit__v_min(vlo[r], ulo[r])));
+        hi[r] = vit__v_hmax(vit__v_max(vhi[r], uhi[r]));
+        finite[r] = vit__v_hmax(vit__v_as_f(vit__vi_min(vit__vi_max(bad[r], ubad[r]), vit__vi_set1(0x7f800000)))) <
+                    INFINITY;
+        for (j = kv; j < K; j++) {
+            float x = xm[r][j];
+            lo[r] = x < lo[r] ? x : lo[r];
+            hi[r] = x > hi[r] ? x : hi[r];
+            finite[r] &= fabsf(x) < INFINITY;
+        }
+        vit__q8_scale(lo[r], hi[r], finite[r], xmax, &sx[r], &inv[r], &zp[r]);
+        sxs[m + r] = sx[r];
+        zps[m + r] = zp[r];
+    }
+
+    /* the rows quantised to u8: shifted for the dot product, else as floats less the zero point; a row that is
+       not finite zeros (xq = zp = 0), its outputs NaN through sx */
+    for (r = 0; r < R; r++) {
+        vit__vf vinv = vit__v_set1(inv[r]);
+        vit__vi vzp = vit__vi_set1(zp[r]);
+        const float *xr = xm[r];
+        unsigned char *dr = d[r];
+        if (!finite[r]) {
+            for (k = 0; k < K; k++) {
+#if VIT__DOT_I8
+                dr[k] = (unsigned char)(0 - xoff);
+#else
+                ((float *)(void *)dr)[k] = 0.0f;
+#endif
+            }
+#if VIT__DOT_I8
+            for (; k % 4; k++) dr[k] = 0;
+#endif
+            continue;
+        }
+        k = 0;
+#define VIT__Q8V(j) vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xr + k + (j) * VIT__VW), vinv)), vzp)
+#if VIT__DOT_I8
+        for (; k + 4 * VIT__VW <= K; k += 4 * VIT__VW) /* four vectors a step, narrowed together */
+            vit__vi_store_8x4(dr + k, VIT__Q8V(0), VIT__Q8V(1), VIT__Q8V(2), VIT__Q8V(3), 1, xmax, -xoff);
+#endif
+        for (; k + VIT__VW <= K; k += VIT__VW) {
+            vit__vi q = VIT__Q8V(0);
+            q = vit__vi_min(vit__vi_max(q, vit__vi_zero()), vit__vi_set1(xmax));
+#if VIT__DOT_I8
+            vit__vi_store_u8(dr + k, vit__vi_sub(q, vit__vi_set1(xoff)));
+#else
+            vit__v_store((float *)(void *)dr + k, vit__vi_float(vit__vi_sub(q, vzp)));
+#endif
+        }
+#undef VIT__Q8V
+        for (; k < K; k++) {
+#if VIT__DOT_I8
+            dr[k] = (unsigned char)((int)(vit__q8(xr[k], inv[r], zp[r], xmax) + (float)zp[r]) - xoff);
+#else
+            ((float *)(void *)dr)[k] = vit__q8(xr[k], inv[r], zp[r], xmax);
+#endif
+        }
+#if VIT__DOT_I8
+        for (; k % 4; k++) dr[k] = 0;
+#endif
+    }
+}
+
+/* Row m of x into the scratch: BF16, the row (through its LayerNorm if any) rounded to bfloat16, in pairs for the
+   dot product, else widened back to floats (with VIT__DOT_BF16 and a LayerNorm, vit__xs_fill_n's); I8,
+   vit__xs_fill_n's. */
 static void vit__xs_fill(const vit__mm *p, int m) {
     float lnrow[VIT__LN_ROW_MAX];
     const float *xm = p->x + (size_t)m * p->ldx;
-    size_t row = vit__xs_row(p->wt, p->K);
-    unsigned char *d = (unsigned char *)p->xs + (size_t)m * row;
-    float *sxs = vit__xs_scales(p), lo = 0.0f, hi = 0.0f, nf, sx, inv;
-    int32_t *zps = (int32_t *)(void *)(sxs + p->M), zp;
-    int K = p->K, k = 0, xmax = p->xmax, xoff = vit__x_narrow(p) ? 0 : VIT__I8_XOFF;
-    vit__vf vlo = vit__v_zero(), vhi = vit__v_zero(), vnf = vit__v_zero(), vinv;
-    vit__vf ulo = vit__v_zero(), uhi = vit__v_zero(), unf = vit__v_zero();
-    vit__vi vzp;
-    (void)xoff; /* unread where the f32 tiles take x less zp */
+    unsigned char *d = (unsigned char *)p->xs + (size_t)m * vit__xs_row(p->wt, p->K);
+    int K = p->K, k = 0;
+    if (p->wt != VIT_DTYPE_BF16 || (VIT__DOT_BF16 && p->ln)) {
+        vit__xs_fill_n(p, m, 1);
+        return;
+    }
     if (p->ln) {
         VIT_ASSERT(K <= VIT__LN_ROW_MAX);
         vit__layernorm_row(lnrow, xm, p->ln->w, p->ln->b, K, p->ln->eps);
         xm = lnrow;
     }
-
-    /* BF16: the row rounded to bfloat16, in pairs for the dot product, else widened back to floats */
-    if (p->wt == VIT_DTYPE_BF16) {
 #if VIT__DOT_BF16
-        vit__bf16_row((uint16_t *)(void *)d, xm, K);
+    vit__bf16_row((uint16_t *)(void *)d, xm, K);
+    (void)k;
 #else
+    {
         float *f = (float *)(void *)d;
-        for (; k + VIT__VW <= K; k += VIT__VW)
-            vit__v_store(f + k, vit__v_bf16_float(vit__v_load(xm + k)));
+        for (; k + VIT__VW <= K; k += VIT__VW) vit__v_store(f + k, vit__v_bf16_float(vit__v_load(xm + k)));
         for (; k < K; k++) f[k] = vit__bf16_float(vit__bf16_round(xm[k]));
-#endif
-        return;
     }
-
-    /* I8: the row's range, which sets its scale and zero point, and whether
-       it is finite (x * 0 summed is 0, else NaN: min and max drop NaNs) */
-    for (; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) {
-        vit__vf v = vit__v_load(xm + k), u = vit__v_load(xm + k + VIT__VW);
-        vlo = vit__v_min(vlo, v);
-        ulo = vit__v_min(ulo, u);
-        vhi = vit__v_max(vhi, v);
-        uhi = vit__v_max(uhi, u);
-        vnf = vit__v_fma(v, vit__v_zero(), vnf);
-        unf = vit__v_fma(u, vit__v_zero(), unf);
-    }
-    for (; k + VIT__VW <= K; k += VIT__VW) {
-        vit__vf v = vit__v_load(xm + k);
-        vlo = vit__v_min(vlo, v);
-        vhi = vit__v_max(vhi, v);
-        vnf = vit__v_fma(v, vit__v_zero(), vnf);
-    }
-    vlo = vit__v_min(vlo, ulo);
-    vhi = vit__v_max(vhi, uhi);
-    vnf = vit__v_add(vnf, unf);
-    lo = -vit__v_hmax(vit__v_sub(vit__v_zero(), vlo));
-    hi = vit__v_hmax(vhi);
-    nf = vit__v_hsum(vnf);
-    for (; k < K; k++) {
-        lo = xm[k] < lo ? xm[k] : lo;
-        hi = xm[k] > hi ? xm[k] : hi;
-        nf += xm[k] * 0.0f;
-    }
-    vit__q8_scale(lo, hi, nf == 0.0f, xmax, &sx, &inv, &zp);
-    sxs[m] = sx;
-    zps[m] = zp;
-
-    /* a row that is not finite: zeros (xq = zp = 0), and its outputs NaN through sx */
-    if (nf != 0.0f) {
-        for (k = 0; k < K; k++) {
-#if VIT__DOT_I8
-            d[k] = (unsigned char)(0 - xoff);
-#else
-            ((float *)(void *)d)[k] = 0.0f;
-#endif
-        }
-#if VIT__DOT_I8
-        for (; k % 4; k++) d[k] = 0;
-#endif
-        return;
-    }
-    vinv = vit__v_set1(inv);
-    vzp = vit__vi_set1(zp);
-
-    /* the row quantised to u8: shifted for the dot product, else as floats less the zero point */
-    k = 0;
-#define VIT__Q8V(j) vit__vi_add(vit__v_round(vit__v_mul(vit__v_load(xm + k + (j) * VIT__VW), vinv)), vzp)
-#if VIT__DOT_I8
-    for (; k + 4 * VIT__VW <= K; k += 4 * VIT__VW) /* four vectors a step, narrowed together */
-        vit__vi_store_8x4(d + k, VIT__Q8V(0), VIT__Q8V(1), VIT__Q8V(2), VIT__Q8V(3), 1, xmax, -xoff);
-#endif
-    for (; k + VIT__VW <= K; k += VIT__VW) {
-        vit__vi r = VIT__Q8V(0);
-        r = vit__vi_min(vit__vi_max(r, vit__vi_zero()), vit__vi_set1(xmax));
-#if VIT__DOT_I8
-        vit__vi_store_u8(d + k, vit__vi_sub(r, vit__vi_set1(xoff)));
-#else
-        vit__v_store((float *)(void *)d + k, vit__vi_float(vit__vi_sub(r, vzp)));
-#endif
-    }
-#undef VIT__Q8V
-    for (; k < K; k++) {
-#if VIT__DOT_I8
-        d[k] = (unsigned char)((int)(vit__q8(xm[k], inv, zp, xmax) + (float)zp) - xoff);
-#else
-        ((float *)(void *)d)[k] = vit__q8(xm[k], inv, zp, xmax);
-#endif
-    }
-#if VIT__DOT_I8
-    for (; k % 4; k++) d[k] = 0;
 #endif
 }
 
 static void vit__xs_fill_rows(const void *ctx, int m0, int m1, int thread) {
-    int m;
+    const vit__mm *p = (const vit__mm *)ctx;
+    int m = m0;
     (void)thread;
-    for (m = m0; m < m1; m++) vit__xs_fill((const vit__mm *)ctx, m);
+    if (p->ln && (p->wt != VIT_DTYPE_BF16 || VIT__DOT_BF16)) /* rows in pairs */
+        for (; m + 1 < m1; m += 2) vit__xs_fill_n(p, m, 2);
+    for (; m < m1; m++) vit__xs_fill(p, m);
 }
 
 /* The f32 panel of a BF16 or I8 weight, widened (I8: q, the scales come
