@@ -2988,6 +2988,7 @@ typedef simde__m512i vit__vi;
 #define vit__vi_load_u16(p) /* VW uint16 widened to int32 lanes (nor this) */ \
     _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
 #define vit__vi_sll16(a) simde_mm512_slli_epi32(a, 16)
+#define vit__vi_sll(a, n) simde_mm512_slli_epi32(a, n)
 #if VIT__DOT_BF16
 static VIT__INLINE vit__vf vit__v_dpbf16(vit__vf acc, vit__vi a, vit__vi b) { /* acc + a . b, pairs of bf16 per lane */
     simde__m512bh x, y;
@@ -3008,6 +3009,7 @@ typedef simde__m256i vit__vi;
 #define vit__vi_and(a, b) simde_mm256_and_si256(a, b)
 #define vit__vi_srl16(a) simde_mm256_srli_epi32(a, 16)
 #define vit__vi_sll16(a) simde_mm256_slli_epi32(a, 16)
+#define vit__vi_sll(a, n) simde_mm256_slli_epi32(a, n)
 #define vit__vi_load_u16(p) simde_mm256_cvtepu16_epi32(simde_mm_loadu_si128((const simde__m128i *)(const void *)(p)))
 #define vit__vi_float(a) simde_mm256_cvtepi32_ps(a)
 #define vit__vi_min(a, b) simde_mm256_min_epi32(a, b)
@@ -6180,9 +6182,11 @@ static float vit__q8s_row_ref(const float *x, int n, int qmax, float *inv) {
 /* lowp: the products take q, k, the probabilities and v rounded to bf16
    (the scores and the softmax stay f32), as the BF16 attention does; lowp
    2 (vit__att_mode): q kᵀ on q and k in int8 instead, each row of a head on
-   its own scale (vit__q8s), the sums exact, a score (S (s_k scale)) s_q;
-   lowp 3: those scores with q's rows on 7 bits (+-63), then the softmax
-   and P V in f32, as lowp 0. */
+   its own scale (vit__q8s), the sums exact, a score (S (s_k scale)) s_q,
+   and P V in int8 too: each row's e = exp(s - max) as round(255 e) (and
+   the weight that rounding left out on a key of V's column means), v to
+   bf16 then in int8 a column on its own scale; lowp 3: those scores with q's rows on 7
+   bits (+-63), then the softmax and P V in f32, as lowp 0. */
 static void vit__attention_ref(float *out, float *att, const float *q, const float *k, const float *v,
                                const vit_attn_shape *s, int lowp) {
     int B = s->B, N = s->N, NH = s->NH, HS = s->HS, ld = s->ld, bi, h, i, j, d, C = NH * HS;
@@ -6210,7 +6214,47 @@ static void vit__attention_ref(float *out, float *att, const float *q, const flo
                     S[(size_t)i * N + j] = scale * s;
                 }
             }
-            if (lowp == 1 || lowp == 2) {
+            if (lowp == 2) {
+                /* I8, as the fast path (vit__att_p8_rows, vit__att_v8_pack): each row's e = exp(s - max) <= 1 in
+                   u8, round(255 e), and what that left out of 255 sum e on one more key whose v is V's column
+                   means; v rounded to bf16, then a column of the head in int8 on its own scale; the sums exact,
+                   times post / (255 sum e) and the column's scale; the maps softmax * post */
+                for (i = 0; i < N; i++) {
+                    float *Si = S + (size_t)i * N, mx = Si[0], sum = 0.0f, c, p8sum = 0.0f, rest;
+                    for (j = 1; j < N; j++) mx = Si[j] > mx ? Si[j] : mx;
+                    for (j = 0; j < N; j++) { Si[j] = expf(Si[j] - mx); sum += Si[j]; }
+                    c = post / (255.0f * sum);
+                    if (isfinite(sum))
+                        for (j = 0; j < N; j++) p8sum += nearbyintf(255.0f * Si[j]);
+                    rest = isfinite(sum) ? nearbyintf(255.0f * sum - p8sum) : 0.0f;
+                    rest = rest > 255.0f ? 255.0f : rest > 0.0f ? rest : 0.0f;
+                    for (d = 0; d < HS; d++) {
+                        float amax = 0.0f, iv, sv;
+                        int32_t acc = 0, vsum = 0;
+                        int finite = 1;
+                        for (j = 0; j < N; j++) {
+                            float x = vit__lowp(vb[(size_t)j * ld + d], 1);
+                            finite &= isfinite(x) != 0;
+                            amax = fabsf(x) > amax ? fabsf(x) : amax;
+                        }
+                        sv = vit__q8s_scale(amax, finite, 127, &iv);
+                        if (!isfinite(sum)) { /* a NaN score: no e to round */
+                            out[((size_t)bi * N + i) * C + h * HS + d] = NAN;
+                            continue;
+                        }
+                        for (j = 0; j < N; j++) {
+                            int v8 = vit__q8s(vit__lowp(vb[(size_t)j * ld + d], 1), iv, 127);
+                            acc += (int32_t)nearbyintf(255.0f * Si[j]) * v8;
+                            vsum += v8;
+                        }
+                        acc += (int32_t)rest * (int32_t)nearbyintf((float)vsum / (float)N);
+                        out[((size_t)bi * N + i) * C + h * HS + d] = (float)acc * (c * sv);
+                    }
+                    for (j = 0; j < N; j++) Si[j] = Si[j] / sum * post;
+                }
+                continue;
+            }
+            if (lowp == 1) {
                 /* BF16, as the fast path: each row's exponentials e = exp(s - max), unnormalised, in bf16 into
                    the product, whose row is then scaled by post / sum e; the maps softmax * post */
                 for (i = 0; i < N; i++) {
@@ -6385,12 +6429,20 @@ VITDEF void vit_k_rope_half(float *x, const float *cs, int rows, int NH, int HS,
    are bit-identical across all of them. */
 
 /* The attention's products for a model's dense layers' dtype (lowp: 0 F32, 1 BF16, 2 I8) on this build: 0, f32,
-   without the BF16 dot product; 2, I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k, not the
-   probabilities) and P V in BF16, where vpdpbusd runs and no AMX tiles are built (their BF16 q kᵀ is the faster
-   there); 3, where the int8 dot product runs but not the BF16 one (AVX2, AVX-512 VNNI before BF16, NEON with
-   sdot): I8's q kᵀ in int8 with q's rows on 7 bits, so that AVX2's vpmaddubsw takes q + 64 (1..127) by k as they
-   are (2 x 127 x 127 within int16: exact; three operations for 32 multiply-adds, as the dense layers' x on 7
-   bits), and P V in f32; else 1, both in BF16. Modes 2 and 3 are lowp 2 to the callers that choose them. */
+   without the BF16 dot product; 2, where vpdpbusd runs and no AMX tiles are built (their BF16 q kᵀ is the faster
+   there), I8's q kᵀ in int8 (as OpenVINO's NNCF int8 quantises q and k) and, since 0.5.33, P V in int8 too (NNCF
+   leaves the probabilities alone): each row's e = exp(s - max) <= 1 as u8, round(255 e), the weight that rounding
+   leaves out of the row on one more key whose v is V's column means, and V in int8 a column of the head on its
+   own scale (vit__att_p8_rows, vit__att_v8_pack). DINOv2-S/14 I8 at 518 px (1,370 keys), Zen 5, alternating
+   passes: 1.09-1.12x faster on one thread (three runs, medians 0.144-0.146 -> 0.128-0.133 s), 1.09x at B = 8 on
+   two; ViT-B/16's 197 keys 1.003-1.014x (B = 1 and 8, one thread), where attention is a tenth of a pass. The
+   logits' relative L2 to f32 unchanged on ViT-B/16 (2.42e-2 -> 2.41e-2) and DINOv2-S/14 (2.24e-2 -> 2.23e-2); on
+   the families' small random models (tests/run.sh) up to a quarter more (medians over perturbed inputs: BEiT v2
+   0.033 -> 0.0365, EVA-02 CLIP 0.019 -> 0.024; BEiT SwiGLU's less). 3, where the int8 dot product runs but not
+   the BF16 one (AVX2, AVX-512 VNNI before BF16, NEON with sdot): I8's q kᵀ in int8 with q's rows on 7 bits, so
+   that AVX2's vpmaddubsw takes q + 64 (1..127) by k as they are (2 x 127 x 127 within int16: exact; three
+   operations for 32 multiply-adds, as the dense layers' x on 7 bits), and P V in f32; else 1, both in BF16. Modes
+   2 and 3 are lowp 2 to the callers that choose them. */
 static int vit__att_mode(int lowp) {
 #if !defined(VIT_NO_SIMD) && VIT__DOT_BF16 && VIT__DOT_I8 && !VIT__AMX_BUILD
     if (lowp >= 2) return 2;
@@ -6461,7 +6513,11 @@ static size_t vit__att_prow(size_t N) {
    q's quads take parts 0, 2 and 3, under their pairs) the keys' scales and
    their panels' zero-point terms, and the block's rows' scales, part[7]
    the block's output rows (HS floats each) where they go on as bf16
-   (vit__att.ob); returns their sum. */
+   (vit__att.ob), part[8] mode 2's: a group of MR rows' scores and their
+   maxima (vit__att_p8_rows), V's column scales, their inverses and its
+   panels' column sums (vit__att_v8_pack: V's bytes take part[1], the rows
+   of u8 probabilities and their scales part[4]), and P V's outputs where
+   HS is not whole panels; returns their sum. */
 static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     size_t hq = vit__att_pad((size_t)(HS + 1) / 2), hv = vit__att_pad((size_t)(N + 1) / 2), nr = VIT__NR, sum = 0;
     size_t hr = vit__att_prow((size_t)N), keys = ((size_t)N + nr - 1) / nr * nr;
@@ -6474,7 +6530,13 @@ static size_t vit__att_lowp_parts(int N, int HS, int rows, size_t *part) {
     part[5] = (size_t)rows * (2 + VIT__VW);
     part[6] = 2 * keys + (size_t)rows;
     part[7] = (size_t)rows * (size_t)HS;
-    for (i = 0; i < 8; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
+    {
+        size_t hsp = ((size_t)HS + nr - 1) / nr * nr, kp = ((size_t)N + 4) / 4 * 4,
+               nblk = (kp + (size_t)vit__kc(VIT_DTYPE_I8) - 1) / (size_t)vit__kc(VIT_DTYPE_I8);
+        part[8] = (size_t)VIT__MR * keys + (size_t)VIT__MR * VIT__VW + 2 * hsp + hsp * nblk +
+                  ((size_t)HS == hsp ? 0 : (size_t)rows * hsp);
+    }
+    for (i = 0; i < 9; i++) sum += part[i] = (part[i] + 15) / 16 * 16;
     return sum;
 }
 #endif
@@ -6523,7 +6585,7 @@ static size_t vit__att_slot_v(int N, int HS, int keep, int lowp, int vpack) {
     tile = keep ? 0 : (size_t)(per + 3) * (size_t)N;
 #if VIT__DOT_BF16
     if (lowp) {
-        size_t part[8];
+        size_t part[9];
         return vit__att_lowp_parts(N, HS, per + 3, part); /* no scores: vit__att_exp_row */
     }
 #endif
@@ -6600,6 +6662,8 @@ typedef struct vit__attx {
     float *att, *ref, *acc, alpha;
     const float *bt;
     const int32_t *bidx;
+    float *sc, *mx; /* I8's mode 2: a group of rows' scores (lds floats a row) and their maxima (VIT__VW a row) */
+    int lds;
 } vit__attx;
 
 /* Row i's products t0, t1 (lanes [0, nv)) with keys [n0, n0 + nv) (nv <= NR) into its scores alpha t (plus the
@@ -6975,16 +7039,19 @@ static float vit__q8s_row(unsigned char *d, const float *x, int n, int off, int 
 }
 
 /* I8 q kᵀ's tile: scores (S (s_k scale)) s_q for mr rows of q's quads (x, ldx) against one panel of K's (bp, kc
-   quads of NR keys, n0 the first), all NR keys (a partial panel's are zero past its keys), straight into rows
-   [m, m + mr) of the softmax state (vit__att_exp_v: through a buffer the scores went to memory and back, and
-   the call through the table kept the loop's vectors in memory around it; DINOv2-S/14 I8 at 518 px, one
-   thread, alternating: attention 170-171 -> 167-168 ms, the forward 0.333-0.338 -> 0.329-0.334 s).
+   quads of NR keys, n0 the first), all NR keys (a partial panel's are zero past its keys). Mode 3 (narrow):
+   straight into rows [m, m + mr) of the softmax state (vit__att_exp_rows: through a buffer the scores went to
+   memory and back, and the call through the table kept the loop's vectors in memory around it; DINOv2-S/14 I8 at
+   518 px, one thread, alternating: attention 170-171 -> 167-168 ms, the forward 0.333-0.338 -> 0.329-0.334 s).
+   Mode 2: with the bias if any, into the group's rows of scores (ax->sc from key n0, rows [0, mr) for the
+   block's [m, m + mr)) and each row's running max (ax->mx, the keys past the panel's nv left out), for
+   vit__att_p8_rows.
    t->wsum holds the panel's zero-point terms, -off times each key's sum of k (q's bytes are q + off, read as
    u8 by vpdpbusd or, narrow, vpmaddubsw: vit__vi_dot4u), added to the sums; t->ws the keys' s_k scale, t->sx the
    rows' s_q. The integer sums are exact, so the scores are vit__attention_ref's bits (mode 3: its f32 scores in
    units of log2 e, which s_k carries, as vit__att_exp_v's lowp 0 takes them). */
 static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0,
-                                         const int lowp, const int narrow) {
+                                         const int narrow) {
     const uint32_t *x = t->x, *bp = t->bp;
     const float *sx = t->sx;
     int g, i, ldx = t->ldx, kc = t->kc, nv = t->nv;
@@ -7024,7 +7091,8 @@ static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const v
        this tile 14.9% -> 12-13.5% of the forward) */
     s0 = vit__v_load(t->ws);
     s1 = vit__v_load(t->ws + VIT__VW);
-    if (!lowp) { /* mode 3: the rows' f32 exponentials together (vit__att_exp_rows) */
+#if VIT__ATT_Q7
+    if (narrow) { /* mode 3: the rows' f32 exponentials together (vit__att_exp_rows) */
         float sc[12][VIT__NR];
         for (i = 0; i < mr; i++) {
             vit__vf r = vit__v_set1(sx[i]);
@@ -7034,22 +7102,43 @@ static VIT__INLINE void vit__att_tile_i8(const int mr, const vit__tl *t, const v
         vit__att_exp_rows(mr, ax, sc, m, n0, nv);
         return;
     }
-    for (i = 0; i < mr; i++) {
-        vit__vf r = vit__v_set1(sx[i]);
-        vit__att_exp_v(ax, vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i])), s0), r),
-                       vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i] + VIT__VW)), s1), r), m + i, n0, nv,
-                       lowp);
+#endif
+    for (i = 0; i < mr; i++) { /* mode 2 */
+        vit__vf r = vit__v_set1(sx[i]), f0 = vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i])), s0), r),
+                f1 = vit__v_mul(vit__v_mul(vit__vi_float(vit__vi_load(acc[i] + VIT__VW)), s1), r);
+        float *si = ax->sc + (size_t)i * ax->lds + n0, *mi = ax->mx + (size_t)i * VIT__VW;
+        if (ax->bt) {
+            const int32_t *bi = ax->bidx + (size_t)(m + i) * ax->lda + n0;
+            if (nv == VIT__NR) {
+                f0 = vit__v_add(f0, vit__v_gather(ax->bt, bi));
+                f1 = vit__v_add(f1, vit__v_gather(ax->bt, bi + VIT__VW));
+            } else {
+                float g[VIT__NR];
+                int k;
+                for (k = 0; k < VIT__NR; k++) g[k] = k < nv ? ax->bt[bi[k]] : 0.0f;
+                f0 = vit__v_add(f0, vit__v_load(g));
+                f1 = vit__v_add(f1, vit__v_load(g + VIT__VW));
+            }
+        }
+        vit__v_store(si, f0);
+        vit__v_store(si + VIT__VW, f1);
+        if (nv < VIT__NR) {
+            int lo = nv < VIT__VW ? nv : VIT__VW;
+            f0 = vit__v_fill_from(f0, lo, -FLT_MAX);
+            f1 = vit__v_fill_from(f1, nv - lo, -FLT_MAX);
+        }
+        vit__v_store(mi, vit__v_max(vit__v_load(mi), vit__v_max(f0, f1)));
     }
 }
-#if VIT__DOT_BF16 /* mode 2: the exponentials to bf16 pairs for P V */
-static VIT__INLINE void vit__att_tile_i8b(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
-    vit__att_tile_i8(mr, t, ax, m, n0, 1, 0);
+#if VIT__DOT_BF16 /* mode 2: the scores and their rows' maxima, for the exponentials in u8 (vit__att_p8_rows) */
+static VIT__INLINE void vit__att_tile_i8s(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
+    vit__att_tile_i8(mr, t, ax, m, n0, 0);
 }
-VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8b)
-static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8b)};
+VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8s)
+static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8s)};
 #else /* mode 3: q on 7 bits, the exponentials in f32 */
 static VIT__INLINE void vit__att_tile_i8f(const int mr, const vit__tl *t, const vit__attx *ax, int m, int n0) {
-    vit__att_tile_i8(mr, t, ax, m, n0, 0, 1);
+    vit__att_tile_i8(mr, t, ax, m, n0, 1);
 }
 VIT__MRS(VIT__ATT_DEF, vit__att_tile_i8f)
 static const vit__att_fn vit__att_tiles_i8[VIT__MR + 1] = {NULL, VIT__MRS(VIT__ATT_FN, vit__att_tile_i8f)};
@@ -7088,6 +7177,7 @@ static void vit__att_q8_rows(uint32_t *qx, float *sq, const float *q, int ld, in
     }
 }
 
+#if VIT__ATT_Q7
 /* q kᵀ in int8 for rows [0, rows) of q's quads (x, ldx uint32 a row, sq their scales) against K's panels (bp, kc
    quads a key; sk and zt a key's scale and zero-point term, as vit__att_tile_i8 takes them), n keys, into the
    softmax state as vit__att_exp_tiles. */
@@ -7113,6 +7203,160 @@ static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, con
 }
 #endif
 
+#if VIT__DOT_BF16
+/* Mode 2's probabilities, rows [0, rows) of q's quads (x, ldx uint32 a row, sq their scales) against K's panels
+   (bp, kc quads a key; sk and zt a key's scale and zero-point term, as vit__att_tile_i8 takes them), n keys: the
+   scores of MR rows at a time against all keys (ax->sc, in L1 at 197 keys, L2 at 1,370) with each row's max,
+   then each row's e = exp(s - max) <= 1, summed to rs (NaN where kbad or the row's scale says a score is NaN, as
+   vit__attention_ref's would be), kept in f32 in the maps (att, lda floats a row) if asked for, and rounded to
+   u8, round(255 e), into P (ldp bytes a row, the keys past n zero), as P V's x (shifted by xoff as
+   vit__xs_fill_n shifts x for the tiles). Exact maxima, not vit__att_exp_v's lazy reference: e on a fixed
+   scale of 255 needs e <= 1, and each row is one pass over its scores in L1 after its q kᵀ. */
+static void vit__att_p8_rows(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc,
+                             const float *sk, const int32_t *zt, const float *sq, int rows, int n, int kbad,
+                             unsigned char *P, int ldp, float *rs, float *att, int lda, int xoff) {
+    vit__tl t;
+    vit__attx g = *ax;
+    int n0, m, i, k;
+    memset(&t, 0, sizeof t);
+    t.ldx = ldx;
+    t.kc = kc;
+    for (m = 0; m < rows; m += VIT__MR) {
+        int mr = rows - m < VIT__MR ? rows - m : VIT__MR;
+        for (i = 0; i < mr; i++) vit__v_store(g.mx + (size_t)i * VIT__VW, vit__v_set1(-FLT_MAX));
+        t.x = x + (size_t)m * ldx;
+        t.sx = sq + m;
+        for (n0 = 0; n0 < n; n0 += VIT__NR) {
+            t.nv = n - n0 < VIT__NR ? n - n0 : VIT__NR;
+            t.bp = bp + (size_t)n0 * kc;
+            t.ws = sk + n0;
+            t.wsum = zt + n0;
+            vit__att_tiles_i8[mr](&t, &g, m, n0);
+        }
+        for (i = 0; i < mr; i++) {
+            const float *si = g.sc + (size_t)i * g.lds;
+            float *ai = att ? att + (size_t)(m + i) * lda : NULL;
+            unsigned char *pi = P + (size_t)(m + i) * ldp;
+            vit__vf vm = vit__v_set1(vit__v_hmax(vit__v_load(g.mx + (size_t)i * VIT__VW))), acc = vit__v_zero(),
+                    v255 = vit__v_set1(255.0f);
+            vit__vi qs = vit__vi_zero();
+            /* e of key k on: the keys past n 0 */
+#define VIT__E8(k)                                                                                         \
+    (n - (k) < VIT__VW ? vit__v_keep(vit__v_exp_lo(vit__v_sub(vit__v_load(si + (k)), vm)), n - (k))           \
+                       : vit__v_exp_lo(vit__v_sub(vit__v_load(si + (k)), vm)))
+            for (k = 0; k < n; k += 4 * VIT__VW) { /* four vectors of bytes a step (the last's zeros past n) */
+                vit__vf e0 = VIT__E8(k), e1 = k + VIT__VW < n ? VIT__E8(k + VIT__VW) : vit__v_zero(),
+                        e2 = k + 2 * VIT__VW < n ? VIT__E8(k + 2 * VIT__VW) : vit__v_zero(),
+                        e3 = k + 3 * VIT__VW < n ? VIT__E8(k + 3 * VIT__VW) : vit__v_zero();
+                vit__vi q0 = vit__v_round(vit__v_mul(e0, v255)), q1 = vit__v_round(vit__v_mul(e1, v255)),
+                        q2 = vit__v_round(vit__v_mul(e2, v255)), q3 = vit__v_round(vit__v_mul(e3, v255));
+                acc = vit__v_add(vit__v_add(acc, vit__v_add(e0, e1)), vit__v_add(e2, e3));
+                qs = vit__vi_add(vit__vi_add(qs, vit__vi_add(q0, q1)), vit__vi_add(q2, q3));
+                if (ai) {
+                    int j4;
+                    vit__vf ev[4];
+                    ev[0] = e0; ev[1] = e1; ev[2] = e2; ev[3] = e3;
+                    for (j4 = 0; j4 < 4 && k + j4 * VIT__VW < n; j4++)
+                        vit__v_store_part(ai + k + j4 * VIT__VW, ev[j4],
+                                          n - k - j4 * VIT__VW < VIT__VW ? n - k - j4 * VIT__VW : VIT__VW);
+                }
+                if (k + 4 * VIT__VW <= ldp)
+                    vit__vi_store_8x4(pi + k, q0, q1, q2, q3, 1, 255, -xoff);
+                else {
+                    unsigned char b[4 * VIT__VW];
+                    vit__vi_store_8x4(b, q0, q1, q2, q3, 1, 255, -xoff);
+                    memcpy(pi + k, b, (size_t)(ldp - k));
+                }
+            }
+#undef VIT__E8
+            rs[m + i] = kbad || sq[m + i] != sq[m + i] ? NAN : vit__v_hsum(acc);
+            { /* the weight the rounding left out, on key n (V's mean there) */
+                float r = nearbyintf(255.0f * rs[m + i] - vit__v_hsum(vit__vi_float(qs)));
+                r = r > 255.0f ? 255.0f : r > 0.0f ? r : 0.0f;
+                pi[n] = (unsigned char)((int)r - xoff);
+            }
+        }
+    }
+}
+
+/* V's head (rows of HS values ld apart: vh's bf16, else vf's floats; n keys) for P V in int8 (mode 2): each
+   column on its own symmetric scale (vit__q8s_scale of its max |v|, 127; sv, hsp of them, 0 past HS), packed as
+   the I8 tiles' panels (vit__pack_weight's: panel n0 of NR columns, k the keys in quads, kp of them, zeros past n
+   and HS) into vp, with their column sums a k block (vs, as vit__pack_weight's sums); inv, hsp floats of
+   scratch. Four keys' values of VW columns at a time, their bytes into each column's quad in the registers. */
+static void vit__att_v8_pack(uint32_t *vp, float *sv, float *inv, int32_t *vs, const float *vf, const uint16_t *vh,
+                             int ld, int n, int HS, int kp) {
+    int hsp = (HS + VIT__NR - 1) / VIT__NR * VIT__NR, j, c, g, kcb = vit__kc(VIT_DTYPE_I8), k0;
+    vit__vi mag = vit__vi_set1(0x7fffffff);
+#define VIT__VAL(j, c) \
+    vit__bf16_float(vh ? vh[(size_t)(j) * ld + (c)] : vit__bf16_round(vf[(size_t)(j) * ld + (c)]))
+#define VIT__VVEC(j, c)                                                                                    \
+    (vh ? vit__v_as_f(vit__vi_sll16(vit__vi_load_u16(vh + (size_t)(j) * ld + (c))))                         \
+        : vit__v_bf16_float(vit__v_load(vf + (size_t)(j) * ld + (c))))
+    /* each column's max |v| as its bits' integer max (non-finite above every finite value's: vit__q8s_row) */
+    for (c = 0; c + VIT__VW <= HS; c += VIT__VW) {
+        vit__vi b = vit__vi_zero();
+        float t[VIT__VW];
+        int l;
+        for (j = 0; j < n; j++) b = vit__vi_max(b, vit__vi_and(vit__v_as_i(VIT__VVEC(j, c)), mag));
+        vit__v_store(t, vit__v_as_f(vit__vi_min(b, vit__vi_set1(0x7f800000))));
+        for (l = 0; l < VIT__VW; l++) sv[c + l] = vit__q8s_scale(t[l], t[l] < INFINITY, 127, &inv[c + l]);
+    }
+    for (; c < HS; c++) {
+        float amax = 0.0f;
+        int finite = 1;
+        for (j = 0; j < n; j++) {
+            float v = VIT__VAL(j, c);
+            finite &= fabsf(v) < INFINITY;
+            amax = fabsf(v) > amax ? fabsf(v) : amax;
+        }
+        sv[c] = vit__q8s_scale(amax, finite, 127, &inv[c]);
+    }
+    for (; c < hsp; c++) sv[c] = inv[c] = 0.0f;
+    /* panel p's quad g, column j: v8[4g .. 4g + 3][p NR + j], a byte each */
+    memset(vp, 0, (size_t)hsp * kp);
+    for (g = 0; 4 * g < n; g++)
+        for (c = 0; c < HS; c += VIT__VW) {
+            uint32_t *d = vp + (size_t)(c / VIT__NR) * kp / 4 * VIT__NR + (size_t)g * VIT__NR + c % VIT__NR;
+            if (c + VIT__VW <= HS && 4 * g + 4 <= n) {
+                vit__vf vi = vit__v_load(inv + c);
+                vit__vi q0 = vit__v_round(vit__v_mul(VIT__VVEC(4 * g, c), vi)),
+                        q1 = vit__v_round(vit__v_mul(VIT__VVEC(4 * g + 1, c), vi)),
+                        q2 = vit__v_round(vit__v_mul(VIT__VVEC(4 * g + 2, c), vi)),
+                        q3 = vit__v_round(vit__v_mul(VIT__VVEC(4 * g + 3, c), vi)), ff = vit__vi_set1(255);
+                /* |v inv| <= 127 (1 + 3 ulp) rounds within +-127: a byte each, the fields apart (add as or) */
+                vit__vi_store(d, vit__vi_add(vit__vi_add(vit__vi_and(q0, ff), vit__vi_sll(vit__vi_and(q1, ff), 8)),
+                                             vit__vi_add(vit__vi_sll(vit__vi_and(q2, ff), 16), vit__vi_sll(q3, 24))));
+            } else
+                for (j = 0; j < VIT__VW && c + j < HS; j++) {
+                    uint32_t w = 0;
+                    int r;
+                    for (r = 0; r < 4 && 4 * g + r < n; r++)
+                        w |= (uint32_t)(unsigned char)(signed char)vit__q8s(VIT__VAL(4 * g + r, c + j), inv[c + j], 127)
+                             << (8 * r);
+                    d[j] = w;
+                }
+        }
+#undef VIT__VAL
+#undef VIT__VVEC
+    for (c = 0; c < hsp; c += VIT__NR) {
+        int32_t *v0 = vs;
+        for (k0 = 0; k0 < kp; k0 += kcb, vs += VIT__NR)
+            vit__panel_wsum(vs, vp + (size_t)c * kp / 4 + (size_t)k0 / 4 * VIT__NR,
+                            (kp - k0 < kcb ? kp - k0 : kcb) / 4);
+        for (j = 0; j < VIT__NR; j++) { /* key n: each column's mean */
+            int32_t s = 0, mean;
+            for (k0 = 0; k0 < kp; k0 += kcb) s += v0[(size_t)(k0 / kcb) * VIT__NR + j];
+            mean = (int32_t)nearbyintf((float)s / (float)n);
+            vp[(size_t)c * kp / 4 + (size_t)(n / 4) * VIT__NR + j] |= (uint32_t)(unsigned char)(signed char)mean
+                                                                      << (8 * (n % 4));
+            v0[(size_t)(n / kcb) * VIT__NR + j] += mean;
+        }
+    }
+}
+#endif
+#endif
+
 /* One attention call: q, k, v (B, N, ld) with head h in columns [h*HS,
    (h+1)*HS), out (B, N, NH*HS), att (B, NH, N, N) or NULL, scores scale *
    q.k, probabilities softmax(scores) * post; split into tasks of `per`
@@ -7126,8 +7370,8 @@ typedef struct vit__att {
     vit_attn_shape s;
     int nt, per;        /* blocks a head, query rows a block */
     int whole;          /* the heads threads claim whole (vit__att_units), or 0 */
-    int lowp;           /* vit__att_mode's: 1, both products in BF16; 2, q kᵀ in int8, P V in BF16; 3, q kᵀ in
-                           int8 (q on 7 bits), P V in f32 */
+    int lowp;           /* vit__att_mode's: 1, both products in BF16; 2, both in int8; 3, q kᵀ in int8 (q on 7
+                           bits), P V in f32 */
     int vpack;          /* f32: 1, V packed once a head too (slots of vit__att_slot); 0, not (vit_k_attention's
                            scratch for one head holds K alone: vit__att_slot_v) */
     const float *bias;  /* (NH, R): a relative position bias table per head added to the scores, or NULL */
@@ -7395,9 +7639,10 @@ static void vit__att_exp_amx(const vit__attx *ax, const uint32_t *x, int ldx, co
 /* Task t as vit__att_task, with both products in BF16 pairs on vdpbf16ps:
    the same roundings as the BF16 dense layers (q, k, the probabilities and
    v to bf16, sums in f32; scores and softmax f32); lowp 2 (vit__att_mode),
-   q kᵀ in int8 quads on vpdpbusd (vit__att_exp_i8). The head's K and V go
-   straight into the tiles' panels when the head changes: V's pairs of
-   keys are two of its rows interleaved, so it needs no transpose. */
+   q kᵀ in int8 quads on vpdpbusd and P V on the I8 tiles (vit__att_p8_rows,
+   vit__att_v8_pack). The head's K and V go straight into the tiles' panels
+   when the head changes: V's pairs (BF16) or quads (I8) of keys are its
+   rows interleaved, so it needs no transpose. */
 static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t) {
     int N = a->s.N, NH = a->s.NH, HS = a->s.HS, ld = a->s.ld, i, j, g, n0;
     int bh = t / a->nt, bi = bh / NH, h = bh % NH, i0 = t % a->nt * a->per,
@@ -7408,10 +7653,11 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
 #if VIT__DOT_I8
     int qxl = hq4;              /* I8: q kᵀ's rows of q, qin, uint32 apart */
     const uint32_t *qin = NULL; /* qx, or the qkv product's own (vit__q8_att_out) */
+    int hsp = (HS + VIT__NR - 1) / VIT__NR * VIT__NR, kq = (N + 4) / 4 * 4; /* mode 2's P V: V's columns, P's bytes */
 #endif
-    size_t part[8];
+    size_t part[9];
     uint32_t *kp = (uint32_t *)(void *)slot, *vp, *kt, *qx, *px;
-    float *S, qs, *rs, *o, *sk, *sq;
+    float *S, qs, *rs, *o, *sk, *sq, *p8; /* p8: part[8] (vit__att_lowp_parts) */
     int32_t *zt;
     int ldo = a->ob ? HS : a->ldo;
     vit__attx ax;
@@ -7421,9 +7667,10 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     rs = (float *)(void *)(px + part[4]);
     sk = rs + part[5]; zt = (int32_t *)(void *)(sk + keys); sq = (float *)(void *)(zt + keys);
     o = a->ob ? sk + part[6] : a->out + ((size_t)bi * N + i0) * a->ldo + h * HS;
+    p8 = sk + part[6] + part[7];
     S = a->att ? a->att + ((size_t)bh * N + i0) * N : NULL;
 #if !VIT__DOT_I8 /* AVX-512 with BF16 but not VNNI */
-    (void)hq4; (void)sq;
+    (void)hq4; (void)sq; (void)p8;
 #endif
     if (*held != bh) {
         const float *kb = a->kh ? NULL : a->k + (size_t)bi * N * ld + h * HS,
@@ -7461,6 +7708,13 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
             }
             memset(kp + (size_t)n0 * hqp + (size_t)hq * VIT__NR, 0, (size_t)(hqp - hq) * VIT__NR * 4);
         }
+#if VIT__DOT_I8
+        if (a->lowp == 2) { /* V in int8 for P V (p8: the scratch after the scores and maxima) */
+            float *sv = p8 + (size_t)VIT__MR * keys + (size_t)VIT__MR * VIT__VW;
+            vit__att_v8_pack(vp, sv, sv + hsp, (int32_t *)(void *)(sv + 2 * hsp), vb,
+                             a->vh ? a->vh + (size_t)bi * N * ld + h * HS : NULL, ld, N, HS, kq);
+        } else
+#endif
         /* V's panel n0, pair g, column j: the low half v[2g][n0 + j], the high half v[2g + 1][n0 + j] */
         for (n0 = 0; n0 < HS; n0 += VIT__NR) {
             int nv = HS - n0 < VIT__NR ? HS - n0 : VIT__NR, nw = nv / VIT__VW * VIT__VW;
@@ -7554,8 +7808,38 @@ static void vit__att_task_bf16(const vit__att *a, float *slot, int *held, int t)
     ax.bt = a->bias ? a->bias + (size_t)h * a->R : NULL;
     ax.bidx = a->bias ? a->bidx + (size_t)i0 * N : NULL;
 #if VIT__DOT_I8
-    if (a->lowp == 2) vit__att_exp_i8(&ax, qin, qxl, kp, hq4, sk, zt, sq, rows, N);
-    else
+    if (a->lowp == 2) { /* P in u8, V in int8, their product on the I8 tiles */
+        unsigned char *P = (unsigned char *)(void *)px;
+        int kcb = vit__kc(VIT_DTYPE_I8);
+        float *sv = p8 + (size_t)VIT__MR * keys + (size_t)VIT__MR * VIT__VW,
+              *sxs = (float *)(void *)(P + (size_t)rows * kq),
+              *y = HS == hsp ? o : sv + 2 * hsp + (size_t)hsp * ((kq + kcb - 1) / kcb); /* whole panels' outputs */
+        int32_t *zps = (int32_t *)(void *)(sxs + rows);
+        int kbad = 0;
+        for (j = 0; j < N; j++) kbad |= sk[j] != sk[j];
+        ax.sc = p8;
+        ax.mx = p8 + (size_t)VIT__MR * keys;
+        ax.lds = keys;
+        vit__att_p8_rows(&ax, qin, qxl, kp, hq4, sk, zt, sq, rows, N, kbad, P, kq, rs, S, N, VIT__I8_XOFF);
+        /* each row's scale post / (255 sum e): P V's outputs come out normalised */
+        for (i = 0; i < rows; i++) {
+            sxs[i] = a->s.post / (255.0f * rs[i]);
+            zps[i] = 0;
+        }
+        mm = vit__mm_dense(y, NULL, NULL, NULL, rows, kq, hsp);
+        mm.ldy = HS == hsp ? ldo : hsp; mm.threaded = 0; mm.blocked_rows = 1;
+        mm.wt = VIT_DTYPE_I8; mm.wq = vp; mm.ws = sv; mm.wsums = (const int32_t *)(const void *)(sv + 2 * hsp);
+        mm.panel = VIT__NR; mm.xmax = 255;
+        mm.xs = P; mm.xs_ld = kq / 4;
+        vit__matmul(&mm);
+        for (i = 0; i < rows; i++) {
+            float *oi = o + (size_t)i * ldo;
+            if (y != o) memcpy(oi, y + (size_t)i * hsp, (size_t)HS * sizeof(float));
+            if (a->att) vit__att_row_end(oi, 0, S + (size_t)i * N, N, rs[i], a->s.post); /* the maps alone */
+            if (a->ob) vit__bf16_row(a->ob + ((size_t)bi * N + i0 + i) * a->ldob + h * HS, oi, HS);
+        }
+        return;
+    }
 #endif
 #if VIT__AMX
     if (rows >= 16 && vit__amx_ready()) { /* the tiles' configuration is this thread's while it runs, as a

@@ -637,7 +637,10 @@ psteps_done
 # 1.1-2.0e-2 to 1.1-2.8e-2 (measured over 1e-6 perturbations of the kernel, which redraw the quantisation
 # noise downstream). EVA-02 B's I8 gets 6e-2: 4 patches of 588 pixels, its LayerNorm inside the SwiGLU
 # scaling the noise up (3.1e-2 with the kernel F32, of which timm itself on the dequantised weights has
-# 2.6e-2; the kernel alone in I8 2.5e-2; both 4.3-5.2e-2).
+# 2.6e-2; the kernel alone in I8 2.5e-2; both 4.3-5.2e-2). I8's attention takes P V in int8 too since 0.5.33
+# (vit__att_p8_rows): over 12 draws of the input perturbed by 1e-5, BEiT v2 (shared bias) 0.033 median, 0.0365
+# max before, 0.0365 and 0.0436 after; BEiT 0.011 -> 0.012, transformers' BEiT 0.0117 -> 0.0132, EVA-02 CLIP
+# 0.019 -> 0.024, BEiT SwiGLU 0.0195 -> 0.017 (medians), so BEiT v2's bound is 4.5e-2.
 families_dtype() { # families_dtype CASE DTYPE BOUND
   fq_dir=build/families_dtype/$1.$2
   mkdir -p "$fq_dir" && cp "tests/fixtures/families/$1/config.json" "$fq_dir/" &&
@@ -646,7 +649,7 @@ families_dtype() { # families_dtype CASE DTYPE BOUND
     build/native/vit run "$fq_dir/model.safetensors" "tests/fixtures/families/$1.in3.npy" "build/log/$1.$2.out.npy" &&
     $PY tools/check_precision.py logits "tests/fixtures/families/$1.logits3.npy" "build/log/$1.$2.out.npy" --max-rel-l2 "$3"
 }
-for fq_case in beit:3.5e-2 beitv2_shared:3.5e-2 beit_swiglu:3.5e-2 hf_beit:3.5e-2 hf_data2vec:3.5e-2 eva02:3.5e-2 \
+for fq_case in beit:3.5e-2 beitv2_shared:4.5e-2 beit_swiglu:3.5e-2 hf_beit:3.5e-2 hf_data2vec:3.5e-2 eva02:3.5e-2 \
   eva02_base:6e-2 eva02_clip:3.5e-2 eva_giant:3.5e-2 dinov3:3.5e-2 pe_core:3.5e-2 rope_axial:3.5e-2 rope_mixed:3.5e-2; do
   pstep "families-${fq_case%%:*}-bf16" families_dtype "${fq_case%%:*}" BF16 1.5e-2
   pstep "families-${fq_case%%:*}-i8" families_dtype "${fq_case%%:*}" I8 "${fq_case#*:}"
