@@ -227,15 +227,16 @@ static void test_patch_conv(void) {
    its own scale (the scores the same bits), and P V on e = exp(s - max)
    as round(255 e) (what that leaves out of 255 sum e on a key of V's
    column means) and v in int8 a column on its own scale (the sums exact);
-   the fast path's exp (vit__v_exp_lo) can put a weight on the other side
-   of a rounding step of 1/255, which moves an output by up to |v| / 255
-   over the row's sum of e (>= 1): here at most 2.2e-3. Mode 3 (I8's q kᵀ with q on 7 bits, the softmax
-   and P V in f32, where the int8 dot product runs but not the BF16 one:
-   AVX2, AVX-512 VNNI before BF16, NEON with sdot) takes the same scores
-   and is held as the f32 attention is. With and without kept maps, the same bits. f32: the f32
-   reference's outputs, to show how far the low precision moves them (bf16
-   within 1e-2 of the largest output, int8 within 3e-2 (at most 0.0164
-   here), q on 7 bits within 8e-2), or NULL. Mode 3's q steps are twice mode 2's, and in the
+   the fast path's exp (vit__v_exp2_255) can put a weight on the other
+   side of a rounding step of 1/255, which moves an output by up to
+   |v| / 255 over the row's sum of e (>= 1): here at most 2.2e-3. Mode 3
+   (I8's q kᵀ with q on 7 bits, the softmax and P V in f32, where the int8
+   dot product runs but not the BF16 one: AVX2, AVX-512 VNNI before BF16,
+   NEON with sdot) takes the same scores and is held as the f32 attention
+   is. With and without kept maps, the same bits. f32: the f32 reference's
+   outputs, to show how far the low precision moves them (bf16 within 1e-2
+   of the largest output, int8 within 3e-2 (at most 0.0164 here), q on 7
+   bits within 8e-2), or NULL. Mode 3's q steps are twice mode 2's, and in the
    unscaled case (scale 1, post 1/sqrt(C): scores of std ~sqrt(HS)) a
    score's error is ~0.07, enough to move weight between two leading keys:
    over 200 draws of the one-head HS = 33, N = 40 case, mode 3's largest
