@@ -3289,8 +3289,61 @@ static int vit__x_narrow(const vit__mm *p) {
     return 0;
 #endif
 }
+/* Rows x[0], ..., x[R - 1] (C floats each; R 1 or 2, a constant once inlined): each row's mean and 1 / sqrt(biased
+   variance + eps), the variance from the centred values (two passes, as LayerNorm's reference), each sum in two
+   sets of accumulators (one chain waited on its last add, then fma: ViT-B/16's qkv input at B = 8 as I8 converts
+   it, LayerNorm fused, 0.270-0.280 -> 0.238-0.260 ms). Two rows go side by side, each in its own order: the same
+   bits as one at a time (vit__row_rstd, vit__xs_fill_n). */
+/* a hot loop's step S for row 0 and (R > 1) row 1, their indices constants, so that the rows' vectors stay in
+   registers (loops over r, which -O2 did not unroll, kept them in memory: 1.6x slower; vit__rows_rstd and
+   vit__xs_fill_n) */
+#define VIT__EACH(S) { S(0) if (R > 1) { S(1) } }
+static VIT__INLINE void vit__rows_rstd(const float *const *x, const int R, int C, float eps, float *mean,
+                                       float *rstd) {
+    vit__vf a0[2], a1[2], vm[2];
+    int k, j, r;
+    for (r = 0; r < R; r++) a0[r] = a1[r] = vit__v_zero();
+#define VIT__SUM2(r)                                                  \
+    a0[r] = vit__v_add(a0[r], vit__v_load(x[r] + k));                 \
+    a1[r] = vit__v_add(a1[r], vit__v_load(x[r] + k + VIT__VW));
+#define VIT__SUM1(r) a0[r] = vit__v_add(a0[r], vit__v_load(x[r] + k));
+#define VIT__SQ2(r)                                                                       \
+    {                                                                                     \
+        vit__vf e0 = vit__v_sub(vit__v_load(x[r] + k), vm[r]),                            \
+                e1 = vit__v_sub(vit__v_load(x[r] + k + VIT__VW), vm[r]);                  \
+        a0[r] = vit__v_fma(e0, e0, a0[r]);                                                \
+        a1[r] = vit__v_fma(e1, e1, a1[r]);                                                \
+    }
+#define VIT__SQ1(r)                                                                       \
+    {                                                                                     \
+        vit__vf e0 = vit__v_sub(vit__v_load(x[r] + k), vm[r]);                            \
+        a0[r] = vit__v_fma(e0, e0, a0[r]);                                                \
+    }
+    for (k = 0; k + 2 * VIT__VW <= C; k += 2 * VIT__VW) VIT__EACH(VIT__SUM2)
+    for (; k + VIT__VW <= C; k += VIT__VW) VIT__EACH(VIT__SUM1)
+    for (r = 0; r < R; r++) {
+        mean[r] = vit__v_hsum(vit__v_add(a0[r], a1[r]));
+        for (j = k; j < C; j++) mean[r] += x[r][j];
+        mean[r] /= (float)C;
+        vm[r] = vit__v_set1(mean[r]);
+        a0[r] = a1[r] = vit__v_zero();
+    }
+    for (k = 0; k + 2 * VIT__VW <= C; k += 2 * VIT__VW) VIT__EACH(VIT__SQ2)
+    for (; k + VIT__VW <= C; k += VIT__VW) VIT__EACH(VIT__SQ1)
+    for (r = 0; r < R; r++) {
+        float var = vit__v_hsum(vit__v_add(a0[r], a1[r]));
+        for (j = k; j < C; j++) var += (x[r][j] - mean[r]) * (x[r][j] - mean[r]);
+        var /= (float)C;
+        rstd[r] = 1.0f / sqrtf(var + eps);
+    }
+#undef VIT__SUM2
+#undef VIT__SUM1
+#undef VIT__SQ2
+#undef VIT__SQ1
+}
+
 /* Rows [m, m + R) of x converted for the I8 tiles, or through their LayerNorm for the BF16 ones (R 1 or 2, a
-   constant once inlined). Each row: its LayerNorm if any (vit__row_rstd's sums, vit__layernorm_row's values), then
+   constant once inlined). Each row: its LayerNorm if any (vit__rows_rstd, vit__layernorm_row's values), then
    BF16 its values rounded to bf16 pairs as they are made (what vit__bf16_row gives on vit__layernorm_row's); I8 its
    range as its values are made (no pass of its own over them), its scale and zero point, then its bytes. Two rows
    go side by side, each in its own order: a row's steps are chains of dependent operations (its sums, its range,
@@ -3301,7 +3354,7 @@ static int vit__x_narrow(const vit__mm *p) {
    ms (ViT-B/16 BF16 at B = 8 1.014x, 19 of 20 alternating rounds); rows without a LayerNorm ran no faster in pairs
    (0.102 -> 0.119 ms), so they go one at a time. */
 static VIT__INLINE void vit__xs_fill_n(const vit__mm *p, int m, const int R) {
-    float lnrow[2][VIT__LN_ROW_MAX], *sxs, lo[2], hi[2], sx[2], inv[2], mean[2], var[2];
+    float lnrow[2][VIT__LN_ROW_MAX], *sxs, lo[2], hi[2], sx[2], inv[2], mean[2], rstd[2];
     const float *xm[2];
     unsigned char *d[2];
     int32_t *zps, zp[2];
@@ -3316,52 +3369,18 @@ static VIT__INLINE void vit__xs_fill_n(const vit__mm *p, int m, const int R) {
         vlo[r] = vhi[r] = ulo[r] = uhi[r] = vit__v_zero();
         bad[r] = ubad[r] = vit__vi_zero();
     }
-/* the hot loops' steps for row 0 and (R > 1) row 1, their indices constants, so that the rows' vectors stay in
-   registers (loops over r, which -O2 did not unroll, kept them in memory: 1.6x slower) */
-#define VIT__EACH(S) { S(0) if (R > 1) { S(1) } }
     /* a lane's bits less the sign: above +Inf's when it is not finite (the integer order of non-negative floats) */
 #define VIT__RANGE(v, l, h, b) \
     (l = vit__v_min(l, v), h = vit__v_max(h, v), b = vit__vi_max(b, vit__vi_and(vit__v_as_i(v), mag)))
     if (p->ln) {
         const float *w = p->ln->w, *b = p->ln->b;
-        vit__vf a0[2], a1[2], vm[2], vr[2];
+        vit__vf vm[2], vr[2];
         VIT_ASSERT(K <= VIT__LN_ROW_MAX);
-        for (r = 0; r < R; r++) a0[r] = a1[r] = vit__v_zero();
-#define VIT__SUM2(r)                                                  \
-    a0[r] = vit__v_add(a0[r], vit__v_load(xm[r] + k));                \
-    a1[r] = vit__v_add(a1[r], vit__v_load(xm[r] + k + VIT__VW));
-#define VIT__SUM1(r) a0[r] = vit__v_add(a0[r], vit__v_load(xm[r] + k));
-        for (k = 0; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) VIT__EACH(VIT__SUM2)
-        for (; k + VIT__VW <= K; k += VIT__VW) VIT__EACH(VIT__SUM1)
+        vit__rows_rstd(xm, R, K, p->ln->eps, mean, rstd);
         for (r = 0; r < R; r++) {
-            mean[r] = vit__v_hsum(vit__v_add(a0[r], a1[r]));
-            for (j = k; j < K; j++) mean[r] += xm[r][j];
-            mean[r] /= (float)K;
             vm[r] = vit__v_set1(mean[r]);
-            a0[r] = a1[r] = vit__v_zero();
-        }
-#define VIT__SQ2(r)                                                                       \
-    {                                                                                     \
-        vit__vf e0 = vit__v_sub(vit__v_load(xm[r] + k), vm[r]),                           \
-                e1 = vit__v_sub(vit__v_load(xm[r] + k + VIT__VW), vm[r]);                 \
-        a0[r] = vit__v_fma(e0, e0, a0[r]);                                                \
-        a1[r] = vit__v_fma(e1, e1, a1[r]);                                                \
-    }
-#define VIT__SQ1(r)                                                                       \
-    {                                                                                     \
-        vit__vf e0 = vit__v_sub(vit__v_load(xm[r] + k), vm[r]);                           \
-        a0[r] = vit__v_fma(e0, e0, a0[r]);                                                \
-    }
-        for (k = 0; k + 2 * VIT__VW <= K; k += 2 * VIT__VW) VIT__EACH(VIT__SQ2)
-        for (; k + VIT__VW <= K; k += VIT__VW) VIT__EACH(VIT__SQ1)
-        for (r = 0; r < R; r++) {
-            float rstd;
-            var[r] = vit__v_hsum(vit__v_add(a0[r], a1[r]));
-            for (j = k; j < K; j++) var[r] += (xm[r][j] - mean[r]) * (xm[r][j] - mean[r]);
-            var[r] /= (float)K;
-            rstd = 1.0f / sqrtf(var[r] + p->ln->eps);
-            vr[r] = vit__v_set1(rstd);
-            for (j = kv; j < K; j++) lnrow[r][j] = vit__ln_s(xm[r][j], mean[r], rstd, w[j], b[j]);
+            vr[r] = vit__v_set1(rstd[r]);
+            for (j = kv; j < K; j++) lnrow[r][j] = vit__ln_s(xm[r][j], mean[r], rstd[r], w[j], b[j]);
         }
 #if VIT__DOT_BF16
         if (p->wt == VIT_DTYPE_BF16) { /* the values to bf16 pairs, the tail's from lnrow's */
@@ -3408,10 +3427,6 @@ static VIT__INLINE void vit__xs_fill_n(const vit__mm *p, int m, const int R) {
     }
 #undef VIT__RANGE
 #undef VIT__EACH
-#undef VIT__SUM2
-#undef VIT__SUM1
-#undef VIT__SQ2
-#undef VIT__SQ1
 #undef VIT__LNR
 #undef VIT__R2
 #undef VIT__R1
@@ -5739,37 +5754,11 @@ VITDEF void vit_k_layernorm_ref(float *y, const float *x, const float *w, const 
 }
 
 #ifndef VIT_NO_SIMD
-/* A row's mean (into *mean) and 1 / sqrt(variance + eps), the variance from the centred values (two passes, as
-   LayerNorm's reference), each sum in two sets of accumulators (one chain waited on its last add, then fma:
-   ViT-B/16's qkv input at B = 8 as I8 converts it, LayerNorm fused, 0.270-0.280 -> 0.238-0.260 ms). */
+/* A row's mean (into *mean) and 1 / sqrt(variance + eps): vit__rows_rstd's, one row. */
 static float vit__row_rstd(const float *x, int C, float eps, float *mean) {
-    int i;
-    float m, var;
-    vit__vf acc = vit__v_zero(), acc2 = vit__v_zero(), vm;
-    for (i = 0; i + 2 * VIT__VW <= C; i += 2 * VIT__VW) {
-        acc = vit__v_add(acc, vit__v_load(x + i));
-        acc2 = vit__v_add(acc2, vit__v_load(x + i + VIT__VW));
-    }
-    for (; i + VIT__VW <= C; i += VIT__VW) acc = vit__v_add(acc, vit__v_load(x + i));
-    m = vit__v_hsum(vit__v_add(acc, acc2));
-    for (; i < C; i++) m += x[i];
-    m /= (float)C;
-    vm = vit__v_set1(m);
-    acc = acc2 = vit__v_zero();
-    for (i = 0; i + 2 * VIT__VW <= C; i += 2 * VIT__VW) {
-        vit__vf d = vit__v_sub(vit__v_load(x + i), vm), e = vit__v_sub(vit__v_load(x + i + VIT__VW), vm);
-        acc = vit__v_fma(d, d, acc);
-        acc2 = vit__v_fma(e, e, acc2);
-    }
-    for (; i + VIT__VW <= C; i += VIT__VW) {
-        vit__vf d = vit__v_sub(vit__v_load(x + i), vm);
-        acc = vit__v_fma(d, d, acc);
-    }
-    var = vit__v_hsum(vit__v_add(acc, acc2));
-    for (; i < C; i++) var += (x[i] - m) * (x[i] - m);
-    var /= (float)C;
-    *mean = m;
-    return 1.0f / sqrtf(var + eps);
+    float rstd;
+    vit__rows_rstd(&x, 1, C, eps, mean, &rstd);
+    return rstd;
 }
 
 static void vit__layernorm_row(float *y, const float *x, const float *w, const float *b, int C, float eps) {
