@@ -144,6 +144,36 @@ static void test_exp_lo(void) {
 #endif
 }
 
+/* I8's probabilities in u8 units (vit__v_exp2_255) against 255 2^u in double: on [-24, 0] (bytes from 255 down to
+   1.5e-5, past the last that rounds to 1) within 6e-6 relative on AVX-512's polynomial, 1e-5 where it is
+   vit__v_exp_lo's of u ln 2 (that product rounded once: 6.2e-6 measured, SIMDe's portable build being the one of
+   those that runs it), exactly 255 at 0 (a row's largest score is a whole byte), and in [0, 0.5) on [-200, -24],
+   where every weight rounds to the byte 0. */
+static void test_exp2_255(void) {
+#ifndef VIT_NO_SIMD
+    double worst = 0.0;
+    int i, j, low = 1;
+    float at0[VIT__VW];
+    for (i = 0; i < 200000; i += VIT__VW) {
+        float us[VIT__VW], ys[VIT__VW];
+        for (j = 0; j < VIT__VW; j++) us[j] = -24.0f * (float)(i + j) / 199999.0f;
+        vit__v_store(ys, vit__v_exp2_255(vit__v_load(us)));
+        for (j = 0; j < VIT__VW; j++) {
+            double e = 255.0 * exp2((double)us[j]), d = fabs((double)ys[j] - e) / e;
+            worst = d > worst ? d : worst;
+        }
+        for (j = 0; j < VIT__VW; j++) us[j] = -24.0f - 176.0f * (float)(i + j) / 199999.0f;
+        vit__v_store(ys, vit__v_exp2_255(vit__v_load(us)));
+        for (j = 0; j < VIT__VW; j++) low &= ys[j] >= 0.0f && ys[j] < 0.5f;
+    }
+    vit__v_store(at0, vit__v_exp2_255(vit__v_zero()));
+    printf("exp2_255: worst relative error %.3g on [-24, 0]\n", worst);
+    expect(worst <= (VIT__VW == 16 ? 6e-6 : 1e-5), "255 2^u within 6e-6 (AVX-512) or 1e-5 of it on [-24, 0]");
+    expect(at0[0] == 255.0f, "255 2^0 is 255");
+    expect(low, "255 2^u on [-200, -24] rounds to the byte 0");
+#endif
+}
+
 /* The f32 attention's 2^x (vit__v_exp2) against exp2 in double: within 2 ulp (2.4e-7 relative) on [-126, 24], every
    float between two integers met somewhere (x from a grid, and the integers themselves, where f = 0 and the result
    must be exact), and 2^-126 below. */
@@ -753,6 +783,7 @@ int main(void) {
     test_rowwise();
     test_softmax_short();
     test_exp_lo();
+    test_exp2_255();
     test_exp2();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     /* past |x| = 3 the rational erf's 3.8e-7 times |x| / 2, and the cut to 0 below -5.54 (tools/fit_erf.py) */
