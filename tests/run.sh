@@ -103,18 +103,20 @@ bg_wait() {
 }
 
 # The test programs, one a line: the name (tests/test_NAME.c) and its
-# arguments, @ standing for the build's folder; after a short first one
+# arguments, @ standing for the build's folder (where the program writes
+# its files: two builds' quant, writing build/packed_load.safetensors at
+# once, failed a CI run); after a short first one
 # (under wine it runs alone), the longest first, so that no long one starts
 # last while the other core has nothing left (ASan's quant takes 15-20 s).
 # Those named in INTERNAL reach inside the implementation and are compiled
 # together with it, in tests/test_internal.c (run as test_internal NAME
 # ARGS...); the others link the build's vit.o.
 TESTS="kernels_seed
-quant
+quant @
 kernels
 families tests/fixtures/families
 reverse tests/fixtures
-errors tests/fixtures
+errors tests/fixtures @
 maps tests/fixtures/maps @
 modules tests/fixtures
 naming tests/fixtures/naming tests/fixtures
@@ -468,7 +470,7 @@ cross aarch64 qemu-aarch64 "" aarch64-linux-gnu-gcc -O2 -static -isystem $XINC
 dotprod() {
   for dq_t in quant kernels; do
     aarch64-linux-gnu-gcc $WARN -O2 -static -march=armv8.2-a+dotprod -isystem $XINC tests/test_$dq_t.c -o build/aarch64/test_${dq_t}_dotprod -lm &&
-      qemu-aarch64 build/aarch64/test_${dq_t}_dotprod || return 1
+      qemu-aarch64 build/aarch64/test_${dq_t}_dotprod build/aarch64 || return 1
   done
 }
 pstep aarch64-dotprod dotprod
@@ -570,7 +572,7 @@ o3_silent() {
 pstep o3-silent o3_silent
 # The BF16 and I8 products at -O1 (where this CPU has AMX, its tiles): GCC 12's _tile_loadconfig tells it 8 bytes
 # are read, and a tile configuration built on the stack lost stores there and faulted. Beside the Python steps.
-quant_O1() { lane_wait quant-O1 && build/test_internal_O1 quant; }
+quant_O1() { lane_wait quant-O1 && mkdir -p build/O1 && build/test_internal_O1 quant build/O1; }
 pstep quant-O1 quant_O1
 # AVX-512 without BF16 (Skylake-X: the wide F32 tile, BF16 and I8 on widened panels) and with VNNI but without
 # BF16 (Cascade Lake: the wide I8 tile too), which -march=native here does not build: compiled always, their
@@ -583,7 +585,8 @@ avx512_subsets() {
     as_run=1
     for as_f in $as_need; do grep -qw "$as_f" /proc/cpuinfo 2>/dev/null || as_run=0; done
     if [ $as_run = 1 ]; then
-      build/test_internal_$as_m quant > build/log/quant_$as_m.txt && build/test_internal_$as_m kernels > build/log/kernels_$as_m.txt ||
+      mkdir -p "build/$as_m" && build/test_internal_$as_m quant "build/$as_m" > build/log/quant_$as_m.txt &&
+        build/test_internal_$as_m kernels > build/log/kernels_$as_m.txt ||
         { tail -n 20 build/log/quant_$as_m.txt build/log/kernels_$as_m.txt; return 1; }
       echo "$as_m: quant and kernels pass"
     else
