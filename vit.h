@@ -1659,6 +1659,48 @@ typedef simde__m256 vit__vf;
     simde_mm256_blendv_ps(b, a, simde_mm256_cmp_ps(x, simde_mm256_setzero_ps(), SIMDE_CMP_GE_OQ))
 #endif
 
+/* out[r] = vit__v_hsum (max: vit__v_hmax) of the vector at v + r VIT__VW, r < rows: the same bits, each row's lanes
+   added in vit__v_hsum's pairs. With AVX-512, sixteen rows' trees side by side, two rows' vectors folded into one
+   at each level (15 adds and 30 shuffles for 16 rows, where one row's tree is a chain of 4 adds and 4 shuffles
+   with the rest of the row waiting on it: the I8 attention's row ends, mode 2, had a third of the samples perf took
+   in vit__att_task_bf16, the softmax's task). */
+static void vit__v_hred_rows(float *out, const float *v, int rows, int max) {
+#if VIT__VW == 16 && defined(SIMDE_X86_AVX512F_NATIVE)
+    int r0, i, j;
+    for (r0 = 0; r0 < rows; r0 += 16) {
+        __m512 a[16], t[8];
+        float o[16];
+        int n = rows - r0 < 16 ? rows - r0 : 16;
+        for (i = 0; i < 16; i++) a[i] = i < n ? _mm512_loadu_ps(v + (size_t)(r0 + i) * 16) : _mm512_setzero_ps();
+#define VIT__RED(x, y) (max ? _mm512_max_ps(x, y) : _mm512_add_ps(x, y))
+        /* lanes l and l + 8 (t[i]: row 2i's eight, then row 2i + 1's) */
+        for (i = 0; i < 8; i++)
+            t[i] = VIT__RED(_mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0x44),
+                            _mm512_shuffle_f32x4(a[2 * i], a[2 * i + 1], 0xee));
+        /* then l and l + 4 (a[i]: rows 4i .. 4i + 3's four, a 128-bit lane each) */
+        for (i = 0; i < 4; i++)
+            a[i] = VIT__RED(_mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0x88),
+                            _mm512_shuffle_f32x4(t[2 * i], t[2 * i + 1], 0xdd));
+        /* then l and l + 2 (t[i], 128-bit lane k: rows 8i + k's two, then 8i + 4 + k's) */
+        for (i = 0; i < 2; i++)
+            t[i] = VIT__RED(_mm512_shuffle_ps(a[2 * i], a[2 * i + 1], 0x44),
+                            _mm512_shuffle_ps(a[2 * i], a[2 * i + 1], 0xee));
+        /* then 0 and 1: lane k holds rows k, 4 + k, 8 + k, 12 + k */
+        a[0] = VIT__RED(_mm512_shuffle_ps(t[0], t[1], 0x88), _mm512_shuffle_ps(t[0], t[1], 0xdd));
+#undef VIT__RED
+        _mm512_storeu_ps(o, a[0]);
+        for (i = 0; i < 4; i++)
+            for (j = 0; j < 4; j++)
+                if (4 * j + i < n) out[r0 + 4 * j + i] = o[4 * i + j];
+    }
+#else
+    int r;
+    for (r = 0; r < rows; r++)
+        out[r] = max ? vit__v_hmax(vit__v_load(v + (size_t)r * VIT__VW))
+                     : vit__v_hsum(vit__v_load(v + (size_t)r * VIT__VW));
+#endif
+}
+
 /* exp(x) for a vector: Cephes' expf. n = round(x / ln2), r = x - n*ln2 in
    two parts (exact high part), degree-6 polynomial on |r| <= ln2/2, then
    scale by 2^n through the exponent bits. Relative error about 1.2e-7
@@ -7220,13 +7262,18 @@ static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, con
    vit__attention_ref's would be), kept in f32 in the maps (att, lda floats a row) if asked for, and rounded to
    u8, round(255 e), into P (ldp bytes a row, the keys past n zero), as P V's x (shifted by xoff as
    vit__xs_fill_n shifts x for the tiles). Exact maxima, not vit__att_exp_v's lazy reference: e on a fixed
-   scale of 255 needs e <= 1, and each row is one pass over its scores in L1 after its q kᵀ. */
+   scale of 255 needs e <= 1, and each row is one pass over its scores in L1 after its q kᵀ. The group's maxima
+   before its rows and their sums after them are reduced together (vit__v_hred_rows, the same bits): one row's
+   reductions had been chains that the next row waited behind (ViT-B/16 I8 at B = 8, one thread, 1.014x, 14 of
+   16 alternating rounds). */
 static void vit__att_p8_rows(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc,
                              const float *sk, const int32_t *zt, const float *sq, int rows, int n, int kbad,
                              unsigned char *P, int ldp, float *rs, float *att, int lda, int xoff) {
     vit__tl t;
     vit__attx g = *ax;
     int n0, m, i, k;
+    /* the rows' maxima, and their sums of e and of the bytes, all the group's rows together (vit__v_hred_rows) */
+    float mxs[VIT__MR], sums[VIT__MR], qsum[VIT__MR], accv[VIT__MR * VIT__VW], qsv[VIT__MR * VIT__VW];
     memset(&t, 0, sizeof t);
     t.ldx = ldx;
     t.kc = kc;
@@ -7242,13 +7289,13 @@ static void vit__att_p8_rows(const vit__attx *ax, const uint32_t *x, int ldx, co
             t.wsum = zt + n0;
             vit__att_tiles_i8[mr](&t, &g, m, n0);
         }
+        vit__v_hred_rows(mxs, g.mx, mr, 1);
         for (i = 0; i < mr; i++) {
             const float *si = g.sc + (size_t)i * g.lds;
             float *ai = att ? att + (size_t)(m + i) * lda : NULL;
             unsigned char *pi = P + (size_t)(m + i) * ldp;
-            vit__vf vm = vit__v_set1(vit__v_hmax(vit__v_load(g.mx + (size_t)i * VIT__VW))), acc = vit__v_zero();
+            vit__vf vm = vit__v_set1(mxs[i]), acc = vit__v_zero();
             vit__vi qs = vit__vi_zero();
-            float sum255;
             /* 255 e of key k on (the scores in units of log2 e): the keys past n 0 */
 #define VIT__E8(k)                                                                                         \
     (n - (k) < VIT__VW ? vit__v_keep(vit__v_exp2_255(vit__v_sub(vit__v_load(si + (k)), vm)), n - (k))         \
@@ -7277,13 +7324,18 @@ static void vit__att_p8_rows(const vit__attx *ax, const uint32_t *x, int ldx, co
                 }
             }
 #undef VIT__E8
-            sum255 = kbad || sq[m + i] != sq[m + i] ? NAN : vit__v_hsum(acc);
+            vit__v_store(accv + (size_t)i * VIT__VW, acc);
+            vit__v_store(qsv + (size_t)i * VIT__VW, vit__vi_float(qs));
+        }
+        vit__v_hred_rows(sums, accv, mr, 0);
+        vit__v_hred_rows(qsum, qsv, mr, 0);
+        for (i = 0; i < mr; i++) {
+            float sum255 = kbad || sq[m + i] != sq[m + i] ? NAN : sums[i];
+            /* the weight the rounding left out, on key n (V's mean there) */
+            float r = nearbyintf(sum255 - qsum[i]);
             rs[m + i] = sum255 * (1.0f / 255.0f);
-            { /* the weight the rounding left out, on key n (V's mean there) */
-                float r = nearbyintf(sum255 - vit__v_hsum(vit__vi_float(qs)));
-                r = r > 255.0f ? 255.0f : r > 0.0f ? r : 0.0f;
-                pi[n] = (unsigned char)((int)r - xoff);
-            }
+            r = r > 255.0f ? 255.0f : r > 0.0f ? r : 0.0f;
+            P[(size_t)(m + i) * ldp + n] = (unsigned char)((int)r - xoff);
         }
     }
 }

@@ -174,6 +174,39 @@ static void test_exp2_255(void) {
 #endif
 }
 
+/* vit__v_hred_rows, every group of rows at once, gives each row vit__v_hsum's and vit__v_hmax's bits (its pairs of
+   lanes in their order: sums of values far apart in size differ otherwise), 1 to 37 rows (past 16 and 32 too),
+   with NaN, infinities and signed zeros among them. */
+static void test_hred_rows(void) {
+#ifndef VIT_NO_SIMD
+    static float v[37 * VIT__VW];
+    float out[37];
+    int rows, r, i, same = 1, order = 0;
+    uint32_t s = 12345u;
+    for (i = 0; i < 37 * VIT__VW; i++) {
+        s = s * 1664525u + 1013904223u;
+        v[i] = ldexpf((float)(s >> 8) / 16777216.0f - 0.5f, (int)(s % 48u) - 24);
+    }
+    v[3] = NAN; v[VIT__VW * 5 + 1] = INFINITY; v[VIT__VW * 5 + 2] = -INFINITY; v[VIT__VW * 9] = -0.0f;
+    v[VIT__VW * 20 + 7] = NAN; v[VIT__VW * 33 + 4] = -INFINITY;
+    for (rows = 1; rows <= 37; rows++) {
+        int max;
+        for (max = 0; max < 2; max++) {
+            vit__v_hred_rows(out, v, rows, max);
+            for (r = 0; r < rows; r++) {
+                vit__vf x = vit__v_load(v + (size_t)r * VIT__VW);
+                float want = max ? vit__v_hmax(x) : vit__v_hsum(x), lanes = 0.0f;
+                same &= memcmp(&out[r], &want, sizeof want) == 0;
+                for (i = 0; i < VIT__VW; i++) lanes += v[(size_t)r * VIT__VW + i];
+                order |= !max && want == want && lanes != want; /* the order the test is about shows */
+            }
+        }
+    }
+    expect(same, "vit__v_hred_rows: vit__v_hsum's and vit__v_hmax's bits for 1 to 37 rows");
+    expect(order, "vit__v_hred_rows: some row's sum in lane order differs from vit__v_hsum's (the test can fail)");
+#endif
+}
+
 /* The f32 attention's 2^x (vit__v_exp2) against exp2 in double: within 2 ulp (2.4e-7 relative) on [-126, 24], every
    float between two integers met somewhere (x from a grid, and the integers themselves, where f = 0 and the result
    must be exact), and 2^-126 below. */
@@ -784,6 +817,7 @@ int main(void) {
     test_softmax_short();
     test_exp_lo();
     test_exp2_255();
+    test_hred_rows();
     test_exp2();
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     /* past |x| = 3 the rational erf's 3.8e-7 times |x| / 2, and the cut to 0 below -5.54 (tools/fit_erf.py) */
