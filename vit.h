@@ -7264,8 +7264,8 @@ static void vit__att_exp_i8(const vit__attx *ax, const uint32_t *x, int ldx, con
    vit__xs_fill_n shifts x for the tiles). Exact maxima, not vit__att_exp_v's lazy reference: e on a fixed
    scale of 255 needs e <= 1, and each row is one pass over its scores in L1 after its q kᵀ. The group's maxima
    before its rows and their sums after them are reduced together (vit__v_hred_rows, the same bits): one row's
-   reductions had been chains that the next row waited behind (ViT-B/16 I8 at B = 8, one thread, 1.014x, 14 of
-   16 alternating rounds). */
+   reductions had been chains that the next row waited behind (with vit__att_v8_pack's maxima a row at a time:
+   ViT-B/16 I8 at B = 8, one thread, 0.5-1%, two processes of each build alternating; docs/SPEED_LOG.md). */
 static void vit__att_p8_rows(const vit__attx *ax, const uint32_t *x, int ldx, const uint32_t *bp, int kc,
                              const float *sk, const int32_t *zt, const float *sq, int rows, int n, int kbad,
                              unsigned char *P, int ldp, float *rs, float *att, int lda, int xoff) {
@@ -7358,7 +7358,8 @@ static void vit__att_v8_pack(uint32_t *vp, float *sv, float *inv, int32_t *vs, c
        vectors of a row (its two lines of bf16) a step, the row VIT__ATT_PF ahead asked for: one vector of columns
        down all the rows at a time read each row's lines twice, the first time from L3 (the qkv product's outputs,
        7.3 MB at ViT-B/16's B = 8) with none asked for ahead (perf: a tenth of the softmax task's samples on the
-       widening after those loads; ViT-B/16 I8 at B = 8, one thread, 1.007x, 12 of 16 alternating rounds) */
+       widening after those loads). With vit__att_p8_rows's row ends: ViT-B/16 I8 at B = 8, one thread, 0.5-1%
+       (docs/SPEED_LOG.md, 0.5.34) */
     for (c = 0; c + 4 * VIT__VW <= HS; c += 4 * VIT__VW) {
         vit__vi b0 = vit__vi_zero(), b1 = b0, b2 = b0, b3 = b0;
         float t[VIT__VW];
