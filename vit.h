@@ -1666,10 +1666,10 @@ typedef simde__m256 vit__vf;
    in vit__att_task_bf16, the softmax's task). */
 static void vit__v_hred_rows(float *out, const float *v, int rows, int max) {
 #if VIT__VW == 16 && defined(SIMDE_X86_AVX512F_NATIVE)
-    int r0, i, j;
+    static const int32_t order[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+    int r0, i;
     for (r0 = 0; r0 < rows; r0 += 16) {
         __m512 a[16], t[8];
-        float o[16];
         int n = rows - r0 < 16 ? rows - r0 : 16;
         for (i = 0; i < 16; i++) a[i] = i < n ? _mm512_loadu_ps(v + (size_t)(r0 + i) * 16) : _mm512_setzero_ps();
 #define VIT__RED(x, y) (max ? _mm512_max_ps(x, y) : _mm512_add_ps(x, y))
@@ -1688,10 +1688,9 @@ static void vit__v_hred_rows(float *out, const float *v, int rows, int max) {
         /* then 0 and 1: lane k holds rows k, 4 + k, 8 + k, 12 + k */
         a[0] = VIT__RED(_mm512_shuffle_ps(t[0], t[1], 0x88), _mm512_shuffle_ps(t[0], t[1], 0xdd));
 #undef VIT__RED
-        _mm512_storeu_ps(o, a[0]);
-        for (i = 0; i < 4; i++)
-            for (j = 0; j < 4; j++)
-                if (4 * j + i < n) out[r0 + 4 * j + i] = o[4 * i + j];
+        /* row r from lane 4 (r % 4) + r / 4, the rows' n lanes stored */
+        _mm512_mask_storeu_ps(out + r0, (__mmask16)((1u << n) - 1u),
+                              _mm512_permutexvar_ps(_mm512_loadu_si512((const void *)order), a[0]));
     }
 #else
     int r;
