@@ -7339,6 +7339,14 @@ static void vit__att_p8_rows(const vit__attx *ax, const uint32_t *x, int ldx, co
     }
 }
 
+/* Each of VW columns' scale (sv) and its inverse (inv) from b, their max |v| as bits (vit__att_v8_pack) */
+static void vit__att_v8_scales(float *sv, float *inv, vit__vi b) {
+    float t[VIT__VW];
+    int l;
+    vit__v_store(t, vit__v_as_f(vit__vi_min(b, vit__vi_set1(0x7f800000))));
+    for (l = 0; l < VIT__VW; l++) sv[l] = vit__q8s_scale(t[l], t[l] < INFINITY, 127, &inv[l]);
+}
+
 /* V's head (rows of HS values ld apart: vh's bf16, else vf's floats; n keys) for P V in int8 (mode 2): each
    column on its own symmetric scale (vit__q8s_scale of its max |v|, 127; sv, hsp of them, 0 past HS), packed as
    the I8 tiles' panels (vit__pack_weight's: panel n0 of NR columns, k the keys in quads, kp of them, zeros past n
@@ -7361,8 +7369,6 @@ static void vit__att_v8_pack(uint32_t *vp, float *sv, float *inv, int32_t *vs, c
        (docs/SPEED_LOG.md, 0.5.34) */
     for (c = 0; c + 4 * VIT__VW <= HS; c += 4 * VIT__VW) {
         vit__vi b0 = vit__vi_zero(), b1 = b0, b2 = b0, b3 = b0;
-        float t[VIT__VW];
-        int l, q;
         for (j = 0; j < n; j++) {
             if (vh && j + VIT__ATT_PF < n)
                 vit__prefetch_row((const float *)(const void *)(vh + (size_t)(j + VIT__ATT_PF) * ld + c), 2 * VIT__VW);
@@ -7371,20 +7377,15 @@ static void vit__att_v8_pack(uint32_t *vp, float *sv, float *inv, int32_t *vs, c
             b2 = vit__vi_max(b2, vit__vi_and(vit__v_as_i(VIT__VVEC(j, c + 2 * VIT__VW)), mag));
             b3 = vit__vi_max(b3, vit__vi_and(vit__v_as_i(VIT__VVEC(j, c + 3 * VIT__VW)), mag));
         }
-        for (q = 0; q < 4; q++) {
-            vit__vi b = q == 0 ? b0 : q == 1 ? b1 : q == 2 ? b2 : b3;
-            vit__v_store(t, vit__v_as_f(vit__vi_min(b, vit__vi_set1(0x7f800000))));
-            for (l = 0; l < VIT__VW; l++)
-                sv[c + q * VIT__VW + l] = vit__q8s_scale(t[l], t[l] < INFINITY, 127, &inv[c + q * VIT__VW + l]);
-        }
+        vit__att_v8_scales(sv + c, inv + c, b0);
+        vit__att_v8_scales(sv + c + VIT__VW, inv + c + VIT__VW, b1);
+        vit__att_v8_scales(sv + c + 2 * VIT__VW, inv + c + 2 * VIT__VW, b2);
+        vit__att_v8_scales(sv + c + 3 * VIT__VW, inv + c + 3 * VIT__VW, b3);
     }
     for (; c + VIT__VW <= HS; c += VIT__VW) {
         vit__vi b = vit__vi_zero();
-        float t[VIT__VW];
-        int l;
         for (j = 0; j < n; j++) b = vit__vi_max(b, vit__vi_and(vit__v_as_i(VIT__VVEC(j, c)), mag));
-        vit__v_store(t, vit__v_as_f(vit__vi_min(b, vit__vi_set1(0x7f800000))));
-        for (l = 0; l < VIT__VW; l++) sv[c + l] = vit__q8s_scale(t[l], t[l] < INFINITY, 127, &inv[c + l]);
+        vit__att_v8_scales(sv + c, inv + c, b);
     }
     for (; c < HS; c++) {
         float amax = 0.0f;
