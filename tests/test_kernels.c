@@ -546,7 +546,7 @@ static void test_epilogue(void) {
     int i, act, m, gamma;
     char label[128];
     for (i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); i++)
-        for (act = VIT__EPI_NONE; act <= VIT_ACT_SILU; act++)
+        for (act = VIT__EPI_NONE; act <= VIT_ACT_SILU + 1; act++)
             for (gamma = 0; gamma < 2; gamma++) {
                 int M = shapes[i][0], K = shapes[i][1], N = shapes[i][2];
                 float *x = randv((size_t)M * K, 1.0f), *w = randv((size_t)N * K, 1.0f), *b = randv((size_t)N, 1.0f);
@@ -554,11 +554,12 @@ static void test_epilogue(void) {
                       *y2 = randv((size_t)M * N, 0.0f);
                 vit__epi e;
                 vit__mm mm = vit__mm_dense(y1, x, w, b, M, K, N);
-                e.act = act; e.g = gamma ? g : NULL; e.r = r; e.ldr = N;
+                e.act = act > VIT_ACT_SILU ? VIT__ACT_GELU_I8 : act; /* and the I8 products' GELU */
+                e.g = gamma ? g : NULL; e.r = r; e.ldr = N;
                 mm.e = &e;
                 vit__matmul(&mm);
                 vit_k_matmul(y2, x, w, b, M, K, N);
-                if (act != VIT__EPI_NONE) vit_k_act(y2, y2, M * N, (vit_act)act);
+                if (act != VIT__EPI_NONE) vit_k_act(y2, y2, M * N, (vit_act)e.act);
                 if (gamma)
                     for (m = 0; m < M; m++) vit_k_mul(y2 + (size_t)m * N, y2 + (size_t)m * N, g, N);
                 vit_k_add(y2, r, y2, M * N);
@@ -592,6 +593,33 @@ static void test_act(void) {
             }
             free(x); free(y1); free(y2);
         }
+}
+
+/* The I8 products' GELU (VIT__ACT_GELU_I8, vit__v_gelu_i8) within tools/fit_gelu.py's bound of erff's GELU,
+   6.5e-6 max(1, |x|), on [-8, 8] in steps of 1/1024 plus odd offsets and at its pieces' edges, and the ends as
+   vit_k_gelu takes them (AVX-512: -inf and -1e30 give 0, +inf +inf, NaN NaN). */
+static void test_gelu_i8(void) {
+    enum { n = 16 * 1024 + 7 };
+    static float x[n], y[n], r[n];
+    static const float ends[] = {-1e30f, 1e30f, -5.9f, 5.9f, -5.95f, 5.95f, 0.0f, -0.0f, 0.09375f, 5.71875f};
+    double worst = 0.0;
+    int i, bad = 0;
+    for (i = 0; i < n; i++) x[i] = -8.0f + (float)i / 1024.0f + (i % 3) * 1.7e-4f;
+    for (i = 0; i < (int)(sizeof ends / sizeof ends[0]); i++) x[i * 97] = ends[i];
+    vit_k_act(y, x, n, (vit_act)VIT__ACT_GELU_I8);
+    vit_k_gelu_ref(r, x, n);
+    for (i = 0; i < n; i++) {
+        double e = fabs((double)y[i] - r[i]) / (fabs(x[i]) > 1.0f ? fabs(x[i]) : 1.0);
+        if (e > worst) worst = e;
+        if (!(e <= 6.5e-6)) bad++;
+    }
+    expect(!bad, "I8 GELU within 6.5e-6 max(1, |x|) of erff's");
+    x[0] = -INFINITY; x[1] = INFINITY; x[2] = NAN; x[3] = -1e30f;
+    vit_k_act(y, x, 4, (vit_act)VIT__ACT_GELU_I8);
+    vit_k_gelu(r, x, 4);
+    for (i = 0; i < 4; i++) bad += !((y[i] != y[i] && r[i] != r[i]) || y[i] == r[i] || fabsf(y[i] - r[i]) <= 1e-6f);
+    expect(!bad, "I8 GELU: -inf, +inf, NaN and -1e30 as the build's GELU takes them");
+    if (bad) printf("  I8 GELU: worst %.3g, %d past the bound\n", worst, bad);
 }
 
 /* vit_k_relpos_add against its reference: rows of scores and of indices
@@ -822,6 +850,7 @@ int main(void) {
     test_unary("gelu", vit_k_gelu, vit_k_gelu_ref, 3.0f, 1e-6, 1e-6);
     /* past |x| = 3 the rational erf's 3.8e-7 times |x| / 2, and the cut to 0 below -5.54 (tools/fit_erf.py) */
     test_unary("gelu wide", vit_k_gelu, vit_k_gelu_ref, 8.0f, 1.2e-6, 1e-6);
+    test_gelu_i8();
     test_unary("relu", vit_k_relu, vit_k_relu_ref, 3.0f, 0.0, 0.0);
     test_unary("sigmoid", vit_k_sigmoid, vit_k_sigmoid_ref, 5.0f, 1e-7, 1e-6);
     test_unary("tanh", vit_k_tanh, vit_k_tanh_ref, 3.0f, 2e-7, 1e-6);

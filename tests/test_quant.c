@@ -443,20 +443,21 @@ static void test_epilogue_threads(int M, int K, int N) {
         tmp = (unsigned char *)malloc(vit__pack_tmp(&t) + 1);
         sums = (int32_t *)malloc(vit__pack_sums(&t) * sizeof(int32_t) + 1);
         vit__pack_weight(&tp, tmp, sums, &rec);
-        for (act = 0; act < 6; act++) {
-            static const int acts[3] = {VIT__EPI_NONE, VIT_ACT_RELU, VIT_ACT_GELU};
+        for (act = 0; act < 8; act++) { /* and the GELU of an I8 fc1 (vit__mlp_core) */
+            static const int acts[4] = {VIT__EPI_NONE, VIT_ACT_RELU, VIT_ACT_GELU, VIT__ACT_GELU_I8};
             vit__epi e;
-            vit__mm p = vit__mm_w(y1, x, act < 3 ? &t : &tp, b, M, K, N, xs);
+            vit__mm p = vit__mm_w(y1, x, act < 4 ? &t : &tp, b, M, K, N, xs);
             int i;
-            e.act = acts[act % 3]; e.g = act % 3 == 2 || act == 3 ? g : NULL; e.r = r; e.ldr = N;
+            e.act = acts[act % 4]; e.g = act % 4 >= 2 || act == 4 ? g : NULL; e.r = r; e.ldr = N;
             p.e = &e;
             vit__matmul(&p);
             vit__dense(y2, x, &t, b, M, K, N, xs);
             if (e.act == VIT_ACT_GELU) vit_k_gelu(y2, y2, M * N);
+            if (e.act == VIT__ACT_GELU_I8) vit_k_act(y2, y2, M * N, (vit_act)VIT__ACT_GELU_I8);
             if (e.act == VIT_ACT_RELU) vit_k_relu(y2, y2, M * N);
             for (i = 0; i < M * N; i++) y2[i] = (e.g ? y2[i] * g[i % N] : y2[i]) + r[i];
             expect(memcmp(y1, y2, (size_t)M * N * sizeof(float)) == 0,
-                   act < 3 ? "quantised product: fused epilogue equals the kernels"
+                   act < 4 ? "quantised product: fused epilogue equals the kernels"
                            : "quantised product, packed weight: fused epilogue equals the kernels");
         }
         /* LayerNorm in the conversion of x (vit__mm.ln, where the SIMD kernels convert x): the bits of
@@ -1065,7 +1066,7 @@ static void test_mlp_chunks(const char *tmp_dir) {
         vit__epi e1;
         vit__mm f1 = vit__mm_w(h, x.data, &m.mlp_w.fc1_w, m.mlp_w.fc1_b.data, CR, CIN, CH, xs),
                 f2 = vit__mm_w(ref + (size_t)k * CR * COUT, h, &m.mlp_w.fc2_w, m.mlp_w.fc2_b.data, CR, CH, COUT, xs);
-        e1.act = VIT_ACT_GELU; e1.g = NULL; e1.r = NULL; e1.ldr = 0;
+        e1.act = VIT__ACT_GELU_I8; /* vit__mlp_core's for an I8 fc1 */ e1.g = NULL; e1.r = NULL; e1.ldr = 0;
         f1.e = &e1;
         f1.ln = k ? &ln : NULL;
         f2.e = k ? &e2 : NULL;

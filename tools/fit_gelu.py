@@ -1,7 +1,9 @@
-"""The table vit__v_gelu evaluates on AVX-512: erf(a / sqrt2) / 2 as a cubic in each of 32 intervals of a = |x|.
+"""The tables vit__v_gelu and vit__v_gelu_i8 evaluate on AVX-512: erf(a / sqrt2) / 2 as a cubic (a quadratic)
+in each of 32 intervals of a = |x|.
 
-    fit_gelu.py            prints the table as vit.h writes it (vit__gelu_tab), and GELU's error in float32
-    fit_gelu.py --check    also evaluates vit.h's table the same way: exits 1 past the bound below
+    fit_gelu.py            prints the tables as vit.h writes them (vit__gelu_tab, vit__gelu_i8_tab), and GELU's
+                           error in float32
+    fit_gelu.py --check    also evaluates vit.h's tables the same way: exits 1 past the bounds below
 
 GELU(x) = x/2 + |x| E(|x|), E(a) = erf(a / sqrt2) / 2. On AVX-512, E is a cubic in u, the position within
 one of 32 intervals of 3/16 from 0 to 6 (s = 16/3 min(a, 6 - ulp), i = floor(s), u = s - i), its four
@@ -10,7 +12,12 @@ where the rational erf of fit_erf.py takes 25, 11 of them multiply-adds on the t
 interval is the constant 1/2 (erf(5.8125 / sqrt2) is 1 - 6e-9), so GELU is exactly 0 below -5.8125 (x is
 first raised to -6: -inf gives 0, NaN stays NaN) and exactly x above 5.8125.
 
-Each cubic: least squares over Chebyshev nodes, reweighted by the square root of the previous round's
+The I8 products' GELU (vit__v_gelu_i8, fc1's finish, whose outputs fc2 rounds to 8 bits): a quadratic about
+the nearest of 32 points 3/16 apart (s = 16/3 min(a, 5.9), i = round(s) read from s + 1.5 2^23's low bits,
+which vpermt2ps takes as they are, u = s - i in [-1/2, 1/2]): three lookups, two multiply-adds, 13
+operations; within BOUND_I8 of GELU, a 40th of an 8-bit step of a hidden row's range of 0.1 or more.
+
+Each fit: least squares over Chebyshev nodes, reweighted by the square root of the previous round's
 error (Lawson's reweighting, towards the minimax fit); coefficients rounded to float32.
 """
 
@@ -23,6 +30,7 @@ import numpy as np
 
 WIDTH, N, DEG, ROUNDS = 0.1875, 32, 3, 30
 BOUND = 3e-7  # max |GELU error| / max(1, |x|) in float32 (x/2 + a E cancels where x < 0: a few ulps of 1)
+DEG_I8, BOUND_I8, CLAMP_I8 = 2, 1e-5, 5.9
 
 
 def half_erf(a):
@@ -41,6 +49,27 @@ def fit():
         for _ in range(ROUNDS):
             c = np.linalg.lstsq(powers * w[:, None], y * w, rcond=None)[0]
             r = np.abs(powers @ c - y)
+            w = w * np.sqrt(r / r.max() + 1e-3)
+            w /= w.max()
+        tab[:, i] = c
+    return tab.astype(np.float32)
+
+
+def fit_i8():
+    """The quadratics about i = 0..30 on u in [-1/2, 1/2] ([0, 1/2] for i = 0: a >= 0); i = 31 the constant 1/2."""
+    tab = np.zeros((DEG_I8 + 1, N))
+    tab[0, N - 1] = 0.5
+    m = 400
+    for i in range(N - 1):
+        lo = 0.0 if i == 0 else -0.5
+        u = lo + (0.5 - lo) * (1.0 - np.cos(np.pi * (np.arange(m) + 0.5) / m)) / 2.0
+        a = (i + u) * WIDTH
+        y, scale = half_erf(a), np.maximum(1.0, a)  # GELU's error is a times E's: weighed as the bound is
+        powers = np.vander(u, DEG_I8 + 1, increasing=True)
+        w = scale.copy()
+        for _ in range(ROUNDS):
+            c = np.linalg.lstsq(powers * w[:, None], y * w, rcond=None)[0]
+            r = np.abs(powers @ c - y) * scale
             w = w * np.sqrt(r / r.max() + 1e-3)
             w /= w.max()
         tab[:, i] = c
@@ -67,11 +96,26 @@ def gelu32(tab, x):
     return fma32(a, e, (f(0.5) * x).astype(np.float32))
 
 
-def worst(tab):
+def gelu32_i8(tab, x):
+    """GELU as vit__v_gelu_i8 computes it on AVX-512, in float32."""
+    f = np.float32
+    x = np.maximum(x.astype(np.float32), f(-6.0))
+    a = np.abs(x)
+    s = (np.minimum(a, f(CLAMP_I8)) * f(1.0 / WIDTH)).astype(np.float32)
+    t = (s + f(12582912.0)).astype(np.float32)  # 1.5 2^23: s rounded to the nearest integer, in t's low bits
+    i = t.view(np.int32) & 31
+    u = (s - (t - f(12582912.0)).astype(np.float32)).astype(np.float32)
+    e = tab[DEG_I8, i]
+    for k in range(DEG_I8 - 1, -1, -1):
+        e = fma32(e, u, tab[k, i])
+    return fma32(a, e, (f(0.5) * x).astype(np.float32))
+
+
+def worst(tab, fn=gelu32):
     xs = np.linspace(-8.0, 8.0, 320001).astype(np.float32)
     x64 = xs.astype(np.float64)
     ref = 0.5 * x64 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x64]))
-    err = np.abs(gelu32(tab, xs) - ref)
+    err = np.abs(fn(tab, xs) - ref)
     return (err / np.maximum(1.0, np.abs(x64))).max(), err[np.abs(xs) <= 3].max()
 
 
@@ -80,34 +124,42 @@ def c_float(v):
     return t + (".0f" if "." not in t and "e" not in t else "f")
 
 
+def vit_h_table(src, name, rows):
+    body = src[src.index("static const float %s[" % name) :]
+    body = body[body.index("{") + 1 : body.index("};")]
+    vals = [np.float32(v.rstrip("f")) for v in re.findall(r"[-0-9.e+]+f", body)]
+    if len(vals) != rows * N:
+        return None
+    return np.array(vals, dtype=np.float32).reshape(rows, N)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="evaluate the table in vit.h too")
+    ap.add_argument("--check", action="store_true", help="evaluate the tables in vit.h too")
     ap.add_argument("--header", default="vit.h")
     args = ap.parse_args()
-    tab = fit()
-    print("static const float vit__gelu_tab[%d][%d] = {" % (DEG + 1, N))
-    for k in range(DEG + 1):
-        print("    {" + ", ".join(c_float(v) for v in tab[k]) + "},")
-    print("};")
-    rel, abs3 = worst(tab)
-    print("max |GELU error| / max(1, |x|) %.2e; for |x| <= 3 %.2e" % (rel, abs3))
-    if rel > BOUND:
-        print("the fit is worse than vit.h's comment says")
-        return 1
-    if args.check:  # vit.h's own table (a refit may differ in its last bits with another LAPACK)
-        src = open(args.header).read()
-        body = src[src.index("static const float vit__gelu_tab[") :]
-        body = body[body.index("{") + 1 : body.index("};")]
-        vals = [np.float32(v.rstrip("f")) for v in re.findall(r"[-0-9.e+]+f", body)]
-        if len(vals) != (DEG + 1) * N:
-            print("vit.h's vit__gelu_tab has %d values, not %d" % (len(vals), (DEG + 1) * N))
+    src = open(args.header).read() if args.check else ""
+    for name, tab, fn, bound in (("vit__gelu_tab", fit(), gelu32, BOUND),
+                                 ("vit__gelu_i8_tab", fit_i8(), gelu32_i8, BOUND_I8)):
+        print("static const float %s[%d][%d] = {" % (name, tab.shape[0], N))
+        for k in range(tab.shape[0]):
+            print("    {" + ", ".join(c_float(v) for v in tab[k]) + "},")
+        print("};")
+        rel, abs3 = worst(tab, fn)
+        print("max |GELU error| / max(1, |x|) %.2e; for |x| <= 3 %.2e" % (rel, abs3))
+        if rel > bound:
+            print("the fit is worse than vit.h's comment says")
             return 1
-        rel, abs3 = worst(np.array(vals, dtype=np.float32).reshape(DEG + 1, N))
-        print("vit.h's table: max |GELU error| / max(1, |x|) %.2e; for |x| <= 3 %.2e" % (rel, abs3))
-        if rel > BOUND:
-            print("vit.h's vit__gelu_tab is not the fit its comment describes")
-            return 1
+        if args.check:  # vit.h's own table (a refit may differ in its last bits with another LAPACK)
+            mine = vit_h_table(src, name, tab.shape[0])
+            if mine is None:
+                print("vit.h's %s has not %d values" % (name, tab.shape[0] * N))
+                return 1
+            rel, abs3 = worst(mine, fn)
+            print("vit.h's table: max |GELU error| / max(1, |x|) %.2e; for |x| <= 3 %.2e" % (rel, abs3))
+            if rel > bound:
+                print("vit.h's %s is not the fit its comment describes" % name)
+                return 1
     return 0
 
 
