@@ -5977,7 +5977,8 @@ static VIT__INLINE vit__vf vit__v_gelu_in(vit__vf x) {
    operations, not 16 (tools/fit_gelu.py fits and checks it: |fast - erff's GELU| <= 6.5e-6 max(1, |x|), a 40th
    of an 8-bit step of a hidden row ranging over 0.1 or more). fc1 over a chunk of 197 rows of ViT-B/16, one
    thread: 0.980 -> 0.967 ms, 0.939 without a GELU; ViT-B/16 I8 at B = 8, one thread, two processes of each
-   build alternating: 0.3224 and 0.3242 -> 0.3212 and 0.3219 s (the output's error to f32 2.43e-2 -> 2.45e-2).
+   build alternating: 0.3224 and 0.3242 -> 0.3212 and 0.3219 s; the output's error to f32 moves as rounding flips
+   move it, either way (B = 1 2.46e-2 -> 2.41e-2, B = 8 2.43e-2 -> 2.45e-2).
    Elsewhere vit__v_gelu_in. -6 and 5.9 as vit__v_gelu_in's -6 and 6 - ulp: -inf gives 0, +inf +inf, NaN NaN. */
 #if VIT__VW == 16
 static const float vit__gelu_i8_tab[3][32] = {
@@ -18355,8 +18356,8 @@ VITDEF vit_result vit_png_image(const char *path, const vit_tensor *image) {
                          pieces where AVX-512 runs (VIT__ACT_GELU_I8,
                          within 6.5e-6 max(1, |x|) of GELU; fc2 rounds
                          its outputs to 8 bits): ViT-B/16 I8 at B = 8
-                         0.5% faster (I8 outputs change; error to f32
-                         2.43e-2 -> 2.45e-2).
+                         0.5% faster (I8 outputs change, their error
+                         to f32 the same).
      0.5.34 (2026-11-30) I8's attention (P V in int8) reduces its rows'
                          maxima and sums a group at a time and takes
                          V's column maxima a row at a time: ViT-B/16 I8
