@@ -596,12 +596,14 @@ static void test_act(void) {
 }
 
 /* The I8 products' GELU (VIT__ACT_GELU_I8, vit__v_gelu_i8) within tools/fit_gelu.py's bound of erff's GELU,
-   6.5e-6 max(1, |x|), on [-8, 8] in steps of 1/1024 plus odd offsets and at its pieces' edges, and the ends as
-   vit_k_gelu takes them (AVX-512: -inf and -1e30 give 0, +inf +inf, NaN NaN). */
+   2e-5 max(1, |x|) (1.45e-5 measured), on [-8, 8] in steps of 1/1024 plus odd offsets and at its pieces' edges
+   (odd multiples of 1/8), and the ends as vit_k_gelu takes them (AVX-512: -inf and -1e30 give 0, +inf +inf, NaN
+   NaN). */
 static void test_gelu_i8(void) {
     enum { n = 16 * 1024 + 7 };
     static float x[n], y[n], r[n];
-    static const float ends[] = {-1e30f, 1e30f, -5.9f, 5.9f, -5.95f, 5.95f, 0.0f, -0.0f, 0.09375f, 5.71875f};
+    static const float ends[] = {-1e30f, 1e30f, -7.75f, 7.75f, -7.6875f, 7.6875f, -6.0f, 6.0f, 0.0f, -0.0f,
+                                 0.125f, -0.375f, 1.625f, 7.625f, -7.8125f, 7.8125f, 3.875f, -3.875f};
     double worst = 0.0;
     int i, bad = 0;
     for (i = 0; i < n; i++) x[i] = -8.0f + (float)i / 1024.0f + (i % 3) * 1.7e-4f;
@@ -611,9 +613,9 @@ static void test_gelu_i8(void) {
     for (i = 0; i < n; i++) {
         double e = fabs((double)y[i] - r[i]) / (fabs(x[i]) > 1.0f ? fabs(x[i]) : 1.0);
         if (e > worst) worst = e;
-        if (!(e <= 6.5e-6)) bad++;
+        if (!(e <= 2e-5)) bad++;
     }
-    expect(!bad, "I8 GELU within 6.5e-6 max(1, |x|) of erff's");
+    expect(!bad, "I8 GELU within 2e-5 max(1, |x|) of erff's");
     x[0] = -INFINITY; x[1] = INFINITY; x[2] = NAN; x[3] = -1e30f;
     vit_k_act(y, x, 4, (vit_act)VIT__ACT_GELU_I8);
     vit_k_gelu(r, x, 4);

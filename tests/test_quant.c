@@ -921,7 +921,7 @@ static int forward3(vit_model *m, vit_arena *a, const vit_tensor *x, vit_tensor 
    from memory, row-major, it runs through floats): the same bits; and a second MHA, 128 wide in two heads of 64
    (a scale of 1/8, folded into q), whose BF16 qkv product writes the attention's q, k and v as bf16 from its tiles
    (vit__mha_qb; from memory through floats), or whose I8 qkv product writes q and k in int8 on their scales and
-   v as bf16 (vit__mha_q8, vit__q8_att_out; from memory, the attention converts them from floats): the same bits. */
+   v as bf16 (vit__mha_q8, vit__tile2_i8_q8; from memory, the attention converts them from floats): the same bits. */
 static void test_packed_load(const char *tmp_dir) {
     static unsigned char buf[1 << 19];
     static const char *metas[4] = {"\"format\":\"vit.h\",\"kind\":\"mlp\",\"naming\":\"seq_layers\",\"in_dim\":\"64\","

@@ -12,10 +12,14 @@ where the rational erf of fit_erf.py takes 25, 11 of them multiply-adds on the t
 interval is the constant 1/2 (erf(5.8125 / sqrt2) is 1 - 6e-9), so GELU is exactly 0 below -5.8125 (x is
 first raised to -6: -inf gives 0, NaN stays NaN) and exactly x above 5.8125.
 
-The I8 products' GELU (vit__v_gelu_i8, fc1's finish, whose outputs fc2 rounds to 8 bits): a quadratic about
-the nearest of 32 points 3/16 apart (s = 16/3 min(a, 5.9), i = round(s) read from s + 1.5 2^23's low bits,
-which vpermt2ps takes as they are, u = s - i in [-1/2, 1/2]): three lookups, two multiply-adds, 13
-operations; within BOUND_I8 of GELU, a 40th of an 8-bit step of a hidden row's range of 0.1 or more.
+The I8 products' GELU (vit__v_gelu_i8h, fc1's finish, whose outputs fc2 rounds to 8 bits) takes h = x/2 (the
+finish's scale and bias halved give it exactly) and returns h + |h| E2(|h|), E2(b) = erf(sqrt2 b): a quadratic
+about the nearest of 32 points 1/8 apart in b = |h| (1/4 in |x|; s = min(b, 31/8), s + 1.5 2^20 rounds s to
+them, its low bits i, which vpermt2ps takes as they are, u = s - i/8 in [-1/16, 1/16]; the last point the
+constant 1, so GELU is x above 7.6875 and 0 below -7.6875 (h is first raised to -3: -inf gives 0, NaN stays
+NaN)): no multiply before the lookups, three multiply-adds, each a cycle of the products' vpdpbusd pipes where
+the finish runs beside them; within BOUND_I8 of GELU, a 20th of an 8-bit step of a hidden row's range of 0.1 or
+more.
 
 Each fit: least squares over Chebyshev nodes, reweighted by the square root of the previous round's
 error (Lawson's reweighting, towards the minimax fit); coefficients rounded to float32.
@@ -30,7 +34,7 @@ import numpy as np
 
 WIDTH, N, DEG, ROUNDS = 0.1875, 32, 3, 30
 BOUND = 3e-7  # max |GELU error| / max(1, |x|) in float32 (x/2 + a E cancels where x < 0: a few ulps of 1)
-DEG_I8, BOUND_I8, CLAMP_I8 = 2, 1e-5, 5.9
+DEG_I8, BOUND_I8, STEP_I8 = 2, 2e-5, 0.125  # STEP_I8: the points' spacing in |h| = |x|/2
 
 
 def half_erf(a):
@@ -56,17 +60,19 @@ def fit():
 
 
 def fit_i8():
-    """The quadratics about i = 0..30 on u in [-1/2, 1/2] ([0, 1/2] for i = 0: a >= 0); i = 31 the constant 1/2."""
+    """The quadratics in u about b = i/8, i = 0..30, on u in [-1/16, 1/16] ([0, 1/16] for i = 0: b >= 0) of
+    E2(b) = erf(sqrt2 b); i = 31 the constant 1. Weighed by b / max(1, 2 b): GELU's error is b times E2's, the bound
+    relative to max(1, |x|)."""
     tab = np.zeros((DEG_I8 + 1, N))
-    tab[0, N - 1] = 0.5
+    tab[0, N - 1] = 1.0
     m = 400
     for i in range(N - 1):
-        lo = 0.0 if i == 0 else -0.5
-        u = lo + (0.5 - lo) * (1.0 - np.cos(np.pi * (np.arange(m) + 0.5) / m)) / 2.0
-        a = (i + u) * WIDTH
-        y, scale = half_erf(a), np.maximum(1.0, a)  # GELU's error is a times E's: weighed as the bound is
+        lo = 0.0 if i == 0 else -STEP_I8 / 2
+        u = lo + (STEP_I8 / 2 - lo) * (1.0 - np.cos(np.pi * (np.arange(m) + 0.5) / m)) / 2.0
+        b = i * STEP_I8 + u
+        y, scale = 2.0 * half_erf(2.0 * b), b / np.maximum(1.0, 2.0 * b)
         powers = np.vander(u, DEG_I8 + 1, increasing=True)
-        w = scale.copy()
+        w = scale + 1e-6
         for _ in range(ROUNDS):
             c = np.linalg.lstsq(powers * w[:, None], y * w, rcond=None)[0]
             r = np.abs(powers @ c - y) * scale
@@ -97,18 +103,18 @@ def gelu32(tab, x):
 
 
 def gelu32_i8(tab, x):
-    """GELU as vit__v_gelu_i8 computes it on AVX-512, in float32."""
+    """GELU as vit__v_gelu_i8 computes it on AVX-512 (vit__v_gelu_i8h on x/2), in float32."""
     f = np.float32
-    x = np.maximum(x.astype(np.float32), f(-6.0))
-    a = np.abs(x)
-    s = (np.minimum(a, f(CLAMP_I8)) * f(1.0 / WIDTH)).astype(np.float32)
-    t = (s + f(12582912.0)).astype(np.float32)  # 1.5 2^23: s rounded to the nearest integer, in t's low bits
+    h = np.maximum((x.astype(np.float32) * f(0.5)).astype(np.float32), f(-3.0))
+    b = np.abs(h)
+    s = np.minimum(b, f((N - 1) * STEP_I8))
+    t = (s + f(1572864.0)).astype(np.float32)  # 1.5 2^20: s rounded to a multiple of 1/8, i in t's low bits
     i = t.view(np.int32) & 31
-    u = (s - (t - f(12582912.0)).astype(np.float32)).astype(np.float32)
+    u = (s - (t - f(1572864.0)).astype(np.float32)).astype(np.float32)
     e = tab[DEG_I8, i]
     for k in range(DEG_I8 - 1, -1, -1):
         e = fma32(e, u, tab[k, i])
-    return fma32(a, e, (f(0.5) * x).astype(np.float32))
+    return fma32(b, e, h)
 
 
 def worst(tab, fn=gelu32):
