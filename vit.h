@@ -4583,7 +4583,6 @@ static void vit__epi_bf16(const vit__mm *p, const float *t, int m, int n0, int m
 }
 #endif
 
-
 /* vit__gemm_block for the two whole panels from n0 (vit__mm_wide) on the wide tiles, VIT__MR / 2 rows at a time. */
 static void vit__gemm_block2(const vit__mm *p, int k0, int kc, int kcb, int n0, int m0, int m1, int more) {
     const vit__epi *e = p->e;
@@ -6083,9 +6082,9 @@ static VIT__INLINE vit__vf vit__v_gelu_in(vit__vf x) {
    points 1/8 apart in b (1/4 in |x|), i = round(8 min(b, 31/8)) from the low bits of s + 1.5 2^20 (the sum rounds s
    to a multiple of 1/8; vpermt2ps reads only the low bits), u = s - i / 8 in [-1/16, 1/16]; the last point the
    constant 1: GELU is x above 7.6875 and 0 below -7.6875. Three lookups and three multiply-adds, no multiply
-   before the lookups: in the finish, beside the products, each multiply takes a cycle of the vpdpbusd pipes (one
-   point 3/16 apart in |x| took two multiplies more: fc1 over a chunk of 197 rows of ViT-B/16, one thread,
-   0.9675 -> 0.9585 ms, 12 alternating runs). tools/fit_gelu.py fits and checks it: |fast - erff's GELU| <=
+   before the lookups: in the finish, beside the products, each multiply takes a slot of the vpdpbusd pipes (points
+   3/16 apart in |x| took two multiplies more: fc1 over a chunk of 197 rows of ViT-B/16, one thread, 0.9675 ->
+   0.9585 ms, 12 alternating runs). tools/fit_gelu.py fits and checks it: |fast - erff's GELU| <=
    1.45e-5 max(1, |x|), a 27th of an 8-bit step of a hidden row ranging over 0.1 or more (the 3/16 pieces 6.5e-6);
    h is first raised to -3: -inf gives 0, +inf +inf, NaN NaN. vit__v_gelu_i8 halves x for it. Elsewhere
    vit__v_gelu_in. */
