@@ -1,5 +1,5 @@
-"""The tables vit__v_gelu and vit__v_gelu_i8 evaluate on AVX-512: erf(a / sqrt2) / 2 as a cubic (a quadratic)
-in each of 32 intervals of a = |x|.
+"""The tables vit__v_gelu and vit__v_gelu_i8h evaluate on AVX-512: erf(a / sqrt2) / 2 as a cubic in each of 32
+intervals of a = |x|, and erf(sqrt2 b) as a quadratic about each of 32 points of b = |x| / 2.
 
     fit_gelu.py            prints the tables as vit.h writes them (vit__gelu_tab, vit__gelu_i8_tab), and GELU's
                            error in float32
@@ -17,7 +17,7 @@ finish's scale and bias halved give it exactly) and returns h + |h| E2(|h|), E2(
 about the nearest of 32 points 1/8 apart in b = |h| (1/4 in |x|; s = min(b, 31/8), s + 1.5 2^20 rounds s to
 them, its low bits i, which vpermt2ps takes as they are, u = s - i/8 in [-1/16, 1/16]; the last point the
 constant 1, so GELU is x above 7.6875 and 0 below -7.6875 (h is first raised to -3: -inf gives 0, NaN stays
-NaN)): no multiply before the lookups, three multiply-adds, each a cycle of the products' vpdpbusd pipes where
+NaN)): no multiply before the lookups, three multiply-adds, each a slot of the products' vpdpbusd pipes where
 the finish runs beside them; within BOUND_I8 of GELU, a 20th of an 8-bit step of a hidden row's range of 0.1 or
 more.
 
